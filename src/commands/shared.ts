@@ -1,0 +1,92 @@
+// Argument definitions shared by several commands, and the strict flag check
+// citty does not do (it accepts unknown flags silently).
+import type { ArgsDef } from "citty";
+import { SynartesisError } from "../errors.ts";
+
+export const manifestArg = {
+  manifest: {
+    type: "string",
+    valueHint: "path",
+    description: "The manifest (default: synartesis.yaml, looked for from this folder upwards)",
+  },
+} as const satisfies ArgsDef;
+
+export const journalArg = {
+  journal: {
+    type: "string",
+    valueHint: "path",
+    description: "The journal (default: synartesis.db, next to the manifest or looked for upwards)",
+  },
+} as const satisfies ArgsDef;
+
+export const jsonArg = {
+  json: { type: "boolean", description: "Print JSON (stable shape, see the README)" },
+} as const satisfies ArgsDef;
+
+/** What main.ts hands every command besides its parsed flags. */
+export interface CommandData {
+  /** Everything after the first `--`, untouched. */
+  afterDashes: string[] | undefined;
+}
+
+function kebab(name: string): string {
+  return name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+}
+
+/**
+ * Refuse flags a command does not declare, string flags without a value and
+ * surplus positionals. `rawArgs` holds only what came before the first `--`.
+ */
+export function checkFlags(rawArgs: string[], argsDef: ArgsDef): void {
+  const strings = new Set<string>();
+  const booleans = new Set<string>();
+  let positionals = 0;
+  for (const [name, def] of Object.entries(argsDef)) {
+    const aliases = "alias" in def && def.alias !== undefined ? [def.alias].flat() : [];
+    const names = [name, kebab(name), ...aliases];
+    if (def.type === "positional") positionals++;
+    else if (def.type === "boolean") names.forEach((n) => booleans.add(n));
+    else names.forEach((n) => strings.add(n));
+  }
+  booleans.add("help");
+  booleans.add("h");
+
+  let seenPositionals = 0;
+  for (let i = 0; i < rawArgs.length; i++) {
+    const token = rawArgs[i]!;
+    if (token === "-" || !token.startsWith("-")) {
+      seenPositionals++;
+      if (seenPositionals > positionals) {
+        throw new SynartesisError("usage", `unexpected argument "${token}"`);
+      }
+      continue;
+    }
+    const long = token.startsWith("--");
+    const body = token.slice(long ? 2 : 1);
+    const eq = body.indexOf("=");
+    const name = eq === -1 ? body : body.slice(0, eq);
+    if (!long && name.length > 1 && eq === -1) {
+      // Grouped short flags (-hx): every letter must be a known boolean.
+      for (const letter of name) {
+        if (!booleans.has(letter)) throw new SynartesisError("usage", `unknown flag -${letter} (in ${token})`);
+      }
+      continue;
+    }
+    if (booleans.has(name)) {
+      if (eq !== -1 && !["true", "false"].includes(body.slice(eq + 1))) {
+        throw new SynartesisError("usage", `flag ${long ? "--" : "-"}${name} takes no value`);
+      }
+      continue;
+    }
+    if (long && name.startsWith("no-") && booleans.has(name.slice(3))) continue;
+    if (strings.has(name)) {
+      if (eq === -1) {
+        const value = rawArgs[i + 1];
+        if (value === undefined) throw new SynartesisError("usage", `flag ${token} needs a value`);
+        i++;
+      }
+      continue;
+    }
+    throw new SynartesisError("usage", `unknown flag ${long ? "--" : "-"}${name}`);
+  }
+}

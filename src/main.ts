@@ -1,0 +1,138 @@
+#!/usr/bin/env bun
+// Entry point: split argv at the first "--", find the command, load it lazily,
+// check its flags strictly, run it, and turn errors into exit codes.
+import type { CommandDef } from "citty";
+import { parseArgs, renderUsage } from "citty";
+import { describeError, isSynartesisError, SynartesisError, type ErrorCode } from "./errors.ts";
+import { checkFlags, type CommandData } from "./commands/shared.ts";
+import { versionLine } from "./version.ts";
+
+type CommandModule = { default: CommandDef<any> };
+
+const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandModule> }> = {
+  proxy: { summary: "Run the recording MCP proxy over stdio (what your MCP client starts)", load: () => import("./commands/proxy.ts") },
+  init: { summary: "Start a server, list its tools and write a first policy to synartesis.yaml", load: () => import("./commands/init.ts") },
+  check: { summary: "Load the manifest, start its servers and verify every tool it names exists", load: () => import("./commands/check.ts") },
+  list: { summary: "List recorded runs, newest first", load: () => import("./commands/list.ts") },
+  show: { summary: "Show every call of a run, with the exact call that would undo it", load: () => import("./commands/show.ts") },
+  undo: { summary: "Put back the state a run replaced, newest first, refusing on drift", load: () => import("./commands/undo.ts") },
+  gates: { summary: "List calls held for a person's approval", load: () => import("./commands/gates.ts") },
+  approve: { summary: "Approve a held call (it runs when the agent retries it)", load: () => import("./commands/approve.ts") },
+  deny: { summary: "Deny a held call (the agent is told why on its next retry)", load: () => import("./commands/deny.ts") },
+  watch: { summary: "Live view of calls, runs and pending approvals", load: () => import("./commands/watch.ts") },
+  close: { summary: "Mark an abandoned active run complete", load: () => import("./commands/close.ts") },
+  "toy-crm": { summary: "A toy CRM MCP server built into the binary, to try the whole loop", load: () => import("./commands/toy-crm.ts") },
+};
+
+/** The one place error codes become exit codes (R-UNDO-9). */
+const EXIT_CODES: Record<ErrorCode, 1 | 2> = {
+  usage: 2,
+  manifest: 2,
+  config: 2,
+  unknown_id: 2,
+  not_implemented: 2,
+  no_journal: 1,
+  server: 1,
+  refused: 1,
+  internal: 1,
+};
+
+const useColour = () => Boolean(process.stdout.isTTY) && !process.env.NO_COLOR;
+const stripAnsi = (text: string) => text.replace(/\x1b\[[0-9;]*m/g, "");
+
+function topLevelHelp(): string {
+  const width = Math.max(...Object.keys(COMMANDS).map((n) => n.length));
+  const lines = [
+    "synartesis — an undo layer for AI agents",
+    "",
+    "Usage: synartesis <command> [flags] [-- server command]",
+    "",
+    "Commands:",
+    ...Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(width)}  ${c.summary}`),
+    "",
+    "Flags:",
+    "  --help, -h     Show help (also: synartesis <command> --help)",
+    "  --version, -v  Print the version",
+    "",
+    "Exit codes: 0 success, 1 stopped or refused, 2 bad usage or configuration.",
+  ];
+  return lines.join("\n") + "\n";
+}
+
+async function commandHelp(name: string, def: CommandDef<any>): Promise<string> {
+  const usage = await renderUsage(def, { meta: { name: "synartesis" } });
+  return (useColour() ? usage : stripAnsi(usage)) + "\n";
+}
+
+async function writeAll(stream: NodeJS.WriteStream, text: string): Promise<void> {
+  if (text === "") return;
+  await new Promise<void>((resolve) => stream.write(text, () => resolve()));
+}
+
+function printError(error: unknown): void {
+  if (isSynartesisError(error)) {
+    const lines = [`synartesis: ${error.message}`, ...error.details.map((d) => `  ${d}`)];
+    if (error.hint) lines.push(error.hint);
+    process.stderr.write(lines.join("\n") + "\n");
+    return;
+  }
+  process.stderr.write(`synartesis: internal error: ${describeError(error)}\n`);
+  if (process.env.SYNARTESIS_DEBUG) process.stderr.write(`${(error as Error)?.stack ?? ""}\n`);
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const dashes = argv.indexOf("--");
+  const before = dashes === -1 ? argv : argv.slice(0, dashes);
+  const afterDashes = dashes === -1 ? undefined : argv.slice(dashes + 1);
+  const [name, ...rest] = before;
+
+  if (name === undefined || name === "--help" || name === "-h" || name === "help") {
+    if (name === undefined && afterDashes !== undefined) {
+      process.stderr.write(topLevelHelp());
+      return 2;
+    }
+    await writeAll(process.stdout, topLevelHelp());
+    return name === undefined ? 2 : 0;
+  }
+  if (name === "--version" || name === "-v") {
+    await writeAll(process.stdout, versionLine() + "\n");
+    return 0;
+  }
+  const entry = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
+  if (!entry) {
+    const what = name.startsWith("-") ? `unknown flag ${name}` : `unknown command "${name}"`;
+    process.stderr.write(`synartesis: ${what}\n\n${topLevelHelp()}`);
+    return 2;
+  }
+
+  const def = (await entry.load()).default;
+  const argsDef = (typeof def.args === "function" ? await def.args() : await def.args) ?? {};
+  if (rest.includes("--help") || rest.includes("-h")) {
+    await writeAll(process.stdout, await commandHelp(name, def));
+    return 0;
+  }
+  try {
+    checkFlags(rest, argsDef);
+    let args;
+    try {
+      args = parseArgs(rest, argsDef);
+    } catch (error) {
+      throw new SynartesisError("usage", describeError(error));
+    }
+    const data: CommandData = { afterDashes };
+    const result = await def.run?.({ rawArgs: rest, args, cmd: def, data });
+    return typeof result === "number" ? result : 0;
+  } catch (error) {
+    printError(error);
+    if (isSynartesisError(error) && error.code === "usage") {
+      process.stderr.write(`\n${stripAnsi(await renderUsage(def, { meta: { name: "synartesis" } }))}\n`);
+    }
+    return isSynartesisError(error) ? EXIT_CODES[error.code] : 1;
+  }
+}
+
+if (import.meta.main) {
+  const code = await main(process.argv.slice(2));
+  await writeAll(process.stdout, "");
+  process.exit(code);
+}

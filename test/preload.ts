@@ -1,0 +1,20 @@
+// Runs once before the suite: most tests drive dist/synartesis over real pipes,
+// so (re)build it when any source is newer than the binary.
+import { existsSync, readdirSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { build } from "../scripts/build.ts";
+
+const root = join(import.meta.dir, "..");
+const binary = join(root, "dist", "synartesis");
+
+function newestMtime(path: string): number {
+  const stat = statSync(path);
+  if (!stat.isDirectory()) return stat.mtimeMs;
+  let newest = stat.mtimeMs;
+  for (const entry of readdirSync(path)) newest = Math.max(newest, newestMtime(join(path, entry)));
+  return newest;
+}
+
+const sources = [join(root, "src"), join(root, "package.json"), join(root, "scripts", "build.ts")];
+const stale = !existsSync(binary) || sources.some((s) => newestMtime(s) > statSync(binary).mtimeMs);
+if (stale && !process.env.SYNARTESIS_SKIP_BUILD) await build(binary);
