@@ -1,6 +1,6 @@
 // Runs once before the suite: most tests drive dist/synartesis over real pipes,
 // so (re)build it when any source is newer than the binary.
-import { existsSync, readdirSync, statSync } from "node:fs";
+import { existsSync, readdirSync, renameSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { build } from "../scripts/build.ts";
 
@@ -17,4 +17,9 @@ function newestMtime(path: string): number {
 
 const sources = [join(root, "src"), join(root, "package.json"), join(root, "scripts", "build.ts")];
 const stale = !existsSync(binary) || sources.some((s) => newestMtime(s) > statSync(binary).mtimeMs);
-if (stale && !process.env.SYNARTESIS_SKIP_BUILD) await build(binary);
+if (stale && !process.env.SYNARTESIS_SKIP_BUILD) {
+  // Build beside the binary and rename: test runs started at the same time never see half a file.
+  const partial = `${binary}.${process.pid}.partial`;
+  await build(partial);
+  renameSync(partial, binary);
+}

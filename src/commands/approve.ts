@@ -1,10 +1,13 @@
+// `synartesis approve`: let a held call run once, on the agent's next identical try (R-GATE-2/3).
 import { defineCommand } from "citty";
-import { SynartesisError } from "../errors.ts";
+import { decide, decisionArgs } from "./decide.ts";
+import { journalArg, manifestArg } from "./shared.ts";
 
 export default defineCommand({
-  meta: { name: "approve", description: "not built yet" },
-  args: {},
-  run() {
-    throw new SynartesisError("not_implemented", "synartesis approve is not built yet");
+  meta: {
+    name: "approve",
+    description: "Approve a held call. It runs once when the agent retries exactly the same call, in any session, within one hour.",
   },
+  args: { ...decisionArgs, ...journalArg, ...manifestArg },
+  run: ({ args }) => decide("approve", args),
 });

@@ -1,10 +1,27 @@
+// `synartesis close [RUN]`: mark an abandoned active run complete.
 import { defineCommand } from "citty";
 import { SynartesisError } from "../errors.ts";
+import { shortId } from "../render/style.ts";
+import { journalArg, manifestArg, openExistingJournal, writeLines } from "./shared.ts";
 
 export default defineCommand({
-  meta: { name: "close", description: "not built yet" },
-  args: {},
-  run() {
-    throw new SynartesisError("not_implemented", "synartesis close is not built yet");
+  meta: { name: "close", description: "Mark an abandoned active run (its proxy died without a goodbye) complete." },
+  args: {
+    run: { type: "positional", required: false, description: "Run id or any unique prefix (default: the most recent run)" },
+    ...journalArg,
+    ...manifestArg,
+  },
+  async run({ args }) {
+    const journal = await openExistingJournal(args);
+    try {
+      const run = journal.findRun(args.run);
+      if (run.status !== "active") {
+        throw new SynartesisError("refused", `run ${shortId(run.id)} is not active (it is ${run.status})`);
+      }
+      journal.completeRun(run.id, new Date().toISOString());
+      writeLines([`Run ${shortId(run.id)} (${run.label}) is now marked complete.`]);
+    } finally {
+      journal.close();
+    }
   },
 });

@@ -1,10 +1,10 @@
+// `synartesis deny`: refuse a held call; the agent is told by whom and why (R-GATE-4).
 import { defineCommand } from "citty";
-import { SynartesisError } from "../errors.ts";
+import { decide, decisionArgs } from "./decide.ts";
+import { journalArg, manifestArg } from "./shared.ts";
 
 export default defineCommand({
-  meta: { name: "deny", description: "not built yet" },
-  args: {},
-  run() {
-    throw new SynartesisError("not_implemented", "synartesis deny is not built yet");
-  },
+  meta: { name: "deny", description: "Deny a held call. The agent's next identical call is told it was denied, by whom and why." },
+  args: { ...decisionArgs, reason: { type: "string", valueHint: "text", description: "Why (shown to the agent)" }, ...journalArg, ...manifestArg },
+  run: ({ args }) => decide("deny", args),
 });

@@ -1,10 +1,20 @@
+// `synartesis gates`: everything waiting for a person's decision (R-GATE-2).
 import { defineCommand } from "citty";
-import { SynartesisError } from "../errors.ts";
+import { actionJson } from "../render/json.ts";
+import { renderGates } from "../render/runs.ts";
+import { styleFor } from "../render/style.ts";
+import { selfCommandText, shellQuote } from "../self.ts";
+import { journalArg, jsonArg, manifestArg, openExistingJournal, writeJson, writeLines } from "./shared.ts";
 
 export default defineCommand({
-  meta: { name: "gates", description: "not built yet" },
-  args: {},
-  run() {
-    throw new SynartesisError("not_implemented", "synartesis gates is not built yet");
+  meta: { name: "gates", description: "List calls held for a person's approval: tool, arguments, class, why, and how to approve or deny." },
+  args: { ...jsonArg, ...journalArg, ...manifestArg },
+  async run({ args }) {
+    const journal = await openExistingJournal(args);
+    const waiting = journal.waiting();
+    journal.close();
+    if (args.json) return writeJson(waiting.map(actionJson));
+    const command = selfCommandText();
+    writeLines(renderGates(waiting, styleFor(), (id8) => `${command} approve ${id8} --journal ${shellQuote(journal.path)}`));
   },
 });

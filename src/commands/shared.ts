@@ -90,3 +90,17 @@ export function checkFlags(rawArgs: string[], argsDef: ArgsDef): void {
     throw new SynartesisError("usage", `unknown flag ${long ? "--" : "-"}${name}`);
   }
 }
+
+/** The journal for a command that only reads: it must exist already (R-CLI-1). */
+export async function openExistingJournal(flags: { journal?: string; manifest?: string }) {
+  const [{ Journal }, { existingJournal }] = await Promise.all([import("../journal/journal.ts"), import("../manifest/discover.ts")]);
+  return Journal.open(existingJournal(process.cwd(), flags), { create: false });
+}
+
+export function writeLines(lines: string[]): void {
+  process.stdout.write(lines.length ? lines.join("\n") + "\n" : "");
+}
+
+export function writeJson(value: unknown): void {
+  process.stdout.write(JSON.stringify(value, null, 2) + "\n");
+}

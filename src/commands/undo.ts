@@ -1,10 +1,96 @@
+// `synartesis undo [RUN]`: put back the state a run replaced, newest first,
+// refusing on drift and stopping at uncertainty (R-UNDO).
 import { defineCommand } from "citty";
+import { hostname } from "node:os";
 import { SynartesisError } from "../errors.ts";
+import { findManifest } from "../manifest/discover.ts";
+import { loadManifest } from "../manifest/load.ts";
+import type { Logger } from "../proxy/log.ts";
+import { callText, renderStep, runHeader } from "../render/runs.ts";
+import { shortId, styleFor } from "../render/style.ts";
+import { undoRun } from "../undo/execute.ts";
+import { journalArg, manifestArg, openExistingJournal, writeLines } from "./shared.ts";
+
+function cliLogger(): Logger {
+  const say = (msg: string, fields?: Record<string, unknown>) =>
+    process.stderr.write(`synartesis: ${fields?.server ? `server "${fields.server}": ` : ""}${msg}${fields?.reason ? ` (${fields.reason})` : ""}\n`);
+  const quiet = () => {};
+  return { trace: quiet, debug: quiet, info: quiet, warn: say, error: say };
+}
 
 export default defineCommand({
-  meta: { name: "undo", description: "not built yet" },
-  args: {},
-  run() {
-    throw new SynartesisError("not_implemented", "synartesis undo is not built yet");
+  meta: {
+    name: "undo",
+    description:
+      "Undo a run (default: the most recent), newest call first. Checks each record for drift first and refuses to overwrite changes made since.",
+  },
+  args: {
+    run: { type: "positional", required: false, description: "Run id or any unique prefix (default: the most recent run)" },
+    "dry-run": { type: "boolean", description: "Print each step and the exact call it would make; change nothing" },
+    to: { type: "string", valueHint: "seq", description: "Undo only the calls with seq >= SEQ" },
+    replan: { type: "boolean", description: "Rebuild inverses from the current manifest and the state captured at call time" },
+    ...manifestArg,
+    ...journalArg,
+  },
+  async run({ args }) {
+    let fromSeq = 1;
+    if (args.to !== undefined) {
+      if (!/^\d+$/.test(args.to) || Number(args.to) < 1) throw new SynartesisError("usage", `--to needs a positive whole number (got "${args.to}")`);
+      fromSeq = Number(args.to);
+    }
+    const cwd = process.cwd();
+    const journal = await openExistingJournal(args);
+    try {
+      const manifest = loadManifest(findManifest(cwd, args.manifest));
+      const run = journal.findRun(args.run);
+      const style = styleFor();
+      const dryRun = Boolean(args["dry-run"]);
+      const width = process.stdout.columns ?? 100;
+      const count = journal.actionsOfRun(run.id).length;
+      writeLines([`${dryRun ? "Dry run — nothing will be changed. " : ""}${runHeader(run, count, style)}`, ""]);
+      const report = await undoRun(journal, manifest, run, {
+        fromSeq,
+        dryRun,
+        replan: Boolean(args.replan),
+        now: () => new Date(),
+        owner: `${hostname()}:${process.pid}:${crypto.randomUUID()}`,
+        log: cliLogger(),
+        onStep: (step) => writeLines(renderStep(step, style, { dryRun, width })),
+        onReplan: (action) =>
+          writeLines([
+            `  replanned #${action.seq} ${action.server}.${action.tool}: ${action.inverse ? `undo with ${callText(action.inverse)}` : "no usable inverse"}`,
+          ]),
+      });
+      const reverted = report.steps.filter((s) => s.outcome === "revert").length;
+      const left = report.steps.filter((s) => s.outcome === "left").length;
+      const summary: string[] = [""];
+      const runRef = shortId(run.id);
+      if (report.halted) {
+        const where = `#${report.halted.action.seq}`;
+        summary.push(
+          dryRun
+            ? style.red(`A real undo would stop at ${where}. ${reverted} step${reverted === 1 ? "" : "s"} before it would be reverted.`)
+            : style.red(`Stopped at ${where}; nothing older than it was touched. ${reverted} reverted before stopping. Run ${runRef} is marked partial.`),
+        );
+        if (!dryRun) summary.push(`When the cause is dealt with, continue with: synartesis undo ${runRef}`);
+        writeLines(summary);
+        return 1;
+      }
+      if (dryRun) {
+        summary.push(`${reverted} call${reverted === 1 ? "" : "s"} would be reverted${left ? `, ${left} left in place` : ""}. Run without --dry-run to do it.`);
+      } else if (report.runStatus === "rolled_back") {
+        summary.push(style.green(`Run ${runRef} is rolled back: ${reverted} call${reverted === 1 ? "" : "s"} reverted.`));
+      } else {
+        summary.push(
+          style.yellow(
+            `Run ${runRef} is partially rolled back: ${reverted} reverted${left ? `, ${left} left in place (they cannot be undone)` : ""}${fromSeq > 1 ? `; calls before #${fromSeq} were not in scope` : ""}.`,
+          ),
+        );
+      }
+      writeLines(summary);
+      return 0;
+    } finally {
+      journal.close();
+    }
   },
 });

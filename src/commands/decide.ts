@@ -1,0 +1,83 @@
+// What `approve` and `deny` share: pick the held calls, record the decision.
+import { readFileSync } from "node:fs";
+import { userInfo } from "node:os";
+import { SynartesisError } from "../errors.ts";
+import type { Action } from "../journal/types.ts";
+import { id8 } from "../proxy/gate.ts";
+import { oneLine } from "../render/style.ts";
+import { openExistingJournal, writeLines } from "./shared.ts";
+
+/** The logged-in user: $USER, then $LOGNAME, then the OS account name. */
+export function currentUser(env: Record<string, string | undefined> = process.env): string {
+  if (env.USER) return env.USER;
+  if (env.LOGNAME) return env.LOGNAME;
+  try {
+    const name = userInfo().username;
+    if (name && name !== "unknown") return name;
+  } catch {}
+  // Some runtimes cannot look the account up; /etc/passwd still can.
+  try {
+    const uid = String(process.getuid?.());
+    const entry = readFileSync("/etc/passwd", "utf8").split("\n").find((line) => line.split(":")[2] === uid);
+    if (entry) return entry.split(":")[0]!;
+  } catch {}
+  return "unknown";
+}
+
+export const decisionArgs = {
+  id: { type: "positional", required: false, description: "Action id or any unique prefix (default: the only call waiting)" },
+  all: { type: "boolean", description: "Every call that is waiting" },
+  by: { type: "string", valueHint: "name", description: "Who decides (default: the logged-in user)" },
+} as const;
+
+export async function decide(
+  verb: "approve" | "deny",
+  args: { id?: string; all?: boolean; by?: string; reason?: string; journal?: string; manifest?: string },
+): Promise<number> {
+  if (args.id && args.all) throw new SynartesisError("usage", `give an action id or --all, not both`);
+  const journal = await openExistingJournal(args);
+  try {
+    let targets: Action[];
+    if (args.all) {
+      targets = journal.waiting();
+      if (targets.length === 0) {
+        writeLines(["Nothing is waiting for approval."]);
+        return 0;
+      }
+    } else if (args.id) {
+      targets = [journal.findAction(args.id)];
+    } else {
+      const waiting = journal.waiting();
+      if (waiting.length === 0) throw new SynartesisError("refused", "nothing is waiting for approval");
+      if (waiting.length > 1) {
+        throw new SynartesisError("usage", `${waiting.length} calls are waiting; name one (or use --all)`, {
+          details: waiting.map((a) => `${id8(a.id)}  ${a.server}.${a.tool} ${oneLine(a.args, 100)}`),
+        });
+      }
+      targets = waiting;
+    }
+    const by = args.by ?? currentUser();
+    const status = verb === "approve" ? "approved" : "denied";
+    const lines: string[] = [];
+    let refused = 0;
+    for (const target of targets) {
+      const outcome = journal.decide(target.id, { status, by, at: new Date().toISOString(), reason: args.reason });
+      const what = `${id8(target.id)} ${target.server}.${target.tool} ${oneLine(target.args, 100)}`;
+      if ("settled" in outcome) {
+        const shown = outcome.settled === "approved" && journal.getAction(target.id)?.spentBy ? "used" : outcome.settled;
+        process.stderr.write(`synartesis: ${id8(target.id)} is no longer awaiting approval (it is ${shown})\n`);
+        refused++;
+        continue;
+      }
+      lines.push(
+        verb === "approve"
+          ? `Approved ${what} (by ${by}). It runs once when the agent makes the same call again, within the next hour.`
+          : `Denied ${what} (by ${by}${args.reason ? `: ${args.reason}` : ""}). The agent is told on its next try.`,
+      );
+    }
+    writeLines(lines);
+    return refused > 0 ? 1 : 0;
+  } finally {
+    journal.close();
+  }
+}

@@ -1,0 +1,438 @@
+// The journal: runs and actions in SQLite (bun:sqlite, WAL). The only module
+// that speaks SQL; every multi-statement change is one IMMEDIATE transaction.
+import { Database } from "bun:sqlite";
+import { existsSync, mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import { SynartesisError } from "../errors.ts";
+import type { ToolClass } from "../manifest/types.ts";
+import { MIGRATIONS } from "./migrations.ts";
+import type { Action, ActionStatus, Observation, ResolvedCall, Run, RunStatus, RunSummary, VerifyCall } from "./types.ts";
+
+type Row = Record<string, string | number | null>;
+
+const BUSY_TIMEOUT_MS = 10_000;
+
+function json(value: unknown): string | null {
+  return value === undefined ? null : JSON.stringify(value);
+}
+
+function parse<T>(text: string | number | null | undefined): T | undefined {
+  return typeof text === "string" ? (JSON.parse(text) as T) : undefined;
+}
+
+function str(value: string | number | null | undefined): string | undefined {
+  return value === null || value === undefined ? undefined : String(value);
+}
+
+function observation(payload: string | number | null | undefined, absent: string | number | null | undefined): Observation | undefined {
+  if (absent === 1) return { absent: true };
+  return typeof payload === "string" ? { absent: false, payload: JSON.parse(payload) } : undefined;
+}
+
+function toRun(row: Row): Run {
+  const run: Run = {
+    id: String(row.id),
+    label: String(row.label),
+    startedAt: String(row.started_at),
+    status: row.status as RunStatus,
+  };
+  if (row.ended_at !== null) run.endedAt = String(row.ended_at);
+  if (row.host !== null) run.host = String(row.host);
+  if (row.pid !== null) run.pid = Number(row.pid);
+  return run;
+}
+
+function toAction(row: Row): Action {
+  const action: Action = {
+    id: String(row.id),
+    runId: String(row.run_id),
+    seq: Number(row.seq),
+    server: String(row.server),
+    tool: String(row.tool),
+    args: JSON.parse(String(row.args)),
+    class: row.class as ToolClass,
+    status: row.status as ActionStatus,
+    warnings: parse<string[]>(row.warnings) ?? [],
+    ts: String(row.ts),
+  };
+  const optional: Partial<Action> = {
+    argsKey: str(row.args_key),
+    snapshot: observation(row.snapshot, row.snapshot_absent),
+    postState: observation(row.post_state, row.post_absent),
+    resultText: str(row.result),
+    inverse: parse<ResolvedCall>(row.inverse),
+    verify: parse<VerifyCall>(row.verify),
+    error: str(row.error),
+    approvedBy: str(row.approved_by),
+    approvedAt: str(row.approved_at),
+    reason: str(row.reason),
+    spentBy: str(row.spent_by),
+    spentAt: str(row.spent_at),
+    claimedBy: str(row.claimed_by),
+    claimedAt: str(row.claimed_at),
+  };
+  for (const [key, value] of Object.entries(optional)) {
+    if (value !== undefined) (action as unknown as Record<string, unknown>)[key] = value;
+  }
+  return action;
+}
+
+export interface NewAction {
+  runId: string;
+  id: string;
+  server: string;
+  tool: string;
+  args: unknown;
+  argsKey?: string;
+  class: ToolClass;
+  status: ActionStatus;
+  snapshot?: Observation;
+  verify?: VerifyCall;
+  resultText?: string;
+  error?: string;
+  warnings?: string[];
+  approvedBy?: string;
+  approvedAt?: string;
+  ts: string;
+}
+
+export interface Outcome {
+  status: ActionStatus;
+  resultText?: string;
+  inverse?: ResolvedCall;
+  postState?: Observation;
+  error?: string;
+  warnings?: string[];
+}
+
+export class Journal {
+  readonly path: string;
+  private readonly db: Database;
+
+  private constructor(path: string, db: Database) {
+    this.path = path;
+    this.db = db;
+  }
+
+  /**
+   * Open a journal. With `create`, a missing file (and its folder) is made;
+   * without it, a missing journal is refused rather than created.
+   */
+  static open(path: string, options: { create: boolean }): Journal {
+    if (!existsSync(path)) {
+      if (!options.create) throw new SynartesisError("no_journal", `there is no journal at ${path}`);
+      mkdirSync(dirname(path), { recursive: true });
+    }
+    let db: Database;
+    try {
+      db = new Database(path, { create: options.create, strict: true });
+      db.run(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
+      const mode = db.query("PRAGMA journal_mode = WAL").get() as { journal_mode: string };
+      if (mode.journal_mode.toLowerCase() !== "wal") throw new Error(`journal_mode is ${mode.journal_mode}, not wal`);
+      // NORMAL in WAL mode: a committed transaction survives a crash of this process (kill -9);
+      // only an OS crash or power loss can lose the last commits.
+      db.run("PRAGMA synchronous = NORMAL");
+      db.run("PRAGMA foreign_keys = ON");
+    } catch (error) {
+      throw new SynartesisError("config", `cannot open the journal ${path}: ${(error as Error).message}`);
+    }
+    const journal = new Journal(path, db);
+    journal.migrate();
+    return journal;
+  }
+
+  close(): void {
+    this.db.close();
+  }
+
+  private migrate(): void {
+    const apply = this.db.transaction(() => {
+      this.db.run("CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL) STRICT");
+      const done = new Set((this.db.query("SELECT name FROM migrations").all() as Row[]).map((r) => String(r.name)));
+      for (const migration of MIGRATIONS) {
+        if (done.has(migration.name)) continue;
+        this.db.run(migration.sql);
+        this.db.query("INSERT INTO migrations (name, applied_at) VALUES (?, ?)").run(migration.name, new Date().toISOString());
+      }
+    });
+    try {
+      apply.immediate();
+    } catch (error) {
+      throw new SynartesisError("config", `cannot upgrade the journal ${this.path}: ${(error as Error).message}`);
+    }
+  }
+
+  /** Names of the migrations recorded in the file, in the order applied. */
+  appliedMigrations(): string[] {
+    return (this.db.query("SELECT name FROM migrations ORDER BY rowid").all() as Row[]).map((r) => String(r.name));
+  }
+
+  /** Changes whenever another connection commits (cheap poll for `watch`). */
+  dataVersion(): number {
+    return Number((this.db.query("PRAGMA data_version").get() as Row).data_version);
+  }
+
+  // ---- runs ----
+
+  startRun(run: { id: string; label: string; startedAt: string; host?: string; pid?: number }): Run {
+    this.db
+      .query("INSERT INTO runs (id, label, started_at, status, host, pid) VALUES (?, ?, ?, 'active', ?, ?)")
+      .run(run.id, run.label, run.startedAt, run.host ?? null, run.pid ?? null);
+    return this.getRun(run.id)!;
+  }
+
+  setRunLabel(id: string, label: string): void {
+    this.db.query("UPDATE runs SET label = ? WHERE id = ?").run(label, id);
+  }
+
+  /** A run's session ended: active → complete (a run undo already marked keeps its status). */
+  completeRun(id: string, endedAt: string): void {
+    this.db.query("UPDATE runs SET status = 'complete', ended_at = ? WHERE id = ? AND status = 'active'").run(endedAt, id);
+    this.db.query("UPDATE runs SET ended_at = COALESCE(ended_at, ?) WHERE id = ?").run(endedAt, id);
+  }
+
+  /** Undo's verdict on a run (rolled_back or partial). */
+  setRunStatus(id: string, status: RunStatus, at: string): void {
+    this.db.query("UPDATE runs SET status = ?, ended_at = COALESCE(ended_at, ?) WHERE id = ?").run(status, at, id);
+  }
+
+  getRun(id: string): Run | undefined {
+    const row = this.db.query("SELECT * FROM runs WHERE id = ?").get(id) as Row | null;
+    return row ? toRun(row) : undefined;
+  }
+
+  /** A run by any unique prefix of its id, or the most recent when no prefix is given. */
+  findRun(prefix: string | undefined): Run {
+    if (prefix === undefined || prefix === "") {
+      const row = this.db.query("SELECT * FROM runs ORDER BY started_at DESC, rowid DESC LIMIT 1").get() as Row | null;
+      if (!row) throw new SynartesisError("refused", `the journal ${this.path} has no runs yet`);
+      return toRun(row);
+    }
+    const rows = this.db.query("SELECT * FROM runs WHERE replace(id, '-', '') LIKE ? ESCAPE '\\' ORDER BY started_at DESC").all(likePrefix(prefix)) as Row[];
+    if (rows.length === 1) return toRun(rows[0]!);
+    if (rows.length === 0) throw new SynartesisError("unknown_id", `no run id starts with "${prefix}"`);
+    throw new SynartesisError("unknown_id", `"${prefix}" matches ${rows.length} runs: ${rows.map((r) => String(r.id).slice(0, 12)).join(", ")}`, {
+      hint: "Give more characters of the run id.",
+    });
+  }
+
+  listRuns(): RunSummary[] {
+    const rows = this.db
+      .query(
+        `SELECT runs.*,
+                COUNT(actions.id) AS n_actions,
+                COALESCE(SUM(actions.status = 'pending'), 0) AS n_unknown,
+                COALESCE(SUM(actions.status = 'gated'), 0) AS n_waiting
+           FROM runs LEFT JOIN actions ON actions.run_id = runs.id
+          GROUP BY runs.id
+          ORDER BY runs.started_at DESC, runs.rowid DESC`,
+      )
+      .all() as Row[];
+    return rows.map((row) => ({ ...toRun(row), actions: Number(row.n_actions), unknown: Number(row.n_unknown), waiting: Number(row.n_waiting) }));
+  }
+
+  // ---- actions ----
+
+  /**
+   * Insert an action with the next seq of its run, in one transaction, so
+   * several proxies and CLIs sharing the file never collide (R-JOURNAL-4).
+   */
+  insertAction(action: NewAction): Action {
+    const insert = this.db.transaction(() => {
+      const { last_seq } = this.db.query("UPDATE runs SET last_seq = last_seq + 1 WHERE id = ? RETURNING last_seq").get(action.runId) as {
+        last_seq: number;
+      };
+      this.db
+        .query(
+          `INSERT INTO actions (id, run_id, seq, server, tool, args, args_key, class, status, snapshot, snapshot_absent,
+                                verify, result, error, warnings, approved_by, approved_at, ts)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        )
+        .run(
+          action.id,
+          action.runId,
+          last_seq,
+          action.server,
+          action.tool,
+          JSON.stringify(action.args),
+          action.argsKey ?? null,
+          action.class,
+          action.status,
+          action.snapshot && !action.snapshot.absent ? JSON.stringify(action.snapshot.payload) : null,
+          action.snapshot?.absent ? 1 : 0,
+          json(action.verify),
+          action.resultText ?? null,
+          action.error ?? null,
+          action.warnings?.length ? JSON.stringify(action.warnings) : null,
+          action.approvedBy ?? null,
+          action.approvedAt ?? null,
+          action.ts,
+        );
+      return last_seq;
+    });
+    const seq = insert.immediate();
+    return { ...this.getAction(action.id)!, seq };
+  }
+
+  /** Record how a call ended (applied, failed, …). */
+  finishAction(id: string, outcome: Outcome): void {
+    this.db
+      .query(
+        `UPDATE actions SET status = ?, result = COALESCE(?, result), inverse = ?, post_state = ?, post_absent = ?,
+                            error = COALESCE(?, error), warnings = ?
+          WHERE id = ?`,
+      )
+      .run(
+        outcome.status,
+        outcome.resultText ?? null,
+        json(outcome.inverse),
+        outcome.postState && !outcome.postState.absent ? JSON.stringify(outcome.postState.payload) : null,
+        outcome.postState?.absent ? 1 : 0,
+        outcome.error ?? null,
+        outcome.warnings?.length ? JSON.stringify(outcome.warnings) : null,
+        id,
+      );
+  }
+
+  getAction(id: string): Action | undefined {
+    const row = this.db.query("SELECT * FROM actions WHERE id = ?").get(id) as Row | null;
+    return row ? toAction(row) : undefined;
+  }
+
+  /** An action by any unique prefix of its id, among `statuses` when given. */
+  findAction(prefix: string): Action {
+    const rows = this.db.query("SELECT * FROM actions WHERE replace(id, '-', '') LIKE ? ESCAPE '\\'").all(likePrefix(prefix)) as Row[];
+    if (rows.length === 1) return toAction(rows[0]!);
+    if (rows.length === 0) throw new SynartesisError("unknown_id", `no action id starts with "${prefix}"`);
+    throw new SynartesisError("unknown_id", `"${prefix}" matches ${rows.length} actions: ${rows.map((r) => String(r.id).slice(0, 12)).join(", ")}`, {
+      hint: "Give more characters of the action id.",
+    });
+  }
+
+  actionsOfRun(runId: string): Action[] {
+    return (this.db.query("SELECT * FROM actions WHERE run_id = ? ORDER BY seq").all(runId) as Row[]).map(toAction);
+  }
+
+  /** The most recent actions across runs (for `watch`). */
+  recentActions(limit: number): Action[] {
+    return (this.db.query("SELECT * FROM actions ORDER BY ts DESC, rowid DESC LIMIT ?").all(limit) as Row[]).map(toAction);
+  }
+
+  // ---- gates ----
+
+  /** Calls held for a decision, oldest first. */
+  waiting(): Action[] {
+    return (this.db.query("SELECT * FROM actions WHERE status = 'gated' ORDER BY ts, rowid").all() as Row[]).map(toAction);
+  }
+
+  /** A request for this exact call already raised in this run and not yet answered. */
+  openRequest(runId: string, server: string, tool: string, argsKey: string): Action | undefined {
+    const row = this.db
+      .query("SELECT * FROM actions WHERE run_id = ? AND server = ? AND tool = ? AND args_key = ? AND status = 'gated' ORDER BY rowid DESC LIMIT 1")
+      .get(runId, server, tool, argsKey) as Row | null;
+    return row ? toAction(row) : undefined;
+  }
+
+  /**
+   * Atomically spend an unexpired approval for this exact call: the approval is
+   * marked spent by `spender`; returns it, or undefined when there is none.
+   */
+  spendApproval(server: string, tool: string, argsKey: string, approvedSince: string, spender: string, now: string): Action | undefined {
+    const spend = this.db.transaction(() => {
+      const row = this.db
+        .query(
+          `SELECT * FROM actions WHERE server = ? AND tool = ? AND args_key = ? AND status = 'approved'
+              AND spent_by IS NULL AND approved_at >= ? ORDER BY approved_at LIMIT 1`,
+        )
+        .get(server, tool, argsKey, approvedSince) as Row | null;
+      if (!row) return undefined;
+      this.db.query("UPDATE actions SET spent_by = ?, spent_at = ? WHERE id = ?").run(spender, now, String(row.id));
+      return toAction({ ...row, spent_by: spender, spent_at: now });
+    });
+    return spend.immediate();
+  }
+
+  /** A denial of this exact call the agent has not been told about; marks it told. */
+  takeDenial(server: string, tool: string, argsKey: string, runId: string, now: string): Action | undefined {
+    const take = this.db.transaction(() => {
+      const row = this.db
+        .query(
+          `SELECT * FROM actions WHERE server = ? AND tool = ? AND args_key = ? AND status = 'denied' AND spent_by IS NULL
+            ORDER BY approved_at DESC LIMIT 1`,
+        )
+        .get(server, tool, argsKey) as Row | null;
+      if (!row) return undefined;
+      this.db.query("UPDATE actions SET spent_by = ?, spent_at = ? WHERE id = ?").run(runId, now, String(row.id));
+      return toAction(row);
+    });
+    return take.immediate();
+  }
+
+  /**
+   * Approve or deny a held call. Returns the updated action, or the current
+   * status when it is no longer awaiting a decision.
+   */
+  decide(id: string, decision: { status: "approved" | "denied"; by: string; at: string; reason?: string }): { action: Action } | { settled: ActionStatus } {
+    const decideTx = this.db.transaction(() => {
+      const changed = this.db
+        .query("UPDATE actions SET status = ?, approved_by = ?, approved_at = ?, reason = ? WHERE id = ? AND status = 'gated'")
+        .run(decision.status, decision.by, decision.at, decision.reason ?? null, id);
+      const action = this.getAction(id);
+      if (!action) throw new SynartesisError("unknown_id", `no action ${id}`);
+      return changed.changes === 1 ? { action } : { settled: action.status };
+    });
+    return decideTx.immediate();
+  }
+
+  // ---- undo ----
+
+  /**
+   * Claim an action for undo: only one undo process at a time may work on it.
+   * `from` lists the statuses it may be claimed from.
+   */
+  claim(id: string, owner: string, now: string, from: ActionStatus[]): boolean {
+    const placeholders = from.map(() => "?").join(", ");
+    const result = this.db
+      .query(`UPDATE actions SET status = 'rolling_back', claimed_by = ?, claimed_at = ? WHERE id = ? AND status IN (${placeholders})`)
+      .run(owner, now, id, ...from);
+    return result.changes === 1;
+  }
+
+  /** Take over a claim left by an undo that is gone. */
+  takeOverClaim(id: string, deadOwner: string, owner: string, now: string): boolean {
+    const result = this.db
+      .query("UPDATE actions SET claimed_by = ?, claimed_at = ? WHERE id = ? AND status = 'rolling_back' AND claimed_by = ?")
+      .run(owner, now, id, deadOwner);
+    return result.changes === 1;
+  }
+
+  /** Settle a claimed action (rolled_back, back to applied, unrecoverable). */
+  settleClaim(id: string, owner: string, status: ActionStatus, note?: { error?: string; warning?: string }): void {
+    const settle = this.db.transaction(() => {
+      const action = this.getAction(id);
+      if (!action) return;
+      const warnings = note?.warning ? [...action.warnings, note.warning] : action.warnings;
+      this.db
+        .query("UPDATE actions SET status = ?, error = COALESCE(?, error), warnings = ? WHERE id = ? AND claimed_by = ?")
+        .run(status, note?.error ?? null, warnings.length ? JSON.stringify(warnings) : null, id, owner);
+    });
+    settle.immediate();
+  }
+
+  /** Mark an action that undo can never revert (an irreversible call that ran). */
+  markUnrecoverable(id: string): void {
+    this.db.query("UPDATE actions SET status = 'unrecoverable' WHERE id = ? AND status = 'applied'").run(id);
+  }
+
+  /** `--replan`: store a rebuilt inverse and verification read. */
+  replan(id: string, inverse: ResolvedCall | undefined, verify: VerifyCall | undefined, warnings: string[]): void {
+    this.db
+      .query("UPDATE actions SET inverse = ?, verify = ?, warnings = ? WHERE id = ?")
+      .run(json(inverse), json(verify), warnings.length ? JSON.stringify(warnings) : null, id);
+  }
+}
+
+/** Ids are matched without their dashes, so `4e77975e`, `4e77975e-1a` and `4e77975e1a` all work. */
+function likePrefix(prefix: string): string {
+  return prefix.replace(/-/g, "").replace(/[\\%_]/g, (c) => `\\${c}`) + "%";
+}

@@ -1,0 +1,77 @@
+// What the journal stores, as the rest of the program sees it (R-JOURNAL-2/3).
+import type { ToolClass } from "../manifest/types.ts";
+
+export type RunStatus = "active" | "complete" | "rolled_back" | "partial";
+
+export type ActionStatus =
+  | "pending"
+  | "gated"
+  | "approved"
+  | "denied"
+  | "applied"
+  | "failed"
+  | "rolling_back"
+  | "rolled_back"
+  | "unrecoverable";
+
+export interface Run {
+  id: string;
+  label: string;
+  startedAt: string;
+  endedAt?: string;
+  status: RunStatus;
+  host?: string;
+  pid?: number;
+}
+
+export interface RunSummary extends Run {
+  actions: number;
+  /** Actions whose outcome is unknown (pending). */
+  unknown: number;
+  /** Actions held for a person's decision. */
+  waiting: number;
+}
+
+/** A call with literal arguments: a resolved inverse or verification read. */
+export interface ResolvedCall {
+  server: string;
+  tool: string;
+  args: unknown;
+}
+
+export interface VerifyCall extends ResolvedCall {
+  absentWhen: string[];
+}
+
+/** What a read observed: a payload, or that the thing does not exist. */
+export type Observation = { absent: false; payload: unknown } | { absent: true };
+
+export interface Action {
+  id: string;
+  runId: string;
+  seq: number;
+  server: string;
+  tool: string;
+  args: unknown;
+  argsKey?: string;
+  class: ToolClass;
+  status: ActionStatus;
+  snapshot?: Observation;
+  postState?: Observation;
+  /** The result exactly as the upstream sent it (raw JSON text). */
+  resultText?: string;
+  inverse?: ResolvedCall;
+  verify?: VerifyCall;
+  error?: string;
+  warnings: string[];
+  approvedBy?: string;
+  approvedAt?: string;
+  /** Why a person denied it. */
+  reason?: string;
+  /** For an approval: the action that ran under it; for a denial: the run whose agent was told. */
+  spentBy?: string;
+  spentAt?: string;
+  claimedBy?: string;
+  claimedAt?: string;
+  ts: string;
+}

@@ -1,0 +1,59 @@
+// The manifest as the rest of the program sees it, after loading and checking.
+import type { Template } from "./refs.ts";
+
+export const TOOL_CLASSES = ["readonly", "reversible", "compensable", "irreversible"] as const;
+export type ToolClass = (typeof TOOL_CLASSES)[number];
+
+export const GATES = ["always", "on_write", "never"] as const;
+export type Gate = (typeof GATES)[number];
+
+export type ServerSpec =
+  | {
+      name: string;
+      kind: "command";
+      command: string;
+      args: string[];
+      /** Only the manifest's own variables (already expanded); the proxy's environment is added at spawn time. */
+      env: Record<string, string>;
+      /** Absolute working directory (the manifest's folder unless `cwd` says otherwise). */
+      cwd: string;
+      timeoutMs: number;
+      line: number;
+    }
+  | {
+      name: string;
+      kind: "url";
+      url: string;
+      headers: Record<string, string>;
+      timeoutMs: number;
+      line: number;
+    };
+
+export interface CallSpec {
+  server: string;
+  tool: string;
+  args: Template;
+  /** Substrings of an error result that mean "the thing does not exist". */
+  absentWhen: string[];
+}
+
+export interface Rule {
+  match: string;
+  class: ToolClass;
+  gate: Gate;
+  snapshot?: CallSpec;
+  inverse?: CallSpec;
+  /** 1-based line of the rule in the manifest, for messages. */
+  line: number;
+}
+
+export interface Manifest {
+  /** Absolute path of the manifest file. */
+  path: string;
+  /** Its folder: relative paths in servers resolve against it. */
+  dir: string;
+  servers: Record<string, ServerSpec>;
+  rules: Rule[];
+}
+
+export const DEFAULT_TIMEOUT_SECONDS = 60;

@@ -1,0 +1,208 @@
+// The tools/call pipeline per class (R-CLASS, R-PROXY-5…7): classify → gate →
+// pre-read → write-ahead intent → forward → resolve inverse → post-read →
+// record outcome. Returns the line to send back to the agent.
+import type { Journal } from "../journal/journal.ts";
+import type { Observation, ResolvedCall, VerifyCall } from "../journal/types.ts";
+import type { Matcher } from "../manifest/match.ts";
+import { payloadOf, ResolveError, resolveTemplate, textOf } from "../manifest/refs.ts";
+import type { Rule, ToolClass } from "../manifest/types.ts";
+import { gateVerdict, passGate, type GateContext } from "./gate.ts";
+import type { Logger } from "./log.ts";
+import { readState, type ReadOutcome } from "./observe.ts";
+import { rawMember, withId } from "./raw-json.ts";
+import { UpstreamError, type Reply, type Upstream } from "./upstream.ts";
+
+export interface CallContext extends GateContext {
+  log: Logger;
+  matcher: Matcher;
+  upstream(server: string): Upstream;
+  /** Serialises mutating calls per server (R-PROXY-6). */
+  withServerLock<T>(server: string, work: () => Promise<T>): Promise<T>;
+  /** Called with the upstream request id once a call is forwarded (for cancellation). */
+  onForwarded?(upstream: Upstream, upstreamId: number): void;
+}
+
+export interface ToolCall {
+  clientId: string | number;
+  server: string;
+  tool: string;
+  args: Record<string, unknown>;
+  /** The request line to send upstream (the tool's own name, any id). */
+  line: string;
+}
+
+export function toolErrorLine(id: string | number, text: string): string {
+  return JSON.stringify({ jsonrpc: "2.0", id, result: { content: [{ type: "text", text }], isError: true } });
+}
+
+function isToolError(reply: Reply): boolean {
+  return reply.msg.result?.isError === true;
+}
+
+function replyError(reply: Reply): string | undefined {
+  if (reply.msg.error) return `${reply.msg.error.message} (JSON-RPC error ${reply.msg.error.code})`;
+  if (isToolError(reply)) return textOf(reply.msg.result) || "the tool reported an error";
+  return undefined;
+}
+
+function toObservation(read: ReadOutcome): Observation | undefined {
+  if (read.kind === "present") return { absent: false, payload: read.payload };
+  if (read.kind === "absent") return { absent: true };
+  return undefined;
+}
+
+export async function handleToolCall(ctx: CallContext, call: ToolCall): Promise<string> {
+  const classification = ctx.matcher.classify(call.server, call.tool);
+  const verdict = gateVerdict(classification, call.server, call.tool, call.args);
+  if (!verdict.gated && (classification.class === "readonly" || verdict.readOnlySql)) {
+    return forwardReadOnly(ctx, call);
+  }
+  let approval: GateOutcome | undefined;
+  if (verdict.gated) {
+    approval = passGate(ctx, { ...call, class: classification.class }, verdict.reason);
+    if (!approval.proceed) return toolErrorLine(call.clientId, approval.text);
+  }
+  return ctx.withServerLock(call.server, () => runMutating(ctx, call, classification.rule, classification.class, approval));
+}
+
+type GateOutcome = ReturnType<typeof passGate>;
+
+async function forwardReadOnly(ctx: CallContext, call: ToolCall): Promise<string> {
+  const upstream = ctx.upstream(call.server);
+  const started = ctx.now().toISOString();
+  let reply: Reply;
+  try {
+    await upstream.ensureReady();
+    const forwarded = upstream.forward(call.line, "tools/call");
+    ctx.onForwarded?.(upstream, forwarded.upstreamId);
+    reply = await forwarded.reply;
+  } catch (error) {
+    if (!(error instanceof UpstreamError)) throw error;
+    ctx.journal.insertAction({
+      id: ctx.newId(), runId: ctx.runId, server: call.server, tool: call.tool, args: call.args,
+      class: "readonly", status: "failed", error: error.message, ts: started,
+    });
+    return toolErrorLine(call.clientId, `Synartesis could not complete this call: ${error.message}.`);
+  }
+  const failure = replyError(reply);
+  ctx.journal.insertAction({
+    id: ctx.newId(),
+    runId: ctx.runId,
+    server: call.server,
+    tool: call.tool,
+    args: call.args,
+    class: "readonly",
+    status: failure === undefined ? "applied" : "failed",
+    resultText: rawMember(reply.raw, "result"),
+    error: failure,
+    ts: started,
+  });
+  return withId(reply.raw, call.clientId);
+}
+
+async function runMutating(
+  ctx: CallContext,
+  call: ToolCall,
+  rule: Rule | undefined,
+  toolClass: ToolClass,
+  gate: GateOutcome | undefined,
+): Promise<string> {
+  const upstream = ctx.upstream(call.server);
+  const actionId = gate?.proceed ? gate.actionId : ctx.newId();
+  const approval = gate?.proceed ? gate.approval : undefined;
+  const approvedBy = approval ? { approvedBy: approval.approvedBy, approvedAt: approval.approvedAt } : {};
+  const base = { id: actionId, runId: ctx.runId, server: call.server, tool: call.tool, args: call.args, class: toolClass, ...approvedBy };
+  const refuse = (error: string, agentText: string) => {
+    ctx.journal.insertAction({ ...base, status: "failed", error, ts: ctx.now().toISOString() });
+    return toolErrorLine(call.clientId, agentText);
+  };
+
+  // Pre-read: capture the state this call is about to replace.
+  let snapshot: Observation | undefined;
+  let verify: VerifyCall | undefined;
+  if (rule?.snapshot) {
+    let snapshotArgs: unknown;
+    try {
+      snapshotArgs = resolveTemplate(rule.snapshot.args, { args: call.args });
+    } catch (error) {
+      if (!(error instanceof ResolveError)) throw error;
+      const why = `the pre-read's arguments could not be built from this call: ${error.message}`;
+      return refuse(why, `Synartesis did not run this call: ${why}.`);
+    }
+    verify = { server: rule.snapshot.server, tool: rule.snapshot.tool, args: snapshotArgs, absentWhen: rule.snapshot.absentWhen };
+    const read = await readState(ctx.upstream(verify.server), verify);
+    const readName = `${verify.server}.${verify.tool}`;
+    if (read.kind === "error") {
+      const why = `the pre-read ${readName} failed: ${read.text}`;
+      return refuse(why, `Synartesis did not run this call, because it could not record the state it would replace: ${read.text}`);
+    }
+    if (read.kind === "absent" && toolClass === "reversible" && !approval) {
+      const reason = `${call.server}.${call.tool} is reversible, but its pre-read ${readName} found nothing to restore (${read.text.split("\n")[0]})`;
+      const held = passGate(ctx, { ...call, class: toolClass }, reason);
+      if (!held.proceed) return toolErrorLine(call.clientId, held.text);
+      return runMutating(ctx, call, rule, toolClass, held);
+    }
+    snapshot = toObservation(read);
+  }
+
+  // Write-ahead: the intent is committed before the call leaves (R-PROXY-5).
+  const intent = ctx.journal.insertAction({
+    ...base,
+    status: "pending",
+    snapshot,
+    verify,
+    ts: ctx.now().toISOString(),
+  });
+
+  let reply: Reply;
+  try {
+    await upstream.ensureReady();
+    const forwarded = upstream.forward(call.line, "tools/call");
+    ctx.onForwarded?.(upstream, forwarded.upstreamId);
+    reply = await forwarded.reply;
+  } catch (error) {
+    if (!(error instanceof UpstreamError)) throw error;
+    const why = `${error.message}; the outcome is unknown`;
+    ctx.journal.finishAction(intent.id, { status: "pending", error: why });
+    ctx.log.error("call outcome unknown", { server: call.server, tool: call.tool, action: intent.id, error: error.message });
+    return toolErrorLine(
+      call.clientId,
+      `Synartesis forwarded this call, but ${error.message}. Its outcome is unknown and is recorded as pending; check the state before trying again.`,
+    );
+  }
+
+  const failure = replyError(reply);
+  const resultText = rawMember(reply.raw, "result");
+  if (failure !== undefined) {
+    ctx.journal.finishAction(intent.id, { status: "failed", resultText, error: failure });
+    return withId(reply.raw, call.clientId);
+  }
+
+  const warnings: string[] = [];
+  let inverse: ResolvedCall | undefined;
+  if (rule?.inverse) {
+    try {
+      const args = resolveTemplate(rule.inverse.args, {
+        args: call.args,
+        snapshot: snapshot && !snapshot.absent ? snapshot.payload : undefined,
+        result: payloadOf(reply.msg.result),
+      });
+      inverse = { server: rule.inverse.server, tool: rule.inverse.tool, args };
+    } catch (error) {
+      if (!(error instanceof ResolveError)) throw error;
+      warnings.push(`the inverse could not be resolved (${error.message}); undo has no usable inverse for this call`);
+    }
+  }
+
+  // Post-read: the state this call left, for undo's drift check.
+  let postState: Observation | undefined;
+  if (verify) {
+    const read = await readState(ctx.upstream(verify.server), verify);
+    postState = toObservation(read);
+    if (!postState) warnings.push(`the post-read ${verify.server}.${verify.tool} failed (${read.kind === "error" ? read.text : ""}); undo cannot check this call for drift`);
+  }
+
+  ctx.journal.finishAction(intent.id, { status: "applied", resultText, inverse, postState, warnings });
+  for (const warning of warnings) ctx.log.warn(warning, { server: call.server, tool: call.tool, action: intent.id });
+  return withId(reply.raw, call.clientId);
+}

@@ -1,0 +1,116 @@
+// Gates (R-GATE): decide whether a call must wait for a person, and speak to
+// the agent about held and denied calls. Approvals live in the journal.
+import { callKey } from "../canonical.ts";
+import type { Journal } from "../journal/journal.ts";
+import type { Action } from "../journal/types.ts";
+import type { Classification } from "../manifest/match.ts";
+import type { ToolClass } from "../manifest/types.ts";
+import { classifySql, extractSql } from "./readonly-sql.ts";
+
+/** An approval covers one retry within this window (R-GATE-3). */
+export const APPROVAL_TTL_MS = 60 * 60 * 1000;
+
+export type GateVerdict = { gated: false; readOnlySql?: boolean } | { gated: true; reason: string };
+
+/** Whether the manifest gates this call, and why (before any pre-read). */
+export function gateVerdict(classification: Classification, server: string, tool: string, args: unknown): GateVerdict {
+  const name = `${server}.${tool}`;
+  switch (classification.gate) {
+    case "never":
+      return { gated: false };
+    case "always":
+      if (!classification.rule) {
+        return { gated: true, reason: `no rule in the manifest covers ${name}, so it is treated as irreversible` };
+      }
+      return {
+        gated: true,
+        reason:
+          classification.class === "irreversible"
+            ? `${name} is irreversible: once it runs it cannot be undone`
+            : `the manifest gates every call of ${name} (gate: always)`,
+      };
+    case "on_write": {
+      const sql = extractSql(args);
+      if (sql === undefined) return { gated: true, reason: `${name} is gated on writes and its arguments hold no SQL text to check` };
+      const verdict = classifySql(sql);
+      return verdict.readOnly ? { gated: false, readOnlySql: true } : { gated: true, reason: `${name} is gated on writes: ${verdict.reason}` };
+    }
+  }
+}
+
+export interface GateContext {
+  journal: Journal;
+  runId: string;
+  now: () => Date;
+  newId: () => string;
+  /** The exact shell command that approves an action (id8 → command). */
+  approveCommand: (id8: string) => string;
+}
+
+export interface HeldCall {
+  server: string;
+  tool: string;
+  args: unknown;
+  class: ToolClass;
+}
+
+export type GateOutcome =
+  | { proceed: true; approval?: Action; actionId: string }
+  | { proceed: false; text: string };
+
+export function id8(id: string): string {
+  return id.replace(/-/g, "").slice(0, 8);
+}
+
+export function heldText(action: Pick<Action, "id">, reason: string, command: string): string {
+  return [
+    `HELD FOR APPROVAL — Synartesis did not run this call. Reason: ${reason}.`,
+    `Action id: ${id8(action.id)}.`,
+    `A person must approve it by running this command in a shell:`,
+    `  ${command}`,
+    `Relay that command to the person. Once they have approved it, make exactly the same call again (same tool, same arguments); it will then run once.`,
+    `Do not try to reach the same result with other tools while it is held.`,
+  ].join("\n");
+}
+
+export function deniedText(action: Action): string {
+  return [
+    `DENIED — Synartesis did not run this call: ${action.approvedBy ?? "a person"} denied it at ${action.approvedAt ?? "an earlier time"}` +
+      (action.reason ? ` with the reason: ${action.reason}` : " (no reason given") +
+      (action.reason ? "." : ")."),
+    `Do not route around this decision with other tools. Ask the person how to proceed; calling it again raises a new request for approval.`,
+  ].join("\n");
+}
+
+/**
+ * The gate for one call: spend an approval if there is one, report a denial
+ * not yet told, reuse an open request of this run, or raise a new request.
+ */
+export function passGate(ctx: GateContext, call: HeldCall, reason: string): GateOutcome {
+  const now = ctx.now();
+  const argsKey = callKey(call.args);
+  const actionId = ctx.newId();
+  const since = new Date(now.getTime() - APPROVAL_TTL_MS).toISOString();
+  const approval = ctx.journal.spendApproval(call.server, call.tool, argsKey, since, actionId, now.toISOString());
+  if (approval) return { proceed: true, approval, actionId };
+
+  const denial = ctx.journal.takeDenial(call.server, call.tool, argsKey, ctx.runId, now.toISOString());
+  if (denial) return { proceed: false, text: deniedText(denial) };
+
+  const open = ctx.journal.openRequest(ctx.runId, call.server, call.tool, argsKey);
+  if (open) return { proceed: false, text: heldText(open, open.error ?? reason, ctx.approveCommand(id8(open.id))) };
+
+  const held = ctx.journal.insertAction({
+    id: actionId,
+    runId: ctx.runId,
+    server: call.server,
+    tool: call.tool,
+    args: call.args,
+    argsKey,
+    class: call.class,
+    status: "gated",
+    error: reason,
+    ts: now.toISOString(),
+  });
+  return { proceed: false, text: heldText(held, reason, ctx.approveCommand(id8(held.id))) };
+}

@@ -1,0 +1,100 @@
+// Byte-exact handling of JSON-RPC lines: find where a top-level member's value
+// sits in the raw text, so ids can be swapped and results journalled without
+// re-serialising what an upstream sent (numbers, escapes and key order kept).
+
+const QUOTE = 34; // "
+const BACKSLASH = 92;
+const OPEN_BRACE = 123;
+const CLOSE_BRACE = 125;
+const OPEN_BRACKET = 91;
+const CLOSE_BRACKET = 93;
+const COMMA = 44;
+const COLON = 58;
+
+function skipString(text: string, start: number): number {
+  // start is at the opening quote; returns the index after the closing quote.
+  let i = start + 1;
+  for (;;) {
+    const quote = text.indexOf('"', i);
+    if (quote === -1) return text.length;
+    let backslashes = 0;
+    for (let j = quote - 1; j >= start + 1 && text.charCodeAt(j) === BACKSLASH; j--) backslashes++;
+    if (backslashes % 2 === 0) return quote + 1;
+    i = quote + 1;
+  }
+}
+
+function skipValue(text: string, start: number): number {
+  let i = start;
+  const first = text.charCodeAt(i);
+  if (first === QUOTE) return skipString(text, i);
+  if (first !== OPEN_BRACE && first !== OPEN_BRACKET) {
+    while (i < text.length) {
+      const c = text.charCodeAt(i);
+      if (c === COMMA || c === CLOSE_BRACE || c === CLOSE_BRACKET || c <= 32) break;
+      i++;
+    }
+    return i;
+  }
+  let depth = 0;
+  while (i < text.length) {
+    const c = text.charCodeAt(i);
+    if (c === QUOTE) {
+      i = skipString(text, i);
+      continue;
+    }
+    if (c === OPEN_BRACE || c === OPEN_BRACKET) depth++;
+    else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) {
+      depth--;
+      if (depth === 0) return i + 1;
+    }
+    i++;
+  }
+  return i;
+}
+
+function skipSpace(text: string, i: number): number {
+  while (i < text.length && text.charCodeAt(i) <= 32) i++;
+  return i;
+}
+
+/** Spans [start, end) of the values of the given top-level keys of a JSON object text. */
+export function memberSpans(text: string, keys: readonly string[]): Map<string, [number, number]> {
+  const found = new Map<string, [number, number]>();
+  let i = skipSpace(text, 0);
+  if (text.charCodeAt(i) !== OPEN_BRACE) return found;
+  i++;
+  while (i < text.length && found.size < keys.length) {
+    i = skipSpace(text, i);
+    const c = text.charCodeAt(i);
+    if (c === CLOSE_BRACE) break;
+    if (c === COMMA) {
+      i++;
+      continue;
+    }
+    if (c !== QUOTE) break;
+    const keyEnd = skipString(text, i);
+    const key = JSON.parse(text.slice(i, keyEnd)) as string;
+    i = skipSpace(text, keyEnd);
+    if (text.charCodeAt(i) !== COLON) break;
+    i = skipSpace(text, i + 1);
+    const valueEnd = skipValue(text, i);
+    if (keys.includes(key)) found.set(key, [i, valueEnd]);
+    i = valueEnd;
+  }
+  return found;
+}
+
+/** The raw text of one top-level member's value, or undefined. */
+export function rawMember(text: string, key: string): string | undefined {
+  const span = memberSpans(text, [key]).get(key);
+  return span ? text.slice(span[0], span[1]) : undefined;
+}
+
+/** The same message with its top-level "id" replaced; everything else byte-identical. */
+export function withId(text: string, id: string | number | null): string {
+  const span = memberSpans(text, ["id"]).get("id");
+  const idText = JSON.stringify(id);
+  if (!span) return text;
+  return text.slice(0, span[0]) + idText + text.slice(span[1]);
+}

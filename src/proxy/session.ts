@@ -1,0 +1,446 @@
+// One client session of the proxy: reads the client's JSON-RPC lines,
+// intercepts initialize, the list methods and tools/call, and routes every
+// other message both ways with ids remapped (DESIGN.md).
+import { SynartesisError } from "../errors.ts";
+import type { Journal } from "../journal/journal.ts";
+import type { Run } from "../journal/types.ts";
+import { createMatcher } from "../manifest/match.ts";
+import type { Manifest } from "../manifest/types.ts";
+import { missingTools } from "../manifest/verify.ts";
+import { VERSION } from "../version.ts";
+import { handleToolCall, type CallContext } from "./calls.ts";
+import type { Logger } from "./log.ts";
+import { withId } from "./raw-json.ts";
+import { Router } from "./router.ts";
+import { startFailure, Upstream, UpstreamError } from "./upstream.ts";
+
+export const INSTRUCTIONS_PREAMBLE = [
+  "This connection goes through Synartesis, which records every tool call together with the state it replaced, so that a person can undo what was done.",
+  "Some calls are held for a person's approval: such a call fails at once with a message that starts with \"HELD FOR APPROVAL\" and contains a command.",
+  "When that happens, relay the command to the person, wait until they say it is approved, then make exactly the same call again (same tool, same arguments).",
+  "A call may also come back \"DENIED\": do not retry it without asking the person.",
+  "Never route around a held or denied call by using other tools to reach the same effect.",
+].join(" ");
+
+type Id = string | number;
+
+const isId = (value: unknown): value is Id => typeof value === "string" || typeof value === "number";
+
+function errorLine(id: Id | null, code: number, message: string): string {
+  return JSON.stringify({ jsonrpc: "2.0", id, error: { code, message } });
+}
+
+function resultLine(id: Id, result: unknown): string {
+  return JSON.stringify({ jsonrpc: "2.0", id, result });
+}
+
+function mergeCapabilities(all: Array<Record<string, any>>): Record<string, any> {
+  const merged: Record<string, any> = {};
+  for (const capabilities of all) {
+    for (const [key, value] of Object.entries(capabilities ?? {})) {
+      if (value && typeof value === "object" && !Array.isArray(value)) {
+        const into = (merged[key] ??= {});
+        for (const [flag, setting] of Object.entries(value)) {
+          into[flag] = typeof setting === "boolean" ? Boolean(into[flag]) || setting : (into[flag] ?? setting);
+        }
+      } else merged[key] ??= value;
+    }
+  }
+  return merged;
+}
+
+export interface SessionOptions {
+  manifest: Manifest;
+  journal: Journal;
+  log: Logger;
+  write(line: string): void;
+  now(): Date;
+  newId(): string;
+  approveCommand(id8: string): string;
+  host: string;
+  pid: number;
+}
+
+export class ProxySession {
+  private readonly router: Router;
+  private readonly matcher;
+  private run: Run | undefined;
+  private callContext: CallContext | undefined;
+  private phase: "waiting" | "initializing" | "ready" | "failed" = "waiting";
+  private readonly ready: Promise<void>;
+  private markReady!: () => void;
+  private clientReady = false;
+  private readonly heldForClient: Array<() => void> = [];
+  private readonly inflight = new Set<Promise<void>>();
+  private readonly forwardedCalls = new Map<Id, { upstream: Upstream; upstreamId: number }>();
+  private readonly serverRequests = new Map<number, { upstream: Upstream; originalId: Id }>();
+  private readonly serverRequestIds = new Map<string, number>();
+  private nextServerRequestId = 1;
+  private readonly locks = new Map<string, Promise<unknown>>();
+  private finishing = false;
+  /** Rejects when the session cannot go on (a server would not start, a policy names missing tools). */
+  readonly fatal: Promise<never>;
+  private raiseFatal!: (error: SynartesisError) => void;
+
+  constructor(private readonly options: SessionOptions) {
+    this.router = new Router(
+      Object.values(options.manifest.servers).map(
+        (spec) =>
+          new Upstream(spec, {
+            log: options.log,
+            onMessage: (upstream, msg, raw) => this.fromUpstream(upstream, msg, raw),
+            onClose: (upstream, reason) => this.upstreamClosed(upstream, reason),
+          }),
+      ),
+    );
+    this.matcher = createMatcher(options.manifest);
+    this.ready = new Promise((resolve) => (this.markReady = resolve));
+    this.fatal = new Promise<never>((_, reject) => (this.raiseFatal = reject));
+    this.fatal.catch(() => {});
+  }
+
+  /** Start every server now, so one that cannot start is reported before any client talks to us. */
+  async open(): Promise<void> {
+    const results = await Promise.allSettled(this.router.upstreams.map((u) => u.open()));
+    const failed = results.findIndex((r) => r.status === "rejected");
+    if (failed !== -1) {
+      await this.stopUpstreams();
+      throw startFailure(this.router.upstreams[failed]!, (results[failed] as PromiseRejectedResult).reason);
+    }
+  }
+
+  private upstreamClosed(upstream: Upstream, reason: string): void {
+    if (reason === "stopped" || this.finishing) return;
+    if (this.phase === "waiting" || this.phase === "initializing") {
+      this.phase = "failed";
+      this.raiseFatal(startFailure(upstream, new Error(reason)));
+    }
+  }
+
+  // ---- from the client ----
+
+  handleLine(line: string): void {
+    if (line.trim() === "") return;
+    let msg: unknown;
+    try {
+      msg = JSON.parse(line);
+    } catch {
+      this.options.write(errorLine(null, -32700, "Parse error: the line is not valid JSON"));
+      return;
+    }
+    if (Array.isArray(msg)) {
+      if (msg.length === 0) this.options.write(errorLine(null, -32600, "Invalid Request: empty batch"));
+      for (const item of msg) this.handleMessage(item, JSON.stringify(item));
+      return;
+    }
+    this.handleMessage(msg, line);
+  }
+
+  private handleMessage(msg: any, raw: string): void {
+    if (msg === null || typeof msg !== "object" || msg.jsonrpc !== "2.0") {
+      this.options.write(errorLine(isId(msg?.id) ? msg.id : null, -32600, 'Invalid Request: expected a JSON-RPC 2.0 object ("jsonrpc": "2.0")'));
+      return;
+    }
+    if (typeof msg.method === "string") {
+      if (isId(msg.id)) this.track(this.onRequest(msg, raw));
+      else if (msg.id === undefined) this.onNotification(msg, raw);
+      else this.options.write(errorLine(null, -32600, "Invalid Request: id must be a string or a number"));
+      return;
+    }
+    if (isId(msg.id) && (msg.result !== undefined || msg.error !== undefined)) {
+      this.onClientResponse(msg, raw);
+      return;
+    }
+    this.options.write(errorLine(isId(msg.id) ? msg.id : null, -32600, "Invalid Request: no method"));
+  }
+
+  private track(work: Promise<void>): void {
+    this.inflight.add(work);
+    void work.finally(() => this.inflight.delete(work));
+  }
+
+  private async onRequest(msg: any, raw: string): Promise<void> {
+    const id: Id = msg.id;
+    try {
+      if (msg.method === "initialize") return await this.initialize(msg);
+      if (msg.method === "ping") return this.options.write(resultLine(id, {}));
+      if (this.phase === "waiting") {
+        return this.options.write(errorLine(id, -32002, `${msg.method} before initialize: the client must send initialize first`));
+      }
+      await Promise.race([this.ready, this.fatal]);
+      await this.dispatch(msg, raw);
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      this.options.log.error("request failed", { method: msg.method, error: message });
+      this.options.write(errorLine(id, -32603, `Synartesis: ${message}`));
+    } finally {
+      this.forwardedCalls.delete(id);
+    }
+  }
+
+  private async dispatch(msg: any, raw: string): Promise<void> {
+    const id: Id = msg.id;
+    const params = msg.params;
+    const single = this.router.single;
+    switch (msg.method) {
+      case "tools/call":
+        return this.toolCall(msg, raw);
+      case "tools/list":
+        return single ? this.forward(single, msg, raw) : this.aggregate(id, "tools/list", "tools", "tools", true);
+      case "prompts/list":
+        return single ? this.forward(single, msg, raw) : this.aggregate(id, "prompts/list", "prompts", "prompts", true);
+      case "resources/list":
+        return single ? this.forward(single, msg, raw) : this.aggregate(id, "resources/list", "resources", "resources", false);
+      case "resources/templates/list":
+        return single ? this.forward(single, msg, raw) : this.aggregate(id, "resources/templates/list", "resourceTemplates", "resources", false);
+      case "prompts/get": {
+        const target = typeof params?.name === "string" ? this.router.resolve(params.name) : undefined;
+        if (!target) return this.options.write(errorLine(id, -32602, `unknown prompt ${JSON.stringify(params?.name)}`));
+        return this.forward(target.upstream, msg, single ? raw : JSON.stringify({ ...msg, params: { ...params, name: target.name } }));
+      }
+      case "resources/read":
+      case "resources/subscribe":
+      case "resources/unsubscribe": {
+        const owner = typeof params?.uri === "string" ? await this.ownerOf(params.uri) : undefined;
+        if (!owner) return this.options.write(errorLine(id, -32602, `no server offers the resource ${JSON.stringify(params?.uri)}`));
+        return this.forward(owner, msg, raw);
+      }
+      case "completion/complete": {
+        if (single) return this.forward(single, msg, raw);
+        const ref = params?.ref;
+        if (ref?.type === "ref/prompt" && typeof ref.name === "string") {
+          const target = this.router.resolve(ref.name);
+          if (!target) return this.options.write(errorLine(id, -32602, `unknown prompt ${JSON.stringify(ref.name)}`));
+          return this.forward(target.upstream, msg, JSON.stringify({ ...msg, params: { ...params, ref: { ...ref, name: target.name } } }));
+        }
+        const owner = typeof ref?.uri === "string" ? await this.ownerOf(ref.uri) : undefined;
+        if (!owner) return this.options.write(errorLine(id, -32602, "completion/complete: no server owns this reference"));
+        return this.forward(owner, msg, raw);
+      }
+      case "logging/setLevel": {
+        if (single) return this.forward(single, msg, raw);
+        const targets = this.router.upstreams.filter((u) => u.initResult?.capabilities?.logging);
+        await Promise.allSettled(targets.map(async (u) => (await u.ensureReady(), u.request("logging/setLevel", params))));
+        return this.options.write(resultLine(id, {}));
+      }
+      default:
+        if (single) return this.forward(single, msg, raw);
+        return this.options.write(errorLine(id, -32601, `Method not found: ${msg.method}`));
+    }
+  }
+
+  private async forward(upstream: Upstream, msg: any, line: string): Promise<void> {
+    try {
+      await upstream.ensureReady();
+      const { upstreamId, reply } = upstream.forward(line, msg.method);
+      this.forwardedCalls.set(msg.id, { upstream, upstreamId });
+      const answer = await reply;
+      this.options.write(withId(answer.raw, msg.id));
+    } catch (error) {
+      if (!(error instanceof UpstreamError)) throw error;
+      this.options.write(errorLine(msg.id, -32603, error.message));
+    }
+  }
+
+  /** A list method over several servers: every page of every server, in one answer. */
+  private async aggregate(id: Id, method: string, field: string, capability: string, rename: boolean): Promise<void> {
+    const items: unknown[] = [];
+    for (const upstream of this.router.upstreams) {
+      if (!upstream.initResult?.capabilities?.[capability]) continue;
+      try {
+        await upstream.ensureReady();
+        const listed = await upstream.listAll(method, field);
+        if (method === "resources/list") this.router.rememberResources(upstream, listed);
+        if (method === "resources/templates/list") this.router.rememberTemplates(upstream, listed);
+        items.push(...(rename ? listed.map((item) => ({ ...item, name: this.router.exposed(upstream, item.name) })) : listed));
+      } catch (error) {
+        this.options.log.warn(`${method} failed on one server; its entries are missing`, { server: upstream.name, error: (error as Error).message });
+      }
+    }
+    this.options.write(resultLine(id, { [field]: items }));
+  }
+
+  private async ownerOf(uri: string): Promise<Upstream | undefined> {
+    const known = this.router.ownerOf(uri);
+    if (known) return known;
+    // The client may read a URI it learnt elsewhere: refresh what each server offers.
+    for (const upstream of this.router.upstreams) {
+      if (!upstream.initResult?.capabilities?.resources) continue;
+      try {
+        await upstream.ensureReady();
+        this.router.rememberResources(upstream, await upstream.listAll("resources/list", "resources"));
+        this.router.rememberTemplates(upstream, await upstream.listAll("resources/templates/list", "resourceTemplates"));
+      } catch {}
+    }
+    return this.router.ownerOf(uri);
+  }
+
+  private async toolCall(msg: any, raw: string): Promise<void> {
+    const id: Id = msg.id;
+    const params = msg.params;
+    if (params === null || typeof params !== "object" || typeof params.name !== "string" || params.name === "") {
+      return this.options.write(errorLine(id, -32602, "Invalid params: tools/call needs params.name (the tool's name, a string)"));
+    }
+    const args = params.arguments;
+    if (args !== undefined && (args === null || typeof args !== "object" || Array.isArray(args))) {
+      return this.options.write(errorLine(id, -32602, "Invalid params: tools/call params.arguments must be an object"));
+    }
+    const target = this.router.resolve(params.name);
+    if (!target) {
+      return this.options.write(errorLine(id, -32602, `Unknown tool ${JSON.stringify(params.name)}: tool names here are SERVER__TOOL`));
+    }
+    const line = this.router.single ? raw : JSON.stringify({ ...msg, params: { ...params, name: target.name } });
+    const ctx: CallContext = {
+      ...this.callContext!,
+      onForwarded: (upstream, upstreamId) => this.forwardedCalls.set(id, { upstream, upstreamId }),
+    };
+    const answer = await handleToolCall(ctx, { clientId: id, server: target.upstream.name, tool: target.name, args: args ?? {}, line });
+    this.options.write(answer);
+  }
+
+  private onNotification(msg: any, raw: string): void {
+    switch (msg.method) {
+      case "notifications/initialized":
+        this.clientReady = true;
+        for (const deliver of this.heldForClient.splice(0)) deliver();
+        return;
+      case "notifications/cancelled": {
+        const forwarded = isId(msg.params?.requestId) ? this.forwardedCalls.get(msg.params.requestId) : undefined;
+        if (forwarded) forwarded.upstream.cancel(forwarded.upstreamId, msg.params?.reason);
+        return;
+      }
+      default:
+        for (const upstream of this.router.upstreams) if (upstream.alive) upstream.sendRaw(raw);
+    }
+  }
+
+  private onClientResponse(msg: any, raw: string): void {
+    const request = typeof msg.id === "number" ? this.serverRequests.get(msg.id) : undefined;
+    if (!request) {
+      this.options.log.debug("response to no request of ours; ignored", { id: msg.id });
+      return;
+    }
+    this.serverRequests.delete(msg.id);
+    this.serverRequestIds.delete(`${request.upstream.name}\u0000${JSON.stringify(request.originalId)}`);
+    request.upstream.sendRaw(withId(raw, request.originalId));
+  }
+
+  // ---- from the servers ----
+
+  private fromUpstream(upstream: Upstream, msg: any, raw: string): void {
+    if (!this.clientReady) {
+      this.heldForClient.push(() => this.fromUpstream(upstream, msg, raw));
+      return;
+    }
+    if (typeof msg?.method !== "string") return;
+    if (isId(msg.id)) {
+      const proxyId = this.nextServerRequestId++;
+      this.serverRequests.set(proxyId, { upstream, originalId: msg.id });
+      this.serverRequestIds.set(`${upstream.name}\u0000${JSON.stringify(msg.id)}`, proxyId);
+      this.options.write(withId(raw, proxyId));
+      return;
+    }
+    if (msg.method === "notifications/cancelled") {
+      const key = `${upstream.name}\u0000${JSON.stringify(msg.params?.requestId)}`;
+      const proxyId = this.serverRequestIds.get(key);
+      if (proxyId === undefined) return;
+      this.serverRequestIds.delete(key);
+      this.serverRequests.delete(proxyId);
+      this.options.write(JSON.stringify({ ...msg, params: { ...msg.params, requestId: proxyId } }));
+      return;
+    }
+    this.options.write(raw);
+  }
+
+  // ---- initialize ----
+
+  private async initialize(msg: any): Promise<void> {
+    const id: Id = msg.id;
+    if (this.phase !== "waiting") return this.options.write(errorLine(id, -32600, "initialize was already received in this session"));
+    this.phase = "initializing";
+    const params = msg.params ?? {};
+    const started = await Promise.allSettled(this.router.upstreams.map((u) => u.start(params)));
+    const failed = started.findIndex((r) => r.status === "rejected");
+    if (failed !== -1) {
+      const error = startFailure(this.router.upstreams[failed]!, (started[failed] as PromiseRejectedResult).reason);
+      this.options.write(errorLine(id, -32603, error.message));
+      this.phase = "failed";
+      this.raiseFatal(error);
+      return;
+    }
+
+    const toolsByServer = new Map<string, Set<string>>();
+    for (const upstream of this.router.upstreams) {
+      const tools = upstream.initResult?.capabilities?.tools ? await upstream.listAll("tools/list", "tools") : [];
+      toolsByServer.set(upstream.name, new Set(tools.map((t: { name: string }) => t.name)));
+    }
+    const problems = missingTools(this.options.manifest, toolsByServer);
+    if (problems.length) {
+      const error = new SynartesisError("manifest", "the manifest names tools its servers do not have", { details: problems });
+      this.options.write(errorLine(id, -32603, `Synartesis will not run with this policy: ${problems.join("; ")}`));
+      this.phase = "failed";
+      this.raiseFatal(error);
+      return;
+    }
+
+    const now = this.options.now().toISOString();
+    const label = typeof params.clientInfo?.name === "string" && params.clientInfo.name ? params.clientInfo.name : "unknown client";
+    this.run = this.options.journal.startRun({ id: this.options.newId(), label, startedAt: now, host: this.options.host, pid: this.options.pid });
+    this.callContext = {
+      journal: this.options.journal,
+      runId: this.run.id,
+      log: this.options.log,
+      matcher: this.matcher,
+      now: this.options.now,
+      newId: this.options.newId,
+      approveCommand: this.options.approveCommand,
+      upstream: (server) => this.router.server(server)!,
+      withServerLock: (server, work) => this.withServerLock(server, work),
+    };
+    this.options.log.info("session started", { run: this.run.id, client: label, journal: this.options.journal.path });
+    this.phase = "ready";
+    this.markReady();
+    this.options.write(resultLine(id, this.initializeResult()));
+  }
+
+  private initializeResult(): Record<string, unknown> {
+    const upstreams = this.router.upstreams;
+    const single = this.router.single;
+    const instructions = [INSTRUCTIONS_PREAMBLE];
+    for (const upstream of upstreams) {
+      const own = upstream.initResult?.instructions;
+      if (typeof own === "string" && own.trim()) instructions.push(single ? own : `Server "${upstream.name}":\n${own}`);
+    }
+    if (single) return { ...single.initResult, instructions: instructions.join("\n\n") };
+    const versions = upstreams.map((u) => String(u.initResult?.protocolVersion ?? "")).filter(Boolean).sort();
+    return {
+      protocolVersion: versions[0],
+      capabilities: mergeCapabilities(upstreams.map((u) => u.initResult?.capabilities ?? {})),
+      serverInfo: { name: "synartesis", version: VERSION },
+      instructions: instructions.join("\n\n"),
+    };
+  }
+
+  private withServerLock<T>(server: string, work: () => Promise<T>): Promise<T> {
+    const previous = this.locks.get(server) ?? Promise.resolve();
+    const next = previous.then(work, work);
+    this.locks.set(server, next.catch(() => {}));
+    return next;
+  }
+
+  // ---- the end ----
+
+  /** Answer every request already received, stop the servers, close the run. */
+  async finish(): Promise<void> {
+    if (this.finishing) return;
+    this.finishing = true;
+    while (this.inflight.size) await Promise.allSettled([...this.inflight]);
+    await this.stopUpstreams();
+    if (this.run) this.options.journal.completeRun(this.run.id, this.options.now().toISOString());
+  }
+
+  private async stopUpstreams(): Promise<void> {
+    this.finishing = true;
+    await Promise.all(this.router.upstreams.map((u) => u.stop()));
+  }
+}

@@ -1,0 +1,353 @@
+// One upstream MCP server: start it (a child process over stdio, or a
+// Streamable HTTP endpoint), speak JSON-RPC to it, notice when it dies and
+// start it again on next use.
+import { existsSync } from "node:fs";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { SynartesisError } from "../errors.ts";
+import type { ServerSpec } from "../manifest/types.ts";
+import { selfArgv } from "../self.ts";
+import type { Logger } from "./log.ts";
+import { LineSplitter } from "./lines.ts";
+import { withId } from "./raw-json.ts";
+
+const STDERR_LINES_KEPT = 40;
+
+/** Why a request got no answer: it timed out, or the server went away. */
+export class UpstreamError extends Error {
+  constructor(
+    message: string,
+    readonly kind: "timeout" | "closed" | "start",
+  ) {
+    super(message);
+    this.name = "UpstreamError";
+  }
+}
+
+export interface Reply {
+  /** The response line exactly as the server sent it. */
+  raw: string;
+  msg: { id: unknown; result?: any; error?: { code: number; message: string; data?: unknown } };
+}
+
+interface Link {
+  send(line: string): void | Promise<void>;
+  close(): Promise<void>;
+  setProtocolVersion?(version: string): void;
+}
+
+interface LinkEvents {
+  onLine(line: string): void;
+  onClose(reason: string): void;
+}
+
+function spawnStdio(spec: Extract<ServerSpec, { kind: "command" }>, events: LinkEvents, stderrTail: string[], log: Logger): Link {
+  const argv = spec.command === "synartesis" ? [...selfArgv(), ...spec.args] : [spec.command, ...spec.args];
+  if (!existsSync(spec.cwd)) {
+    throw new UpstreamError(`its working directory ${spec.cwd} does not exist`, "start");
+  }
+  let proc: Bun.Subprocess<"pipe", "pipe", "pipe">;
+  try {
+    proc = Bun.spawn(argv, {
+      cwd: spec.cwd,
+      env: { ...process.env, ...spec.env },
+      stdin: "pipe",
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const why = code === "ENOENT" ? `command not found: ${argv[0]}` : (error as Error).message;
+    throw new UpstreamError(why, "start");
+  }
+  const stdout = new LineSplitter(events.onLine);
+  void (async () => {
+    const decoder = new TextDecoder();
+    for await (const chunk of proc.stdout) stdout.push(decoder.decode(chunk, { stream: true }));
+    stdout.end();
+  })();
+  void (async () => {
+    const errors = new LineSplitter((line) => {
+      stderrTail.push(line);
+      if (stderrTail.length > STDERR_LINES_KEPT) stderrTail.shift();
+      log.debug("server stderr", { server: spec.name, line });
+    });
+    const decoder = new TextDecoder();
+    for await (const chunk of proc.stderr) errors.push(decoder.decode(chunk, { stream: true }));
+    errors.end();
+  })();
+  let closing = false;
+  void proc.exited.then((code) => {
+    events.onClose(closing ? "stopped" : proc.signalCode ? `was killed by ${proc.signalCode}` : `exited with code ${code}`);
+  });
+  return {
+    send(line) {
+      if (proc.exitCode !== null || proc.signalCode !== null) return;
+      try {
+        proc.stdin.write(line + "\n");
+        void proc.stdin.flush();
+      } catch {
+        // The exit handler reports the closed pipe.
+      }
+    },
+    async close() {
+      closing = true;
+      try {
+        proc.stdin.end();
+      } catch {}
+      const exited = (ms: number) => Promise.race([proc.exited.then(() => true), Bun.sleep(ms).then(() => false)]);
+      if (await exited(250)) return;
+      proc.kill("SIGTERM");
+      if (await exited(150)) return;
+      proc.kill("SIGKILL");
+      await proc.exited;
+    },
+  };
+}
+
+async function connectHttp(spec: Extract<ServerSpec, { kind: "url" }>, events: LinkEvents, log: Logger): Promise<Link> {
+  const transport = new StreamableHTTPClientTransport(new URL(spec.url), { requestInit: { headers: spec.headers } });
+  transport.onmessage = (message) => events.onLine(JSON.stringify(message));
+  transport.onerror = (error) => log.warn("http upstream error", { server: spec.name, error: error.message });
+  transport.onclose = () => events.onClose("closed the connection");
+  await transport.start();
+  return {
+    send: (line) => transport.send(JSON.parse(line) as JSONRPCMessage),
+    close: async () => {
+      try {
+        await transport.terminateSession();
+      } catch {}
+      await transport.close();
+    },
+    setProtocolVersion: (version) => transport.setProtocolVersion(version),
+  };
+}
+
+interface Pending {
+  method: string;
+  resolve(reply: Reply): void;
+  reject(error: UpstreamError): void;
+  timer: ReturnType<typeof setTimeout> | undefined;
+}
+
+export interface UpstreamOptions {
+  log: Logger;
+  /** Requests and notifications the server sends on its own. */
+  onMessage(upstream: Upstream, msg: any, raw: string): void;
+  /** The server stopped (crashed, closed, or was stopped by us: reason "stopped"). */
+  onClose?(upstream: Upstream, reason: string): void;
+}
+
+export class Upstream {
+  readonly name: string;
+  readonly spec: ServerSpec;
+  /** The server's answer to initialize (parsed), once it gave one. */
+  initResult: any;
+  private link: Link | undefined;
+  private starting: Promise<void> | undefined;
+  private initParams: unknown;
+  private nextId = 1;
+  private readonly pending = new Map<number, Pending>();
+  private readonly stderrTail: string[] = [];
+  private exitReason: string | undefined;
+  private stopped = false;
+
+  constructor(
+    spec: ServerSpec,
+    private readonly options: UpstreamOptions,
+  ) {
+    this.name = spec.name;
+    this.spec = spec;
+  }
+
+  get alive(): boolean {
+    return this.link !== undefined;
+  }
+
+  /** The last lines the server wrote to stderr (to explain a failure). */
+  stderr(): string[] {
+    return [...this.stderrTail];
+  }
+
+  /** Start the process or connection, without the MCP handshake. */
+  async open(): Promise<void> {
+    if (this.link) return;
+    this.exitReason = undefined;
+    const events: LinkEvents = {
+      onLine: (line) => this.onLine(line),
+      onClose: (reason) => this.onClose(reason),
+    };
+    try {
+      this.link =
+        this.spec.kind === "command"
+          ? spawnStdio(this.spec, events, this.stderrTail, this.options.log)
+          : await connectHttp(this.spec, events, this.options.log);
+    } catch (error) {
+      if (error instanceof UpstreamError) throw error;
+      throw new UpstreamError((error as Error).message, "start");
+    }
+  }
+
+  /** Open (if needed) and run the initialize handshake with the client's parameters. */
+  async start(initParams: unknown): Promise<any> {
+    this.initParams = initParams;
+    await this.open();
+    const reply = await this.request("initialize", initParams);
+    if (reply.msg.error) {
+      throw new UpstreamError(`it refused initialize: ${reply.msg.error.message} (code ${reply.msg.error.code})`, "start");
+    }
+    this.initResult = reply.msg.result;
+    const version = this.initResult?.protocolVersion;
+    if (typeof version === "string") this.link?.setProtocolVersion?.(version);
+    this.notify("notifications/initialized");
+    return this.initResult;
+  }
+
+  /** A dead server is started again (with the same handshake) before it is used. */
+  async ensureReady(): Promise<void> {
+    if (this.link && this.initResult) return;
+    if (this.stopped) throw new UpstreamError(`server "${this.name}" is shutting down`, "closed");
+    if (this.initParams === undefined) throw new UpstreamError(`server "${this.name}" has not been initialized`, "start");
+    this.starting ??= (async () => {
+      this.options.log.warn("restarting server", { server: this.name, reason: this.exitReason });
+      try {
+        await this.start(this.initParams);
+      } finally {
+        this.starting = undefined;
+      }
+    })();
+    await this.starting;
+  }
+
+  /** Send a request the proxy makes itself. */
+  request(method: string, params?: unknown, timeoutMs = this.spec.timeoutMs): Promise<Reply> {
+    const id = this.nextId++;
+    const line = JSON.stringify({ jsonrpc: "2.0", id, method, ...(params === undefined ? {} : { params }) });
+    return this.send(id, method, line, timeoutMs);
+  }
+
+  /** Forward a client's request line as is, under an id of our own. */
+  forward(rawLine: string, method: string, timeoutMs = this.spec.timeoutMs): { upstreamId: number; reply: Promise<Reply> } {
+    const id = this.nextId++;
+    return { upstreamId: id, reply: this.send(id, method, withId(rawLine, id), timeoutMs) };
+  }
+
+  private send(id: number, method: string, line: string, timeoutMs: number): Promise<Reply> {
+    return new Promise<Reply>((resolve, reject) => {
+      if (!this.link) {
+        reject(new UpstreamError(`server "${this.name}" is not running (${this.exitReason ?? "not started"})`, "closed"));
+        return;
+      }
+      const timer =
+        timeoutMs > 0
+          ? setTimeout(() => {
+              this.pending.delete(id);
+              this.notify("notifications/cancelled", { requestId: id, reason: "timed out in the Synartesis proxy" });
+              reject(new UpstreamError(`server "${this.name}" did not answer ${method} within ${timeoutMs / 1000} s`, "timeout"));
+            }, timeoutMs)
+          : undefined;
+      this.pending.set(id, { method, resolve, reject, timer });
+      const sent = this.link.send(line);
+      if (sent instanceof Promise) {
+        sent.catch((error: Error) => {
+          const entry = this.pending.get(id);
+          if (!entry) return;
+          this.pending.delete(id);
+          clearTimeout(entry.timer);
+          entry.reject(new UpstreamError(`could not reach server "${this.name}": ${error.message}`, "closed"));
+        });
+      }
+    });
+  }
+
+  /** Cancel one of our requests (the client cancelled the call it carried). */
+  cancel(upstreamId: number, reason?: string): void {
+    this.notify("notifications/cancelled", { requestId: upstreamId, ...(reason === undefined ? {} : { reason }) });
+  }
+
+  notify(method: string, params?: unknown): void {
+    this.sendRaw(JSON.stringify({ jsonrpc: "2.0", method, ...(params === undefined ? {} : { params }) }));
+  }
+
+  /** Send a line as is (forwarded notifications, answers to the server's requests). */
+  sendRaw(line: string): void {
+    const sent = this.link?.send(line);
+    if (sent instanceof Promise) sent.catch((error: Error) => this.options.log.warn("send failed", { server: this.name, error: error.message }));
+  }
+
+  /** Every item of a paginated list (tools/list, prompts/list, …). */
+  async listAll(method: string, field: string): Promise<any[]> {
+    const items: any[] = [];
+    let cursor: string | undefined;
+    for (let page = 0; page < 1000; page++) {
+      const reply = await this.request(method, cursor === undefined ? {} : { cursor });
+      if (reply.msg.error) throw new UpstreamError(`${method} failed: ${reply.msg.error.message}`, "closed");
+      items.push(...(reply.msg.result?.[field] ?? []));
+      cursor = reply.msg.result?.nextCursor;
+      if (!cursor) break;
+    }
+    return items;
+  }
+
+  private onLine(line: string): void {
+    if (line.trim() === "") return;
+    let msg: any;
+    try {
+      msg = JSON.parse(line);
+    } catch {
+      this.options.log.warn("server wrote a line that is not JSON to stdout; ignored", { server: this.name, line: line.slice(0, 200) });
+      return;
+    }
+    if (msg && typeof msg === "object" && msg.method === undefined && (msg.result !== undefined || msg.error !== undefined)) {
+      const entry = typeof msg.id === "number" ? this.pending.get(msg.id) : undefined;
+      if (!entry) {
+        this.options.log.debug("response for no pending request; ignored", { server: this.name, id: msg.id });
+        return;
+      }
+      this.pending.delete(msg.id);
+      clearTimeout(entry.timer);
+      entry.resolve({ raw: line, msg });
+      return;
+    }
+    this.options.onMessage(this, msg, line);
+  }
+
+  private onClose(reason: string): void {
+    this.link = undefined;
+    this.initResult = undefined;
+    this.exitReason = reason;
+    if (reason !== "stopped") {
+      this.options.log.error("server stopped", { server: this.name, reason, stderr: this.stderrTail.slice(-10) });
+    }
+    const tail = this.stderrTail.slice(-5);
+    const why = `server "${this.name}" ${reason} while a reply was owed${tail.length ? `; its last stderr lines: ${tail.join(" | ")}` : ""}`;
+    for (const [id, entry] of this.pending) {
+      clearTimeout(entry.timer);
+      entry.reject(new UpstreamError(why, "closed"));
+      this.pending.delete(id);
+    }
+    this.options.onClose?.(this, reason);
+  }
+
+  /** Why the server stopped, if it did. */
+  get stopReason(): string | undefined {
+    return this.exitReason;
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    const link = this.link;
+    if (!link) return;
+    await link.close();
+    this.link = undefined;
+  }
+}
+
+/** Turn a start failure into the error the CLI reports (exit 1, the server named, its stderr quoted). */
+export function startFailure(upstream: Upstream, error: unknown): SynartesisError {
+  const reason = error instanceof Error ? error.message : String(error);
+  const stderr = upstream.stderr().filter((l) => l.trim() !== "").slice(-8);
+  return new SynartesisError("server", `server "${upstream.name}" would not start: ${reason}`, {
+    details: stderr.length ? ["its stderr said:", ...stderr.map((l) => `  ${l}`)] : [],
+  });
+}

@@ -1,0 +1,121 @@
+// Text renderings of runs, actions, gates and undo steps. Pure: data and a
+// style in, lines out.
+import type { Action, Run, RunSummary } from "../journal/types.ts";
+import { id8 } from "../proxy/gate.ts";
+import type { Step } from "../undo/plan.ts";
+import { sideBySide } from "./diff.ts";
+import { classLabel, colourStatus, displayStatus, formatTime, oneLine, shortId, table, type Style } from "./style.ts";
+
+export function renderRunList(runs: RunSummary[], style: Style): string[] {
+  if (runs.length === 0) return ["No runs recorded yet."];
+  const rows = [["RUN", "AGENT", "STARTED", "STATUS", "ACTIONS", "UNKNOWN", "WAITING"].map(style.bold)];
+  for (const run of runs) {
+    rows.push([
+      shortId(run.id),
+      run.label,
+      formatTime(run.startedAt),
+      colourStatus(style, run.status),
+      String(run.actions),
+      run.unknown ? style.red(String(run.unknown)) : "0",
+      run.waiting ? style.yellow(String(run.waiting)) : "0",
+    ]);
+  }
+  return table(rows);
+}
+
+export function callText(call: { server: string; tool: string; args: unknown }, max = 400): string {
+  return `${call.server}.${call.tool} ${oneLine(call.args, max)}`;
+}
+
+export function runHeader(run: Run, count: number, style: Style): string {
+  const ended = run.endedAt ? `, ended ${formatTime(run.endedAt)}` : "";
+  return `${style.bold(`Run ${run.id}`)}  ${run.label}  started ${formatTime(run.startedAt)}${ended}  ${colourStatus(style, run.status)}  ${count} action${count === 1 ? "" : "s"}`;
+}
+
+/** One action as `show` prints it. */
+export function renderAction(action: Action, style: Style, approveCommand: (id8: string) => string): string[] {
+  const status = displayStatus(action);
+  const lines = [
+    `${style.bold(`#${action.seq}`.padStart(4))}  ${classLabel(action.class).padEnd(14)}  ${colourStatus(style, status).padEnd(12)}  ${style.cyan(`${action.server}.${action.tool}`)} ${oneLine(action.args, 300)}`,
+  ];
+  const indent = "       ";
+  const note = (label: string, text: string) => lines.push(`${indent}${style.dim(label.padEnd(9))}${text}`);
+  note("id", `${id8(action.id)}  at ${formatTime(action.ts)}`);
+  if (action.status === "gated") {
+    note("held", action.error ?? "awaiting approval");
+    note("approve", approveCommand(id8(action.id)));
+  } else if (action.status === "approved" || action.status === "denied") {
+    if (action.error) note("held", action.error);
+    const verb = action.status === "denied" ? "denied" : "approved";
+    note(verb, `by ${action.approvedBy ?? "?"} at ${formatTime(action.approvedAt)}${action.reason ? `: ${action.reason}` : ""}`);
+    if (action.spentBy && action.status === "approved") note("used", `by action ${id8(action.spentBy)} at ${formatTime(action.spentAt)}`);
+  } else {
+    if (action.approvedBy) note("approved", `by ${action.approvedBy} at ${formatTime(action.approvedAt)}`);
+    if (action.error) note(action.status === "pending" ? "unknown" : "error", action.error);
+  }
+  for (const warning of action.warnings) note("warning", style.yellow(warning));
+  if (action.inverse) note("undo", callText(action.inverse));
+  else if (action.status === "applied" && action.class !== "readonly") note("undo", style.yellow("no inverse: undo leaves this in place or stops here"));
+  if (action.verify) note("verify", callText(action.verify));
+  return lines;
+}
+
+export function renderShow(run: Run, actions: Action[], style: Style, approveCommand: (id8: string) => string): string[] {
+  const lines = [runHeader(run, actions.length, style), ""];
+  if (actions.length === 0) lines.push("  (no calls)");
+  for (const action of actions) lines.push(...renderAction(action, style, approveCommand));
+  return lines;
+}
+
+export function renderGates(waiting: Action[], style: Style, approveCommand: (id8: string) => string): string[] {
+  if (waiting.length === 0) return ["Nothing is waiting for approval."];
+  const lines: string[] = [];
+  for (const action of waiting) {
+    lines.push(
+      `${style.bold(id8(action.id))}  ${classLabel(action.class)}  ${style.cyan(`${action.server}.${action.tool}`)} ${oneLine(action.args, 300)}`,
+      `          ${style.dim("why      ")}${action.error ?? ""}`,
+      `          ${style.dim("since    ")}${formatTime(action.ts)} (run ${shortId(action.runId)})`,
+      `          ${style.dim("approve  ")}${approveCommand(id8(action.id))}`,
+      `          ${style.dim("deny     ")}${approveCommand(id8(action.id)).replace(" approve ", " deny ")} --reason "…"`,
+    );
+  }
+  return lines;
+}
+
+const OUTCOME_LABEL: Record<Step["outcome"], string> = {
+  revert: "revert",
+  already: "already reverted",
+  skip: "skip",
+  left: "left in place",
+  halt: "STOP",
+  drift: "DRIFT",
+};
+
+/** One undo step. `dryRun` words reverts as what would happen. */
+export function renderStep(step: Step, style: Style, options: { dryRun: boolean; width: number }): string[] {
+  const action = step.action;
+  const name = `${action.server}.${action.tool}`;
+  let label = OUTCOME_LABEL[step.outcome];
+  if (step.outcome === "revert") label = options.dryRun ? "would revert" : "reverted";
+  if (step.unverified) label += " [unverified]";
+  const paint =
+    step.outcome === "revert" || step.outcome === "already"
+      ? style.green
+      : step.outcome === "halt" || step.outcome === "drift"
+        ? style.red
+        : step.outcome === "left"
+          ? style.yellow
+          : style.dim;
+  const lines = [`${style.bold(`#${action.seq}`.padStart(4))}  ${paint(label.padEnd(16))}  ${style.cyan(name)} ${oneLine(action.args, 200)}`];
+  const indent = "        ";
+  if (step.call && (step.outcome === "revert" || step.outcome === "halt")) {
+    lines.push(`${indent}${options.dryRun ? "would call" : "called"}: ${callText(step.call, 2000)}`);
+  }
+  if (step.outcome !== "revert" || step.unverified) lines.push(`${indent}${step.why}`);
+  if (step.outcome === "drift") {
+    lines.push(`${indent}read: ${step.action.verify ? callText(step.action.verify) : ""}`);
+    lines.push(...sideBySide(step.expected, step.actual, style, options.width));
+  }
+  if (step.hint && (step.outcome === "halt" || step.outcome === "drift")) lines.push(`${indent}${step.hint}`);
+  return lines;
+}

@@ -1,0 +1,118 @@
+// Colours and small text helpers for the CLI. Colour only on a terminal and
+// never with NO_COLOR (R-CLI-7); pure apart from colourEnabled().
+import type { ActionStatus } from "../journal/types.ts";
+import type { ToolClass } from "../manifest/types.ts";
+
+export interface Style {
+  bold(text: string): string;
+  dim(text: string): string;
+  red(text: string): string;
+  green(text: string): string;
+  yellow(text: string): string;
+  cyan(text: string): string;
+}
+
+const wrap = (open: number, close: number) => (text: string) => `\x1b[${open}m${text}\x1b[${close}m`;
+
+export const colours: Style = {
+  bold: wrap(1, 22),
+  dim: wrap(2, 22),
+  red: wrap(31, 39),
+  green: wrap(32, 39),
+  yellow: wrap(33, 39),
+  cyan: wrap(36, 39),
+};
+
+const identity = (text: string) => text;
+export const plain: Style = { bold: identity, dim: identity, red: identity, green: identity, yellow: identity, cyan: identity };
+
+export function colourEnabled(stream: { isTTY?: boolean } = process.stdout, env: Record<string, string | undefined> = process.env): boolean {
+  return Boolean(stream.isTTY) && !env.NO_COLOR && env.TERM !== "dumb";
+}
+
+export function styleFor(stream: { isTTY?: boolean } = process.stdout): Style {
+  return colourEnabled(stream) ? colours : plain;
+}
+
+export const CLASS_MARK: Record<ToolClass, string> = {
+  readonly: "○",
+  reversible: "↺",
+  compensable: "↩",
+  irreversible: "⚠",
+};
+
+export function classLabel(toolClass: ToolClass): string {
+  return `${CLASS_MARK[toolClass]} ${toolClass}`;
+}
+
+/** The status a person sees: a spent approval shows as `used` (R-JOURNAL-3). */
+export function displayStatus(action: { status: ActionStatus; spentBy?: string }): string {
+  return action.status === "approved" && action.spentBy ? "used" : action.status;
+}
+
+export function colourStatus(style: Style, status: string): string {
+  switch (status) {
+    case "applied":
+    case "rolled_back":
+    case "complete":
+      return style.green(status);
+    case "gated":
+    case "approved":
+    case "partial":
+    case "active":
+    case "rolling_back":
+      return style.yellow(status);
+    case "pending":
+    case "failed":
+    case "denied":
+    case "unrecoverable":
+      return style.red(status);
+    default:
+      return status;
+  }
+}
+
+/** Local "YYYY-MM-DD HH:MM:SS" for a timestamp. */
+export function formatTime(iso: string | undefined): string {
+  if (!iso) return "";
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return iso;
+  const pad = (n: number) => String(n).padStart(2, "0");
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
+}
+
+export function visibleLength(text: string): number {
+  return [...text.replace(/\x1b\[[0-9;]*m/g, "")].length;
+}
+
+export function padVisible(text: string, width: number): string {
+  return text + " ".repeat(Math.max(0, width - visibleLength(text)));
+}
+
+/** Shorten to `max` characters with an ellipsis. */
+export function truncate(text: string, max: number): string {
+  const chars = [...text];
+  if (chars.length <= max) return text;
+  return max <= 1 ? chars.slice(0, max).join("") : chars.slice(0, max - 1).join("") + "…";
+}
+
+/** A compact JSON rendering of a value, shortened for one line. */
+export function oneLine(value: unknown, max = 160): string {
+  return truncate(JSON.stringify(value) ?? "undefined", max);
+}
+
+/** Lay rows out as columns (the first row is the header). */
+export function table(rows: string[][], gap = "  "): string[] {
+  const widths: number[] = [];
+  for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, visibleLength(cell))));
+  return rows.map((row) =>
+    row
+      .map((cell, i) => (i === row.length - 1 ? cell : padVisible(cell, widths[i]!)))
+      .join(gap)
+      .trimEnd(),
+  );
+}
+
+export function shortId(id: string): string {
+  return id.replace(/-/g, "").slice(0, 8);
+}

@@ -1,0 +1,266 @@
+// Carries out an undo: starts the manifest's servers, walks the run newest
+// first, claims each action before calling its inverse (so concurrent undos
+// send each inverse once), and records every outcome (R-UNDO-1…8).
+import { hostname } from "node:os";
+import { SynartesisError } from "../errors.ts";
+import type { Journal } from "../journal/journal.ts";
+import type { Action, ResolvedCall, Run, RunStatus, VerifyCall } from "../journal/types.ts";
+import { createMatcher } from "../manifest/match.ts";
+import { textOf } from "../manifest/refs.ts";
+import type { Manifest } from "../manifest/types.ts";
+import type { Logger } from "../proxy/log.ts";
+import { readState } from "../proxy/observe.ts";
+import { Upstream, UpstreamError, startFailure } from "../proxy/upstream.ts";
+import { VERSION } from "../version.ts";
+import { inScope, judge, planUndo, readsNeeded, staticVerdict, verifyKey, type Observed, type Step } from "./plan.ts";
+import { replanAction } from "./replan.ts";
+
+export const IDEMPOTENCY_KEY = "synartesis/idempotency-key";
+
+/** Starts servers on first use, with a handshake of our own. */
+export class ServerPool {
+  private readonly started = new Map<string, Promise<Upstream>>();
+  private readonly all: Upstream[] = [];
+
+  constructor(
+    readonly manifest: Manifest,
+    private readonly log: Logger,
+  ) {}
+
+  get(name: string): Promise<Upstream> {
+    let upstream = this.started.get(name);
+    if (!upstream) {
+      const spec = this.manifest.servers[name];
+      if (!spec) {
+        return Promise.reject(
+          new SynartesisError("config", `the run used server "${name}", which is no longer in the manifest ${this.manifest.path}`),
+        );
+      }
+      const created = new Upstream(spec, { log: this.log, onMessage: () => {} });
+      this.all.push(created);
+      upstream = created
+        .start({ protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "synartesis-undo", version: VERSION } })
+        .then(
+          () => created,
+          (error) => {
+            throw startFailure(created, error);
+          },
+        );
+      this.started.set(name, upstream);
+    }
+    return upstream;
+  }
+
+  async stopAll(): Promise<void> {
+    await Promise.all(this.all.map((u) => u.stop()));
+  }
+}
+
+async function observe(pool: ServerPool, verify: VerifyCall): Promise<Observed> {
+  const read = await readState(await pool.get(verify.server), verify);
+  return read.kind === "absent" ? { kind: "absent" } : read;
+}
+
+type InverseOutcome = { kind: "ok" } | { kind: "failed"; text: string } | { kind: "unknown"; text: string };
+
+async function callInverse(pool: ServerPool, action: Action, call: ResolvedCall): Promise<InverseOutcome> {
+  const upstream = await pool.get(call.server);
+  try {
+    await upstream.ensureReady();
+    const reply = await upstream.request("tools/call", { name: call.tool, arguments: call.args, _meta: { [IDEMPOTENCY_KEY]: action.id } });
+    if (reply.msg.error) return { kind: "failed", text: `${reply.msg.error.message} (JSON-RPC error ${reply.msg.error.code})` };
+    if (reply.msg.result?.isError) return { kind: "failed", text: textOf(reply.msg.result) || "the tool reported an error" };
+    return { kind: "ok" };
+  } catch (error) {
+    if (error instanceof UpstreamError) return { kind: "unknown", text: error.message };
+    throw error;
+  }
+}
+
+/** Is the undo process that holds a claim still there? */
+export function claimAlive(owner: string | undefined, claimedAt: string | undefined, now: Date): boolean {
+  if (!owner) return false;
+  const [host, pid] = owner.split(":");
+  if (host === hostname()) {
+    try {
+      process.kill(Number(pid), 0);
+      return true;
+    } catch (error) {
+      return (error as NodeJS.ErrnoException).code === "EPERM";
+    }
+  }
+  // Another machine: trust the claim for ten minutes.
+  return claimedAt !== undefined && now.getTime() - new Date(claimedAt).getTime() < 10 * 60 * 1000;
+}
+
+export interface UndoOptions {
+  fromSeq: number;
+  dryRun: boolean;
+  replan: boolean;
+  now(): Date;
+  owner: string;
+  log: Logger;
+  /** Each step as it is decided (and, for reverts, done). */
+  onStep(step: Step): void;
+  onReplan?(action: Action, warnings: string[]): void;
+}
+
+export interface UndoReport {
+  steps: Step[];
+  /** The step undo stopped at, if it stopped. */
+  halted?: Step;
+  runStatus?: RunStatus;
+}
+
+const CLAIM_WAIT_MS = 100;
+
+export async function undoRun(journal: Journal, manifest: Manifest, run: Run, options: UndoOptions): Promise<UndoReport> {
+  const pool = new ServerPool(manifest, options.log);
+  try {
+    if (options.replan) {
+      const matcher = createMatcher(manifest);
+      for (const action of inScope(journal.actionsOfRun(run.id), options.fromSeq)) {
+        const replanned = replanAction(action, matcher);
+        if (!replanned) continue;
+        const updated = { ...action, inverse: replanned.inverse, verify: replanned.verify, warnings: replanned.warnings };
+        if (!options.dryRun) journal.replan(action.id, replanned.inverse, replanned.verify, replanned.warnings);
+        options.onReplan?.(updated, replanned.warnings);
+      }
+    }
+    if (options.dryRun) return await dryRun(journal, run, pool, options);
+    return await executeRun(journal, run, pool, options);
+  } finally {
+    await pool.stopAll();
+  }
+}
+
+async function dryRun(journal: Journal, run: Run, pool: ServerPool, options: UndoOptions): Promise<UndoReport> {
+  let actions = journal.actionsOfRun(run.id);
+  if (options.replan) {
+    // A dry run writes nothing, so the rebuilt inverses are applied to a copy.
+    const matcher = createMatcher(pool.manifest);
+    actions = actions.map((a) => {
+      const replanned = a.seq >= options.fromSeq ? replanAction(a, matcher) : undefined;
+      return replanned ? { ...a, inverse: replanned.inverse, verify: replanned.verify, warnings: replanned.warnings } : a;
+    });
+  }
+  const observations = new Map<string, Observed>();
+  for (const verify of readsNeeded(actions, options.fromSeq)) {
+    try {
+      observations.set(verifyKey(verify), await observe(pool, verify));
+    } catch (error) {
+      observations.set(verifyKey(verify), { kind: "error", text: (error as Error).message });
+    }
+  }
+  const steps = planUndo(actions, options.fromSeq, observations);
+  steps.forEach((step) => options.onStep(step));
+  const halted = steps.find((s) => s.outcome === "halt" || s.outcome === "drift");
+  return { steps, ...(halted ? { halted } : {}) };
+}
+
+async function executeRun(journal: Journal, run: Run, pool: ServerPool, options: UndoOptions): Promise<UndoReport> {
+  const steps: Step[] = [];
+  const record = (step: Step) => {
+    steps.push(step);
+    options.onStep(step);
+    return step;
+  };
+  let halted: Step | undefined;
+
+  for (const planned of inScope(journal.actionsOfRun(run.id), options.fromSeq)) {
+    const step = await undoOne(journal, pool, planned.id, options);
+    record(step);
+    if (step.outcome === "halt" || step.outcome === "drift") {
+      halted = step;
+      break;
+    }
+  }
+
+  const remaining = journal.actionsOfRun(run.id).filter((a) => {
+    const verdict = staticVerdict(a);
+    return verdict.kind !== "skip";
+  });
+  const runStatus: RunStatus = halted || remaining.length > 0 ? "partial" : "rolled_back";
+  journal.setRunStatus(run.id, runStatus, options.now().toISOString());
+  return { steps, runStatus, ...(halted ? { halted } : {}) };
+}
+
+/** Undo one action, claiming it first; waits for (or takes over from) another undo holding it. */
+async function undoOne(journal: Journal, pool: ServerPool, actionId: string, options: UndoOptions): Promise<Step> {
+  for (;;) {
+    const action = journal.getAction(actionId)!;
+    const verdict = staticVerdict(action);
+    if (verdict.kind === "skip" || verdict.kind === "halt") {
+      return { action, outcome: verdict.kind, why: verdict.why, ...(verdict.kind === "halt" && verdict.hint ? { hint: verdict.hint } : {}) };
+    }
+    if (verdict.kind === "left") {
+      journal.markUnrecoverable(action.id);
+      return { action, outcome: "left", why: verdict.why };
+    }
+
+    const now = options.now();
+    if (action.status === "rolling_back" && action.claimedBy !== options.owner) {
+      if (claimAlive(action.claimedBy, action.claimedAt, now)) {
+        await Bun.sleep(CLAIM_WAIT_MS);
+        continue;
+      }
+      // An undo that was interrupted: take over; the checks below decide whether its inverse landed.
+      if (!journal.takeOverClaim(action.id, action.claimedBy ?? "", options.owner, now.toISOString())) continue;
+    } else if (action.status === "applied") {
+      if (!journal.claim(action.id, options.owner, now.toISOString(), ["applied"])) continue;
+    }
+
+    const release = (why: string) => journal.settleClaim(action.id, options.owner, "applied", { warning: why });
+
+    if (verdict.kind === "check") {
+      let observed: Observed;
+      try {
+        observed = await observe(pool, verdict.verify);
+      } catch (error) {
+        release(`undo could not read the current state: ${(error as Error).message}`);
+        throw error;
+      }
+      const judged = judge(action, verdict, observed);
+      if (judged.outcome === "already") {
+        journal.settleClaim(action.id, options.owner, "rolled_back");
+        return judged;
+      }
+      if (judged.outcome !== "revert") {
+        journal.settleClaim(action.id, options.owner, "applied");
+        return judged;
+      }
+    }
+
+    const call = verdict.call;
+    let outcome: InverseOutcome;
+    try {
+      outcome = await callInverse(pool, action, call);
+    } catch (error) {
+      release(`undo could not reach the server: ${(error as Error).message}`);
+      throw error;
+    }
+    const unverified = verdict.kind === "revert";
+    if (outcome.kind === "ok") {
+      journal.settleClaim(action.id, options.owner, "rolled_back");
+      return { action, outcome: "revert", why: unverified ? "reverted without a drift check" : "reverted", call, ...(unverified ? { unverified } : {}) };
+    }
+    if (outcome.kind === "failed") {
+      release(`undo's inverse failed: ${outcome.text}`);
+      return {
+        action,
+        outcome: "halt",
+        why: `the inverse ${call.server}.${call.tool} failed: ${outcome.text}`,
+        hint: "Nothing was changed by this step. Fix the cause (or the manifest, then use --replan) and run undo again.",
+        call,
+      };
+    }
+    // No answer: the inverse may or may not have landed. Keep the claim so the next undo checks before resending.
+    return {
+      action,
+      outcome: "halt",
+      why: `the inverse ${call.server}.${call.tool} got no answer (${outcome.text}); whether it landed is unknown`,
+      hint: "Run undo again: it re-checks this record before sending the inverse again, with the same idempotency key.",
+      call,
+    };
+  }
+}

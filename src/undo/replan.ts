@@ -1,0 +1,47 @@
+// --replan (R-UNDO-7): rebuild an action's inverse and verification read from
+// the current manifest, using the state captured when the call ran. Pure.
+import type { Action, ResolvedCall, VerifyCall } from "../journal/types.ts";
+import type { Matcher } from "../manifest/match.ts";
+import { payloadOf, ResolveError, resolveTemplate } from "../manifest/refs.ts";
+
+export interface Replanned {
+  inverse?: ResolvedCall;
+  verify?: VerifyCall;
+  warnings: string[];
+}
+
+/** Undefined when the action is not something undo would revert. */
+export function replanAction(action: Action, matcher: Matcher): Replanned | undefined {
+  if (action.status !== "applied" && action.status !== "rolling_back") return undefined;
+  if (action.class === "readonly" || action.class === "irreversible") return undefined;
+  const rule = matcher.classify(action.server, action.tool).rule;
+  const warnings: string[] = [];
+  if (!rule?.inverse) {
+    warnings.push(`the current manifest has no inverse for ${action.server}.${action.tool}; undo has no usable inverse for this call`);
+    return { warnings };
+  }
+  const snapshot = action.snapshot && !action.snapshot.absent ? action.snapshot.payload : undefined;
+  const result = action.resultText === undefined ? undefined : payloadOf(JSON.parse(action.resultText));
+  const out: Replanned = { warnings };
+  try {
+    out.inverse = { server: rule.inverse.server, tool: rule.inverse.tool, args: resolveTemplate(rule.inverse.args, { args: action.args, snapshot, result }) };
+  } catch (error) {
+    if (!(error instanceof ResolveError)) throw error;
+    warnings.push(`the inverse could not be resolved (${error.message}); undo has no usable inverse for this call`);
+  }
+  // A verification read only helps when a post-state was captured to compare against.
+  if (rule.snapshot && action.postState) {
+    try {
+      out.verify = {
+        server: rule.snapshot.server,
+        tool: rule.snapshot.tool,
+        args: resolveTemplate(rule.snapshot.args, { args: action.args }),
+        absentWhen: rule.snapshot.absentWhen,
+      };
+    } catch (error) {
+      if (!(error instanceof ResolveError)) throw error;
+      warnings.push(`the verification read could not be resolved (${error.message})`);
+    }
+  }
+  return out;
+}
