@@ -76,6 +76,7 @@ export class LineSession {
   private buffer = "";
   private lines: string[] = [];
   private waiters: Array<() => void> = [];
+  private stdoutEnded = false;
   stderr = "";
 
   constructor(argv: string[], options: { cwd?: string; env?: Record<string, string | undefined> } = {}) {
@@ -101,6 +102,7 @@ export class LineSession {
   private async pump(stream: ReadableStream<Uint8Array>, onText: (text: string) => void) {
     const decoder = new TextDecoder();
     for await (const chunk of stream) onText(decoder.decode(chunk, { stream: true }));
+    if (stream === this.proc.stdout) this.stdoutEnded = true;
     this.waiters.splice(0).forEach((w) => w());
   }
 
@@ -115,9 +117,8 @@ export class LineSession {
     for (;;) {
       const index = this.lines.findIndex((line) => predicate(JSON.parse(line)));
       if (index !== -1) return JSON.parse(this.lines.splice(index, 1)[0]!);
-      if (this.proc.exitCode !== null && this.proc.stdout.locked === false) break;
       const left = deadline - Date.now();
-      if (left <= 0) break;
+      if (this.stdoutEnded || left <= 0) break;
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, left);
         this.waiters.push(() => {
@@ -125,10 +126,6 @@ export class LineSession {
           resolve();
         });
       });
-      if (this.proc.exitCode !== null && !this.lines.some((l) => predicate(JSON.parse(l)))) {
-        await Bun.sleep(20);
-        if (!this.lines.some((l) => predicate(JSON.parse(l)))) break;
-      }
     }
     throw new Error(`no matching message; stderr:\n${this.stderr}\nlines:\n${this.lines.join("\n")}`);
   }

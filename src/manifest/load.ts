@@ -411,7 +411,9 @@ export function parseManifest(text: string, file: string, env: Record<string, st
         report([...callPath, "args", ...refAt], why);
       }
       const absent = rawCall.absent_when;
+      const toolPos = lineCounter.linePos(locate(doc, [...callPath, "tool"], false));
       return {
+        at: { line: toolPos.line, col: toolPos.col },
         server: target?.server ?? "",
         tool: target?.tool ?? "",
         args,

@@ -35,6 +35,8 @@ export interface CallSpec {
   args: Template;
   /** Substrings of an error result that mean "the thing does not exist". */
   absentWhen: string[];
+  /** Where `tool:` is written, for messages. */
+  at: { line: number; col: number };
 }
 
 export interface Rule {

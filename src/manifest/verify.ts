@@ -11,7 +11,7 @@ export function missingTools(manifest: Manifest, toolsByServer: Map<string, Set<
       const tools = toolsByServer.get(call.server);
       if (tools && !tools.has(call.tool)) {
         problems.push(
-          `${manifest.path}:${rule.line}: the ${part} of "${rule.match}" calls ${call.server}.${call.tool}, but server "${call.server}" has no tool "${call.tool}"` +
+          `${manifest.path}:${call.at.line}:${call.at.col}: the ${part} of "${rule.match}" calls ${call.server}.${call.tool}, but server "${call.server}" has no tool "${call.tool}"` +
             (tools.size ? ` (it has: ${[...tools].sort().join(", ")})` : " (it lists no tools)"),
         );
       }
