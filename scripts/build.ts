@@ -23,8 +23,13 @@ export async function buildFlags(): Promise<string[]> {
   ];
 }
 
-export async function build(outfile = join(root, "dist", "synartesis"), target?: string): Promise<void> {
-  const flags = await buildFlags();
+export interface BuildOptions {
+  /** Flags of buildFlags() to leave out (for a cross target that refuses one; see scripts/release.ts). */
+  drop?: string[];
+}
+
+export async function build(outfile = join(root, "dist", "synartesis"), target?: string, options: BuildOptions = {}): Promise<void> {
+  const flags = (await buildFlags()).filter((flag) => !options.drop?.includes(flag));
   if (target) flags.push(`--target=${target}`);
   const result = await $`bun build ${flags} ${join(root, "src", "main.ts")} --outfile ${outfile}`.cwd(root).quiet().nothrow();
   if (result.exitCode !== 0) {
