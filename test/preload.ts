@@ -1,8 +1,12 @@
 // Runs once before the suite: most tests drive dist/synartesis over real pipes,
 // so (re)build it when any source is newer than the binary.
+import { setDefaultTimeout } from "bun:test";
 import { existsSync, readdirSync, renameSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { build } from "../scripts/build.ts";
+
+// bunfig's [test] timeout is not honoured by this bun; set the default here.
+setDefaultTimeout(60_000);
 
 const root = join(import.meta.dir, "..");
 const binary = join(root, "dist", "synartesis");
