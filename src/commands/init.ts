@@ -1,10 +1,132 @@
+// `synartesis init NAME -- COMMAND ARGS…`: start a server, list its tools and
+// write (or extend) the manifest with a first policy (R-CLI-2).
 import { defineCommand } from "citty";
+import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { dirname, isAbsolute, resolve } from "node:path";
 import { SynartesisError } from "../errors.ts";
+import { findManifest, MANIFEST_NAME } from "../manifest/discover.ts";
+import { writeServer, type ServerBlock, type ToolInfo } from "../manifest/draft.ts";
+import { ManifestError, parseManifest } from "../manifest/load.ts";
+import { SHIPPED_MANIFESTS } from "../manifest/shipped.ts";
+import { DEFAULT_TIMEOUT_SECONDS } from "../manifest/types.ts";
+import { createLogger } from "../proxy/log.ts";
+import { startFailure, Upstream } from "../proxy/upstream.ts";
+import { selfArgv } from "../self.ts";
+import { VERSION } from "../version.ts";
+import { type CommandData, writeLines } from "./shared.ts";
+
+const looksRelativePath = (value: string) => value.startsWith("./") || value.startsWith("../");
+
+/** How to start the server, written so the manifest works from any folder. */
+export function serverBlock(argv: string[], cwd: string): ServerBlock {
+  const env: Record<string, string> = {};
+  let rest = [...argv];
+  // `env A=1 B=2 command …` becomes an env block.
+  if (rest[0] === "env") {
+    rest = rest.slice(1);
+    while (rest[0] && /^[A-Za-z_][A-Za-z0-9_]*=/.test(rest[0])) {
+      const [key, ...value] = rest.shift()!.split("=");
+      env[key!] = value.join("=");
+    }
+  }
+  let [command, ...args] = rest;
+  if (!command) throw new SynartesisError("usage", "give the server's command after --, e.g. synartesis init crm -- synartesis toy-crm --state ./crm.json");
+  if (command === "synartesis") {
+    const self = selfArgv();
+    command = self[0]!;
+    args = [...self.slice(1), ...args];
+  } else if (command.includes("/") && !isAbsolute(command)) {
+    command = resolve(cwd, command);
+  }
+  args = args.map((arg) => {
+    if (looksRelativePath(arg)) return resolve(cwd, arg);
+    const eq = arg.indexOf("=");
+    if (arg.startsWith("-") && eq !== -1 && looksRelativePath(arg.slice(eq + 1))) return `${arg.slice(0, eq + 1)}${resolve(cwd, arg.slice(eq + 1))}`;
+    if (!arg.startsWith("-") && !isAbsolute(arg) && arg.includes("/") && existsSync(resolve(cwd, arg))) return resolve(cwd, arg);
+    return arg;
+  });
+  return { command, args, ...(Object.keys(env).length ? { env } : {}) };
+}
+
+async function discoverTools(name: string, block: ServerBlock, cwd: string): Promise<ToolInfo[]> {
+  const upstream = new Upstream(
+    { name, kind: "command", command: block.command, args: block.args, env: block.env ?? {}, cwd, timeoutMs: DEFAULT_TIMEOUT_SECONDS * 1000, line: 0 },
+    { log: createLogger("silent"), onMessage: () => {} },
+  );
+  try {
+    const init = await upstream.start({ protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "synartesis-init", version: VERSION } });
+    if (!init?.capabilities?.tools) return [];
+    return (await upstream.listAll("tools/list", "tools")) as ToolInfo[];
+  } catch (error) {
+    throw startFailure(upstream, error);
+  } finally {
+    await upstream.stop();
+  }
+}
 
 export default defineCommand({
-  meta: { name: "init", description: "not built yet" },
-  args: {},
-  run() {
-    throw new SynartesisError("not_implemented", "synartesis init is not built yet");
+  meta: {
+    name: "init",
+    description:
+      "Start a server, ask for its tools and write (or extend) synartesis.yaml: read-only tools become readonly, every other tool is gated with a TODO. Known servers adopt the shipped policy. Usage: synartesis init NAME -- COMMAND ARGS…",
+  },
+  args: {
+    name: { type: "positional", required: true, description: "The server's name in the manifest (letters, digits, - and _)" },
+    manifest: { type: "string", valueHint: "path", description: `The manifest to write or extend (default: ${MANIFEST_NAME} found upwards, else in this folder)` },
+    force: { type: "boolean", description: "Replace the server's block and rules if the name exists already" },
+    draft: { type: "boolean", description: "Draft every rule from the tools' hints, even for a server with a shipped policy" },
+  },
+  async run({ args, data }) {
+    const name = args.name;
+    if (!/^[A-Za-z0-9_-]+$/.test(name) || name.includes("__")) {
+      throw new SynartesisError("usage", `server name "${name}" may contain only letters, digits, "-" and "_" (and no "__")`);
+    }
+    const argv = (data as CommandData).afterDashes;
+    if (!argv?.length) throw new SynartesisError("usage", "give the server's command after --, e.g. synartesis init crm -- synartesis toy-crm --state ./crm.json");
+    const cwd = process.cwd();
+    let manifestPath: string;
+    if (args.manifest) manifestPath = resolve(cwd, args.manifest);
+    else {
+      try {
+        manifestPath = findManifest(cwd);
+      } catch {
+        manifestPath = resolve(cwd, MANIFEST_NAME);
+      }
+    }
+    const block = serverBlock(argv, cwd);
+    const tools = await discoverTools(name, block, dirname(manifestPath));
+    if (tools.length === 0) throw new SynartesisError("server", `server "${name}" exposes no tools; there is nothing to write a policy for`);
+
+    const existing = existsSync(manifestPath) ? readFileSync(manifestPath, "utf8") : undefined;
+    const draft = writeServer({ existing, name, server: block, tools, shipped: SHIPPED_MANIFESTS, force: Boolean(args.force), draftOnly: Boolean(args.draft) });
+    try {
+      parseManifest(draft.text, manifestPath, process.env);
+    } catch (error) {
+      if (error instanceof ManifestError) {
+        throw new SynartesisError("manifest", `nothing was written: the manifest init would write does not load`, {
+          details: error.problems.map((p) => `${manifestPath}:${p.line}:${p.col}: ${p.message}`),
+        });
+      }
+      throw error;
+    }
+    const partial = `${manifestPath}.${process.pid}.tmp`;
+    writeFileSync(partial, draft.text);
+    renameSync(partial, manifestPath);
+
+    const self = selfArgv();
+    const client = { mcpServers: { synartesis: { command: self[0], args: [...self.slice(1), "proxy", "--manifest", manifestPath] } } };
+    const { adopted, readonly, todo } = draft.counts;
+    const lines = [`${existing === undefined ? "Wrote" : "Extended"} ${manifestPath}: server "${name}" (${tools.length} tools).`];
+    if (draft.adoptedFrom) lines.push(`  ${adopted} rules adopted from the shipped policy for ${draft.adoptedFrom.title} (manifests/${draft.adoptedFrom.file})`);
+    lines.push(`  ${readonly} readonly (the server's readOnlyHint, trusted)`, `  ${todo} gated with a TODO: decide reversible, compensable, or leave them gated`);
+    lines.push(
+      `TODOs left in the manifest: ${draft.todosInFile}`,
+      "",
+      "Point your MCP client at the proxy: add this to its configuration (e.g. claude_desktop_config.json, .cursor/mcp.json):",
+      JSON.stringify(client, null, 2),
+      "",
+      `Check the policy any time with: synartesis check --manifest ${manifestPath}`,
+    );
+    writeLines(lines);
   },
 });

@@ -319,8 +319,7 @@ export class Upstream {
     if (reason !== "stopped") {
       this.options.log.error("server stopped", { server: this.name, reason, stderr: this.stderrTail.slice(-10) });
     }
-    const tail = this.stderrTail.slice(-5);
-    const why = `server "${this.name}" ${reason} while a reply was owed${tail.length ? `; its last stderr lines: ${tail.join(" | ")}` : ""}`;
+    const why = `server "${this.name}" ${reason} while a reply was owed`;
     for (const [id, entry] of this.pending) {
       clearTimeout(entry.timer);
       entry.reject(new UpstreamError(why, "closed"));
@@ -345,7 +344,8 @@ export class Upstream {
 
 /** Turn a start failure into the error the CLI reports (exit 1, the server named, its stderr quoted). */
 export function startFailure(upstream: Upstream, error: unknown): SynartesisError {
-  const reason = error instanceof Error ? error.message : String(error);
+  const exited = error instanceof UpstreamError && error.kind === "closed" && upstream.stopReason;
+  const reason = exited ? `it ${upstream.stopReason} before answering` : error instanceof Error ? error.message : String(error);
   const stderr = upstream.stderr().filter((l) => l.trim() !== "").slice(-8);
   return new SynartesisError("server", `server "${upstream.name}" would not start: ${reason}`, {
     details: stderr.length ? ["its stderr said:", ...stderr.map((l) => `  ${l}`)] : [],

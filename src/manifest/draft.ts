@@ -1,0 +1,228 @@
+// The first policy for a server (R-CLI-2): adopt a shipped manifest's rules
+// when the server is one we know, draft the rest from the tools' own hints,
+// and write it into a new or existing manifest without losing a comment.
+// Pure: text and tool lists in, text out.
+import { isMap, isScalar, isSeq, parseDocument, YAMLMap, YAMLSeq, type Document } from "yaml";
+import { SynartesisError } from "../errors.ts";
+import { createMatcher } from "./match.ts";
+import { MANIFEST_NAME } from "./discover.ts";
+import type { ShippedManifest } from "./shipped.ts";
+
+export interface ToolInfo {
+  name: string;
+  description?: string;
+  annotations?: {
+    readOnlyHint?: boolean;
+    destructiveHint?: boolean;
+    idempotentHint?: boolean;
+    openWorldHint?: boolean;
+    title?: string;
+  };
+}
+
+export interface ServerBlock {
+  command: string;
+  args: string[];
+  env?: Record<string, string>;
+}
+
+/** One rule to write, with the comment that goes above it. */
+export interface DraftRule {
+  node: YAMLMap;
+  kind: "adopted" | "readonly" | "todo";
+}
+
+export interface Draft {
+  text: string;
+  adoptedFrom?: ShippedManifest;
+  counts: { adopted: number; readonly: number; todo: number };
+  /** TODO comments left in the whole file after writing. */
+  todosInFile: number;
+}
+
+function shippedServerName(doc: Document): string | undefined {
+  const servers = doc.get("servers", true);
+  if (!isMap(servers) || servers.items.length !== 1) return undefined;
+  const key = servers.items[0]!.key;
+  return isScalar(key) ? String(key.value) : undefined;
+}
+
+/** The comment at the top of a manifest (yaml attaches it to the document or to its first key). */
+function headerComment(doc: Document): string | undefined {
+  if (doc.commentBefore) return doc.commentBefore;
+  const contents = doc.contents;
+  if (!isMap(contents)) return undefined;
+  const first = contents.items[0]?.key;
+  return contents.commentBefore ?? (isScalar(first) ? first.commentBefore : undefined) ?? undefined;
+}
+
+function renameServer(value: string, from: string, to: string): string {
+  return value.startsWith(`${from}.`) ? `${to}.${value.slice(from.length + 1)}` : value;
+}
+
+/**
+ * The shipped rules that apply to this server, renamed to `name`: only when
+ * every concrete tool those rules name (matches without "*", snapshot and
+ * inverse tools) exists on it.
+ */
+export function adoptShipped(
+  shipped: ShippedManifest[],
+  name: string,
+  tools: string[],
+): { from: ShippedManifest; rules: YAMLMap[]; header: string | undefined } | undefined {
+  const available = new Set(tools);
+  for (const manifest of shipped) {
+    const doc = parseDocument(manifest.text);
+    const original = shippedServerName(doc);
+    const rules = doc.get("tools", true);
+    if (!original || !isSeq(rules)) continue;
+    const referenced: string[] = [];
+    for (const rule of rules.items) {
+      if (!isMap(rule)) continue;
+      const match = String(rule.get("match"));
+      if (!match.includes("*")) referenced.push(match);
+      for (const part of ["snapshot", "inverse"]) {
+        const call = rule.get(part, true);
+        if (isMap(call)) referenced.push(String(call.get("tool")));
+      }
+    }
+    const fits = referenced.every((ref) => ref.startsWith(`${original}.`) && available.has(ref.slice(original.length + 1)));
+    if (!fits || referenced.length === 0) continue;
+    const renamed = rules.items.filter(isMap).map((rule) => {
+      const copy = rule.clone() as YAMLMap;
+      copy.set("match", renameServer(String(copy.get("match")), original, name));
+      for (const part of ["snapshot", "inverse"]) {
+        const call = copy.get(part, true);
+        if (isMap(call)) call.set("tool", renameServer(String(call.get("tool")), original, name));
+      }
+      return copy;
+    });
+    return { from: manifest, rules: renamed, header: headerComment(doc) };
+  }
+  return undefined;
+}
+
+function hintLine(tool: ToolInfo): string {
+  const a = tool.annotations ?? {};
+  const hints = (["destructiveHint", "idempotentHint", "openWorldHint"] as const)
+    .filter((key) => a[key] !== undefined)
+    .map((key) => `${key}=${a[key]}`);
+  return hints.length ? hints.join(", ") : "none given";
+}
+
+function oneLineText(text: string | undefined): string {
+  return (text ?? "").replace(/\s+/g, " ").trim() || "(no description)";
+}
+
+export function draftRule(doc: Document, server: string, tool: ToolInfo): DraftRule {
+  const match = `${server}.${tool.name}`;
+  if (tool.annotations?.readOnlyHint === true) {
+    const node = doc.createNode({ match, class: "readonly" }) as YAMLMap;
+    node.commentBefore = ` ${match}: readonly because the server's own readOnlyHint says so (trusted, not verified).`;
+    return { node, kind: "readonly" };
+  }
+  const node = doc.createNode({ match, class: "irreversible", gate: "always" }) as YAMLMap;
+  node.commentBefore = [
+    ` TODO ${match}: gated until you decide. ${oneLineText(tool.description)}`,
+    `   Server hints: ${hintLine(tool)}`,
+    `   Choose one:`,
+    `   - reversible: add a snapshot (a read of what it replaces) and an inverse that writes it back;`,
+    `   - compensable: add an inverse built from $result (a call that cancels it);`,
+    `   - or leave it irreversible: every call waits for a person's approval.`,
+  ].join("\n");
+  return { node, kind: "todo" };
+}
+
+function countTodos(text: string): number {
+  return text.split("\n").filter((line) => /^\s*#\s*TODO\b/.test(line)).length;
+}
+
+function removeServer(doc: Document, name: string): void {
+  const servers = doc.get("servers", true);
+  if (isMap(servers)) servers.delete(name);
+  const rules = doc.get("tools", true);
+  if (!isSeq(rules)) return;
+  rules.items = rules.items.filter((rule) => {
+    if (!isMap(rule)) return true;
+    const match = String(rule.get("match") ?? "");
+    return !match.startsWith(`${name}.`);
+  });
+}
+
+const HEADER = [
+  " Synartesis policy: which tool calls are recorded, how each is undone, and",
+  " which wait for a person. Written by `synartesis init`; see the README.",
+  " Unmentioned tools are treated as irreversible and gated.",
+].join("\n");
+
+/**
+ * Add a server and its rules to manifest text (or a new manifest when
+ * `existing` is undefined). Throws when the server exists and `force` is off.
+ */
+export function writeServer(options: {
+  existing: string | undefined;
+  name: string;
+  server: ServerBlock;
+  tools: ToolInfo[];
+  shipped: ShippedManifest[];
+  force: boolean;
+  draftOnly: boolean;
+}): Draft {
+  const doc = options.existing === undefined ? parseDocument("version: 1\n") : parseDocument(options.existing);
+  if (doc.errors.length) {
+    throw new SynartesisError("manifest", `the existing ${MANIFEST_NAME} is not valid YAML: ${doc.errors[0]!.message.split("\n")[0]}`);
+  }
+  if (options.existing === undefined) doc.commentBefore = HEADER;
+  if (!isMap(doc.contents)) throw new SynartesisError("manifest", `the existing manifest is not a map of version, servers and tools`);
+
+  let servers = doc.get("servers", true);
+  if (!isMap(servers)) {
+    servers = doc.createNode({}) as YAMLMap;
+    doc.set("servers", servers);
+  }
+  const serversMap = servers as YAMLMap;
+  if (serversMap.has(options.name)) {
+    if (!options.force) {
+      throw new SynartesisError("config", `the manifest already has a server named "${options.name}"`, {
+        hint: "Pick another name, or pass --force to replace that server's block and rules.",
+      });
+    }
+    removeServer(doc, options.name);
+  }
+  serversMap.flow = false;
+  const block: Record<string, unknown> = { command: options.server.command, args: options.server.args };
+  if (options.server.env && Object.keys(options.server.env).length) block.env = options.server.env;
+  serversMap.set(options.name, doc.createNode(block));
+
+  let rules = doc.get("tools", true);
+  if (!isSeq(rules)) {
+    rules = new YAMLSeq();
+    doc.set("tools", rules);
+  }
+  const seq = rules as YAMLSeq;
+  seq.flow = false;
+
+  const adopted = options.draftOnly ? undefined : adoptShipped(options.shipped, options.name, options.tools.map((t) => t.name));
+  const counts = { adopted: 0, readonly: 0, todo: 0 };
+  if (adopted) {
+    if (adopted.rules[0]) {
+      const note = [` Rules for "${options.name}" adopted from the shipped policy for ${adopted.from.title} (manifests/${adopted.from.file}).`, adopted.header ? `${adopted.header}` : ""]
+        .filter(Boolean)
+        .join("\n");
+      adopted.rules[0].commentBefore = adopted.rules[0].commentBefore ? `${note}\n\n${adopted.rules[0].commentBefore}` : note;
+    }
+    seq.items.push(...adopted.rules);
+    counts.adopted = adopted.rules.length;
+  }
+  const matcher = createMatcher({
+    rules: adopted ? adopted.rules.map((r) => ({ match: String(r.get("match")), class: "readonly", gate: "never", line: 0 })) : [],
+  });
+  for (const tool of options.tools) {
+    if (adopted && matcher.classify(options.name, tool.name).rule) continue;
+    const rule = draftRule(doc, options.name, tool);
+    seq.items.push(rule.node);
+    counts[rule.kind === "readonly" ? "readonly" : "todo"]++;
+  }
+  const text = doc.toString({ lineWidth: 0 });
+  return { text, ...(adopted ? { adoptedFrom: adopted.from } : {}), counts, todosInFile: countTodos(text) };
+}
