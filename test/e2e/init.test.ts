@@ -1,0 +1,169 @@
+// `synartesis init` through the built binary: adopt a shipped policy, draft
+// TODOs, extend an existing manifest keeping its comments, refuse cleanly.
+import { describe, expect, test } from "bun:test";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { parse } from "yaml";
+import { BIN, ROOT, run, tempDir } from "../helpers.ts";
+
+const manifestOf = (dir: string) => parse(readFileSync(join(dir, "synartesis.yaml"), "utf8"));
+const matches = (doc: any) => doc.tools.map((r: any) => `${r.match} ${r.class}${r.gate ? ` ${r.gate}` : ""}`);
+
+describe("init", () => {
+  test("the toy CRM adopts the shipped policy and prints the client block", async () => {
+    const dir = tempDir();
+    const result = await run(["init", "crm", "--", "synartesis", "toy-crm", "--state", "./crm.json"], { cwd: dir });
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain(`Wrote ${join(dir, "synartesis.yaml")}: server "crm" (6 tools).`);
+    expect(result.stdout).toContain("6 rules adopted from the shipped policy for the toy CRM (manifests/toy-crm.yaml)");
+    expect(result.stdout).toContain("TODOs left in the manifest: 0");
+    const block = JSON.parse(result.stdout.slice(result.stdout.indexOf("{"), result.stdout.lastIndexOf("}") + 1));
+    expect(block).toEqual({ mcpServers: { synartesis: { command: BIN, args: ["proxy", "--manifest", join(dir, "synartesis.yaml")] } } });
+
+    const doc = manifestOf(dir);
+    // The server block is self-contained: the binary's own path, an absolute state file.
+    expect(doc.servers.crm).toEqual({ command: BIN, args: ["toy-crm", "--state", join(dir, "crm.json")] });
+    expect(matches(doc)).toEqual([
+      "crm.get_customer readonly",
+      "crm.update_customer reversible",
+      "crm.delete_customer reversible",
+      "crm.create_customer compensable",
+      "crm.restore_customer compensable",
+      "crm.send_* irreversible always",
+    ]);
+    expect(readFileSync(join(dir, "synartesis.yaml"), "utf8")).toContain("# Where this server's abilities end");
+
+    const check = await run(["check"], { cwd: dir });
+    expect(check.code).toBe(0);
+  });
+
+  test("--draft: readOnlyHint tools become readonly, every other tool a gated TODO", async () => {
+    const dir = tempDir();
+    const result = await run(["init", "crm", "--draft", "--", "synartesis", "toy-crm"], { cwd: dir });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain("1 readonly (the server's readOnlyHint, trusted)");
+    expect(result.stdout).toContain("5 gated with a TODO");
+    expect(result.stdout).toContain("TODOs left in the manifest: 5");
+    const text = readFileSync(join(dir, "synartesis.yaml"), "utf8");
+    expect(text).toContain("# crm.get_customer: readonly because the server's own readOnlyHint says so (trusted, not verified).");
+    expect(text).toContain("# TODO crm.send_email: gated until you decide. Send an email");
+    expect(text).toContain("#   Server hints: destructiveHint=false, idempotentHint=false, openWorldHint=true");
+    expect(text).toContain("#   - reversible: add a snapshot");
+    expect(text).toContain("#   - compensable: add an inverse built from $result");
+    expect(text).toContain("#   - or leave it irreversible: every call waits for a person's approval.");
+    expect(matches(manifestOf(dir))).toEqual([
+      "crm.get_customer readonly",
+      "crm.create_customer irreversible always",
+      "crm.update_customer irreversible always",
+      "crm.delete_customer irreversible always",
+      "crm.restore_customer irreversible always",
+      "crm.send_email irreversible always",
+    ]);
+  });
+
+  test("extends an existing manifest: both servers present, comments and rules kept", async () => {
+    const dir = tempDir();
+    const original = [
+      "# Our team's policy. Do not remove this line.",
+      "version: 1",
+      "servers:",
+      "  crm:",
+      `    command: ${BIN}   # the binary`,
+      '    args: ["toy-crm", "--state", "./crm.json"]',
+      "tools:",
+      "  # Reads are fine.",
+      '  - match: "crm.get_customer"',
+      "    class: readonly",
+      "",
+    ].join("\n");
+    writeFileSync(join(dir, "synartesis.yaml"), original);
+    const result = await run(["init", "crm2", "--draft", "--", "synartesis", "toy-crm", "--state", "./crm2.json"], { cwd: dir });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain(`Extended ${join(dir, "synartesis.yaml")}: server "crm2"`);
+    const text = readFileSync(join(dir, "synartesis.yaml"), "utf8");
+    expect(text).toContain("# Our team's policy. Do not remove this line.");
+    expect(text).toContain("# the binary");
+    expect(text).toContain("# Reads are fine.");
+    const doc = manifestOf(dir);
+    expect(Object.keys(doc.servers)).toEqual(["crm", "crm2"]);
+    expect(matches(doc)[0]).toBe("crm.get_customer readonly");
+    expect(matches(doc)).toContain("crm2.get_customer readonly");
+    expect(matches(doc)).toContain("crm2.send_email irreversible always");
+
+    // The same name again is refused, and nothing changes; --force replaces that server only.
+    const again = await run(["init", "crm2", "--", "synartesis", "toy-crm"], { cwd: dir });
+    expect(again.code).toBe(2);
+    expect(again.stderr).toContain('the manifest already has a server named "crm2"');
+    expect(readFileSync(join(dir, "synartesis.yaml"), "utf8")).toBe(text);
+    const forced = await run(["init", "crm2", "--force", "--", "synartesis", "toy-crm"], { cwd: dir });
+    expect(forced.code).toBe(0);
+    const after = manifestOf(dir);
+    expect(matches(after).filter((m: string) => m.startsWith("crm2."))).toEqual([
+      "crm2.get_customer readonly",
+      "crm2.update_customer reversible",
+      "crm2.delete_customer reversible",
+      "crm2.create_customer compensable",
+      "crm2.restore_customer compensable",
+      "crm2.send_* irreversible always",
+    ]);
+    expect(matches(after)[0]).toBe("crm.get_customer readonly");
+    expect(readFileSync(join(dir, "synartesis.yaml"), "utf8")).toContain("# Our team's policy. Do not remove this line.");
+  });
+
+  test("an existing file with `tools: []` and a different key order", async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, "synartesis.yaml"), `tools: []\nservers:\n  other: { command: ${BIN}, args: [toy-crm] }\nversion: 1\n`);
+    const result = await run(["init", "crm", "--", "synartesis", "toy-crm"], { cwd: dir });
+    expect(result.code).toBe(0);
+    const doc = manifestOf(dir);
+    expect(Object.keys(doc)).toEqual(["tools", "servers", "version"]);
+    expect(Object.keys(doc.servers)).toEqual(["other", "crm"]);
+    expect(doc.tools.length).toBe(6);
+  });
+
+  test("a command that cannot start: exit 1, the server named, nothing written", async () => {
+    const dir = tempDir();
+    const missing = await run(["init", "x", "--", "/no/such/server"], { cwd: dir });
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toBe('synartesis: server "x" would not start: command not found: /no/such/server\n');
+    const crashing = await run(["init", "y", "--", "bash", "-c", "echo 'cannot open database: permission denied' >&2; exit 3"], { cwd: dir });
+    expect(crashing.code).toBe(1);
+    expect(crashing.stderr).toContain('synartesis: server "y" would not start: it exited with code 3 before answering');
+    expect(crashing.stderr).toContain("cannot open database: permission denied");
+    expect(existsSync(join(dir, "synartesis.yaml"))).toBe(false);
+  });
+
+  test("a server with no tools: a clear error, nothing written", async () => {
+    const dir = tempDir();
+    const result = await run(["init", "empty", "--", "bun", join(ROOT, "test/fixtures/init-no-tools.ts")], { cwd: dir });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('server "empty" exposes no tools; there is nothing to write a policy for');
+    expect(existsSync(join(dir, "synartesis.yaml"))).toBe(false);
+  });
+
+  test("flags after -- belong to the server command", async () => {
+    const dir = tempDir();
+    const script = `printf '%s\\n' "$@" > args.txt; exec ${BIN} toy-crm`;
+    const result = await run(["init", "wrapped", "--", "bash", "-c", script, "_", "-h", "--weird"], { cwd: dir });
+    expect(result.code).toBe(0);
+    expect(readFileSync(join(dir, "args.txt"), "utf8")).toBe("-h\n--weird\n");
+    expect(manifestOf(dir).servers.wrapped.args).toEqual(["-c", script, "_", "-h", "--weird"]);
+  });
+
+  test("refuses to write a manifest that would not load; bad names and usage exit 2", async () => {
+    const dir = tempDir();
+    const broken = `version: 1\nservers:\n  crm:\n    command: ${BIN}\n    env: { TOKEN: "\${SYNARTESIS_TEST_UNSET_VARIABLE}" }\n`;
+    writeFileSync(join(dir, "synartesis.yaml"), broken);
+    const result = await run(["init", "crm2", "--", "synartesis", "toy-crm"], { cwd: dir });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain("nothing was written: the manifest init would write does not load");
+    expect(result.stderr).toContain(`${join(dir, "synartesis.yaml")}:5:19: "TOKEN" uses \${SYNARTESIS_TEST_UNSET_VARIABLE}, which is not set in the environment`);
+    expect(readFileSync(join(dir, "synartesis.yaml"), "utf8")).toBe(broken);
+
+    expect((await run(["init", "a.b", "--", "synartesis", "toy-crm"], { cwd: dir })).code).toBe(2);
+    const noCommand = await run(["init", "crm3"], { cwd: dir });
+    expect(noCommand.code).toBe(2);
+    expect(noCommand.stderr).toContain("give the server's command after --");
+  });
+});
