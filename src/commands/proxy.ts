@@ -23,7 +23,7 @@ export default defineCommand({
     "log-level": {
       type: "string",
       valueHint: LOG_LEVELS.join("|"),
-      description: "JSON log lines on stderr at this level and above (default: info)",
+      description: "JSON log lines on stderr at this level and above (default: warn)",
     },
     "gate-timeout": {
       type: "string",
@@ -33,7 +33,7 @@ export default defineCommand({
     },
   },
   async run({ args }) {
-    const level = (args["log-level"] ?? "info") as LogLevel;
+    const level = (args["log-level"] ?? "warn") as LogLevel;
     if (!LOG_LEVELS.includes(level)) {
       throw new SynartesisError("usage", `--log-level must be one of ${LOG_LEVELS.join(", ")} (got "${level}")`);
     }
@@ -48,15 +48,29 @@ export default defineCommand({
     if (gateTimeout !== undefined) log.info("--gate-timeout has no effect: held calls are refused at once, never kept waiting");
 
     const command = selfCommandText();
+    // process.exit drops stdout writes still queued (a large last reply would be cut):
+    // count them, and wait for the last one before returning.
+    let unflushed = 0;
+    let drained: (() => void) | undefined;
+    const flushed = () => {
+      if (--unflushed === 0) drained?.();
+    };
+    const flushStdout = async () => {
+      if (unflushed === 0) return;
+      // A client that stopped reading gets a few seconds, not forever.
+      await Promise.race([new Promise<void>((resolve) => (drained = resolve)), Bun.sleep(5000)]);
+    };
     const session = new ProxySession({
       manifest,
       journal,
       log,
       write: (line) => {
+        unflushed++;
         try {
-          process.stdout.write(line + "\n");
+          process.stdout.write(line + "\n", flushed);
         } catch {
           // The client went away; its session ends with stdin.
+          flushed();
         }
       },
       now: () => new Date(),
@@ -83,10 +97,12 @@ export default defineCommand({
     } catch (error) {
       await session.finish();
       journal.close();
+      await flushStdout();
       throw error;
     }
     await session.finish();
     journal.close();
+    await flushStdout();
     log.debug("proxy stopped");
     return 0;
   },

@@ -1,0 +1,142 @@
+// Keeps the README true: runs every shell block of its walkthrough, in order,
+// in an empty folder with `synartesis` on PATH, and checks what the text says.
+import { beforeAll, describe, expect, test } from "bun:test";
+import { mkdirSync, readFileSync, symlinkSync } from "node:fs";
+import { join } from "node:path";
+import { BIN, ROOT, tempDir, type RunResult } from "./helpers.ts";
+
+const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+const walkthrough = readme.slice(readme.indexOf("## Walkthrough"), readme.indexOf("\n## ", readme.indexOf("## Walkthrough") + 3));
+const blocks = [...walkthrough.matchAll(/<!-- readme-test: ([a-z-]+) -->\n```sh\n([\s\S]*?)```/g)].map((m) => ({ name: m[1]!, script: m[2]! }));
+
+let folder: string;
+let pathWithSynartesis: string;
+
+beforeAll(() => {
+  const root = tempDir("syn-readme-");
+  const bin = join(root, "bin");
+  mkdirSync(bin);
+  symlinkSync(BIN, join(bin, "synartesis"));
+  folder = join(root, "crm-demo");
+  mkdirSync(folder);
+  pathWithSynartesis = `${bin}:${process.env.PATH}`;
+});
+
+async function runBlock(name: string): Promise<RunResult> {
+  const block = blocks.find((b) => b.name === name);
+  if (!block) throw new Error(`README has no walkthrough block "${name}"`);
+  const proc = Bun.spawn(["bash", "-c", block.script], {
+    cwd: folder,
+    env: { ...process.env, PATH: pathWithSynartesis, NO_COLOR: "1" },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  return { code, stdout, stderr };
+}
+
+const state = () => JSON.parse(readFileSync(join(folder, "crm.json"), "utf8"));
+const replies = () =>
+  readFileSync(join(folder, "replies.jsonl"), "utf8")
+    .trim()
+    .split("\n")
+    .map((line) => JSON.parse(line));
+const SEED = {
+  c_001: { id: "c_001", name: "Ada Lovelace", email: "ada@example.com", plan: "pro", notes: "founding customer" },
+  c_002: { id: "c_002", name: "Grace Hopper", email: "grace@example.com", plan: "enterprise", notes: "renewal in March" },
+  c_003: { id: "c_003", name: "Alan Turing", email: "alan@example.com", plan: "free", notes: "" },
+};
+
+describe("README walkthrough", () => {
+  test("every shell block of the walkthrough is tested", () => {
+    const shellBlocks = [...walkthrough.matchAll(/```sh\n/g)].length;
+    expect(blocks.map((b) => b.name)).toEqual(["init", "damage", "look", "dry-run", "undo", "drift", "held", "approve", "deny"]);
+    expect(shellBlocks).toBe(blocks.length);
+  });
+
+  test("1. init adopts the toy CRM policy", async () => {
+    const result = await runBlock("init");
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain(`Wrote ${join(folder, "synartesis.yaml")}: server "crm" (6 tools).`);
+    expect(result.stdout).toContain("6 rules adopted from the shipped policy for the toy CRM (manifests/toy-crm.yaml)");
+    expect(result.stdout).toContain('"mcpServers"');
+    expect(result.stdout).toContain(`"${join(folder, "synartesis.yaml")}"`);
+  });
+
+  test("2. the damage goes through the proxy", async () => {
+    const result = await runBlock("damage");
+    expect(result.code).toBe(0);
+    expect(replies().map((r) => r.id)).toEqual([0, 1, 2, 3]);
+    const customers = state().customers;
+    expect(customers.c_001.plan).toBe("free");
+    expect(customers.c_001.notes).toBe("downgraded by mistake");
+    expect(customers.c_002).toBeUndefined();
+    expect(customers.c_004).toEqual({ id: "c_004", name: "Bogus Person", email: "bogus@example.com", plan: "free", notes: "" });
+  });
+
+  test("3. list and show", async () => {
+    const result = await runBlock("look");
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/careless-agent\s+\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\s+complete\s+3\s+0\s+0/);
+    expect(result.stdout).toContain('↺ reversible    applied       crm.update_customer {"id":"c_001","plan":"free","notes":"downgraded by mistake"}');
+    expect(result.stdout).toContain('undo     crm.update_customer {"id":"c_001","name":"Ada Lovelace","email":"ada@example.com","plan":"pro","notes":"founding customer"}');
+    expect(result.stdout).toContain('undo     crm.restore_customer {"id":"c_002","name":"Grace Hopper","email":"grace@example.com","plan":"enterprise","notes":"renewal in March"}');
+    expect(result.stdout).toContain('undo     crm.delete_customer {"id":"c_004"}');
+  });
+
+  test("4. the dry run changes nothing", async () => {
+    const before = readFileSync(join(folder, "crm.json"));
+    const result = await runBlock("dry-run");
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('#3  would revert [unverified]  crm.create_customer {"name":"Bogus Person","email":"bogus@example.com"}');
+    expect(result.stdout).toContain('would call: crm.restore_customer {"id":"c_002","name":"Grace Hopper","email":"grace@example.com","plan":"enterprise","notes":"renewal in March"}');
+    expect(result.stdout).toContain("3 calls would be reverted. Run without --dry-run to do it.");
+    expect(readFileSync(join(folder, "crm.json")).equals(before)).toBe(true);
+  });
+
+  test("5. undo puts everything back", async () => {
+    const result = await runBlock("undo");
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/Run [0-9a-f]{8} is rolled back: 3 calls reverted\./);
+    expect(state().customers).toEqual(SEED);
+  });
+
+  test("6. drift: undo refuses and the colleague's text survives", async () => {
+    const result = await runBlock("drift");
+    expect(result.code).toBe(1);
+    expect(result.stdout).toContain('#1  DRIFT             crm.update_customer {"id":"c_001","notes":"agent was here"}');
+    expect(result.stdout).toMatch(/≠\s+"notes": "agent was here"\s+│\s+"notes": "call back on Monday \(Jo\)"/);
+    expect(result.stdout).toMatch(/Stopped at #1; nothing older than it was touched\. 0 reverted before stopping\. Run [0-9a-f]{8} is marked partial\./);
+    expect(state().customers.c_001.notes).toBe("call back on Monday (Jo)");
+  });
+
+  test("7. a send is held, with the command that approves it", async () => {
+    const result = await runBlock("held");
+    expect(result.code).toBe(0);
+    const held = replies().at(-1).result;
+    expect(held.isError).toBe(true);
+    const text: string = held.content[0].text;
+    expect(text).toStartWith("HELD FOR APPROVAL — Synartesis did not run this call. Reason: crm.send_email is irreversible: once it runs it cannot be undone.");
+    expect(text).toMatch(new RegExp(`\\n  synartesis approve [0-9a-f]{8} --journal ${join(folder, "synartesis.db").replace(/[.]/g, "\\.")}\\n`));
+    expect(result.stdout).toContain('crm.send_email {"to":"ada@example.com","subject":"Your plan","body":"You are on the pro plan."}');
+    expect(state().outbox).toEqual([]);
+  });
+
+  test("8. approved, the identical retry runs once", async () => {
+    const result = await runBlock("approve");
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/^Approved [0-9a-f]{8} crm\.send_email/);
+    expect(replies().at(-1).result.isError).toBeUndefined();
+    expect(state().outbox.map((m: any) => [m.to, m.subject])).toEqual([["ada@example.com", "Your plan"]]);
+  });
+
+  test("9. denied, the retry is told who and why", async () => {
+    const result = await runBlock("deny");
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain("(by jo: we do not pressure customers)");
+    const told = replies().at(-1).result;
+    expect(told.isError).toBe(true);
+    expect(told.content[0].text).toMatch(/^DENIED — Synartesis did not run this call: jo denied it at \S+ with the reason: we do not pressure customers\./);
+    expect(state().outbox.length).toBe(1);
+  });
+});
