@@ -1,5 +1,8 @@
 // The manifests shipped in manifests/, bundled into the binary so `init` can
 // adopt their rules for servers it recognises.
+import filesystem from "../../manifests/filesystem.yaml" with { type: "text" };
+import git from "../../manifests/git.yaml" with { type: "text" };
+import memory from "../../manifests/memory.yaml" with { type: "text" };
 import toyCrm from "../../manifests/toy-crm.yaml" with { type: "text" };
 
 export interface ShippedManifest {
@@ -12,4 +15,7 @@ export interface ShippedManifest {
 
 export const SHIPPED_MANIFESTS: ShippedManifest[] = [
   { file: "toy-crm.yaml", title: "the toy CRM", text: toyCrm },
+  { file: "filesystem.yaml", title: "@modelcontextprotocol/server-filesystem", text: filesystem },
+  { file: "memory.yaml", title: "@modelcontextprotocol/server-memory", text: memory },
+  { file: "git.yaml", title: "mcp-git", text: git },
 ];
