@@ -38,6 +38,26 @@ describe("init", () => {
     expect(check.code).toBe(0);
   });
 
+  test("server-filesystem adopts the shipped policy: write_file reversible, no TODO left", async () => {
+    const dir = tempDir();
+    const root = tempDir("syn-fsroot-");
+    const server = join(ROOT, "node_modules/@modelcontextprotocol/server-filesystem/dist/index.js");
+    const result = await run(["init", "files", "--", "node", server, root], { cwd: dir });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain("rules adopted from the shipped policy for @modelcontextprotocol/server-filesystem (manifests/filesystem.yaml)");
+    expect(result.stdout).toContain("0 gated with a TODO");
+    expect(result.stdout).toContain("TODOs left in the manifest: 0");
+    const doc = manifestOf(dir);
+    expect(doc.servers.files).toEqual({ command: "node", args: [server, root] });
+    const writeFile = doc.tools.find((r: any) => r.match === "files.write_file");
+    expect(writeFile.class).toBe("reversible");
+    expect(writeFile.snapshot.tool).toBe("files.read_text_file");
+    expect(writeFile.inverse.tool).toBe("files.write_file");
+    expect(doc.tools.find((r: any) => r.match === "files.move_file").class).toBe("irreversible");
+    expect(doc.tools.find((r: any) => r.match === "files.read_text_file").class).toBe("readonly");
+    expect((await run(["check"], { cwd: dir })).code).toBe(0);
+  });
+
   test("--draft: readOnlyHint tools become readonly, every other tool a gated TODO", async () => {
     const dir = tempDir();
     const result = await run(["init", "crm", "--draft", "--", "synartesis", "toy-crm"], { cwd: dir });
