@@ -1,10 +1,190 @@
+// `synartesis watch`: a live view of the journal (R-CLI-5). Polls the journal's
+// data version cheaply and redraws only when something changed; piped or with
+// --once it prints one frame. It never creates a journal.
 import { defineCommand } from "citty";
+import { existsSync, statSync } from "node:fs";
+import { hostname } from "node:os";
 import { SynartesisError } from "../errors.ts";
+import { Journal } from "../journal/journal.ts";
+import { findJournal } from "../manifest/discover.ts";
+import { Screen } from "../render/screen.ts";
+import { styleFor, type Style } from "../render/style.ts";
+import { ONCE_COLUMNS, renderWatch, watchMode, type JournalView, type WatchRun, type WatchState } from "../render/watch.ts";
+import { selfCommandText } from "../self.ts";
+import { journalArg, manifestArg, writeLines } from "./shared.ts";
+
+const POLL_MS = 250;
+/** Recent calls printed by a one-shot frame. */
+const ONCE_RECENT = 20;
+
+/** Is the proxy that started this run gone? Only knowable for runs of this machine. */
+function proxyGone(run: { host?: string; pid?: number }, host: string): boolean {
+  if (run.host !== host || run.pid === undefined) return false;
+  try {
+    process.kill(run.pid, 0);
+    return false;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code !== "EPERM";
+  }
+}
+
+/**
+ * The journal as watch sees it: opened once it exists (never created),
+ * re-read only when its data version moves.
+ */
+class Feed {
+  view: JournalView | undefined;
+  problem: string | undefined;
+  private journal: Journal | undefined;
+  private version: number | undefined;
+  private readonly host = hostname();
+
+  constructor(readonly path: string) {}
+
+  /** Re-read when the journal changed (or `force`); true when the view may differ. */
+  poll(recentLimit: number, force = false): boolean {
+    try {
+      if (!this.journal) {
+        // An empty file is a journal the proxy is creating this instant: let it finish.
+        if (!existsSync(this.path) || statSync(this.path).size === 0) return this.reset(undefined);
+        this.journal = Journal.open(this.path, { create: false });
+        this.version = undefined;
+      }
+      const version = this.journal.dataVersion();
+      if (!force && version === this.version) return false;
+      this.version = version;
+      const runs = this.journal.listRuns().filter((run) => run.status === "active");
+      this.view = {
+        runs: runs.map((run): WatchRun => (proxyGone(run, this.host) ? { ...run, gone: true } : run)),
+        recent: this.journal.recentActions(recentLimit),
+        waiting: this.journal.waiting(),
+      };
+      this.problem = undefined;
+      return true;
+    } catch (error) {
+      return this.reset((error as Error).message);
+    }
+  }
+
+  /** Once a second: a proxy may have died, the file may have been removed. */
+  refresh(): void {
+    if (this.journal && !existsSync(this.path)) {
+      this.reset(undefined);
+      return;
+    }
+    if (this.view) this.view.runs = this.view.runs.map((run) => ({ ...run, gone: proxyGone(run, this.host) }));
+  }
+
+  private reset(problem: string | undefined): boolean {
+    const changed = this.view !== undefined || this.problem !== problem;
+    this.close();
+    this.view = undefined;
+    this.problem = problem;
+    return changed;
+  }
+
+  close(): void {
+    try {
+      this.journal?.close();
+    } catch {
+      // Closing a journal whose file vanished.
+    }
+    this.journal = undefined;
+    this.version = undefined;
+  }
+}
+
+function printOnce(path: string, style: Style, command: string): void {
+  const feed = new Feed(path);
+  feed.poll(ONCE_RECENT);
+  feed.close();
+  if (feed.problem !== undefined) {
+    throw new SynartesisError("config", `cannot read the journal ${path}: ${feed.problem}`);
+  }
+  const state: WatchState = { journalPath: path, now: new Date(), live: false, command, journal: feed.view };
+  const columns = process.stdout.isTTY && process.stdout.columns ? process.stdout.columns : ONCE_COLUMNS;
+  writeLines(renderWatch(state, columns, Infinity, style));
+}
+
+async function live(path: string, style: Style, command: string): Promise<void> {
+  const out = { fd: 1, get columns() { return process.stdout.columns; }, get rows() { return process.stdout.rows; } };
+  const screen = new Screen(out, process.stdin);
+  const feed = new Feed(path);
+  let stop!: () => void;
+  const stopped = new Promise<void>((resolve) => (stop = resolve));
+  let second = 0;
+  let resized = true;
+
+  // Cheap when nothing happens: one PRAGMA data_version per tick; a redraw (of
+  // the changed lines only) when the data, the size or the clock's second changed.
+  let failure: { error: unknown } | undefined;
+  const update = () => {
+    const force = resized;
+    resized = false;
+    let changed = feed.poll(screen.rows, force) || force;
+    const now = Math.floor(Date.now() / 1000);
+    if (now !== second) {
+      second = now;
+      feed.refresh();
+      changed = true; // the title's clock and the "… ago" times
+    }
+    if (!changed) return;
+    const state: WatchState = { journalPath: path, now: new Date(), live: true, command, journal: feed.view, problem: feed.problem };
+    screen.draw(renderWatch(state, screen.columns, screen.rows, style));
+  };
+  // A bug must not leave the terminal in the alternate screen: stop, restore, then report it.
+  const tick = () => {
+    try {
+      update();
+    } catch (error) {
+      failure = { error };
+      stop();
+    }
+  };
+  const onResize = () => {
+    screen.invalidate();
+    resized = true;
+    tick();
+  };
+
+  const signals = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
+  for (const signal of signals) process.on(signal, stop);
+  process.stdout.on("resize", onResize);
+  const timer = setInterval(tick, POLL_MS);
+  try {
+    screen.enter(stop);
+    tick();
+    await stopped;
+  } finally {
+    clearInterval(timer);
+    process.stdout.off("resize", onResize);
+    for (const signal of signals) process.off(signal, stop);
+    screen.restore();
+    feed.close();
+  }
+  if (failure) throw failure.error;
+}
 
 export default defineCommand({
-  meta: { name: "watch", description: "not built yet" },
-  args: {},
-  run() {
-    throw new SynartesisError("not_implemented", "synartesis watch is not built yet");
+  meta: {
+    name: "watch",
+    description:
+      "Live view of the journal: live runs, recent calls with class and status, and every call waiting for a decision with the commands that approve or deny it. Redraws as the agent works; Ctrl-C (or q) stops it. Piped, or with --once, prints the state once and exits.",
+  },
+  args: {
+    once: { type: "boolean", description: "Print the current state once and exit (what happens anyway when stdout is not a terminal)" },
+    ...journalArg,
+    ...manifestArg,
+  },
+  async run({ args }) {
+    const path = findJournal(process.cwd(), args);
+    const command = selfCommandText();
+    const mode = watchMode(Boolean(process.stdout.isTTY), Boolean(args.once), process.env);
+    const style = styleFor(process.stdout);
+    if (!mode.live) {
+      if (process.stdout.isTTY && !args.once) process.stderr.write(`synartesis: printing the state once: ${mode.reason}\n`);
+      return printOnce(path, style, command);
+    }
+    return live(path, style, command);
   },
 });

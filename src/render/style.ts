@@ -116,3 +116,78 @@ export function table(rows: string[][], gap = "  "): string[] {
 export function shortId(id: string): string {
   return id.replace(/-/g, "").slice(0, 8);
 }
+
+// ---- helpers for screens sized in terminal columns (watch) ----
+
+/** Columns `text` takes on a terminal: colour codes take none, wide characters two. */
+export function displayWidth(text: string): number {
+  return Bun.stringWidth(text);
+}
+
+const graphemes = new Intl.Segmenter();
+const ESCAPE = /\x1b\[[0-9;]*m/y;
+
+/**
+ * Cut `text` to at most `max` terminal columns, ending with "…" when cut.
+ * Colour codes are kept (and reset after a cut); characters are never split.
+ */
+export function fitWidth(text: string, max: number): string {
+  if (displayWidth(text) <= max) return text;
+  if (max <= 0) return "";
+  let out = "";
+  let used = 0;
+  let coloured = false;
+  let i = 0;
+  while (i < text.length) {
+    ESCAPE.lastIndex = i;
+    const escape = ESCAPE.exec(text);
+    if (escape) {
+      out += escape[0];
+      coloured = true;
+      i += escape[0].length;
+      continue;
+    }
+    const next = text.indexOf("\x1b", i);
+    const chunk = text.slice(i, next === -1 ? text.length : next === i ? i + 1 : next);
+    let stop = false;
+    for (const { segment } of graphemes.segment(chunk)) {
+      const width = displayWidth(segment);
+      if (used + width > max - 1) {
+        stop = true;
+        break;
+      }
+      out += segment;
+      used += width;
+    }
+    if (stop) break;
+    i += chunk.length;
+  }
+  return out + "…" + (coloured ? "\x1b[0m" : "");
+}
+
+/**
+ * Text from outside (agent names, arguments, errors) made safe to print on a
+ * terminal: control characters, C1 codes and bidi overrides become "�".
+ */
+export function printable(text: string): string {
+  return text.replace(/[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/g, "\ufffd");
+}
+
+/** Local "HH:MM:SS" for a timestamp on the same day as `now`, else "YYYY-MM-DD HH:MM". */
+export function clockTime(iso: string, now: Date): string {
+  const full = formatTime(iso);
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return full;
+  return d.toDateString() === now.toDateString() ? full.slice(11) : full.slice(0, 16);
+}
+
+/** How long ago, in one unit: "just now", "42s ago", "5m ago", "3h ago", "2d ago". */
+export function ago(iso: string, now: Date): string {
+  const seconds = Math.floor((now.getTime() - new Date(iso).getTime()) / 1000);
+  if (Number.isNaN(seconds)) return "at an unknown time";
+  if (seconds < 1) return "just now";
+  if (seconds < 60) return `${seconds}s ago`;
+  if (seconds < 3600) return `${Math.floor(seconds / 60)}m ago`;
+  if (seconds < 86400) return `${Math.floor(seconds / 3600)}h ago`;
+  return `${Math.floor(seconds / 86400)}d ago`;
+}

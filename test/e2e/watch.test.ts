@@ -1,0 +1,214 @@
+// `synartesis watch` through the built binary (R-CLI-5): piped it prints one
+// frame and exits; in a real terminal (tmux) it redraws as an agent works
+// through the proxy, shows the gated call with its approve command, and gives
+// the terminal back on Ctrl-C and SIGTERM. It never creates a journal.
+import { afterAll, describe, expect, test } from "bun:test";
+import { copyFileSync, existsSync, readFileSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { BIN, LineSession, ROOT, run, tempDir } from "../helpers.ts";
+
+const MANIFEST = join(ROOT, "manifests", "toy-crm.yaml");
+
+/** A frame with decision commands that wrapped (shell continuation) joined back onto one line. */
+const unwrap = (text: string) => text.replace(/ \\\n +/g, " ");
+
+/** A folder holding the toy CRM manifest as synartesis.yaml (no journal yet). */
+function project(): string {
+  const dir = tempDir("syn-watch-");
+  copyFileSync(MANIFEST, join(dir, "synartesis.yaml"));
+  return dir;
+}
+
+/** Drive the proxy like an agent: two changes and a gated email. Returns the session (still open) and the held id. */
+async function damage(dir: string, agent = "agent-watch"): Promise<{ session: LineSession; heldId: string }> {
+  const session = new LineSession([BIN, "proxy"], { cwd: dir });
+  await session.initialize(agent);
+  const update = await session.request(1, "tools/call", { name: "update_customer", arguments: { id: "c_001", plan: "free" } });
+  expect(update.result.isError).toBeFalsy();
+  const remove = await session.request(2, "tools/call", { name: "delete_customer", arguments: { id: "c_002" } });
+  expect(remove.result.isError).toBeFalsy();
+  const send = await session.request(3, "tools/call", {
+    name: "send_email",
+    arguments: { to: "ada@example.com", subject: "Plan change", body: "Your plan is now free." },
+  });
+  expect(send.result.isError).toBe(true);
+  const heldId = /Action id: ([0-9a-f]{8})\./.exec(send.result.content[0].text)?.[1];
+  expect(heldId).toBeDefined();
+  return { session, heldId: heldId! };
+}
+
+describe("watch, piped", () => {
+  test("with no journal yet: prints the waiting frame, exits 0, creates nothing", async () => {
+    const dir = project();
+    for (const args of [["watch"], ["watch", "--once"]]) {
+      const result = await run(args, { cwd: dir });
+      expect(result.code).toBe(0);
+      expect(result.stderr).toBe("");
+      expect(result.stdout).toContain(`Waiting for the first run at ${dir}/synartesis.db`);
+      expect(existsSync(join(dir, "synartesis.db"))).toBe(false);
+    }
+    const elsewhere = join(tempDir(), "sub", "journal.db");
+    const result = await run(["watch", "--journal", elsewhere], { cwd: dir });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain(`Waiting for the first run at ${elsewhere}`);
+    expect(existsSync(join(elsewhere, ".."))).toBe(false);
+  }, 60_000);
+
+  test("prints one frame of what happened, fitted to 100 columns, without colour, and exits 0", async () => {
+    const dir = project();
+    const { session, heldId } = await damage(dir);
+    expect(await session.close()).toBe(0);
+
+    const result = await run(["watch"], { cwd: dir, env: { NO_COLOR: undefined } });
+    expect(result.code).toBe(0);
+    expect(result.stderr).toBe("");
+    const out = unwrap(result.stdout);
+    expect(out).not.toContain("\x1b");
+    expect(out).toContain("Waiting for a decision (1)");
+    expect(out).toContain(`approve ${heldId} --journal ${dir}/synartesis.db`);
+    expect(out).toContain(`deny ${heldId} --journal ${dir}/synartesis.db`);
+    expect(out).toContain("crm.send_email is irreversible");
+    expect(out).toContain("Live runs (0)");
+    expect(out).toMatch(/↺ +applied +crm\.update_customer \{"id":"c_001","plan":"free"\}/);
+    expect(out).toMatch(/↺ +applied +crm\.delete_customer \{"id":"c_002"\}/);
+    expect(out).toMatch(/⚠ +gated +crm\.send_email/);
+    for (const line of result.stdout.trimEnd().split("\n")) expect(Bun.stringWidth(line)).toBeLessThanOrEqual(100);
+
+    const gates = await run(["gates"], { cwd: dir });
+    expect(gates.stdout).toContain(heldId);
+  }, 60_000);
+
+  test("refuses unknown flags", async () => {
+    const result = await run(["watch", "--bogus"], { cwd: project() });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain("unknown flag --bogus");
+  });
+});
+
+// A private tmux server, so the test neither sees nor touches anyone's sessions.
+const SOCKET = `syn-watch-${process.pid}-${Date.now()}`;
+let sessions = 0;
+
+async function tmux(...args: string[]): Promise<string> {
+  const proc = Bun.spawn(["tmux", "-L", SOCKET, "-f", "/dev/null", ...args], { stdout: "pipe", stderr: "pipe" });
+  const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  if (code !== 0) throw new Error(`tmux ${args.join(" ")} exited ${code}: ${err}`);
+  return out;
+}
+
+/**
+ * Start `synartesis watch` in a fresh 120×40 terminal in `dir`, from a shell
+ * that prints a line before it and its exit code after it.
+ */
+async function startWatch(dir: string): Promise<string> {
+  const name = `w${++sessions}`;
+  const quoted = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+  const script = `cd ${quoted(dir)} && echo before-watch && ${quoted(BIN)} watch; echo "watch-exited-$?"; sleep 600`;
+  await tmux("new-session", "-d", "-s", name, "-x", "120", "-y", "40", script, ";", "set-option", "-t", name, "status", "off");
+  return name;
+}
+
+/** The watch process: the one child of the pane's shell. */
+async function watchPid(name: string): Promise<number> {
+  const shell = Number(await paneInfo(name, "#{pane_pid}"));
+  const children = readFileSync(`/proc/${shell}/task/${shell}/children`, "utf8").trim().split(/\s+/).map(Number);
+  expect(children).toHaveLength(1);
+  return children[0]!;
+}
+
+/** After watch ended: the shell printed its exit code on a normal screen with a visible cursor. */
+async function expectRestored(name: string): Promise<void> {
+  const after = await until(name, "watch ending", (text) => text.includes("watch-exited-"));
+  expect(after).toContain("before-watch\nwatch-exited-0\n");
+  expect(after).not.toContain("Recent calls");
+  expect(await paneInfo(name, "#{alternate_on} #{cursor_flag}")).toBe("0 1");
+}
+
+const screen = (name: string) => tmux("capture-pane", "-p", "-t", name);
+const paneInfo = async (name: string, format: string) => (await tmux("display-message", "-p", "-t", name, format)).trim();
+
+async function until(name: string, what: string, predicate: (text: string) => boolean, timeoutMs = 20_000): Promise<string> {
+  const deadline = Date.now() + timeoutMs;
+  let text = "";
+  while (Date.now() < deadline) {
+    text = await screen(name);
+    if (predicate(text)) return text;
+    await Bun.sleep(100);
+  }
+  throw new Error(`the screen never showed ${what}; last screen:\n${text}`);
+}
+
+/** utime + stime of a process, in clock ticks. */
+function cpuTicks(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return Number(fields[11]) + Number(fields[12]);
+}
+
+afterAll(async () => {
+  await tmux("kill-server").catch(() => {});
+  // tmux leaves its socket file behind.
+  rmSync(join(process.env.TMUX_TMPDIR ?? "/tmp", `tmux-${process.getuid!()}`, SOCKET), { force: true });
+});
+
+describe("watch, in a terminal (tmux)", () => {
+  test("redraws as an agent works, shows the held call with its approve command, and Ctrl-C restores the terminal", async () => {
+    const dir = project();
+    const db = join(dir, "synartesis.db");
+    const name = await startWatch(dir);
+
+    await until(name, "the waiting frame", (text) => text.includes(`Waiting for the first run at ${db}`));
+    expect(await paneInfo(name, "#{alternate_on} #{cursor_flag}")).toBe("1 0");
+    await Bun.sleep(600);
+    expect(existsSync(db)).toBe(false);
+
+    const { session, heldId } = await damage(dir);
+    const live = await until(
+      name,
+      "the calls, the live run and the held call",
+      (text) =>
+        text.includes("crm.update_customer") &&
+        text.includes("crm.delete_customer") &&
+        text.includes(`approve ${heldId} --journal ${db}`) &&
+        text.includes("agent-watch"),
+    );
+    expect(live).toContain("Live runs (1)");
+    expect(live).toContain(`deny ${heldId} --journal ${db}`);
+    expect(live).toContain("Waiting for a decision (1)");
+    expect(live).toMatch(/⚠ +gated +crm\.send_email/);
+    expect(live).not.toContain("before-watch");
+    for (const line of live.split("\n")) expect(Bun.stringWidth(line)).toBeLessThanOrEqual(120);
+
+    // The agent disconnects: its run is no longer live. A person approves: nothing waits.
+    expect(await session.close()).toBe(0);
+    expect((await run(["approve", heldId], { cwd: dir })).code).toBe(0);
+    await until(name, "the run ending and the approval", (text) => text.includes("Live runs (0)") && text.includes("Nothing is waiting."));
+
+    const pid = await watchPid(name);
+    await tmux("send-keys", "-t", name, "C-c");
+    await expectRestored(name);
+    expect(existsSync(`/proc/${pid}`)).toBe(false);
+  }, 60_000);
+
+  test("idles cheaply, and SIGTERM restores the terminal and exits 0", async () => {
+    const dir = project();
+    const { session } = await damage(dir, "agent-idle");
+    expect(await session.close()).toBe(0);
+    const name = await startWatch(dir);
+    await until(name, "the frame", (text) => text.includes("crm.delete_customer"));
+    const pid = await watchPid(name);
+
+    await Bun.sleep(500);
+    const ticksPerSecond = 100; // USER_HZ on Linux
+    const before = cpuTicks(pid);
+    const started = performance.now();
+    await Bun.sleep(5_000);
+    const used = (cpuTicks(pid) - before) / ticksPerSecond;
+    const share = used / ((performance.now() - started) / 1000);
+    console.error(`watch idle CPU: ${(share * 100).toFixed(2)}% of a core over 5 s`);
+    expect(share).toBeLessThan(0.02);
+
+    process.kill(pid, "SIGTERM");
+    await expectRestored(name);
+  }, 60_000);
+});
