@@ -86,13 +86,13 @@ export async function main(argv: string[]): Promise<number> {
   const afterDashes = dashes === -1 ? undefined : argv.slice(dashes + 1);
   const [name, ...rest] = before;
 
-  if (name === undefined || name === "--help" || name === "-h" || name === "help") {
-    if (name === undefined && afterDashes !== undefined) {
-      process.stderr.write(topLevelHelp());
-      return 2;
-    }
+  if (name === undefined) {
+    process.stderr.write(topLevelHelp());
+    return 2;
+  }
+  if (name === "--help" || name === "-h" || name === "help") {
     await writeAll(process.stdout, topLevelHelp());
-    return name === undefined ? 2 : 0;
+    return 0;
   }
   if (name === "--version" || name === "-v") {
     await writeAll(process.stdout, versionLine() + "\n");
