@@ -18,7 +18,8 @@ function describeServer(spec: ServerSpec): string {
 
 async function listTools(manifest: Manifest): Promise<{ tools: Map<string, Set<string>>; failures: string[][] }> {
   const tools = new Map<string, Set<string>>();
-  const failures: string[][] = [];
+  // By server, so failures print in manifest order however the starts race.
+  const failures = new Map<string, string[]>();
   await Promise.all(
     Object.values(manifest.servers).map(async (spec) => {
       const upstream = new Upstream(spec, { log: createLogger("silent"), onMessage: () => {} });
@@ -28,13 +29,13 @@ async function listTools(manifest: Manifest): Promise<{ tools: Map<string, Set<s
         tools.set(spec.name, new Set(listed.map((t: { name: string }) => t.name)));
       } catch (error) {
         const failure = startFailure(upstream, error);
-        failures.push([failure.message, ...failure.details]);
+        failures.set(spec.name, [failure.message, ...failure.details]);
       } finally {
         await upstream.stop();
       }
     }),
   );
-  return { tools, failures };
+  return { tools, failures: Object.keys(manifest.servers).flatMap((name) => (failures.has(name) ? [failures.get(name)!] : [])) };
 }
 
 export default defineCommand({
@@ -64,9 +65,9 @@ export default defineCommand({
     lines.push("", style.bold("Gated (a person approves each call, or each write for on_write)"));
     if (gatedRules.length === 0) lines.push("  (no rule is gated)");
     for (const rule of gatedRules) {
-      const [server] = rule.match.split(".");
-      const hits = [...(tools.get(server ?? "") ?? [])].filter((t) => matcher.classify(server!, t).rule === rule);
-      lines.push(`  ${rule.match}  ${rule.class}, gate: ${rule.gate}${hits.length ? `  → ${hits.map((t) => `${server}.${t}`).join(", ")}` : ""}`);
+      // Every server's tools: the server part of a match may itself be a pattern.
+      const hits = [...tools].flatMap(([server, names]) => [...names].filter((t) => matcher.classify(server, t).rule === rule).map((t) => `${server}.${t}`));
+      lines.push(`  ${rule.match}  ${rule.class}, gate: ${rule.gate}${hits.length ? `  → ${hits.join(", ")}` : ""}`);
     }
     const uncovered = [...tools].flatMap(([server, names]) => [...names].filter((t) => !matcher.classify(server, t).rule).map((t) => `${server}.${t}`));
     lines.push(

@@ -4,7 +4,7 @@
 import { readFileSync } from "node:fs";
 import { dirname, isAbsolute, resolve } from "node:path";
 import { Value } from "typebox/value";
-import { isAlias, isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node } from "yaml";
+import { isAlias, isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, visit, type Document, type Node } from "yaml";
 import { SynartesisError } from "../errors.ts";
 import { ALLOWED_KEYS, ManifestSchema } from "./schema.ts";
 import { parseTemplate, refsOf, type Namespace } from "./refs.ts";
@@ -31,6 +31,13 @@ export class ManifestError extends SynartesisError {
   }
 }
 
+/** A value that is not written at all (`key:` and nothing), as opposed to an explicit `~` or `null`. */
+function isEmpty(node: unknown): boolean {
+  if (node === null || node === undefined) return true;
+  const range = (node as Node).range;
+  return !range || (isScalar(node) && node.value === null && range[0] === range[1]);
+}
+
 /** Where a path points in the YAML: the deepest node that exists, and whether the key itself should be blamed. */
 function locate(doc: Document, path: Path, blameKey: boolean): number {
   let node: unknown = doc.contents;
@@ -42,12 +49,11 @@ function locate(doc: Document, path: Path, blameKey: boolean): number {
       const pair = node.items.find((p) => isPair(p) && isScalar(p.key) && String(p.key.value) === String(segment));
       if (!pair) break;
       const last = i === path.length - 1;
-      const keyNode = pair.key as Node;
-      if (last && (blameKey || pair.value === null || (pair.value as Node).range === undefined)) {
-        return keyNode.range?.[0] ?? offset;
-      }
+      const keyStart = (pair.key as Node).range?.[0] ?? offset;
+      if (last && (blameKey || isEmpty(pair.value))) return keyStart;
       node = pair.value;
-      offset = (node as Node | null)?.range?.[0] ?? keyNode.range?.[0] ?? offset;
+      // `key:` with nothing after it: the key is the deepest node a person can see.
+      offset = isEmpty(node) ? keyStart : ((node as Node).range?.[0] ?? keyStart);
     } else if (isSeq(node) && typeof segment === "number" && segment < node.items.length) {
       node = node.items[segment];
       offset = (node as Node | null)?.range?.[0] ?? offset;
@@ -58,7 +64,10 @@ function locate(doc: Document, path: Path, blameKey: boolean): number {
 
 function label(path: Path): string {
   const last = [...path].reverse().find((s) => typeof s === "string");
-  return last === undefined ? "the manifest" : `"${last}"`;
+  const name = last === undefined ? "the manifest" : `"${last}"`;
+  // A list item is named by its position, not by the list ("item 2 of "args"", not "args").
+  const tail = path[path.length - 1];
+  return typeof tail === "number" ? `item ${tail + 1} of ${name}` : name;
 }
 
 function typeName(value: unknown): string {
@@ -66,6 +75,8 @@ function typeName(value: unknown): string {
   if (Array.isArray(value)) return "a list";
   return typeof value === "object" ? "a map" : `a ${typeof value}`;
 }
+
+const found = (value: unknown) => (value === null || value === undefined ? "nothing" : JSON.stringify(value));
 
 function getAt(data: unknown, path: Path): unknown {
   let current = data;
@@ -145,10 +156,13 @@ function schemaProblems(data: unknown, report: (path: Path, message: string, bla
           .map((s) => s.replace(/~1/g, "/").replace(/~0/g, "~"))
           .map((s) => (/^\d+$/.test(s) ? Number(s) : s));
   const anyOfPaths = errors.filter((e) => e.keyword === "anyOf").map((e) => e.instancePath);
+  const constPaths = errors.filter((e) => e.keyword === "const").map((e) => e.instancePath);
   for (const error of errors) {
     const path = toPath(error.instancePath);
     // Inside a union, report the union once instead of every branch's complaint.
     if (error.keyword !== "anyOf" && anyOfPaths.some((p) => error.instancePath === p || error.instancePath.startsWith(p + "/"))) continue;
+    // `version: "1"` breaks both the type and the literal; the literal says it all.
+    if (error.keyword === "type" && constPaths.includes(error.instancePath)) continue;
     const value = getAt(data, path);
     const params = error.params as Record<string, unknown>;
     const name = label(path);
@@ -163,10 +177,10 @@ function schemaProblems(data: unknown, report: (path: Path, message: string, bla
         report(path, `${name} must be ${ARTICLE[String(params.type)] ?? params.type}, found ${typeName(value)}`);
         break;
       case "enum":
-        report(path, `${name} must be one of ${(params.allowedValues as string[]).join(", ")} (found ${JSON.stringify(value)})`);
+        report(path, `${name} must be one of ${(params.allowedValues as string[]).join(", ")} (found ${found(value)})`);
         break;
       case "const":
-        report(path, `${name} must be ${JSON.stringify(params.allowedValue)} (found ${JSON.stringify(value)})`);
+        report(path, `${name} must be ${JSON.stringify(params.allowedValue)} (found ${found(value)})`);
         break;
       case "minProperties":
         report(path, path[0] === "servers" ? "servers must declare at least one server" : `${name} must not be empty`);
@@ -272,7 +286,22 @@ export function parseManifest(text: string, file: string, env: Record<string, st
   }
   if (problems.length) fail();
 
-  const data = doc.toJS({ maxAliasCount: 100 }) as unknown;
+  let data: unknown;
+  try {
+    data = doc.toJS({ maxAliasCount: 100 });
+  } catch (error) {
+    // The parser accepts an alias whose anchor is never set; turning it into data does not.
+    let offset = 0;
+    visit(doc, {
+      Alias(_, alias) {
+        if (alias.resolve(doc) !== undefined) return undefined;
+        offset = alias.range?.[0] ?? 0;
+        return visit.BREAK;
+      },
+    });
+    at(offset, `YAML error: ${(error as Error).message}`);
+    fail();
+  }
   if (data === null || data === undefined) {
     at(0, 'the manifest is empty; it needs at least "version: 1" and "servers"');
     fail();
@@ -353,6 +382,8 @@ export function parseManifest(text: string, file: string, env: Record<string, st
       };
     }
   }
+  // With no servers (already reported) every rule would name an undeclared
+  // one, so names are checked against servers only when there are some.
   const serverNames = Object.keys(root.servers);
 
   const rules: Rule[] = [];
@@ -370,7 +401,7 @@ export function parseManifest(text: string, file: string, env: Record<string, st
     const split = splitTool(raw.match);
     if (!split) {
       report([...path, "match"], `match "${raw.match}" must look like "server.tool" (a "*" matches within one part)`);
-    } else {
+    } else if (serverNames.length) {
       const serverPattern = patternToRegExp(split.server);
       if (!serverNames.some((s) => serverPattern.test(s))) {
         report([...path, "match"], `match "${raw.match}" names no declared server (declared: ${serverNames.join(", ")})`);
@@ -395,7 +426,7 @@ export function parseManifest(text: string, file: string, env: Record<string, st
       const target = splitTool(rawCall.tool);
       if (!target || rawCall.tool.includes("*")) {
         report([...callPath, "tool"], `${part} tool "${rawCall.tool}" must name one tool as "server.tool" (no "*")`);
-      } else if (!serverNames.includes(target.server)) {
+      } else if (serverNames.length && !serverNames.includes(target.server)) {
         report([...callPath, "tool"], `${part} tool "${rawCall.tool}" names an undeclared server "${target.server}" (declared: ${serverNames.join(", ")})`);
       }
       const refProblems: Array<{ at: Path; message: string }> = [];

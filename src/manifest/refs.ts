@@ -27,8 +27,8 @@ export interface RefProblem {
 
 const KEY_CHAR = /[A-Za-z0-9_-]/;
 
-/** Reads one reference starting at text[start] === "$"; returns it and where it ends, or undefined. */
-function readRef(text: string, start: number): { ref: Ref; end: number } | undefined {
+/** Reads one reference starting at text[start] === "$"; returns it and where it ends, why it is wrong, or undefined. */
+function readRef(text: string, start: number): { ref: Ref; end: number } | { error: string } | undefined {
   let i = start + 1;
   let namespace: Namespace = "args";
   for (const word of ["snapshot", "result"] as const) {
@@ -54,6 +54,11 @@ function readRef(text: string, start: number): { ref: Ref; end: number } | undef
       path.push({ index: Number(match[1]) });
       i += match[0].length;
     } else break;
+  }
+  // `[-1]`, `[*]`, `["id"]` after a path are mistaken steps; as text they would quietly substitute the wrong value.
+  if (text[i] === "[") {
+    const step = /^\[[^\]\s]*\]?/.exec(text.slice(i))![0];
+    return { error: `"${text.slice(start, i)}${step}": ${step} is not a path step (use [n] for one item, counting from 0, or [] for every item)` };
   }
   // `$` must be followed by a namespace word, a path, or nothing at all.
   if (namespace === "args" && path.length === 0 && i < text.length && KEY_CHAR.test(text[i]!)) return undefined;
@@ -84,6 +89,7 @@ export function parseString(text: string): { template: Template } | { error: str
       continue;
     }
     const read = readRef(text, i);
+    if (read && "error" in read) return read;
     if (!read) {
       const word = /^\$[^\s]*/.exec(text.slice(i))![0];
       return {

@@ -1,0 +1,134 @@
+// Finding the manifest and the journal (R-CLI-1): flags first, then this folder
+// and every folder above it; a journal not created yet lives next to the manifest.
+import { describe, expect, test } from "bun:test";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { existingJournal, findJournal, findManifest, JOURNAL_NAME, MANIFEST_NAME } from "../../src/manifest/discover.ts";
+import { SynartesisError } from "../../src/errors.ts";
+import { tempDir } from "../helpers.ts";
+
+/** root/a/b/c, with files created where asked. Returns absolute paths. */
+function tree(files: string[] = []): { root: string; a: string; b: string; c: string } {
+  const root = tempDir("syn-discover-");
+  const c = join(root, "a", "b", "c");
+  mkdirSync(c, { recursive: true });
+  for (const file of files) writeFileSync(join(root, file), "");
+  return { root, a: join(root, "a"), b: join(root, "a", "b"), c };
+}
+
+/**
+ * The folders above a temp tree are shared with everything else on the machine
+ * (a stray /tmp/synartesis.db, say). Where a test needs "nothing anywhere above",
+ * this says what is there, so the test can expect walking up to find it.
+ */
+function nearestAbove(dir: string, names: string[]): string | undefined {
+  for (let current = dirname(dir); ; current = dirname(current)) {
+    if (names.some((name) => existsSync(join(current, name)))) return current;
+    if (dirname(current) === current) return undefined;
+  }
+}
+
+function thrown(fn: () => unknown): SynartesisError {
+  try {
+    fn();
+  } catch (error) {
+    expect(error).toBeInstanceOf(SynartesisError);
+    return error as SynartesisError;
+  }
+  throw new Error("nothing was thrown");
+}
+
+describe("findManifest", () => {
+  test("found in the current folder", () => {
+    const t = tree([`a/b/c/${MANIFEST_NAME}`]);
+    expect(findManifest(t.c)).toBe(join(t.c, MANIFEST_NAME));
+  });
+
+  test("found by walking up, the nearest one winning", () => {
+    const t = tree([`a/${MANIFEST_NAME}`, MANIFEST_NAME]);
+    expect(findManifest(t.c)).toBe(join(t.a, MANIFEST_NAME));
+    expect(findManifest(t.root)).toBe(join(t.root, MANIFEST_NAME));
+  });
+
+  test("a folder named synartesis.yaml counts only as what it is: found (and then fails to load)", () => {
+    const t = tree();
+    mkdirSync(join(t.b, MANIFEST_NAME));
+    expect(findManifest(t.c)).toBe(join(t.b, MANIFEST_NAME));
+  });
+
+  test("--manifest is taken as given, relative to the current folder, whether or not it exists", () => {
+    const t = tree([`a/${MANIFEST_NAME}`]);
+    expect(findManifest(t.c, "../policy.yaml")).toBe(join(t.b, "policy.yaml"));
+    expect(findManifest(t.c, "/etc/synartesis/crm.yaml")).toBe("/etc/synartesis/crm.yaml");
+  });
+
+  test("none anywhere above: a manifest error naming the folder, with a hint", () => {
+    const t = tree();
+    const outside = nearestAbove(t.root, [MANIFEST_NAME]);
+    if (outside) return void expect(findManifest(t.c)).toBe(join(outside, MANIFEST_NAME));
+    const error = thrown(() => findManifest(t.c));
+    expect(error.code).toBe("manifest");
+    expect(error.message).toBe(`no ${MANIFEST_NAME} in ${t.c} or any folder above it`);
+    expect(error.hint).toBe("Create one with `synartesis init NAME -- COMMAND ARGS…`, or pass --manifest PATH.");
+  });
+});
+
+describe("findJournal", () => {
+  test("an existing journal is found by walking up", () => {
+    const t = tree([`a/${JOURNAL_NAME}`]);
+    expect(findJournal(t.c, {})).toBe(join(t.a, JOURNAL_NAME));
+  });
+
+  test("a journal that does not exist yet lives next to the manifest found by walking up", () => {
+    const t = tree([`a/${MANIFEST_NAME}`]);
+    expect(findJournal(t.c, {})).toBe(join(t.a, JOURNAL_NAME));
+    // The proxy (started where the manifest is) and the CLI (started below it) agree.
+    expect(findJournal(t.a, {})).toBe(findJournal(t.c, {}));
+  });
+
+  test("the journal next to the manifest is found once it exists", () => {
+    const t = tree([`a/${MANIFEST_NAME}`, `a/${JOURNAL_NAME}`, JOURNAL_NAME]);
+    expect(findJournal(t.c, {})).toBe(join(t.a, JOURNAL_NAME));
+  });
+
+  test("the nearest folder holding either one wins", () => {
+    const t = tree([`a/b/${JOURNAL_NAME}`, `a/${MANIFEST_NAME}`]);
+    expect(findJournal(t.c, {})).toBe(join(t.b, JOURNAL_NAME));
+    const u = tree([`a/b/${MANIFEST_NAME}`, `a/${JOURNAL_NAME}`]);
+    expect(findJournal(u.c, {})).toBe(join(u.b, JOURNAL_NAME));
+  });
+
+  test("--manifest given: the journal is next to it, not where walking up would lead", () => {
+    const t = tree([`a/b/c/${JOURNAL_NAME}`, `a/${MANIFEST_NAME}`]);
+    expect(findJournal(t.c, { manifest: "../../synartesis.yaml" })).toBe(join(t.a, JOURNAL_NAME));
+    expect(findJournal(t.c, { manifest: join(t.root, "elsewhere", "crm.yaml") })).toBe(join(t.root, "elsewhere", JOURNAL_NAME));
+  });
+
+  test("--journal wins over everything, relative to the current folder", () => {
+    const t = tree([`a/${MANIFEST_NAME}`, `a/${JOURNAL_NAME}`]);
+    expect(findJournal(t.c, { journal: "runs.db" })).toBe(join(t.c, "runs.db"));
+    expect(findJournal(t.c, { journal: "/var/lib/synartesis.db", manifest: "../../synartesis.yaml" })).toBe("/var/lib/synartesis.db");
+  });
+
+  test("nothing anywhere: the journal would be in the current folder", () => {
+    const t = tree();
+    const outside = nearestAbove(t.root, [JOURNAL_NAME, MANIFEST_NAME]);
+    expect(findJournal(t.c, {})).toBe(join(outside ?? t.c, JOURNAL_NAME));
+  });
+});
+
+describe("existingJournal (commands that only read)", () => {
+  test("returns the journal when it exists", () => {
+    const t = tree([`a/${JOURNAL_NAME}`]);
+    expect(existingJournal(t.c, {})).toBe(join(t.a, JOURNAL_NAME));
+  });
+
+  test("refuses a journal that does not exist yet, naming where it looked", () => {
+    const t = tree([`a/${MANIFEST_NAME}`]);
+    const error = thrown(() => existingJournal(t.c, {}));
+    expect(error.code).toBe("no_journal");
+    expect(error.message).toBe(`there is no journal at ${join(t.a, JOURNAL_NAME)}`);
+    expect(error.hint).toContain("--journal PATH");
+    expect(thrown(() => existingJournal(t.c, { journal: "x.db" })).message).toBe(`there is no journal at ${join(t.c, "x.db")}`);
+  });
+});
