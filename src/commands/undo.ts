@@ -72,7 +72,8 @@ export default defineCommand({
             ? style.red(`A real undo would stop at ${where}. ${reverted} step${reverted === 1 ? "" : "s"} before it would be reverted.`)
             : style.red(`Stopped at ${where}; nothing older than it was touched. ${reverted} reverted before stopping. Run ${runRef} is marked partial.`),
         );
-        if (!dryRun) summary.push(`When the cause is dealt with, continue with: synartesis undo ${runRef}`);
+        // Keep --to: continuing without it would widen the undo to calls the person left out.
+        if (!dryRun) summary.push(`When the cause is dealt with, continue with: synartesis undo ${runRef}${fromSeq > 1 ? ` --to ${fromSeq}` : ""}`);
         writeLines(summary);
         return 1;
       }

@@ -166,9 +166,15 @@ async function executeRun(journal: Journal, run: Run, pool: ServerPool, options:
     return step;
   };
   let halted: Step | undefined;
+  let touched = false;
 
   for (const planned of inScope(journal.actionsOfRun(run.id), options.fromSeq)) {
     const step = await undoOne(journal, pool, planned.id, options);
+    // Once something is undone the run is part undone, even if this undo is killed before it finishes.
+    if (!touched && (step.outcome === "revert" || step.outcome === "already" || step.outcome === "left")) {
+      journal.setRunStatus(run.id, "partial", options.now().toISOString());
+      touched = true;
+    }
     record(step);
     if (step.outcome === "halt" || step.outcome === "drift") {
       halted = step;

@@ -1,0 +1,263 @@
+// Gates (R-GATE, R-CLASS-1/2): which calls the manifest gates, and passGate
+// against a real journal in a temp file with a clock the test controls:
+// approvals cover one identical retry within an hour, denials are told once.
+import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import { callKey } from "../../src/canonical.ts";
+import { Journal } from "../../src/journal/journal.ts";
+import { createMatcher } from "../../src/manifest/match.ts";
+import type { Rule } from "../../src/manifest/types.ts";
+import { APPROVAL_TTL_MS, gateVerdict, id8, passGate, type GateContext, type HeldCall } from "../../src/proxy/gate.ts";
+import { tempDir } from "../helpers.ts";
+
+const rule = (match: string, cls: Rule["class"], gate: Rule["gate"]): Rule => ({ match, class: cls, gate, line: 1 });
+
+describe("gateVerdict", () => {
+  const matcher = createMatcher({
+    rules: [
+      rule("crm.get_customer", "readonly", "never"),
+      rule("crm.update_customer", "reversible", "never"),
+      rule("crm.create_customer", "compensable", "always"),
+      rule("crm.send_*", "irreversible", "always"),
+      rule("crm.send_newsletter", "irreversible", "never"),
+      rule("db.query", "reversible", "on_write"),
+    ],
+  });
+  const verdict = (server: string, tool: string, args: unknown = {}) => gateVerdict(matcher.classify(server, tool), server, tool, args);
+
+  test("gate: never lets a call through, whatever its class", () => {
+    expect(verdict("crm", "get_customer")).toEqual({ gated: false });
+    expect(verdict("crm", "update_customer")).toEqual({ gated: false });
+    expect(verdict("crm", "send_newsletter")).toEqual({ gated: false });
+  });
+
+  test("gate: always on an irreversible tool says it cannot be undone", () => {
+    expect(verdict("crm", "send_email")).toEqual({ gated: true, reason: "crm.send_email is irreversible: once it runs it cannot be undone" });
+  });
+
+  test("gate: always on another class says the manifest gates it", () => {
+    expect(verdict("crm", "create_customer")).toEqual({ gated: true, reason: "the manifest gates every call of crm.create_customer (gate: always)" });
+  });
+
+  test("a tool no rule matches is irreversible and always gated (R-CLASS-1)", () => {
+    const classification = matcher.classify("crm", "drop_everything");
+    expect(classification).toEqual({ rule: undefined, class: "irreversible", gate: "always" });
+    expect(verdict("crm", "drop_everything")).toEqual({
+      gated: true,
+      reason: "no rule in the manifest covers crm.drop_everything, so it is treated as irreversible",
+    });
+    expect(verdict("other", "get_customer").gated).toBe(true);
+  });
+
+  test("gate: on_write lets one read-only statement through and holds anything else", () => {
+    expect(verdict("db", "query", { sql: "SELECT * FROM customers" })).toEqual({ gated: false, readOnlySql: true });
+    const write = verdict("db", "query", { sql: "DELETE FROM customers" });
+    expect(write.gated).toBe(true);
+    expect(write.gated && write.reason).toStartWith("db.query is gated on writes: ");
+    expect(verdict("db", "query", { sql: "SELECT 1; DELETE FROM customers" }).gated).toBe(true);
+    expect(verdict("db", "query", { limit: 3 })).toEqual({
+      gated: true,
+      reason: "db.query is gated on writes and its arguments hold no SQL text to check",
+    });
+  });
+});
+
+describe("passGate", () => {
+  const T0 = new Date("2026-03-01T12:00:00.000Z");
+  const COMMAND = (id: string) => `synartesis approve ${id} --journal /abs/synartesis.db`;
+  const REASON = "crm.send_email is irreversible: once it runs it cannot be undone";
+  const EMAIL = { to: "ada@example.com", subject: "Your plan", body: "You are now on the free plan." };
+  const SEND: HeldCall = { server: "crm", tool: "send_email", args: EMAIL, class: "irreversible" };
+
+  let path: string;
+  let journal: Journal;
+  let clock: Date;
+  let counter: number;
+  const newId = () => `${String(++counter).padStart(8, "0")}-0000-4000-8000-000000000000`;
+
+  function context(runId: string, db = journal): GateContext {
+    return { journal: db, runId, now: () => clock, newId, approveCommand: COMMAND };
+  }
+
+  function startRun(db = journal): string {
+    const id = newId();
+    db.startRun({ id, label: "agent", startedAt: clock.toISOString() });
+    return id;
+  }
+
+  /** The action id a held text names (its short form). */
+  function heldId(text: string): string {
+    const match = /^Action id: ([0-9a-f]{8})\.$/m.exec(text);
+    if (!match) throw new Error(`not a held text:\n${text}`);
+    return match[1]!;
+  }
+
+  function decide(shortId: string, status: "approved" | "denied", by: string, reason?: string) {
+    const outcome = journal.decide(journal.findAction(shortId).id, { status, by, at: clock.toISOString(), reason });
+    expect("action" in outcome).toBe(true);
+  }
+
+  const later = (ms: number) => (clock = new Date(clock.getTime() + ms));
+
+  beforeEach(() => {
+    path = join(tempDir("syn-gate-"), "synartesis.db");
+    journal = Journal.open(path, { create: true });
+    clock = T0;
+    counter = 0;
+  });
+  afterEach(() => journal.close());
+
+  test("a first call is held: the text gives the reason, the id, the command, and the way to retry", () => {
+    const run = startRun();
+    const outcome = passGate(context(run), SEND, REASON);
+    expect(outcome.proceed).toBe(false);
+    const text = (outcome as { text: string }).text;
+    const id = heldId(text);
+    expect(text).toBe(
+      [
+        `HELD FOR APPROVAL — Synartesis did not run this call. Reason: ${REASON}.`,
+        `Action id: ${id}.`,
+        `A person must approve it by running this command in a shell:`,
+        `  synartesis approve ${id} --journal /abs/synartesis.db`,
+        `Relay that command to the person. Once they have approved it, make exactly the same call again (same tool, same arguments); it will then run once.`,
+        `Do not try to reach the same result with other tools while it is held.`,
+      ].join("\n"),
+    );
+    const [held] = journal.waiting();
+    expect(held).toMatchObject({
+      runId: run,
+      seq: 1,
+      server: "crm",
+      tool: "send_email",
+      args: EMAIL,
+      argsKey: callKey(EMAIL),
+      class: "irreversible",
+      status: "gated",
+      error: REASON,
+      ts: T0.toISOString(),
+    });
+    expect(id8(held!.id)).toBe(id);
+  });
+
+  test("a retry before anyone answered, in the same run, does not raise a second request", () => {
+    const run = startRun();
+    const first = passGate(context(run), SEND, REASON) as { text: string };
+    later(5_000);
+    const second = passGate(context(run), { ...SEND, args: { body: EMAIL.body, subject: EMAIL.subject, to: EMAIL.to } }, REASON) as { text: string };
+    expect(heldId(second.text)).toBe(heldId(first.text));
+    expect(journal.waiting()).toHaveLength(1);
+    expect(journal.actionsOfRun(run)).toHaveLength(1);
+  });
+
+  test("an approval covers one retry of the same call, key order irrelevant, in another run", () => {
+    const held = heldId((passGate(context(startRun()), SEND, REASON) as { text: string }).text);
+    later(60_000);
+    decide(held, "approved", "alice");
+
+    later(60_000);
+    const retryRun = startRun(); // the agent's client was restarted: a new session
+    const reordered = { body: EMAIL.body, to: EMAIL.to, subject: EMAIL.subject };
+    const outcome = passGate(context(retryRun), { ...SEND, args: reordered }, REASON);
+    expect(outcome.proceed).toBe(true);
+    const { approval, actionId } = outcome as Extract<typeof outcome, { proceed: true }>;
+    expect(id8(approval!.id)).toBe(held);
+    expect(approval).toMatchObject({ status: "approved", approvedBy: "alice", approvedAt: new Date(T0.getTime() + 60_000).toISOString() });
+    // The approval is spent by the action that will run.
+    expect(journal.findAction(held)).toMatchObject({ status: "approved", spentBy: actionId, spentAt: clock.toISOString() });
+    expect(journal.waiting()).toHaveLength(0);
+
+    // Only one retry: the same call once more is held again, as a new request.
+    const again = passGate(context(retryRun), SEND, REASON);
+    expect(again.proceed).toBe(false);
+    const newId = heldId((again as { text: string }).text);
+    expect(newId).not.toBe(held);
+    expect(journal.waiting().map((a) => id8(a.id))).toEqual([newId]);
+  });
+
+  test("different arguments, or another tool with the same arguments, are not covered", () => {
+    const run = startRun();
+    const held = heldId((passGate(context(run), SEND, REASON) as { text: string }).text);
+    decide(held, "approved", "alice");
+
+    const other = passGate(context(run), { ...SEND, args: { ...EMAIL, to: "grace@example.com" } }, REASON);
+    expect(other.proceed).toBe(false);
+    const otherTool = passGate(context(run), { ...SEND, tool: "send_sms" }, REASON);
+    expect(otherTool.proceed).toBe(false);
+    const otherServer = passGate(context(run), { ...SEND, server: "mail" }, REASON);
+    expect(otherServer.proceed).toBe(false);
+    expect(journal.findAction(held).spentBy).toBeUndefined();
+    expect(journal.waiting()).toHaveLength(3);
+
+    // The approved call itself still goes through.
+    expect(passGate(context(run), SEND, REASON).proceed).toBe(true);
+  });
+
+  test("an approval expires after one hour (the clock moves, nobody sleeps)", () => {
+    const run = startRun();
+    const held = heldId((passGate(context(run), SEND, REASON) as { text: string }).text);
+    decide(held, "approved", "alice");
+    later(APPROVAL_TTL_MS + 1_000);
+
+    const outcome = passGate(context(run), SEND, REASON);
+    expect(outcome.proceed).toBe(false);
+    expect(heldId((outcome as { text: string }).text)).not.toBe(held);
+    expect(journal.findAction(held).spentBy).toBeUndefined();
+  });
+
+  test("an approval just inside the hour still counts", () => {
+    const run = startRun();
+    const held = heldId((passGate(context(run), SEND, REASON) as { text: string }).text);
+    decide(held, "approved", "alice");
+    later(APPROVAL_TTL_MS - 1_000);
+    expect(passGate(context(run), SEND, REASON).proceed).toBe(true);
+  });
+
+  test("a deny: the next identical call is told who denied it and why; the retry after that raises a new request", () => {
+    const run = startRun();
+    const held = heldId((passGate(context(run), SEND, REASON) as { text: string }).text);
+    later(30_000);
+    const decidedAt = clock.toISOString();
+    decide(held, "denied", "bob", "we do not email customers about plan changes");
+
+    later(30_000);
+    const told = passGate(context(run), SEND, REASON);
+    expect(told.proceed).toBe(false);
+    expect((told as { text: string }).text).toBe(
+      [
+        `DENIED — Synartesis did not run this call: bob denied it at ${decidedAt} with the reason: we do not email customers about plan changes.`,
+        `Do not route around this decision with other tools. Ask the person how to proceed; calling it again raises a new request for approval.`,
+      ].join("\n"),
+    );
+    expect(journal.findAction(held)).toMatchObject({ status: "denied", spentBy: run });
+    expect(journal.waiting()).toHaveLength(0);
+
+    const retry = passGate(context(run), SEND, REASON);
+    expect(retry.proceed).toBe(false);
+    const fresh = heldId((retry as { text: string }).text);
+    expect(fresh).not.toBe(held);
+    expect(journal.waiting().map((a) => id8(a.id))).toEqual([fresh]);
+  });
+
+  test("a deny without a reason says so", () => {
+    const run = startRun();
+    const held = heldId((passGate(context(run), SEND, REASON) as { text: string }).text);
+    decide(held, "denied", "bob");
+    const told = passGate(context(run), SEND, REASON) as { text: string };
+    expect(told.text.split("\n")[0]).toBe(`DENIED — Synartesis did not run this call: bob denied it at ${T0.toISOString()} (no reason given).`);
+  });
+
+  test("two proxies on one journal: one approval lets exactly one of them through", () => {
+    const other = Journal.open(path, { create: false });
+    try {
+      const runA = startRun();
+      const runB = startRun(other);
+      const held = heldId((passGate(context(runA), SEND, REASON) as { text: string }).text);
+      decide(held, "approved", "alice");
+      const a = passGate(context(runA), SEND, REASON);
+      const b = passGate(context(runB, other), SEND, REASON);
+      expect([a.proceed, b.proceed]).toEqual([true, false]);
+    } finally {
+      other.close();
+    }
+  });
+});
