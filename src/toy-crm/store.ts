@@ -1,6 +1,6 @@
-// The toy CRM's data: customers, the outbox, the id counter and remembered
-// idempotency keys, with the state file's format (parse, serialise, atomic save).
-import { existsSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+// The toy CRM's data: customers, the outbox and the id counter, with the state
+// file's format (parse, serialise, atomic save), and remembered idempotency keys.
+import { appendFileSync, closeSync, existsSync, openSync, readFileSync, readSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 
 export const PLANS = ["free", "pro", "enterprise"] as const;
@@ -28,28 +28,26 @@ export interface RememberedResult {
 }
 
 /**
- * The state file is the form R-SHIP-1 documents plus two keys of our own:
+ * The state file is the form R-SHIP-1 documents plus one key of our own:
  *
  *   {"customers": {"c_001": {"id", "name", "email", "plan", "notes"}, …},   sorted by id
  *    "outbox": [{"to", "subject", "body", "sentAt"}, …],
- *    "lastId": 4,                          the highest id number ever issued
- *    "idempotency": {"KEY": {"tool", "result"}, …}}   only when not empty
+ *    "lastId": 4}                          the highest id number ever issued
  *
  * `lastId` is what keeps ids from being reused once the highest customer has
  * been deleted and the server restarted; a file without it (the bare documented
  * form) is accepted and the counter resumes after the highest id it holds.
- * `idempotency` lives in the file so that a retried undo step reaching a freshly
- * started server (undo starts its own) is still recognised.
+ *
+ * Idempotency keys live beside it, in `<state file>.keys.jsonl`, one
+ * `{"key", "tool", "result"}` per line, appended and never rewritten: a
+ * retried undo step reaching a freshly started server (undo starts its own)
+ * is still recognised, and remembering a key costs one short append.
  */
 export interface CrmState {
   customers: Map<string, Customer>;
   outbox: SentEmail[];
   lastId: number;
-  idempotency: Map<string, RememberedResult>;
 }
-
-/** Oldest idempotency keys are forgotten beyond this, so the file stays small. */
-export const IDEMPOTENCY_LIMIT = 1000;
 
 const ID_PATTERN = /^c_(\d{3,})$/;
 
@@ -69,7 +67,7 @@ export function seedState(): CrmState {
     { id: "c_002", name: "Grace Hopper", email: "grace@example.com", plan: "enterprise", notes: "renewal in March" },
     { id: "c_003", name: "Alan Turing", email: "alan@example.com", plan: "free", notes: "" },
   ];
-  return { customers: new Map(customers.map((c) => [c.id, c])), outbox: [], lastId: 3, idempotency: new Map() };
+  return { customers: new Map(customers.map((c) => [c.id, c])), outbox: [], lastId: 3 };
 }
 
 export function cloneState(state: CrmState): CrmState {
@@ -90,9 +88,7 @@ export function serializeState(state: CrmState): string {
     customers[c.id] = { id: c.id, name: c.name, email: c.email, plan: c.plan, notes: c.notes };
   }
   const outbox = state.outbox.map((m) => ({ to: m.to, subject: m.subject, body: m.body, sentAt: m.sentAt }));
-  const file: Record<string, unknown> = { customers, outbox, lastId: state.lastId };
-  if (state.idempotency.size > 0) file.idempotency = Object.fromEntries(state.idempotency);
-  return JSON.stringify(file, null, 2) + "\n";
+  return JSON.stringify({ customers, outbox, lastId: state.lastId }, null, 2) + "\n";
 }
 
 /** A state file that cannot be used; the message names the problem, not the file. */
@@ -155,7 +151,7 @@ export function parseState(text: string): CrmState {
   } catch (error) {
     throw new StateFileError(`not valid JSON: ${(error as Error).message}`);
   }
-  const top = expectKeys(raw, "the top level", ["customers", "outbox"], ["lastId", "idempotency"]);
+  const top = expectKeys(raw, "the top level", ["customers", "outbox"], ["lastId"]);
 
   if (!isObject(top.customers)) throw new StateFileError(`customers must be an object (got ${typeName(top.customers)})`);
   const customers = new Map<string, Customer>();
@@ -180,17 +176,7 @@ export function parseState(text: string): CrmState {
     lastId = Math.max(lastId, top.lastId);
   }
 
-  const idempotency = new Map<string, RememberedResult>();
-  if (top.idempotency !== undefined) {
-    if (!isObject(top.idempotency)) throw new StateFileError(`idempotency must be an object (got ${typeName(top.idempotency)})`);
-    for (const [key, value] of Object.entries(top.idempotency)) {
-      const entry = expectKeys(value, `idempotency.${key}`, ["tool", "result"]);
-      const tool = expectString(entry.tool, `idempotency.${key}.tool`);
-      if (!isObject(entry.result)) throw new StateFileError(`idempotency.${key}.result must be an object`);
-      idempotency.set(key, { tool, result: entry.result as unknown as Customer | SentEmail });
-    }
-  }
-  return { customers, outbox, lastId, idempotency };
+  return { customers, outbox, lastId };
 }
 
 /** The file's text, or undefined when there is no file. */
@@ -201,6 +187,39 @@ export function readStateText(path: string): string | undefined {
 }
 
 /** Write the whole state next to `path` under a temporary name, then rename it over `path`. */
+/** The idempotency keys remembered beside a state file. */
+export class KeysFile {
+  readonly path: string;
+  private readBytes = 0;
+  private partial = "";
+
+  constructor(statePath: string) {
+    this.path = `${statePath}.keys.jsonl`;
+  }
+
+  /** Lines appended since the last read (by this process or another one). */
+  readNew(): Array<{ key: string } & RememberedResult> {
+    if (!existsSync(this.path)) return [];
+    const size = statSync(this.path).size;
+    if (size <= this.readBytes) return [];
+    const buffer = Buffer.alloc(size - this.readBytes);
+    const fd = openSync(this.path, "r");
+    try {
+      readSync(fd, buffer, 0, buffer.length, this.readBytes);
+    } finally {
+      closeSync(fd);
+    }
+    this.readBytes = size;
+    const lines = (this.partial + buffer.toString("utf8")).split("\n");
+    this.partial = lines.pop() ?? "";
+    return lines.filter((line) => line.trim() !== "").map((line) => JSON.parse(line));
+  }
+
+  append(key: string, remembered: RememberedResult): void {
+    appendFileSync(this.path, JSON.stringify({ key, tool: remembered.tool, result: remembered.result }) + "\n");
+  }
+}
+
 export function saveStateFile(path: string, text: string): void {
   const temp = join(dirname(path), `.${basename(path)}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`);
   try {
@@ -240,12 +259,15 @@ export class CrmStore {
   private fileText: string | undefined;
   private readonly path: string | undefined;
   private readonly now: () => Date;
+  private readonly keys = new Map<string, RememberedResult>();
+  private readonly keysFile: KeysFile | undefined;
 
   /** Throws StateFileError (naming the file) when the state file cannot be used. */
   constructor(options: StoreOptions = {}) {
     this.path = options.statePath;
     this.now = options.now ?? (() => new Date());
     this.state = seedState();
+    this.keysFile = this.path === undefined ? undefined : new KeysFile(this.path);
     if (this.path !== undefined) {
       const folder = dirname(this.path);
       if (!existsSync(folder) || !statSync(folder).isDirectory()) {
@@ -302,19 +324,12 @@ export class CrmStore {
   private change<T extends Customer | SentEmail>(tool: string, key: string | undefined, fn: (draft: CrmState) => T): T {
     const state = this.current();
     if (key !== undefined) {
-      const seen = state.idempotency.get(key);
+      const seen = this.rememberedKeys().get(key);
       if (seen && seen.tool !== tool) throw new CrmError(`idempotency key "${key}" was already used for ${seen.tool}`);
       if (seen) return structuredClone(seen.result) as T;
     }
     const draft = cloneState(state);
     const result = fn(draft);
-    if (key !== undefined) {
-      draft.idempotency.set(key, { tool, result: structuredClone(result) });
-      for (const oldest of draft.idempotency.keys()) {
-        if (draft.idempotency.size <= IDEMPOTENCY_LIMIT) break;
-        draft.idempotency.delete(oldest);
-      }
-    }
     if (this.path !== undefined) {
       const text = serializeState(draft);
       try {
@@ -325,7 +340,27 @@ export class CrmStore {
       this.fileText = text;
     }
     this.state = draft;
+    if (key !== undefined) {
+      const remembered = { tool, result: structuredClone(result) };
+      this.keys.set(key, remembered);
+      try {
+        this.keysFile?.append(key, remembered);
+      } catch (error) {
+        // The change is saved; only its key could not be: a retry would apply it again.
+        process.stderr.write(`toy-crm: could not remember idempotency key in ${this.keysFile?.path}: ${(error as Error).message}\n`);
+      }
+    }
     return structuredClone(result);
+  }
+
+  /** Keys this process remembered, plus any another process appended since. */
+  private rememberedKeys(): Map<string, RememberedResult> {
+    try {
+      for (const entry of this.keysFile?.readNew() ?? []) this.keys.set(entry.key, { tool: entry.tool, result: entry.result });
+    } catch (error) {
+      throw new CrmError(`cannot read idempotency keys from ${this.keysFile?.path}: ${(error as Error).message}`);
+    }
+    return this.keys;
   }
 
   create(input: { name: string; email: string; plan?: string; notes?: string }, key?: string): Customer {

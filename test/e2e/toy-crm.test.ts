@@ -45,8 +45,8 @@ function errorText(result: any): string {
 }
 
 /** The exact text the state file must have: two-space indentation, keys in this order, trailing newline. */
-function fileText(customers: Record<string, unknown>, outbox: unknown[], lastId: number, idempotency?: Record<string, unknown>): string {
-  return JSON.stringify({ customers, outbox, lastId, ...(idempotency ? { idempotency } : {}) }, null, 2) + "\n";
+function fileText(customers: Record<string, unknown>, outbox: unknown[], lastId: number): string {
+  return JSON.stringify({ customers, outbox, lastId }, null, 2) + "\n";
 }
 
 describe("toy-crm over stdio", () => {
@@ -295,11 +295,14 @@ describe("toy-crm idempotency keys", () => {
     expect(created.id).toBe("c_004");
     await client.close();
 
-    expect(readFileSync(path, "utf8")).toBe(
-      fileText({ ...SEED, c_004: created }, [sent], 4, {
-        "k-1": { tool: "send_email", result: sent },
-        "k-2": { tool: "create_customer", result: created },
-      }),
+    // The state file keeps its documented form; the keys are appended beside it.
+    expect(readFileSync(path, "utf8")).toBe(fileText({ ...SEED, c_004: created }, [sent], 4));
+    expect(readFileSync(`${path}.keys.jsonl`, "utf8")).toBe(
+      [
+        JSON.stringify({ key: "k-1", tool: "send_email", result: sent }),
+        JSON.stringify({ key: "k-2", tool: "create_customer", result: created }),
+        "",
+      ].join("\n"),
     );
 
     client = await crm(["--state", path]);
