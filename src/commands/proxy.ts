@@ -103,6 +103,8 @@ export default defineCommand({
     await session.finish();
     journal.close();
     await flushStdout();
+    // stdin may close while a server is failing to start: that still ends with its error (R-PROXY-10).
+    if (session.failure) throw session.failure;
     log.debug("proxy stopped");
     return 0;
   },

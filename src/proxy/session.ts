@@ -73,6 +73,8 @@ export class ProxySession {
   private readonly heldForClient: Array<() => void> = [];
   private readonly inflight = new Set<Promise<void>>();
   private readonly forwardedCalls = new Map<Id, { upstream: Upstream; upstreamId: number }>();
+  /** Client requests it cancelled while they were forwarded: they get no reply (MCP cancellation). */
+  private readonly cancelled = new Set<Id>();
   private readonly serverRequests = new Map<number, { upstream: Upstream; originalId: Id }>();
   private readonly serverRequestIds = new Map<string, number>();
   private nextServerRequestId = 1;
@@ -80,6 +82,8 @@ export class ProxySession {
   private finishing = false;
   /** Rejects when the session cannot go on (a server would not start, a policy names missing tools). */
   readonly fatal: Promise<never>;
+  /** The error `fatal` rejected with, once it did. */
+  failure: SynartesisError | undefined;
   private raiseFatal!: (error: SynartesisError) => void;
 
   constructor(private readonly options: SessionOptions) {
@@ -95,7 +99,12 @@ export class ProxySession {
     );
     this.matcher = createMatcher(options.manifest);
     this.ready = new Promise((resolve) => (this.markReady = resolve));
-    this.fatal = new Promise<never>((_, reject) => (this.raiseFatal = reject));
+    this.fatal = new Promise<never>((_, reject) => {
+      this.raiseFatal = (error) => {
+        this.failure ??= error;
+        reject(error);
+      };
+    });
     this.fatal.catch(() => {});
   }
 
@@ -175,6 +184,7 @@ export class ProxySession {
       this.options.write(errorLine(id, -32603, `Synartesis: ${message}`));
     } finally {
       this.forwardedCalls.delete(id);
+      this.cancelled.delete(id);
     }
   }
 
@@ -238,7 +248,7 @@ export class ProxySession {
       this.options.write(withId(answer.raw, msg.id));
     } catch (error) {
       if (!(error instanceof UpstreamError)) throw error;
-      this.options.write(errorLine(msg.id, -32603, error.message));
+      if (!this.cancelled.has(msg.id)) this.options.write(errorLine(msg.id, -32603, error.message));
     }
   }
 
@@ -295,18 +305,20 @@ export class ProxySession {
       onForwarded: (upstream, upstreamId) => this.forwardedCalls.set(id, { upstream, upstreamId }),
     };
     const answer = await handleToolCall(ctx, { clientId: id, server: target.upstream.name, tool: target.name, args: args ?? {}, line });
-    this.options.write(answer);
+    if (!this.cancelled.has(id)) this.options.write(answer);
   }
 
   private onNotification(msg: any, raw: string): void {
     switch (msg.method) {
       case "notifications/initialized":
         this.clientReady = true;
-        for (const deliver of this.heldForClient.splice(0)) deliver();
+        this.releaseHeld();
         return;
       case "notifications/cancelled": {
         const forwarded = isId(msg.params?.requestId) ? this.forwardedCalls.get(msg.params.requestId) : undefined;
-        if (forwarded) forwarded.upstream.cancel(forwarded.upstreamId, msg.params?.reason);
+        if (!forwarded) return;
+        this.cancelled.add(msg.params.requestId);
+        forwarded.upstream.cancel(forwarded.upstreamId, msg.params?.reason);
         return;
       }
       default:
@@ -327,12 +339,22 @@ export class ProxySession {
 
   // ---- from the servers ----
 
+  /** Nothing reaches the client before its initialize result, nor before it said it is initialized. */
+  private releaseHeld(): void {
+    if (this.clientReady && this.phase === "ready") for (const deliver of this.heldForClient.splice(0)) deliver();
+  }
+
   private fromUpstream(upstream: Upstream, msg: any, raw: string): void {
-    if (!this.clientReady) {
+    if (typeof msg?.method !== "string") return;
+    if (this.finishing && isId(msg.id)) {
+      // The client is gone (stdin closed) or we are stopping: it will never answer.
+      upstream.sendRaw(errorLine(msg.id, -32603, "Synartesis: the client disconnected; nobody can answer this request"));
+      return;
+    }
+    if (!this.clientReady || this.phase !== "ready") {
       this.heldForClient.push(() => this.fromUpstream(upstream, msg, raw));
       return;
     }
-    if (typeof msg?.method !== "string") return;
     if (isId(msg.id)) {
       const proxyId = this.nextServerRequestId++;
       this.serverRequests.set(proxyId, { upstream, originalId: msg.id });
@@ -401,6 +423,7 @@ export class ProxySession {
     this.phase = "ready";
     this.markReady();
     this.options.write(resultLine(id, this.initializeResult()));
+    this.releaseHeld();
   }
 
   private initializeResult(): Record<string, unknown> {
@@ -434,6 +457,14 @@ export class ProxySession {
   async finish(): Promise<void> {
     if (this.finishing) return;
     this.finishing = true;
+    // Requests the servers made of the client can no longer be answered: refuse them, so the
+    // calls waiting on them finish now instead of at their timeout.
+    for (const deliver of this.heldForClient.splice(0)) deliver();
+    for (const request of this.serverRequests.values()) {
+      request.upstream.sendRaw(errorLine(request.originalId, -32603, "Synartesis: the client disconnected before answering"));
+    }
+    this.serverRequests.clear();
+    this.serverRequestIds.clear();
     while (this.inflight.size) await Promise.allSettled([...this.inflight]);
     await this.stopUpstreams();
     if (this.run) this.options.journal.completeRun(this.run.id, this.options.now().toISOString());

@@ -17,7 +17,7 @@ const STDERR_LINES_KEPT = 40;
 export class UpstreamError extends Error {
   constructor(
     message: string,
-    readonly kind: "timeout" | "closed" | "start",
+    readonly kind: "timeout" | "closed" | "start" | "cancelled",
   ) {
     super(message);
     this.name = "UpstreamError";
@@ -260,9 +260,17 @@ export class Upstream {
     });
   }
 
-  /** Cancel one of our requests (the client cancelled the call it carried). */
+  /**
+   * Cancel one of our requests (the client cancelled the call it carried) and
+   * stop waiting for it: a server that honours the cancellation never answers.
+   */
   cancel(upstreamId: number, reason?: string): void {
     this.notify("notifications/cancelled", { requestId: upstreamId, ...(reason === undefined ? {} : { reason }) });
+    const entry = this.pending.get(upstreamId);
+    if (!entry) return;
+    this.pending.delete(upstreamId);
+    clearTimeout(entry.timer);
+    entry.reject(new UpstreamError(`the client cancelled the ${entry.method} request`, "cancelled"));
   }
 
   notify(method: string, params?: unknown): void {

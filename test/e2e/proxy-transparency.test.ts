@@ -1,0 +1,502 @@
+// R-PROXY-1…3 through the built binary: a client sees through the proxy what it
+// would see from the servers directly (the toy CRM, server-everything's whole
+// protocol both ways, two servers at once), and results reach it byte for byte.
+import { afterEach, describe, expect, test } from "bun:test";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import {
+  CreateMessageRequestSchema,
+  ElicitRequestSchema,
+  ListRootsRequestSchema,
+  LoggingMessageNotificationSchema,
+  ResourceUpdatedNotificationSchema,
+  ToolListChangedNotificationSchema,
+} from "@modelcontextprotocol/sdk/types.js";
+import { BIN, connect, initializeFrame, run } from "../helpers.ts";
+import { INSTRUCTIONS_PREAMBLE } from "../../src/proxy/session.ts";
+import {
+  ADA,
+  BUN,
+  crmStateText,
+  crmWorkspace,
+  EVERYTHING,
+  FILESYSTEM,
+  FIXTURES,
+  INITIALIZED,
+  journalRows,
+  jsonFrame,
+  SEED,
+  waitFor,
+  workspace,
+} from "../fixtures/proxy-kit.ts";
+
+const clients: Client[] = [];
+afterEach(async () => {
+  for (const client of clients.splice(0)) await client.close().catch(() => {});
+});
+
+async function open(command: string, args: string[], options: Parameters<typeof connect>[2] = {}): Promise<Client> {
+  const { client } = await connect(command, args, options);
+  clients.push(client);
+  return client;
+}
+
+const proxyArgs = (manifest: string) => ["proxy", "--manifest", manifest, "--log-level", "warn"];
+
+describe("one server: the toy CRM directly and through the proxy look the same", () => {
+  test("identity, capabilities, tools, resources and results are equal; instructions gain the preamble", async () => {
+    const directDir = crmWorkspace(crmStateText());
+    const proxied = crmWorkspace(crmStateText());
+    const direct = await open(BIN, ["toy-crm", "--state", directDir.state]);
+    const through = await open(BIN, proxyArgs(proxied.manifest), { cwd: proxied.dir });
+
+    expect(through.getServerVersion()).toEqual(direct.getServerVersion()!);
+    expect(through.getServerCapabilities()).toEqual(direct.getServerCapabilities()!);
+    const own = direct.getInstructions()!;
+    expect(own.length).toBeGreaterThan(20);
+    const instructions = through.getInstructions()!;
+    expect(instructions).toStartWith(INSTRUCTIONS_PREAMBLE);
+    expect(instructions).toContain(own);
+    expect(instructions).toMatch(/records every tool call/);
+    expect(instructions).toMatch(/approval/);
+
+    expect(await through.listTools()).toEqual(await direct.listTools());
+    expect(await through.listResources()).toEqual(await direct.listResources());
+    expect(await through.listResourceTemplates()).toEqual(await direct.listResourceTemplates());
+    expect(await through.readResource({ uri: "crm://customers/c_002" })).toEqual(await direct.readResource({ uri: "crm://customers/c_002" }));
+    expect(await through.readResource({ uri: "crm://customers" })).toEqual(await direct.readResource({ uri: "crm://customers" }));
+
+    const calls: Array<[string, Record<string, unknown>]> = [
+      ["get_customer", { id: "c_001" }],
+      ["get_customer", { id: "c_999" }], // a tool error
+      ["get_customer", { id: 7 }], // a wrongly typed argument
+      ["update_customer", { id: "c_001", plan: "enterprise", notes: "via the proxy" }],
+      ["update_customer", { id: "c_003", name: "A. M. Turing" }],
+      ["get_customer", { id: "c_001" }],
+      ["create_customer", { name: "Kay Moss", email: "kay@example.com" }],
+      ["delete_customer", { id: "c_002" }],
+    ];
+    for (const [name, args] of calls) {
+      const expected = await direct.callTool({ name, arguments: args });
+      const got = await through.callTool({ name, arguments: args });
+      expect({ name, got }).toEqual({ name, got: expected });
+    }
+    // A JSON-RPC error from the server keeps its code and message.
+    const directError = await direct.readResource({ uri: "crm://customers/c_404" }).catch((e) => e);
+    const proxiedError = await through.readResource({ uri: "crm://customers/c_404" }).catch((e) => e);
+    expect(proxiedError.code).toBe(directError.code);
+    expect(proxiedError.message).toBe(directError.message);
+
+    // Both state files went through the same changes.
+    const customers = (path: string) => JSON.parse(readFileSync(path, "utf8")).customers;
+    expect(customers(proxied.state)).toEqual(customers(directDir.state));
+
+    // Every call was journalled with its class.
+    const rows = journalRows(proxied.journal);
+    expect(rows.map((r) => [r.tool, r.class, r.status])).toEqual([
+      ["get_customer", "readonly", "applied"],
+      ["get_customer", "readonly", "failed"],
+      ["get_customer", "readonly", "failed"],
+      ["update_customer", "reversible", "applied"],
+      ["update_customer", "reversible", "applied"],
+      ["get_customer", "readonly", "applied"],
+      ["create_customer", "compensable", "applied"],
+      ["delete_customer", "reversible", "applied"],
+    ]);
+  });
+});
+
+describe("server-everything through the proxy: the whole protocol, both ways", () => {
+  test("prompts, resources + subscribe, completions, logging, progress, sampling, elicitation and roots", async () => {
+    const ws = workspace(
+      [
+        "version: 1",
+        "servers:",
+        "  everything:",
+        "    command: node",
+        `    args: [${JSON.stringify(EVERYTHING)}, "stdio"]`,
+        "tools:",
+        "  # Everything this test calls changes nothing that matters: let it pass without a gate.",
+        '  - match: "everything.*"',
+        "    class: readonly",
+        "",
+      ].join("\n"),
+    );
+    const rootUri = `file://${ws.dir}`;
+    // Handlers go in before connecting: what the server sends while it starts must find them.
+    const client = new Client(
+      { name: "everything-agent", version: "1.0.0" },
+      { capabilities: { sampling: {}, elicitation: {}, roots: { listChanged: true } } },
+    );
+    clients.push(client);
+    const listChanged: string[] = [];
+    client.setNotificationHandler(ToolListChangedNotificationSchema, (n) => void listChanged.push(n.method));
+    const rootsAsked: unknown[] = [];
+    client.setRequestHandler(ListRootsRequestSchema, (request) => {
+      rootsAsked.push(request.params ?? {});
+      return { roots: [{ uri: rootUri, name: "test root" }] };
+    });
+    const sampled: any[] = [];
+    client.setRequestHandler(CreateMessageRequestSchema, (request) => {
+      sampled.push(request.params);
+      return { model: "stub-model-7", role: "assistant", content: { type: "text", text: "a sampled answer: 42 ferrets" } };
+    });
+    const elicited: any[] = [];
+    client.setRequestHandler(ElicitRequestSchema, (request) => {
+      elicited.push(request.params);
+      return { action: "accept", content: { name: "Ada Tester", check: true, email: "ada.tester@example.com" } };
+    });
+    const logs: any[] = [];
+    client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => void logs.push(n.params));
+    const updated: string[] = [];
+    client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => void updated.push(n.params.uri));
+    await client.connect(
+      new StdioClientTransport({ command: BIN, args: proxyArgs(ws.manifest), cwd: ws.dir, env: process.env as Record<string, string>, stderr: "ignore" }),
+    );
+
+    expect(client.getServerVersion()?.name).toBe("mcp-servers/everything");
+    const instructions = client.getInstructions()!;
+    expect(instructions).toStartWith(INSTRUCTIONS_PREAMBLE);
+    expect(instructions.length).toBeGreaterThan(INSTRUCTIONS_PREAMBLE.length + 50);
+    const capabilities = client.getServerCapabilities()!;
+    expect(capabilities).toMatchObject({ prompts: {}, resources: { subscribe: true }, logging: {}, tools: {} });
+
+    // roots/list: the server asks once it is initialized; the client's answer reaches it.
+    await waitFor("the server to ask for roots", () => rootsAsked.length > 0);
+    // It registered the tools that need those client capabilities, and said so.
+    await waitFor("notifications/tools/list_changed", () => listChanged.length > 0);
+    const { tools } = await client.listTools();
+    const names = tools.map((t) => t.name);
+    for (const name of ["echo", "trigger-long-running-operation", "trigger-sampling-request", "trigger-elicitation-request", "get-roots-list"]) {
+      expect(names).toContain(name);
+    }
+    const roots = await client.callTool({ name: "get-roots-list", arguments: {} });
+    expect(JSON.stringify(roots.content)).toContain(rootUri);
+
+    // prompts
+    const { prompts } = await client.listPrompts();
+    expect(prompts.map((p) => p.name)).toEqual(expect.arrayContaining(["simple-prompt", "args-prompt", "completable-prompt"]));
+    const prompt = await client.getPrompt({ name: "args-prompt", arguments: { city: "Paris", state: "Texas" } });
+    expect(prompt.messages[0]!.content).toEqual({ type: "text", text: "What's weather in Paris, Texas?" });
+
+    // completions
+    const completion = await client.complete({
+      ref: { type: "ref/prompt", name: "completable-prompt" },
+      argument: { name: "department", value: "Mar" },
+    });
+    expect(completion.completion.values).toEqual(["Marketing"]);
+    const contextual = await client.complete({
+      ref: { type: "ref/prompt", name: "completable-prompt" },
+      argument: { name: "name", value: "" },
+      context: { arguments: { department: "Sales" } },
+    });
+    expect(contextual.completion.values).toEqual(["David", "Eve", "Frank"]);
+
+    // logging: set the level, and a logging message arrives.
+    await client.setLoggingLevel("debug");
+
+    // resources: list, read, subscribe → resources/updated arrives.
+    const { resources } = await client.listResources();
+    expect(resources.length).toBeGreaterThan(0);
+    const first = resources[0]!;
+    const read = await client.readResource({ uri: first.uri });
+    expect(read.contents[0]!.uri).toBe(first.uri);
+    const dynamic = await client.readResource({ uri: "demo://resource/dynamic/text/7" });
+    expect((dynamic.contents[0] as any).text).toStartWith("Resource 7: This is a plaintext resource");
+    await client.subscribeResource({ uri: first.uri });
+    await waitFor("a logging message about the subscription", () => logs.find((l) => String(l.data).includes(first.uri)));
+    await client.callTool({ name: "toggle-subscriber-updates", arguments: {} });
+    await waitFor("notifications/resources/updated", () => updated.includes(first.uri));
+    await client.callTool({ name: "toggle-subscriber-updates", arguments: {} }); // and stop them again
+    await client.unsubscribeResource({ uri: first.uri });
+
+    // progress: notifications come back with the token the client chose.
+    const progress: Array<{ progress: number; total?: number }> = [];
+    const long = await client.callTool(
+      { name: "trigger-long-running-operation", arguments: { duration: 0.3, steps: 3 } },
+      undefined,
+      { onprogress: (p) => void progress.push(p) },
+    );
+    expect(JSON.stringify(long.content)).toContain("Long running operation completed");
+    // The SDK client runs notification handlers a microtask late: a last progress notification that
+    // arrives in the same chunk as the result finds its handler gone (directly as well). The raw test below sees all three.
+    expect(progress.map((p) => [p.progress, p.total])).toEqual([
+      [1, 3],
+      [2, 3],
+      [3, 3],
+    ].slice(0, Math.max(2, progress.length)));
+
+    // sampling: the server's request reaches the client and the answer reaches the server.
+    const sampling = await client.callTool({ name: "trigger-sampling-request", arguments: { prompt: "count the ferrets", maxTokens: 20 } });
+    expect(sampled).toHaveLength(1);
+    expect(JSON.stringify(sampled[0].messages)).toContain("count the ferrets");
+    expect(sampled[0].maxTokens).toBe(20);
+    const samplingText = JSON.stringify(sampling.content);
+    expect(samplingText).toContain("a sampled answer: 42 ferrets");
+    expect(samplingText).toContain("stub-model-7");
+
+    // elicitation: likewise.
+    const elicitation = await client.callTool({ name: "trigger-elicitation-request", arguments: {} });
+    expect(elicited).toHaveLength(1);
+    expect(elicited[0].message).toContain("Please provide inputs");
+    const elicitationText = JSON.stringify(elicitation.content);
+    expect(elicitationText).toContain("- Name: Ada Tester");
+    expect(elicitationText).toContain("- Email: ada.tester@example.com");
+
+    // The echo tool, for good measure, and the journal saw every tool call.
+    const echo = await client.callTool({ name: "echo", arguments: { message: "h\u00e9llo \"there\"" } });
+    expect(echo.content).toEqual([{ type: "text", text: 'Echo: h\u00e9llo "there"' }]);
+    const rows = journalRows(ws.journal);
+    expect(rows.map((r) => r.tool)).toEqual([
+      "get-roots-list",
+      "toggle-subscriber-updates",
+      "toggle-subscriber-updates",
+      "trigger-long-running-operation",
+      "trigger-sampling-request",
+      "trigger-elicitation-request",
+      "echo",
+    ]);
+    expect(rows.every((r) => r.status === "applied" && r.class === "readonly")).toBe(true);
+  }, 120_000);
+
+  test("progress notifications keep a token the client chose itself", async () => {
+    const ws = workspace(
+      ["version: 1", "servers:", "  everything:", "    command: node", `    args: [${JSON.stringify(EVERYTHING)}, "stdio"]`, "tools:", '  - match: "everything.*"', "    class: readonly", ""].join("\n"),
+    );
+    const result = await run(proxyArgs(ws.manifest), {
+      cwd: ws.dir,
+      stdin: [
+        initializeFrame(0),
+        INITIALIZED,
+        jsonFrame("call-1", "tools/call", {
+          name: "trigger-long-running-operation",
+          arguments: { duration: 0.2, steps: 2 },
+          _meta: { progressToken: "my-token-\u00e9" },
+        }),
+        "",
+      ].join("\n"),
+    });
+    expect(result.code).toBe(0);
+    const lines = result.stdout.trim().split("\n").map((l) => JSON.parse(l));
+    // Even with every frame piped in at once, nothing comes before the initialize result
+    // (the server announces tools/list_changed while it starts).
+    expect(lines[0].id).toBe(0);
+    expect(lines.some((m) => m.method === "notifications/tools/list_changed")).toBe(true);
+    const progress = lines.filter((m) => m.method === "notifications/progress");
+    expect(progress.map((m) => [m.params.progressToken, m.params.progress])).toEqual([
+      ["my-token-\u00e9", 1],
+      ["my-token-\u00e9", 2],
+    ]);
+    expect(lines.find((m) => m.id === "call-1")?.result?.content?.[0]?.text).toContain("completed");
+  }, 60_000);
+});
+
+describe("two servers at once", () => {
+  test("tools are SERVER__TOOL, both work, and resources are routed by URI", async () => {
+    const ws = workspace("");
+    const root = join(ws.dir, "files");
+    mkdirSync(root);
+    writeFileSync(join(root, "hello.txt"), "hello from the filesystem\n");
+    writeFileSync(ws.state, crmStateText());
+    writeFileSync(
+      ws.manifest,
+      [
+        "version: 1",
+        "servers:",
+        "  crm:",
+        "    command: synartesis",
+        '    args: ["toy-crm", "--state", "./crm.json"]',
+        "  fs:",
+        "    command: node",
+        `    args: [${JSON.stringify(FILESYSTEM)}, ${JSON.stringify(root)}]`,
+        "tools:",
+        '  - match: "crm.get_customer"',
+        "    class: readonly",
+        '  - match: "fs.read_text_file"',
+        "    class: readonly",
+        "",
+      ].join("\n"),
+    );
+    // No roots capability: server-filesystem would replace its allowed folder with the client's roots.
+    const client = await open(BIN, proxyArgs(ws.manifest), { cwd: ws.dir, name: "two-servers" });
+    expect(client.getServerVersion()?.name).toBe("synartesis");
+    const instructions = client.getInstructions()!;
+    expect(instructions).toStartWith(INSTRUCTIONS_PREAMBLE);
+    expect(instructions).toContain('Server "crm"');
+    expect(client.getServerCapabilities()).toMatchObject({ tools: {}, resources: {} });
+
+    // A resource read before any listing still finds its owner.
+    const early = await client.readResource({ uri: "crm://customers/c_001" });
+    expect(JSON.parse((early.contents[0] as any).text)).toEqual(ADA);
+
+    const { tools } = await client.listTools();
+    const names = tools.map((t) => t.name);
+    expect(names).toContain("crm__get_customer");
+    expect(names).toContain("crm__update_customer");
+    expect(names).toContain("fs__read_text_file");
+    expect(names.every((n) => n.startsWith("crm__") || n.startsWith("fs__"))).toBe(true);
+    // Schemas and annotations come through unchanged under the new name.
+    const direct = await open(BIN, ["toy-crm"]);
+    const directTools = (await direct.listTools()).tools;
+    expect(tools.find((t) => t.name === "crm__get_customer")).toEqual({ ...directTools.find((t) => t.name === "get_customer")!, name: "crm__get_customer" });
+
+    const customer = await client.callTool({ name: "crm__get_customer", arguments: { id: "c_001" } });
+    expect(customer.structuredContent).toEqual(ADA);
+    const file = await client.callTool({ name: "fs__read_text_file", arguments: { path: join(root, "hello.txt") } });
+    expect(JSON.stringify(file.content)).toContain("hello from the filesystem");
+
+    const { resources } = await client.listResources();
+    expect(resources.map((r) => r.uri)).toContain("crm://customers/c_002");
+    const read = await client.readResource({ uri: "crm://customers/c_002" });
+    expect(JSON.parse((read.contents[0] as any).text)).toEqual(SEED.c_002);
+    // A URI only the template covers is routed too.
+    const templated = await client.readResource({ uri: "crm://customers/c_003" });
+    expect(JSON.parse((templated.contents[0] as any).text)).toEqual(SEED.c_003);
+    // A URI nobody owns is a JSON-RPC error, not a hang.
+    const nobody = await client.readResource({ uri: "nowhere://x" }).catch((e) => e);
+    expect(nobody).toBeInstanceOf(Error);
+
+    const rows = journalRows(ws.journal);
+    expect(rows.map((r) => `${r.server}.${r.tool}:${r.status}`)).toEqual(["crm.get_customer:applied", "fs.read_text_file:applied"]);
+  }, 60_000);
+});
+
+describe("two servers with prompts, completions, logging and server requests", () => {
+  test("prompts are SERVER__PROMPT, completions and templates route, sampling reaches the right server", async () => {
+    const ws = workspace(
+      [
+        "version: 1",
+        "servers:",
+        "  crm:",
+        "    command: synartesis",
+        '    args: ["toy-crm", "--state", "./crm.json"]',
+        "  every:",
+        "    command: node",
+        `    args: [${JSON.stringify(EVERYTHING)}, "stdio"]`,
+        "tools:",
+        '  - match: "crm.get_customer"',
+        "    class: readonly",
+        '  - match: "every.*"',
+        "    class: readonly",
+        "",
+      ].join("\n"),
+    );
+    writeFileSync(ws.state, crmStateText());
+    const client = new Client({ name: "two-with-prompts", version: "1.0.0" }, { capabilities: { sampling: {} } });
+    clients.push(client);
+    client.setRequestHandler(CreateMessageRequestSchema, () => ({
+      model: "stub",
+      role: "assistant",
+      content: { type: "text", text: "answer for the second server" },
+    }));
+    const logs: any[] = [];
+    client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => void logs.push(n.params));
+    await client.connect(
+      new StdioClientTransport({ command: BIN, args: proxyArgs(ws.manifest), cwd: ws.dir, env: process.env as Record<string, string>, stderr: "ignore" }),
+    );
+    expect(client.getServerCapabilities()).toMatchObject({ tools: {}, resources: {}, prompts: {}, logging: {} });
+
+    const { prompts } = await client.listPrompts();
+    expect(prompts.map((p) => p.name)).toEqual(expect.arrayContaining(["every__simple-prompt", "every__args-prompt", "every__completable-prompt"]));
+    const prompt = await client.getPrompt({ name: "every__args-prompt", arguments: { city: "Lyon" } });
+    expect(prompt.messages[0]!.content).toEqual({ type: "text", text: "What's weather in Lyon?" });
+    const completion = await client.complete({
+      ref: { type: "ref/prompt", name: "every__completable-prompt" },
+      argument: { name: "department", value: "Sa" },
+    });
+    expect(completion.completion.values).toEqual(["Sales"]);
+    // A resource only a template covers, on the second server.
+    const dynamic = await client.readResource({ uri: "demo://resource/dynamic/text/3" });
+    expect((dynamic.contents[0] as any).text).toStartWith("Resource 3:");
+    const templateCompletion = await client.complete({
+      ref: { type: "ref/resource", uri: "demo://resource/dynamic/text/{resourceId}" },
+      argument: { name: "resourceId", value: "5" },
+    });
+    expect(templateCompletion.completion.values).toEqual(["5"]);
+
+    await client.setLoggingLevel("debug");
+    await client.callTool({ name: "every__toggle-simulated-logging", arguments: {} });
+    await waitFor("a logging message from the second server", () => logs.length > 0);
+    await client.callTool({ name: "every__toggle-simulated-logging", arguments: {} });
+
+    const sampling = await client.callTool({ name: "every__trigger-sampling-request", arguments: { prompt: "p" } });
+    expect(JSON.stringify(sampling.content)).toContain("answer for the second server");
+    const customer = await client.callTool({ name: "crm__get_customer", arguments: { id: "c_001" } });
+    expect(customer.structuredContent).toEqual(ADA);
+    const unknown = await client.getPrompt({ name: "crm__nothing" }).catch((e) => e);
+    expect(unknown).toBeInstanceOf(Error);
+  }, 120_000);
+});
+
+describe("protocol versions", () => {
+  for (const version of ["2025-03-26", "2025-06-18", "2025-11-25"]) {
+    test(`a client speaking ${version} gets it back and can call tools`, async () => {
+      const ws = crmWorkspace(crmStateText());
+      const init = JSON.stringify({
+        jsonrpc: "2.0",
+        id: 0,
+        method: "initialize",
+        params: { protocolVersion: version, capabilities: {}, clientInfo: { name: "v", version: "1" } },
+      });
+      const result = await run(proxyArgs(ws.manifest), {
+        cwd: ws.dir,
+        stdin: [init, INITIALIZED, jsonFrame(1, "tools/call", { name: "get_customer", arguments: { id: "c_001" } }), ""].join("\n"),
+      });
+      expect(result.code).toBe(0);
+      const out = result.stdout.split("\n").filter(Boolean).map((l) => JSON.parse(l));
+      expect(out.find((m) => m.id === 0).result.protocolVersion).toBe(version);
+      expect(out.find((m) => m.id === 1).result.structuredContent).toEqual(ADA);
+    });
+  }
+});
+
+describe("results reach the agent byte for byte", () => {
+  test("1.0, 12345678901234567890 and \\u00e9 pass unchanged to stdout and into the journal", async () => {
+    const ws = workspace(
+      [
+        "version: 1",
+        "servers:",
+        "  raw:",
+        `    command: ${JSON.stringify(BUN)}`,
+        `    args: [${JSON.stringify(join(FIXTURES, "raw-server.ts"))}]`,
+        "tools:",
+        '  - match: "raw.raw_read"',
+        "    class: readonly",
+        '  - match: "raw.raw_write"',
+        "    class: compensable",
+        "    inverse:",
+        '      tool: "raw.raw_write"',
+        '      args: { word: "$result.word" }',
+        "",
+      ].join("\n"),
+    );
+    const result = await run(proxyArgs(ws.manifest), {
+      cwd: ws.dir,
+      stdin: [
+        initializeFrame(0),
+        INITIALIZED,
+        jsonFrame(1, "tools/call", { name: "raw_read", arguments: {} }),
+        jsonFrame("two", "tools/call", { name: "raw_write", arguments: {} }),
+        "",
+      ].join("\n"),
+    });
+    expect(result.code).toBe(0);
+    const RESULT =
+      '{"content":[{"type":"text","text":"caf\\u00e9 1.0"}],' +
+      '"structuredContent":{"float":1.0,"big":12345678901234567890,"word":"caf\\u00e9","exp":1E+2,"list":[1.50, -0.0]}}';
+    const lines = result.stdout.split("\n").filter(Boolean);
+    expect(lines).toContain(`{"jsonrpc":"2.0", "id":1, "result":${RESULT}}`);
+    expect(lines).toContain(`{"jsonrpc":"2.0", "id":"two", "result":${RESULT}}`);
+
+    // The read-only row is written once its answer is in, the write-ahead row before it goes out: sort.
+    const rows = journalRows(ws.journal).sort((a, b) => a.tool.localeCompare(b.tool));
+    expect(rows.map((r) => [r.tool, r.class, r.status])).toEqual([
+      ["raw_read", "readonly", "applied"],
+      ["raw_write", "compensable", "applied"],
+    ]);
+    for (const row of rows) expect(row.result).toBe(RESULT);
+    expect(JSON.parse(rows[1]!.inverse!)).toEqual({ server: "raw", tool: "raw_write", args: { word: "caf\u00e9" } });
+  }, 60_000);
+});
