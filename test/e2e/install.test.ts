@@ -68,7 +68,7 @@ describe("install.sh from a clone", () => {
   beforeAll(() => {
     // What a fresh clone has that the build needs (node_modules comes from `bun install`).
     clone = tempDir("syn-clone-");
-    for (const entry of ["package.json", "bun.lock", "bunfig.toml", "tsconfig.json", "install.sh", "src", "scripts"]) {
+    for (const entry of ["package.json", "bun.lock", "bunfig.toml", "tsconfig.json", "install.sh", "src", "scripts", "manifests"]) {
       cpSync(join(ROOT, entry), join(clone, entry), { recursive: true });
     }
     home = tempDir("syn-home-");
