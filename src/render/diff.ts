@@ -1,13 +1,42 @@
-// Expected vs actual, side by side, for a drift report: both JSON values
+// Expected vs actual, side by side, for a drift report: both values
 // pretty-printed, lines aligned by a longest-common-subsequence diff. Pure.
 import type { Observation } from "../journal/types.ts";
 import { padVisible, truncate, type Style } from "./style.ts";
 
+/**
+ * JSON, pretty-printed, except that a string holding several lines (a file's
+ * text, say) is shown as those lines under `|`, so a change in its middle is
+ * visible instead of buried in one long escaped line.
+ */
+function pretty(value: unknown, indent: string, prefix: string, suffix: string, out: string[]): void {
+  if (typeof value === "string" && value.includes("\n")) {
+    out.push(`${indent}${prefix}|${suffix ? `  (${suffix.trim()})` : ""}`);
+    for (const line of value.split("\n")) out.push(`${indent}  ${line}`);
+    return;
+  }
+  if (Array.isArray(value) && value.length > 0) {
+    out.push(`${indent}${prefix}[`);
+    value.forEach((item, i) => pretty(item, indent + "  ", "", i < value.length - 1 ? "," : "", out));
+    out.push(`${indent}]${suffix}`);
+    return;
+  }
+  if (value !== null && typeof value === "object" && Object.keys(value).length > 0) {
+    const entries = Object.entries(value);
+    out.push(`${indent}${prefix}{`);
+    entries.forEach(([key, item], i) => pretty(item, indent + "  ", `${JSON.stringify(key)}: `, i < entries.length - 1 ? "," : "", out));
+    out.push(`${indent}}${suffix}`);
+    return;
+  }
+  out.push(`${indent}${prefix}${JSON.stringify(value) ?? "undefined"}${suffix}`);
+}
+
 function linesOf(observation: Observation | undefined): string[] {
   if (!observation) return ["(nothing recorded)"];
   if (observation.absent) return ["(does not exist)"];
-  const text = typeof observation.payload === "string" ? observation.payload : JSON.stringify(observation.payload, null, 2);
-  return (text ?? "undefined").split("\n");
+  if (typeof observation.payload === "string") return observation.payload.split("\n");
+  const out: string[] = [];
+  pretty(observation.payload, "", "", "", out);
+  return out;
 }
 
 type Row = { left?: string; right?: string; same: boolean };
@@ -50,6 +79,18 @@ function align(a: string[], b: string[]): Row[] {
   return rows;
 }
 
+/** Differing lines wrap (up to this many rows each); equal lines are context and are cut. */
+const MAX_WRAPPED_ROWS = 12;
+
+function chunks(text: string, width: number): string[] {
+  const chars = [...text];
+  const parts: string[] = [];
+  for (let i = 0; i < chars.length && parts.length < MAX_WRAPPED_ROWS; i += width) parts.push(chars.slice(i, i + width).join(""));
+  const shown = parts.join("").length;
+  if (chars.length > shown) parts[parts.length - 1] = truncate(parts.at(-1)!, width - 1) + `…`;
+  return parts.length ? parts : [""];
+}
+
 export function sideBySide(
   expected: Observation | undefined,
   actual: Observation | undefined,
@@ -61,11 +102,16 @@ export function sideBySide(
   const rows = align(linesOf(expected), linesOf(actual));
   const out = [`    ${padVisible(style.bold(labels[0]), column)} │ ${style.bold(labels[1])}`];
   for (const row of rows) {
-    const marker = row.same ? " " : "≠";
-    const left = truncate(row.left ?? "", column);
-    const right = truncate(row.right ?? "", column);
-    const paint = row.same ? (t: string) => t : style.yellow;
-    out.push(`  ${marker} ${padVisible(paint(left), column)} │ ${paint(right)}`);
+    if (row.same) {
+      out.push(`    ${padVisible(truncate(row.left ?? "", column), column)} │ ${truncate(row.right ?? "", column)}`);
+      continue;
+    }
+    const left = chunks(row.left ?? "", column);
+    const right = chunks(row.right ?? "", column);
+    for (let i = 0; i < Math.max(left.length, right.length); i++) {
+      const marker = i === 0 ? "≠" : " ";
+      out.push(`  ${marker} ${padVisible(style.yellow(left[i] ?? ""), column)} │ ${style.yellow(right[i] ?? "")}`);
+    }
   }
   return out;
 }

@@ -222,8 +222,9 @@ describe("manifests/filesystem.yaml", () => {
     const undone = await run(["undo"], { cwd: ws.dir });
     expect(undone.code).toBe(1);
     expect(undone.stdout).toContain("DRIFT");
-    expect(undone.stdout).toContain("agent text\\n");
-    expect(undone.stdout).toContain("human text\\n");
+    // The file's text is shown as its lines, side by side.
+    expect(undone.stdout).toMatch(/"content": \|\s+│\s+"content": \|/);
+    expect(undone.stdout).toMatch(/≠\s+agent text\s+│\s+human text\n/);
     expect(undone.stdout).toContain("marked partial");
     expect(readFileSync(page, "utf8")).toBe("human text\n");
 
