@@ -7,8 +7,11 @@ import { findManifest } from "../manifest/discover.ts";
 import { loadManifest } from "../manifest/load.ts";
 import type { Logger } from "../proxy/log.ts";
 import { callText, renderStep, runHeader } from "../render/runs.ts";
-import { shortId, styleFor } from "../render/style.ts";
+import { formatTime, shortId, styleFor } from "../render/style.ts";
+import { shellQuote } from "../self.ts";
+import { resolve } from "node:path";
 import { undoRun } from "../undo/execute.ts";
+import { hasWork } from "../undo/plan.ts";
 import { journalArg, manifestArg, openExistingJournal, writeLines } from "./shared.ts";
 
 function cliLogger(): Logger {
@@ -46,8 +49,19 @@ export default defineCommand({
       const style = styleFor();
       const dryRun = Boolean(args["dry-run"]);
       const width = process.stdout.columns ?? 100;
-      const count = journal.actionsOfRun(run.id).length;
-      writeLines([`${dryRun ? "Dry run — nothing will be changed. " : ""}${runHeader(run, count, style)}`, ""]);
+      const actions = journal.actionsOfRun(run.id);
+      if (!hasWork(actions, fromSeq)) {
+        // A client that reconnected after the damage leaves an empty newest run: point at the one that matters.
+        const older = args.run ? undefined : journal.listRuns().find((r) => r.id !== run.id && hasWork(journal.actionsOfRun(r.id)));
+        if (older) {
+          throw new SynartesisError("refused", `the most recent run ${shortId(run.id)} (${run.label}, ${run.status}) has nothing to undo`, {
+            hint: `The most recent run with something to undo is ${shortId(older.id)} (${older.label}, started ${formatTime(older.startedAt)}): synartesis undo ${shortId(older.id)}`,
+          });
+        }
+        writeLines([runHeader(run, actions.length, style), "", `Nothing to undo: no call in this run${fromSeq > 1 ? ` from #${fromSeq} on` : ""} changed anything.`]);
+        return 0;
+      }
+      writeLines([`${dryRun ? "Dry run — nothing will be changed. " : ""}${runHeader(run, actions.length, style)}`, ""]);
       const report = await undoRun(journal, manifest, run, {
         fromSeq,
         dryRun,
@@ -73,7 +87,12 @@ export default defineCommand({
             : style.red(`Stopped at ${where}; nothing older than it was touched. ${reverted} reverted before stopping. Run ${runRef} is marked partial.`),
         );
         // Keep --to: continuing without it would widen the undo to calls the person left out.
-        if (!dryRun) summary.push(`When the cause is dealt with, continue with: synartesis undo ${runRef}${fromSeq > 1 ? ` --to ${fromSeq}` : ""}`);
+        if (!dryRun) {
+          const again = ["synartesis", "undo", runRef, ...(fromSeq > 1 ? ["--to", String(fromSeq)] : [])];
+          if (args.manifest) again.push("--manifest", shellQuote(resolve(cwd, args.manifest)));
+          if (args.journal) again.push("--journal", shellQuote(journal.path));
+          summary.push(`When the cause is dealt with, continue with: ${again.join(" ")}`);
+        }
         writeLines(summary);
         return 1;
       }

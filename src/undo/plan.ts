@@ -36,6 +36,11 @@ export function inScope(actions: Action[], fromSeq = 1): Action[] {
   return actions.filter((a) => a.seq >= fromSeq).sort((a, b) => b.seq - a.seq);
 }
 
+/** Whether undo has anything to do here: something to revert, report or stop at. */
+export function hasWork(actions: Action[], fromSeq = 1): boolean {
+  return inScope(actions, fromSeq).some((action) => staticVerdict(action).kind !== "skip");
+}
+
 /** What can be decided from the journal row alone. */
 export function staticVerdict(action: Action): StaticVerdict {
   const name = `${action.server}.${action.tool}`;
