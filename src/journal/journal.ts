@@ -29,6 +29,14 @@ function observation(payload: string | number | null | undefined, absent: string
   return typeof payload === "string" ? { absent: false, payload: JSON.parse(payload) } : undefined;
 }
 
+/** `base` with every defined value of `optional` set on it (absent stays absent). */
+function withDefined<T extends object>(base: T, optional: Partial<T>): T {
+  for (const [key, value] of Object.entries(optional)) {
+    if (value !== undefined) (base as Record<string, unknown>)[key] = value;
+  }
+  return base;
+}
+
 function toRun(row: Row): Run {
   const run: Run = {
     id: String(row.id),
@@ -71,10 +79,7 @@ function toAction(row: Row): Action {
     claimedBy: str(row.claimed_by),
     claimedAt: str(row.claimed_at),
   };
-  for (const [key, value] of Object.entries(optional)) {
-    if (value !== undefined) (action as unknown as Record<string, unknown>)[key] = value;
-  }
-  return action;
+  return withDefined(action, optional);
 }
 
 export interface NewAction {
@@ -271,7 +276,29 @@ export class Journal {
       return last_seq;
     });
     const seq = insert.immediate();
-    return { ...this.getAction(action.id)!, seq };
+    // Built from what was written rather than read back: arguments can be MiB.
+    const written: Action = {
+      id: action.id,
+      runId: action.runId,
+      seq,
+      server: action.server,
+      tool: action.tool,
+      args: action.args,
+      class: action.class,
+      status: action.status,
+      warnings: action.warnings ?? [],
+      ts: action.ts,
+    };
+    const optional: Partial<Action> = {
+      argsKey: action.argsKey,
+      snapshot: action.snapshot,
+      verify: action.verify,
+      resultText: action.resultText,
+      error: action.error,
+      approvedBy: action.approvedBy,
+      approvedAt: action.approvedAt,
+    };
+    return withDefined(written, optional);
   }
 
   /** Record how a call ended (applied, failed, …). */
