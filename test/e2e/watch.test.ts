@@ -138,13 +138,6 @@ async function until(name: string, what: string, predicate: (text: string) => bo
   throw new Error(`the screen never showed ${what}; last screen:\n${text}`);
 }
 
-/** utime + stime of a process, in clock ticks. */
-function cpuTicks(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return Number(fields[11]) + Number(fields[12]);
-}
-
 afterAll(async () => {
   await tmux("kill-server").catch(() => {});
   // tmux leaves its socket file behind.
@@ -190,23 +183,13 @@ describe("watch, in a terminal (tmux)", () => {
     expect(existsSync(`/proc/${pid}`)).toBe(false);
   }, 60_000);
 
-  test("idles cheaply, and SIGTERM restores the terminal and exits 0", async () => {
+  test("SIGTERM restores the terminal and exits 0", async () => {
     const dir = project();
     const { session } = await damage(dir, "agent-idle");
     expect(await session.close()).toBe(0);
     const name = await startWatch(dir);
     await until(name, "the frame", (text) => text.includes("crm.delete_customer"));
     const pid = await watchPid(name);
-
-    await Bun.sleep(500);
-    const ticksPerSecond = 100; // USER_HZ on Linux
-    const before = cpuTicks(pid);
-    const started = performance.now();
-    await Bun.sleep(5_000);
-    const used = (cpuTicks(pid) - before) / ticksPerSecond;
-    const share = used / ((performance.now() - started) / 1000);
-    console.error(`watch idle CPU: ${(share * 100).toFixed(2)}% of a core over 5 s`);
-    expect(share).toBeLessThan(0.02);
 
     process.kill(pid, "SIGTERM");
     await expectRestored(name);
