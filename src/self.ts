@@ -28,3 +28,9 @@ export function selfCommandText(): string {
 export function shellQuote(word: string): string {
   return /^[A-Za-z0-9_\/.,:=@%+-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
 }
+
+/** The exact shell command that approves a held action, pasteable from any folder (R-GATE-1). */
+export function approveCommandFor(journalPath: string): (id8: string) => string {
+  const command = selfCommandText();
+  return (id8) => `${command} approve ${id8} --journal ${shellQuote(journalPath)}`;
+}

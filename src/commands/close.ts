@@ -2,12 +2,12 @@
 import { defineCommand } from "citty";
 import { SynartesisError } from "../errors.ts";
 import { shortId } from "../render/style.ts";
-import { journalArg, manifestArg, openExistingJournal, writeLines } from "./shared.ts";
+import { journalArg, manifestArg, openExistingJournal, runArg, writeLines } from "./shared.ts";
 
 export default defineCommand({
   meta: { name: "close", description: "Mark an abandoned active run (its proxy died without a goodbye) complete." },
   args: {
-    run: { type: "positional", required: false, description: "Run id or any unique prefix (default: the most recent run)" },
+    ...runArg,
     ...journalArg,
     ...manifestArg,
   },

@@ -3,7 +3,7 @@ import { defineCommand } from "citty";
 import { actionJson } from "../render/json.ts";
 import { renderGates } from "../render/runs.ts";
 import { styleFor } from "../render/style.ts";
-import { selfCommandText, shellQuote } from "../self.ts";
+import { approveCommandFor } from "../self.ts";
 import { journalArg, jsonArg, manifestArg, openExistingJournal, writeJson, writeLines } from "./shared.ts";
 
 export default defineCommand({
@@ -14,7 +14,6 @@ export default defineCommand({
     const waiting = journal.waiting();
     journal.close();
     if (args.json) return writeJson(waiting.map(actionJson));
-    const command = selfCommandText();
-    writeLines(renderGates(waiting, styleFor(), (id8) => `${command} approve ${id8} --journal ${shellQuote(journal.path)}`));
+    writeLines(renderGates(waiting, styleFor(), approveCommandFor(journal.path)));
   },
 });

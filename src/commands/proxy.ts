@@ -8,7 +8,7 @@ import { loadManifest } from "../manifest/load.ts";
 import { LineSplitter } from "../proxy/lines.ts";
 import { createLogger, LOG_LEVELS, type LogLevel } from "../proxy/log.ts";
 import { ProxySession } from "../proxy/session.ts";
-import { selfCommandText, shellQuote } from "../self.ts";
+import { approveCommandFor } from "../self.ts";
 import { journalArg, manifestArg } from "./shared.ts";
 
 export default defineCommand({
@@ -47,7 +47,6 @@ export default defineCommand({
     const journal = Journal.open(findJournal(cwd, { journal: args.journal, manifest: args.manifest ?? manifest.path }), { create: true });
     if (gateTimeout !== undefined) log.info("--gate-timeout has no effect: held calls are refused at once, never kept waiting");
 
-    const command = selfCommandText();
     // process.exit drops stdout writes still queued (a large last reply would be cut):
     // count them, and wait for the last one before returning.
     let unflushed = 0;
@@ -75,7 +74,7 @@ export default defineCommand({
       },
       now: () => new Date(),
       newId: () => crypto.randomUUID(),
-      approveCommand: (id8) => `${command} approve ${id8} --journal ${shellQuote(journal.path)}`,
+      approveCommand: approveCommandFor(journal.path),
       host: hostname(),
       pid: process.pid,
     });

@@ -19,6 +19,10 @@ export const journalArg = {
   },
 } as const satisfies ArgsDef;
 
+export const runArg = {
+  run: { type: "positional", required: false, description: "Run id or any unique prefix of it (default: the most recent run)" },
+} as const satisfies ArgsDef;
+
 export const jsonArg = {
   json: { type: "boolean", description: "Print JSON (stable shape, see the README)" },
 } as const satisfies ArgsDef;

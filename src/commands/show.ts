@@ -4,13 +4,13 @@ import { defineCommand } from "citty";
 import { actionJson, runJson } from "../render/json.ts";
 import { renderShow } from "../render/runs.ts";
 import { styleFor } from "../render/style.ts";
-import { selfCommandText, shellQuote } from "../self.ts";
-import { journalArg, jsonArg, manifestArg, openExistingJournal, writeJson, writeLines } from "./shared.ts";
+import { approveCommandFor } from "../self.ts";
+import { journalArg, jsonArg, manifestArg, openExistingJournal, runArg, writeJson, writeLines } from "./shared.ts";
 
 export default defineCommand({
   meta: { name: "show", description: "Show every call of a run (default: the most recent) with the exact call that would undo it." },
   args: {
-    run: { type: "positional", required: false, description: "Run id or any unique prefix of it (default: the most recent run)" },
+    ...runArg,
     ...jsonArg,
     ...journalArg,
     ...manifestArg,
@@ -21,8 +21,7 @@ export default defineCommand({
       const run = journal.findRun(args.run);
       const actions = journal.actionsOfRun(run.id);
       if (args.json) return writeJson({ run: runJson(run), actions: actions.map(actionJson) });
-      const command = selfCommandText();
-      writeLines(renderShow(run, actions, styleFor(), (id8) => `${command} approve ${id8} --journal ${shellQuote(journal.path)}`));
+      writeLines(renderShow(run, actions, styleFor(), approveCommandFor(journal.path)));
     } finally {
       journal.close();
     }

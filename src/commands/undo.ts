@@ -12,7 +12,7 @@ import { shellQuote } from "../self.ts";
 import { resolve } from "node:path";
 import { undoRun } from "../undo/execute.ts";
 import { hasWork } from "../undo/plan.ts";
-import { journalArg, manifestArg, openExistingJournal, writeLines } from "./shared.ts";
+import { journalArg, manifestArg, openExistingJournal, runArg, writeLines } from "./shared.ts";
 
 function cliLogger(): Logger {
   const say = (msg: string, fields?: Record<string, unknown>) =>
@@ -28,7 +28,7 @@ export default defineCommand({
       "Undo a run (default: the most recent), newest call first. Checks each record for drift first and refuses to overwrite changes made since.",
   },
   args: {
-    run: { type: "positional", required: false, description: "Run id or any unique prefix (default: the most recent run)" },
+    ...runArg,
     "dry-run": { type: "boolean", description: "Print each step and the exact call it would make; change nothing" },
     to: { type: "string", valueHint: "seq", description: "Undo only the calls with seq >= SEQ" },
     replan: { type: "boolean", description: "Rebuild inverses from the current manifest and the state captured at call time" },

@@ -67,15 +67,20 @@ export async function handleToolCall(ctx: CallContext, call: ToolCall): Promise<
 
 type GateOutcome = ReturnType<typeof passGate>;
 
+/** Send the agent's call on, (re)starting the server if it is down. */
+async function forward(ctx: CallContext, upstream: Upstream, call: ToolCall): Promise<Reply> {
+  await upstream.ensureReady();
+  const forwarded = upstream.forward(call.line, "tools/call");
+  ctx.onForwarded?.(upstream, forwarded.upstreamId);
+  return forwarded.reply;
+}
+
 async function forwardReadOnly(ctx: CallContext, call: ToolCall): Promise<string> {
   const upstream = ctx.upstream(call.server);
   const started = ctx.now().toISOString();
   let reply: Reply;
   try {
-    await upstream.ensureReady();
-    const forwarded = upstream.forward(call.line, "tools/call");
-    ctx.onForwarded?.(upstream, forwarded.upstreamId);
-    reply = await forwarded.reply;
+    reply = await forward(ctx, upstream, call);
   } catch (error) {
     if (!(error instanceof UpstreamError)) throw error;
     ctx.journal.insertAction({
@@ -156,10 +161,7 @@ async function runMutating(
 
   let reply: Reply;
   try {
-    await upstream.ensureReady();
-    const forwarded = upstream.forward(call.line, "tools/call");
-    ctx.onForwarded?.(upstream, forwarded.upstreamId);
-    reply = await forwarded.reply;
+    reply = await forward(ctx, upstream, call);
   } catch (error) {
     if (!(error instanceof UpstreamError)) throw error;
     const why = `${error.message}; the outcome is unknown`;

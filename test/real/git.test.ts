@@ -203,7 +203,7 @@ describe("manifests/git.yaml", () => {
     expect(shown.actions[0].error).toContain("JSON-RPC error -32603");
     const undone = await undo(ws);
     expect(undone.code).toBe(0);
-    expect(undone.stdout).toContain("it failed, so it changed nothing to undo");
+    expect(undone.stdout).toContain("Nothing to undo: no call in this run changed anything.");
     expect(git(ws.repo, "status", "--porcelain")).toBe(" M app.txt\n?? new.txt\n");
   }, SLOW);
 });
