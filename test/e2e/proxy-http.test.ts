@@ -1,0 +1,90 @@
+// A Streamable HTTP upstream (`url:` in the manifest): calls go through the
+// proxy to it, are journalled with their snapshot, and `undo` puts them back
+// over HTTP too.
+import { afterAll, expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { connect, BIN, run, tempDir } from "../helpers.ts";
+
+const settings = new Map<string, string>([["theme", "light"]]);
+const seenAuthorization = new Set<string>();
+
+const http = Bun.serve({
+  hostname: "127.0.0.1",
+  port: 0,
+  async fetch(request) {
+    seenAuthorization.add(request.headers.get("authorization") ?? "");
+    const mcp = new Server({ name: "settings", version: "1.0.0" }, { capabilities: { tools: {} } });
+    mcp.setRequestHandler(ListToolsRequestSchema, async () => ({
+      tools: [
+        { name: "get_setting", inputSchema: { type: "object" as const, properties: { key: { type: "string" } } }, annotations: { readOnlyHint: true } },
+        { name: "set_setting", inputSchema: { type: "object" as const, properties: { key: { type: "string" }, value: { type: "string" } } } },
+      ],
+    }));
+    mcp.setRequestHandler(CallToolRequestSchema, async ({ params }) => {
+      const args = params.arguments as { key: string; value?: string };
+      if (params.name === "set_setting") settings.set(args.key, args.value!);
+      const value = settings.get(args.key);
+      if (value === undefined) return { isError: true, content: [{ type: "text" as const, text: `no setting ${args.key}` }] };
+      return { content: [{ type: "text" as const, text: JSON.stringify({ key: args.key, value }) }], structuredContent: { key: args.key, value } };
+    });
+    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    await mcp.connect(transport);
+    return transport.handleRequest(request);
+  },
+});
+afterAll(() => http.stop(true));
+
+test("a url server: proxied, journalled with its snapshot, undone over HTTP", async () => {
+  const dir = tempDir();
+  writeFileSync(
+    join(dir, "synartesis.yaml"),
+    [
+      "version: 1",
+      "servers:",
+      "  settings:",
+      `    url: http://127.0.0.1:${http.port}/mcp`,
+      '    headers: { Authorization: "Bearer ${SETTINGS_TOKEN}" }',
+      "tools:",
+      '  - match: "settings.get_setting"',
+      "    class: readonly",
+      '  - match: "settings.set_setting"',
+      "    class: reversible",
+      "    snapshot:",
+      '      tool: "settings.get_setting"',
+      '      args: { key: "$.key" }',
+      '      absent_when: "no setting"',
+      "    inverse:",
+      '      tool: "settings.set_setting"',
+      '      args: { key: "$.key", value: "$snapshot.value" }',
+      "",
+    ].join("\n"),
+  );
+  const env = { SETTINGS_TOKEN: "s3cret" };
+  const { client } = await connect(BIN, ["proxy"], { cwd: dir, env, name: "http-agent" });
+  expect((await client.listTools()).tools.map((t) => t.name)).toEqual(["get_setting", "set_setting"]);
+  const result = await client.callTool({ name: "set_setting", arguments: { key: "theme", value: "dark" } });
+  expect(result.structuredContent).toEqual({ key: "theme", value: "dark" });
+  const held = await client.callTool({ name: "set_setting", arguments: { key: "font", value: "serif" } });
+  expect(held.isError).toBe(true);
+  expect((held.content as Array<{ text: string }>)[0]!.text).toContain("found nothing to restore (no setting font)");
+  await client.close();
+  expect(settings.get("theme")).toBe("dark");
+  expect(seenAuthorization).toEqual(new Set(["Bearer s3cret"]));
+
+  const shown = JSON.parse((await run(["show", "--json"], { cwd: dir })).stdout);
+  expect(shown.actions[0]).toMatchObject({
+    tool: "set_setting",
+    status: "applied",
+    snapshot: { key: "theme", value: "light" },
+    postState: { key: "theme", value: "dark" },
+    inverse: { server: "settings", tool: "set_setting", args: { key: "theme", value: "light" } },
+  });
+
+  const undone = await run(["undo"], { cwd: dir, env });
+  expect(undone.code).toBe(0);
+  expect(settings.get("theme")).toBe("light");
+});
