@@ -1,0 +1,106 @@
+// The journal module against a real SQLite file: pragmas, migrations recorded
+// and re-run safely, seq allocation shared by several connections, prefixes.
+import { Database } from "bun:sqlite";
+import { describe, expect, test } from "bun:test";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { Journal } from "../../src/journal/journal.ts";
+import { MIGRATIONS } from "../../src/journal/migrations.ts";
+import { SynartesisError } from "../../src/errors.ts";
+import { tempDir } from "../helpers.ts";
+
+const at = "2026-11-29T10:00:00.000Z";
+
+function newAction(journal: Journal, runId: string, tool = "update_customer") {
+  return journal.insertAction({
+    id: crypto.randomUUID(),
+    runId,
+    server: "crm",
+    tool,
+    args: { id: "c_001" },
+    class: "reversible",
+    status: "pending",
+    ts: at,
+  });
+}
+
+describe("journal", () => {
+  test("WAL mode, strict tables and every migration recorded by name; reopening changes nothing", () => {
+    const path = join(tempDir(), "synartesis.db");
+    const journal = Journal.open(path, { create: true });
+    expect(journal.appliedMigrations()).toEqual(MIGRATIONS.map((m) => m.name));
+    journal.close();
+    const db = new Database(path, { readonly: true });
+    expect((db.query("PRAGMA journal_mode").get() as any).journal_mode).toBe("wal");
+    const tables = db.query("SELECT name, strict FROM pragma_table_list WHERE schema = 'main' AND name NOT LIKE 'sqlite_%' ORDER BY name").all();
+    expect(tables).toEqual([
+      { name: "actions", strict: 1 },
+      { name: "migrations", strict: 1 },
+      { name: "runs", strict: 1 },
+    ]);
+    db.close();
+    const again = Journal.open(path, { create: false });
+    expect(again.appliedMigrations()).toEqual(MIGRATIONS.map((m) => m.name));
+    again.close();
+  });
+
+  test("a journal written by an older version (fewer migrations) is upgraded in place, its rows kept", () => {
+    const path = join(tempDir(), "synartesis.db");
+    const journal = Journal.open(path, { create: true });
+    const run = journal.startRun({ id: crypto.randomUUID(), label: "old-agent", startedAt: at });
+    newAction(journal, run.id);
+    journal.close();
+    // Pretend the file predates every migration after the first.
+    const db = new Database(path);
+    db.run("DELETE FROM migrations WHERE name <> ?", [MIGRATIONS[0]!.name]);
+    db.close();
+    const reopened = Journal.open(path, { create: false });
+    expect(reopened.appliedMigrations()).toEqual(MIGRATIONS.map((m) => m.name));
+    expect(reopened.actionsOfRun(run.id).map((a) => a.tool)).toEqual(["update_customer"]);
+    reopened.close();
+  });
+
+  test("a missing journal is refused, not created, unless asked to create", () => {
+    const path = join(tempDir(), "nested", "synartesis.db");
+    expect(() => Journal.open(path, { create: false })).toThrow(SynartesisError);
+    expect(existsSync(path)).toBe(false);
+    Journal.open(path, { create: true }).close();
+    expect(existsSync(path)).toBe(true);
+  });
+
+  test("two connections share seq allocation without gaps or duplicates", () => {
+    const path = join(tempDir(), "synartesis.db");
+    const a = Journal.open(path, { create: true });
+    const b = Journal.open(path, { create: false });
+    const run = a.startRun({ id: crypto.randomUUID(), label: "shared", startedAt: at });
+    const seqs: number[] = [];
+    for (let i = 0; i < 50; i++) seqs.push(newAction(i % 2 ? a : b, run.id).seq);
+    expect(seqs).toEqual(Array.from({ length: 50 }, (_, i) => i + 1));
+    expect(b.actionsOfRun(run.id).map((x) => x.seq)).toEqual(seqs);
+    a.close();
+    b.close();
+  });
+
+  test("runs and actions are found by any unique prefix, with or without dashes; ambiguity names the matches", () => {
+    const journal = Journal.open(join(tempDir(), "synartesis.db"), { create: true });
+    const one = journal.startRun({ id: "4e77975e-1111-4000-8000-000000000001", label: "a", startedAt: at });
+    journal.startRun({ id: "4e77975e-2222-4000-8000-000000000002", label: "b", startedAt: "2026-11-29T11:00:00.000Z" });
+    expect(journal.findRun("4e77975e-11").id).toBe(one.id);
+    expect(journal.findRun("4e77975e11").id).toBe(one.id);
+    expect(journal.findRun(undefined).label).toBe("b");
+    expect(() => journal.findRun("4e77")).toThrow('"4e77" matches 2 runs: 4e77975e-222, 4e77975e-111');
+    expect(() => journal.findRun("ffff")).toThrow('no run id starts with "ffff"');
+    const action = newAction(journal, one.id);
+    expect(journal.findAction(action.id.slice(0, 8)).id).toBe(action.id);
+    journal.close();
+  });
+
+  test("a session's end does not overwrite what undo decided", () => {
+    const journal = Journal.open(join(tempDir(), "synartesis.db"), { create: true });
+    const run = journal.startRun({ id: crypto.randomUUID(), label: "a", startedAt: at });
+    journal.setRunStatus(run.id, "partial", at);
+    journal.completeRun(run.id, "2026-11-29T12:00:00.000Z");
+    expect(journal.getRun(run.id)!.status).toBe("partial");
+    journal.close();
+  });
+});
