@@ -2,7 +2,7 @@
 // style in, lines out.
 import type { Action, Run, RunSummary } from "../journal/types.ts";
 import { id8 } from "../proxy/gate.ts";
-import type { Step } from "../undo/plan.ts";
+import { staticVerdict, type Step } from "../undo/plan.ts";
 import { sideBySide } from "./diff.ts";
 import { classLabel, colourStatus, displayStatus, formatTime, oneLine, shortId, table, type Style } from "./style.ts";
 
@@ -55,7 +55,10 @@ export function renderAction(action: Action, style: Style, approveCommand: (id8:
   }
   for (const warning of action.warnings) note("warning", style.yellow(warning));
   if (action.inverse) note("undo", callText(action.inverse));
-  else if (action.status === "applied" && action.class !== "readonly") note("undo", style.yellow("no inverse: undo leaves this in place or stops here"));
+  else if (action.status === "applied" && action.class !== "readonly") {
+    const verdict = staticVerdict(action);
+    if ("why" in verdict) note("undo", style.yellow(verdict.why));
+  }
   if (action.verify) note("verify", callText(action.verify));
   return lines;
 }

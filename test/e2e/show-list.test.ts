@@ -175,7 +175,7 @@ describe("show", () => {
     expect(text).toContain(`  #4  ↺ reversible    gated         crm.update_customer {"id":"c_999","plan":"free"}`);
     expect(text).toMatch(new RegExp(`       approve  \\S+ approve ${id8(absent)} --journal ${journalPath}\\n`));
     expect(text).toContain(`  #5  ⚠ irreversible  applied       crm.send_email ${JSON.stringify(EMAIL_B)}`);
-    expect(text).toMatch(/       approved by alice at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d\n       undo     no inverse: undo leaves this in place or stops here\n/);
+    expect(text).toMatch(/       approved by alice at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d\n       undo     crm\.send_email is irreversible and ran \(approved by alice\); left in place\n/);
     expect(text).toContain(`  #6  ⚠ irreversible  gated         crm.frobnicate {"level":11}`);
     expect(text).toContain(`       held     no rule in the manifest covers crm.frobnicate, so it is treated as irreversible\n`);
     expect(text).toContain(`  #7  ↩ compensable   applied       crm.create_customer {"name":"Bogus Customer","email":"bogus@example.com"}`);
