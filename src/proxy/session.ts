@@ -79,6 +79,9 @@ export class ProxySession {
   private readonly serverRequestIds = new Map<string, number>();
   private nextServerRequestId = 1;
   private readonly locks = new Map<string, Promise<unknown>>();
+  /** What the client set up on servers, put back when one restarts. */
+  private logLevel: string | undefined;
+  private readonly subscriptions = new Map<Upstream, Set<string>>();
   private finishing = false;
   /** Rejects when the session cannot go on (a server would not start, a policy names missing tools). */
   readonly fatal: Promise<never>;
@@ -94,6 +97,7 @@ export class ProxySession {
             log: options.log,
             onMessage: (upstream, msg, raw) => this.fromUpstream(upstream, msg, raw),
             onClose: (upstream, reason) => this.upstreamClosed(upstream, reason),
+            onRestart: (upstream) => this.replaySetup(upstream),
           }),
       ),
     );
@@ -213,6 +217,7 @@ export class ProxySession {
       case "resources/unsubscribe": {
         const owner = typeof params?.uri === "string" ? await this.ownerOf(params.uri) : undefined;
         if (!owner) return this.options.write(errorLine(id, -32602, `no server offers the resource ${JSON.stringify(params?.uri)}`));
+        if (msg.method !== "resources/read") this.remember(owner, msg.method, params.uri);
         return this.forward(owner, msg, raw);
       }
       case "completion/complete": {
@@ -228,6 +233,7 @@ export class ProxySession {
         return this.forward(owner, msg, raw);
       }
       case "logging/setLevel": {
+        this.logLevel = params?.level;
         if (single) return this.forward(single, msg, raw);
         const targets = this.router.upstreams.filter((u) => u.initResult?.capabilities?.logging);
         await Promise.allSettled(targets.map(async (u) => (await u.ensureReady(), u.request("logging/setLevel", params))));
@@ -236,6 +242,26 @@ export class ProxySession {
       default:
         if (single) return this.forward(single, msg, raw);
         return this.options.write(errorLine(id, -32601, `Method not found: ${msg.method}`));
+    }
+  }
+
+  private remember(upstream: Upstream, method: string, uri: string): void {
+    const subscribed = this.subscriptions.get(upstream) ?? new Set<string>();
+    if (method === "resources/subscribe") subscribed.add(uri);
+    else subscribed.delete(uri);
+    this.subscriptions.set(upstream, subscribed);
+  }
+
+  /** A restarted server gets the client's logging level and resource subscriptions again. */
+  private async replaySetup(upstream: Upstream): Promise<void> {
+    const requests: Array<[string, unknown]> = [];
+    if (this.logLevel !== undefined && upstream.initResult?.capabilities?.logging) requests.push(["logging/setLevel", { level: this.logLevel }]);
+    for (const uri of this.subscriptions.get(upstream) ?? []) requests.push(["resources/subscribe", { uri }]);
+    for (const [method, params] of requests) {
+      const reply = await upstream.request(method, params).catch((error: Error) => ({ msg: { error: { message: error.message } } }));
+      if ("error" in reply.msg && reply.msg.error) {
+        this.options.log.warn("could not restore the client's setup on a restarted server", { server: upstream.name, method, error: reply.msg.error.message });
+      }
     }
   }
 

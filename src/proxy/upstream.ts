@@ -134,6 +134,8 @@ export interface UpstreamOptions {
   log: Logger;
   /** Requests and notifications the server sends on its own. */
   onMessage(upstream: Upstream, msg: any, raw: string): void;
+  /** A dead server was started again: put back what the client had set up on it. */
+  onRestart?(upstream: Upstream): Promise<void>;
   /** The server stopped (crashed, closed, or was stopped by us: reason "stopped"). */
   onClose?(upstream: Upstream, reason: string): void;
 }
@@ -212,6 +214,7 @@ export class Upstream {
       this.options.log.warn("restarting server", { server: this.name, reason: this.exitReason });
       try {
         await this.start(this.initParams);
+        await this.options.onRestart?.(this);
       } finally {
         this.starting = undefined;
       }
