@@ -140,6 +140,8 @@ export function verifyKey(verify: VerifyCall): string {
  */
 export function planUndo(actions: Action[], fromSeq: number, observations: Map<string, Observed>): Step[] {
   const simulated = new Map(observations);
+  const touched = new Set<string>();
+  const reverted: Array<{ key: string; post: Observation; pre: Observation }> = [];
   const steps: Step[] = [];
   for (const action of inScope(actions, fromSeq)) {
     const verdict = staticVerdict(action);
@@ -153,14 +155,34 @@ export function planUndo(actions: Action[], fromSeq: number, observations: Map<s
       continue;
     }
     const key = verifyKey(verdict.verify);
-    const observed = simulated.get(key) ?? { kind: "error", text: "not observed" };
+    let observed = simulated.get(key) ?? { kind: "error", text: "not observed" };
+    if (!touched.has(key)) observed = throughReverts(observed, key, reverted);
     const step = judge(action, verdict, observed);
     steps.push(step);
     if (step.outcome === "halt" || step.outcome === "drift") break;
     const before = action.snapshot!;
-    simulated.set(key, before.absent ? { kind: "absent" } : { kind: "present", payload: before.payload });
+    simulated.set(key, toObserved(before));
+    touched.add(key);
+    reverted.push({ key, post: action.postState!, pre: before });
   }
   return steps;
+}
+
+function toObserved(observation: Observation): Observed {
+  return observation.absent ? { kind: "absent" } : { kind: "present", payload: observation.payload };
+}
+
+/**
+ * The same record can be read through different arguments (a relative and an
+ * absolute path, say). When what this read sees now is exactly what a newer,
+ * planned revert expects to find, assume that revert changes it too.
+ */
+function throughReverts(observed: Observed, key: string, reverted: Array<{ key: string; post: Observation; pre: Observation }>): Observed {
+  let current = observed;
+  for (const revert of reverted) {
+    if (revert.key !== key && sameObservation(observationOf(current), revert.post)) current = toObserved(revert.pre);
+  }
+  return current;
 }
 
 /** The verification reads a dry run needs (distinct, newest first). */

@@ -245,6 +245,30 @@ describe("planUndo", () => {
     expect(steps.every((s) => !s.unverified)).toBe(true);
   });
 
+  test("one record read through two spellings (a relative and an absolute path): no false drift", () => {
+    const fileRead = (path: string): VerifyCall => ({ server: "fs", tool: "read_text_file", args: { path }, absentWhen: ["ENOENT"] });
+    const write = (seq: number, path: string, before: string, after: string) =>
+      action({
+        seq,
+        server: "fs",
+        tool: "write_file",
+        args: { path, content: after },
+        snapshot: present({ content: before }),
+        postState: present({ content: after }),
+        inverse: { server: "fs", tool: "write_file", args: { path, content: before } },
+        verify: fileRead(path),
+      });
+    const actions = [write(1, "/root/a.txt", "v0", "v1"), write(2, "a.txt", "v1", "v2")];
+    const now = new Map<string, Observed>([
+      [verifyKey(fileRead("/root/a.txt")), seen({ content: "v2" })],
+      [verifyKey(fileRead("a.txt")), seen({ content: "v2" })],
+    ]);
+    expect(outcomes(planUndo(actions, 1, now))).toEqual(["#2 revert", "#1 revert"]);
+    // A real change by someone else is still drift.
+    now.set(verifyKey(fileRead("/root/a.txt")), seen({ content: "a person's text" }));
+    expect(outcomes(planUndo(actions, 1, now))).toEqual(["#2 revert", "#1 drift"]);
+  });
+
   test("the simulation is what avoids false drift: judged alone, older steps would drift", () => {
     const older = update(1, S0, S1);
     const check = staticVerdict(older) as Extract<StaticVerdict, { kind: "check" }>;
