@@ -352,11 +352,15 @@ export class Journal {
     return (this.db.query("SELECT * FROM actions WHERE status = 'gated' ORDER BY ts, rowid").all() as Row[]).map(toAction);
   }
 
-  /** A request for this exact call already raised in this run and not yet answered. */
-  openRequest(runId: string, server: string, tool: string, argsKey: string): Action | undefined {
+  /**
+   * A request for this exact call already raised and not yet answered, in any
+   * run: a client that restarts and retries must not raise a second request
+   * (two approvals would let the call run twice).
+   */
+  openRequest(server: string, tool: string, argsKey: string): Action | undefined {
     const row = this.db
-      .query("SELECT * FROM actions WHERE run_id = ? AND server = ? AND tool = ? AND args_key = ? AND status = 'gated' ORDER BY rowid DESC LIMIT 1")
-      .get(runId, server, tool, argsKey) as Row | null;
+      .query("SELECT * FROM actions WHERE server = ? AND tool = ? AND args_key = ? AND status = 'gated' ORDER BY rowid LIMIT 1")
+      .get(server, tool, argsKey) as Row | null;
     return row ? toAction(row) : undefined;
   }
 

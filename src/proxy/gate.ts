@@ -30,10 +30,10 @@ export function gateVerdict(classification: Classification, server: string, tool
             : `the manifest gates every call of ${name} (gate: always)`,
       };
     case "on_write": {
-      const sql = extractSql(args);
-      if (sql === undefined) return { gated: true, reason: `${name} is gated on writes and its arguments hold no SQL text to check` };
-      const verdict = classifySql(sql);
-      return verdict.readOnly ? { gated: false, readOnlySql: true } : { gated: true, reason: `${name} is gated on writes: ${verdict.reason}` };
+      const texts = extractSql(args);
+      if (texts === undefined) return { gated: true, reason: `${name} is gated on writes and its arguments hold no SQL text to check` };
+      const writing = texts.map(classifySql).find((verdict) => !verdict.readOnly);
+      return writing ? { gated: true, reason: `${name} is gated on writes: ${writing.reason}` } : { gated: false, readOnlySql: true };
     }
   }
 }
@@ -97,7 +97,7 @@ export function passGate(ctx: GateContext, call: HeldCall, reason: string): Gate
   const denial = ctx.journal.takeDenial(call.server, call.tool, argsKey, ctx.runId, now.toISOString());
   if (denial) return { proceed: false, text: deniedText(denial) };
 
-  const open = ctx.journal.openRequest(ctx.runId, call.server, call.tool, argsKey);
+  const open = ctx.journal.openRequest(call.server, call.tool, argsKey);
   if (open) return { proceed: false, text: heldText(open, open.error ?? reason, ctx.approveCommand(id8(open.id))) };
 
   const held = ctx.journal.insertAction({

@@ -167,24 +167,27 @@ export function classifySql(sql: string): SqlClassification {
 }
 
 /**
- * The SQL text in a tool call's arguments: the first present of `sql`, `query`, `statement`,
- * else the only string value. Undefined (so the call is gated) when there is none, when that
- * key holds something other than a string, or when other values are arrays/objects that could
- * carry more SQL than the one string we would check.
+ * The SQL texts in a tool call's arguments: every present one of `sql`, `query`,
+ * `statement` (all are checked, so a harmless one cannot vouch for another),
+ * else the only string value. Undefined (so the call is gated) when there is
+ * none, when one of those keys holds something other than a string, or when
+ * other values are arrays/objects that could carry more SQL than we would check.
  */
-export function extractSql(args: unknown): string | undefined {
+export function extractSql(args: unknown): string[] | undefined {
   if (typeof args !== "object" || args === null || Array.isArray(args)) return undefined;
   const record = args as Record<string, unknown>;
+  const texts: string[] = [];
   for (const key of ["sql", "query", "statement"]) {
-    if (!Object.hasOwn(record, key)) continue;
     const value = record[key];
-    if (typeof value === "string") return value;
-    if (value !== undefined && value !== null) return undefined;
+    if (value === undefined || value === null) continue;
+    if (typeof value !== "string") return undefined;
+    texts.push(value);
   }
+  if (texts.length) return texts;
   const values = Object.values(record);
   const strings = values.filter((v): v is string => typeof v === "string");
   const onlyScalars = values.every((v) => typeof v !== "object" || v === null);
-  return strings.length === 1 && onlyScalars ? strings[0] : undefined;
+  return strings.length === 1 && onlyScalars ? strings : undefined;
 }
 
 /** Does another dialect's reading of the text run something that is not read-only? */

@@ -55,6 +55,11 @@ describe("gateVerdict", () => {
     expect(write.gated).toBe(true);
     expect(write.gated && write.reason).toStartWith("db.query is gated on writes: ");
     expect(verdict("db", "query", { sql: "SELECT 1; DELETE FROM customers" }).gated).toBe(true);
+    // A harmless statement under one key does not vouch for a write under another.
+    expect(verdict("db", "query", { query: "DELETE FROM customers", sql: "SELECT 1" })).toEqual({
+      gated: true,
+      reason: "db.query is gated on writes: DELETE modifies data",
+    });
     expect(verdict("db", "query", { limit: 3 })).toEqual({
       gated: true,
       reason: "db.query is gated on writes and its arguments hold no SQL text to check",
@@ -147,6 +152,17 @@ describe("passGate", () => {
     expect(heldId(second.text)).toBe(heldId(first.text));
     expect(journal.waiting()).toHaveLength(1);
     expect(journal.actionsOfRun(run)).toHaveLength(1);
+  });
+
+  test("a retry from a restarted client (another run) reuses the open request: approving it lets the call run once", () => {
+    const first = passGate(context(startRun()), SEND, REASON) as { text: string };
+    const second = passGate(context(startRun()), SEND, REASON) as { text: string };
+    expect(heldId(second.text)).toBe(heldId(first.text));
+    expect(journal.waiting()).toHaveLength(1);
+    decide(heldId(first.text), "approved", "alice");
+    const run = startRun();
+    expect(passGate(context(run), SEND, REASON).proceed).toBe(true);
+    expect(passGate(context(run), SEND, REASON).proceed).toBe(false);
   });
 
   test("an approval covers one retry of the same call, key order irrelevant, in another run", () => {

@@ -224,21 +224,22 @@ describe("classifySql", () => {
 
 describe("extractSql", () => {
   test.each([
-    [{ sql: "SELECT 1" }, "SELECT 1", "sql key"],
-    [{ query: "SELECT 1", limit: 5 }, "SELECT 1", "query key beside a scalar"],
-    [{ statement: "SELECT 1", params: ["x"] }, "SELECT 1", "statement key beside parameters"],
-    [{ statement: "c", query: "b", sql: "a" }, "a", "sql wins over query and statement"],
-    [{ query: null, statement: "SELECT 1" }, "SELECT 1", "a null key counts as absent"],
+    [{ sql: "SELECT 1" }, ["SELECT 1"], "sql key"],
+    [{ query: "SELECT 1", limit: 5 }, ["SELECT 1"], "query key beside a scalar"],
+    [{ statement: "SELECT 1", params: ["x"] }, ["SELECT 1"], "statement key beside parameters"],
+    [{ statement: "c", query: "b", sql: "a" }, ["a", "b", "c"], "every SQL key is checked, not just the first"],
+    [{ query: "DELETE FROM customers", sql: "SELECT 1" }, ["SELECT 1", "DELETE FROM customers"], "a harmless sql cannot vouch for a harmful query"],
+    [{ query: null, statement: "SELECT 1" }, ["SELECT 1"], "a null key counts as absent"],
     [{ sql: ["DELETE FROM t"], query: "SELECT 1" }, undefined, "sql present but not a string: gate"],
-    [{ text: "SELECT 1" }, "SELECT 1", "the only string value"],
-    [{ text: "SELECT 1", limit: 10, dry: false }, "SELECT 1", "the only string among scalars"],
+    [{ text: "SELECT 1" }, ["SELECT 1"], "the only string value"],
+    [{ text: "SELECT 1", limit: 10, dry: false }, ["SELECT 1"], "the only string among scalars"],
     [{ a: "SELECT 1", b: "SELECT 2" }, undefined, "two strings: which one runs is unknown"],
     [{ statements: ["DELETE FROM t"], label: "SELECT 1" }, undefined, "an array could carry more SQL"],
     [{}, undefined, "no arguments"],
     [null, undefined, "null"],
     ["SELECT 1", undefined, "not an arguments object"],
     [["SELECT 1"], undefined, "an array"],
-  ] as [unknown, string | undefined, string][])("%p → %p (%s)", (args, expected) => {
-    expect(extractSql(args)).toBe(expected);
+  ] as [unknown, string[] | undefined, string][])("%p → %p (%s)", (args, expected) => {
+    expect(extractSql(args)).toEqual(expected);
   });
 });
