@@ -74,7 +74,8 @@ export async function connect(
 export class LineSession {
   readonly proc: Bun.Subprocess<"pipe", "pipe", "pipe">;
   private buffer = "";
-  private lines: string[] = [];
+  /** Lines received and not yet taken by next(). */
+  readonly lines: string[] = [];
   private waiters: Array<() => void> = [];
   private stdoutEnded = false;
   stderr = "";

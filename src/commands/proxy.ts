@@ -90,6 +90,11 @@ export default defineCommand({
     const signalled = new Promise<void>((resolve) => {
       process.once("SIGINT", () => resolve());
       process.once("SIGTERM", () => resolve());
+      // A client that stops reading (EPIPE) has gone: end the session as on EOF.
+      process.stdout.on("error", (error: NodeJS.ErrnoException) => {
+        log.warn("the client stopped reading the proxy's output", { error: error.code ?? error.message });
+        resolve();
+      });
     });
     try {
       await Promise.race([input, signalled, session.fatal]);

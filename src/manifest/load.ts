@@ -335,6 +335,8 @@ export function parseManifest(text: string, file: string, env: Record<string, st
     const line = lineCounter.linePos(locate(doc, path, true)).line;
     if (name.includes(".") || name.includes("__") || name === "") {
       report(path, `server name "${name}" must not be empty or contain "." or "__" (they separate server and tool names)`, true);
+    } else if (name.startsWith("_") || name.endsWith("_")) {
+      report(path, `server name "${name}" must not start or end with "_" (with several servers, tools are named SERVER__TOOL)`, true);
     }
     const timeoutMs = (raw.timeout ?? DEFAULT_TIMEOUT_SECONDS) * 1000;
     if (raw.command !== undefined && raw.url !== undefined) {

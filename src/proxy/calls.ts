@@ -29,6 +29,8 @@ export interface ToolCall {
   args: Record<string, unknown>;
   /** The request line to send upstream (the tool's own name, any id). */
   line: string;
+  /** True once the client cancelled the request; checked before anything is forwarded. */
+  isCancelled?: () => boolean;
 }
 
 export function toolErrorLine(id: string | number, text: string): string {
@@ -68,15 +70,13 @@ export async function handleToolCall(ctx: CallContext, call: ToolCall): Promise<
 type GateOutcome = ReturnType<typeof passGate>;
 
 /** Send the agent's call on, (re)starting the server if it is down. */
-async function forward(ctx: CallContext, upstream: Upstream, call: ToolCall): Promise<Reply> {
-  await upstream.ensureReady();
-  const forwarded = upstream.forward(call.line, "tools/call");
-  ctx.onForwarded?.(upstream, forwarded.upstreamId);
-  return forwarded.reply;
+function forward(ctx: CallContext, upstream: Upstream, call: ToolCall): Promise<Reply> {
+  return upstream.deliver(call.line, "tools/call", (upstreamId) => ctx.onForwarded?.(upstream, upstreamId));
 }
 
 async function forwardReadOnly(ctx: CallContext, call: ToolCall): Promise<string> {
   const upstream = ctx.upstream(call.server);
+  if (call.isCancelled?.()) return toolErrorLine(call.clientId, "Synartesis did not run this call: the client cancelled it.");
   const started = ctx.now().toISOString();
   let reply: Reply;
   try {
@@ -150,6 +150,18 @@ async function runMutating(
     snapshot = toObservation(read);
   }
 
+  if (call.isCancelled?.()) {
+    return refuse("the client cancelled it before it was forwarded", "Synartesis did not run this call: the client cancelled it.");
+  }
+
+  // A server that cannot be (re)started means the call never leaves: that is a failure, not an unknown.
+  try {
+    await upstream.ensureReady();
+  } catch (error) {
+    if (!(error instanceof UpstreamError)) throw error;
+    return refuse(`never forwarded: ${error.message}`, `Synartesis did not run this call: server "${call.server}" is not available (${error.message}).`);
+  }
+
   // Write-ahead: the intent is committed before the call leaves (R-PROXY-5).
   const intent = ctx.journal.insertAction({
     ...base,
@@ -164,6 +176,10 @@ async function runMutating(
     reply = await forward(ctx, upstream, call);
   } catch (error) {
     if (!(error instanceof UpstreamError)) throw error;
+    if (error.kind === "not_sent") {
+      ctx.journal.finishAction(intent.id, { status: "failed", error: `never reached the server: ${error.message}` });
+      return toolErrorLine(call.clientId, `Synartesis did not run this call: it never reached server "${call.server}" (${error.message}).`);
+    }
     const why = `${error.message}; the outcome is unknown`;
     ctx.journal.finishAction(intent.id, { status: "pending", error: why });
     ctx.log.error("call outcome unknown", { server: call.server, tool: call.tool, action: intent.id, error: error.message });

@@ -24,6 +24,9 @@ export const INSTRUCTIONS_PREAMBLE = [
 
 type Id = string | number;
 
+/** How long a session that never initialized waits at its end for a server to fail to start. */
+const START_GRACE_MS = 300;
+
 const isId = (value: unknown): value is Id => typeof value === "string" || typeof value === "number";
 
 function errorLine(id: Id | null, code: number, message: string): string {
@@ -75,6 +78,8 @@ export class ProxySession {
   private readonly forwardedCalls = new Map<Id, { upstream: Upstream; upstreamId: number }>();
   /** Client requests it cancelled while they were forwarded: they get no reply (MCP cancellation). */
   private readonly cancelled = new Set<Id>();
+  /** Client requests received and not yet answered. */
+  private readonly handling = new Set<Id>();
   private readonly serverRequests = new Map<number, { upstream: Upstream; originalId: Id }>();
   private readonly serverRequestIds = new Map<string, number>();
   private nextServerRequestId = 1;
@@ -126,7 +131,7 @@ export class ProxySession {
     if (reason === "stopped" || this.finishing) return;
     if (this.phase === "waiting" || this.phase === "initializing") {
       this.phase = "failed";
-      this.raiseFatal(startFailure(upstream, new Error(reason)));
+      this.raiseFatal(startFailure(upstream, new UpstreamError(reason, "closed")));
     }
   }
 
@@ -174,6 +179,7 @@ export class ProxySession {
 
   private async onRequest(msg: any, raw: string): Promise<void> {
     const id: Id = msg.id;
+    this.handling.add(id);
     try {
       if (msg.method === "initialize") return await this.initialize(msg);
       if (msg.method === "ping") return this.options.write(resultLine(id, {}));
@@ -187,6 +193,7 @@ export class ProxySession {
       this.options.log.error("request failed", { method: msg.method, error: message });
       this.options.write(errorLine(id, -32603, `Synartesis: ${message}`));
     } finally {
+      this.handling.delete(id);
       this.forwardedCalls.delete(id);
       this.cancelled.delete(id);
     }
@@ -235,7 +242,7 @@ export class ProxySession {
       case "logging/setLevel": {
         this.logLevel = params?.level;
         if (single) return this.forward(single, msg, raw);
-        const targets = this.router.upstreams.filter((u) => u.initResult?.capabilities?.logging);
+        const targets = this.router.upstreams.filter((u) => u.capabilities?.logging);
         await Promise.allSettled(targets.map(async (u) => (await u.ensureReady(), u.request("logging/setLevel", params))));
         return this.options.write(resultLine(id, {}));
       }
@@ -255,7 +262,7 @@ export class ProxySession {
   /** A restarted server gets the client's logging level and resource subscriptions again. */
   private async replaySetup(upstream: Upstream): Promise<void> {
     const requests: Array<[string, unknown]> = [];
-    if (this.logLevel !== undefined && upstream.initResult?.capabilities?.logging) requests.push(["logging/setLevel", { level: this.logLevel }]);
+    if (this.logLevel !== undefined && upstream.capabilities?.logging) requests.push(["logging/setLevel", { level: this.logLevel }]);
     for (const uri of this.subscriptions.get(upstream) ?? []) requests.push(["resources/subscribe", { uri }]);
     for (const [method, params] of requests) {
       const reply = await upstream.request(method, params).catch((error: Error) => ({ msg: { error: { message: error.message } } }));
@@ -267,10 +274,7 @@ export class ProxySession {
 
   private async forward(upstream: Upstream, msg: any, line: string): Promise<void> {
     try {
-      await upstream.ensureReady();
-      const { upstreamId, reply } = upstream.forward(line, msg.method);
-      this.forwardedCalls.set(msg.id, { upstream, upstreamId });
-      const answer = await reply;
+      const answer = await upstream.deliver(line, msg.method, (upstreamId) => this.forwardedCalls.set(msg.id, { upstream, upstreamId }));
       this.options.write(withId(answer.raw, msg.id));
     } catch (error) {
       if (!(error instanceof UpstreamError)) throw error;
@@ -282,7 +286,7 @@ export class ProxySession {
   private async aggregate(id: Id, method: string, field: string, capability: string, rename: boolean): Promise<void> {
     const items: unknown[] = [];
     for (const upstream of this.router.upstreams) {
-      if (!upstream.initResult?.capabilities?.[capability]) continue;
+      if (!upstream.capabilities?.[capability]) continue;
       try {
         await upstream.ensureReady();
         const listed = await upstream.listAll(method, field);
@@ -301,7 +305,7 @@ export class ProxySession {
     if (known) return known;
     // The client may read a URI it learnt elsewhere: refresh what each server offers.
     for (const upstream of this.router.upstreams) {
-      if (!upstream.initResult?.capabilities?.resources) continue;
+      if (!upstream.capabilities?.resources) continue;
       try {
         await upstream.ensureReady();
         this.router.rememberResources(upstream, await upstream.listAll("resources/list", "resources"));
@@ -330,7 +334,14 @@ export class ProxySession {
       ...this.callContext!,
       onForwarded: (upstream, upstreamId) => this.forwardedCalls.set(id, { upstream, upstreamId }),
     };
-    const answer = await handleToolCall(ctx, { clientId: id, server: target.upstream.name, tool: target.name, args: args ?? {}, line });
+    const answer = await handleToolCall(ctx, {
+      clientId: id,
+      server: target.upstream.name,
+      tool: target.name,
+      args: args ?? {},
+      line,
+      isCancelled: () => this.cancelled.has(id),
+    });
     if (!this.cancelled.has(id)) this.options.write(answer);
   }
 
@@ -341,10 +352,12 @@ export class ProxySession {
         this.releaseHeld();
         return;
       case "notifications/cancelled": {
-        const forwarded = isId(msg.params?.requestId) ? this.forwardedCalls.get(msg.params.requestId) : undefined;
-        if (!forwarded) return;
-        this.cancelled.add(msg.params.requestId);
-        forwarded.upstream.cancel(forwarded.upstreamId, msg.params?.reason);
+        const requestId = msg.params?.requestId;
+        if (!isId(requestId) || !this.handling.has(requestId)) return;
+        // Not forwarded yet (waiting for the lock or a pre-read): the call pipeline sees the flag and stops.
+        this.cancelled.add(requestId);
+        const forwarded = this.forwardedCalls.get(requestId);
+        if (forwarded) forwarded.upstream.cancel(forwarded.upstreamId, msg.params?.reason);
         return;
       }
       default:
@@ -407,27 +420,15 @@ export class ProxySession {
     if (this.phase !== "waiting") return this.options.write(errorLine(id, -32600, "initialize was already received in this session"));
     this.phase = "initializing";
     const params = msg.params ?? {};
-    const started = await Promise.allSettled(this.router.upstreams.map((u) => u.start(params)));
-    const failed = started.findIndex((r) => r.status === "rejected");
-    if (failed !== -1) {
-      const error = startFailure(this.router.upstreams[failed]!, (started[failed] as PromiseRejectedResult).reason);
-      this.options.write(errorLine(id, -32603, error.message));
+    try {
+      await this.startAndVerify(params);
+    } catch (error) {
+      const failure =
+        error instanceof SynartesisError ? error : new SynartesisError("server", `the servers could not be set up: ${(error as Error).message}`);
+      const toClient = failure.code === "manifest" ? `Synartesis will not run with this policy: ${failure.details.join("; ")}` : failure.message;
+      this.options.write(errorLine(id, -32603, toClient));
       this.phase = "failed";
-      this.raiseFatal(error);
-      return;
-    }
-
-    const toolsByServer = new Map<string, Set<string>>();
-    for (const upstream of this.router.upstreams) {
-      const tools = upstream.initResult?.capabilities?.tools ? await upstream.listAll("tools/list", "tools") : [];
-      toolsByServer.set(upstream.name, new Set(tools.map((t: { name: string }) => t.name)));
-    }
-    const problems = missingTools(this.options.manifest, toolsByServer);
-    if (problems.length) {
-      const error = new SynartesisError("manifest", "the manifest names tools its servers do not have", { details: problems });
-      this.options.write(errorLine(id, -32603, `Synartesis will not run with this policy: ${problems.join("; ")}`));
-      this.phase = "failed";
-      this.raiseFatal(error);
+      this.raiseFatal(failure);
       return;
     }
 
@@ -450,6 +451,25 @@ export class ProxySession {
     this.markReady();
     this.options.write(resultLine(id, this.initializeResult()));
     this.releaseHeld();
+  }
+
+  /** Start every server with the client's parameters and prove the policy's tools exist (R-MAN-7). */
+  private async startAndVerify(params: unknown): Promise<void> {
+    const started = await Promise.allSettled(this.router.upstreams.map((u) => u.start(params)));
+    const failed = started.findIndex((r) => r.status === "rejected");
+    if (failed !== -1) throw startFailure(this.router.upstreams[failed]!, (started[failed] as PromiseRejectedResult).reason);
+    const toolsByServer = new Map<string, Set<string>>();
+    for (const upstream of this.router.upstreams) {
+      let tools: Array<{ name: string }> = [];
+      try {
+        if (upstream.initResult?.capabilities?.tools) tools = await upstream.listAll("tools/list", "tools");
+      } catch (error) {
+        throw new SynartesisError("server", `server "${upstream.name}" could not list its tools: ${(error as Error).message}`);
+      }
+      toolsByServer.set(upstream.name, new Set(tools.map((t) => t.name)));
+    }
+    const problems = missingTools(this.options.manifest, toolsByServer);
+    if (problems.length) throw new SynartesisError("manifest", "the manifest names tools its servers do not have", { details: problems });
   }
 
   private initializeResult(): Record<string, unknown> {
@@ -482,6 +502,8 @@ export class ProxySession {
   /** Answer every request already received, stop the servers, close the run. */
   async finish(): Promise<void> {
     if (this.finishing) return;
+    // A client that leaves at once must still learn that a server could not start (R-PROXY-10).
+    if (this.phase === "waiting") await Promise.race([this.fatal.catch(() => {}), Bun.sleep(START_GRACE_MS)]);
     this.finishing = true;
     // Requests the servers made of the client can no longer be answered: refuse them, so the
     // calls waiting on them finish now instead of at their timeout.

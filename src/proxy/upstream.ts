@@ -12,12 +12,14 @@ import { LineSplitter } from "./lines.ts";
 import { withId } from "./raw-json.ts";
 
 const STDERR_LINES_KEPT = 40;
+const HTTP_CLOSE_WAIT_MS = 300;
 
 /** Why a request got no answer: it timed out, or the server went away. */
 export class UpstreamError extends Error {
   constructor(
     message: string,
-    readonly kind: "timeout" | "closed" | "start" | "cancelled",
+    /** not_sent: the request never reached the server, so it certainly did not run. */
+    readonly kind: "timeout" | "closed" | "start" | "cancelled" | "not_sent",
   ) {
     super(message);
     this.name = "UpstreamError";
@@ -109,18 +111,26 @@ async function connectHttp(spec: Extract<ServerSpec, { kind: "url" }>, events: L
   const transport = new StreamableHTTPClientTransport(new URL(spec.url), { requestInit: { headers: spec.headers } });
   transport.onmessage = (message) => events.onLine(JSON.stringify(message));
   transport.onerror = (error) => log.warn("http upstream error", { server: spec.name, error: error.message });
-  transport.onclose = () => events.onClose("closed the connection");
+  let closing = false;
+  transport.onclose = () => events.onClose(closing ? "stopped" : "closed the connection");
   await transport.start();
   return {
     send: (line) => transport.send(JSON.parse(line) as JSONRPCMessage),
     close: async () => {
-      try {
-        await transport.terminateSession();
-      } catch {}
+      closing = true;
+      // A server that never answers the session's DELETE must not keep the proxy from exiting.
+      await Promise.race([transport.terminateSession().catch(() => {}), Bun.sleep(HTTP_CLOSE_WAIT_MS)]);
       await transport.close();
     },
     setProtocolVersion: (version) => transport.setProtocolVersion(version),
   };
+}
+
+/** An HTTP status, or a connection that never opened: the server did not take the request. */
+function refusedBeforeRunning(error: Error): boolean {
+  const status = (error as { code?: unknown }).code;
+  if (typeof status === "number" && status >= 400) return true;
+  return /ECONNREFUSED|Unable to connect|ConnectionRefused/i.test(`${error.message} ${(error as { cause?: Error }).cause?.message ?? ""}`);
 }
 
 interface Pending {
@@ -143,8 +153,10 @@ export interface UpstreamOptions {
 export class Upstream {
   readonly name: string;
   readonly spec: ServerSpec;
-  /** The server's answer to initialize (parsed), once it gave one. */
+  /** The server's answer to initialize (parsed), while it is running. */
   initResult: any;
+  /** What the server said it can do, kept across restarts (routing must not forget a dead server). */
+  capabilities: Record<string, any> | undefined;
   private link: Link | undefined;
   private starting: Promise<void> | undefined;
   private initParams: unknown;
@@ -153,6 +165,7 @@ export class Upstream {
   private readonly stderrTail: string[] = [];
   private exitReason: string | undefined;
   private stopped = false;
+  private generation = 0;
 
   constructor(
     spec: ServerSpec,
@@ -175,9 +188,11 @@ export class Upstream {
   async open(): Promise<void> {
     if (this.link) return;
     this.exitReason = undefined;
+    // Events from a link that was already given up (a lost HTTP session) must not touch its successor.
+    const generation = ++this.generation;
     const events: LinkEvents = {
-      onLine: (line) => this.onLine(line),
-      onClose: (reason) => this.onClose(reason),
+      onLine: (line) => generation === this.generation && this.onLine(line),
+      onClose: (reason) => generation === this.generation && this.onClose(reason),
     };
     try {
       this.link =
@@ -199,6 +214,7 @@ export class Upstream {
       throw new UpstreamError(`it refused initialize: ${reply.msg.error.message} (code ${reply.msg.error.code})`, "start");
     }
     this.initResult = reply.msg.result;
+    this.capabilities = this.initResult?.capabilities ?? {};
     const version = this.initResult?.protocolVersion;
     if (typeof version === "string") this.link?.setProtocolVersion?.(version);
     this.notify("notifications/initialized");
@@ -235,10 +251,28 @@ export class Upstream {
     return { upstreamId: id, reply: this.send(id, method, withId(rawLine, id), timeoutMs) };
   }
 
+  /**
+   * Forward a client's request, (re)starting the server first. A request that
+   * provably never reached it (the server was gone, an HTTP session was lost)
+   * is sent once more to the restarted server.
+   */
+  async deliver(rawLine: string, method: string, onSent?: (upstreamId: number) => void): Promise<Reply> {
+    for (let attempt = 1; ; attempt++) {
+      await this.ensureReady();
+      const { upstreamId, reply } = this.forward(rawLine, method);
+      onSent?.(upstreamId);
+      try {
+        return await reply;
+      } catch (error) {
+        if (!(error instanceof UpstreamError) || error.kind !== "not_sent" || attempt === 2) throw error;
+      }
+    }
+  }
+
   private send(id: number, method: string, line: string, timeoutMs: number): Promise<Reply> {
     return new Promise<Reply>((resolve, reject) => {
       if (!this.link) {
-        reject(new UpstreamError(`server "${this.name}" is not running (${this.exitReason ?? "not started"})`, "closed"));
+        reject(new UpstreamError(`server "${this.name}" is not running (${this.exitReason ?? "not started"})`, "not_sent"));
         return;
       }
       const timer =
@@ -257,7 +291,14 @@ export class Upstream {
           if (!entry) return;
           this.pending.delete(id);
           clearTimeout(entry.timer);
-          entry.reject(new UpstreamError(`could not reach server "${this.name}": ${error.message}`, "closed"));
+          const refused = refusedBeforeRunning(error);
+          entry.reject(new UpstreamError(`could not reach server "${this.name}": ${error.message}`, refused ? "not_sent" : "closed"));
+          // An HTTP server that forgot our session (it restarted) is started afresh on next use.
+          if ((error as { code?: unknown }).code === 404 && this.link) {
+            const stale = this.link;
+            this.onClose("lost its session (HTTP 404)");
+            void stale.close().catch(() => {});
+          }
         });
       }
     });
@@ -324,6 +365,7 @@ export class Upstream {
   }
 
   private onClose(reason: string): void {
+    this.generation++;
     this.link = undefined;
     this.initResult = undefined;
     this.exitReason = reason;

@@ -88,3 +88,47 @@ test("a url server: proxied, journalled with its snapshot, undone over HTTP", as
   expect(undone.code).toBe(0);
   expect(settings.get("theme")).toBe("light");
 });
+
+test("an HTTP server that restarts (forgetting the session) is initialized again; the call is not lost", async () => {
+  const sessions = new Map<string, WebStandardStreamableHTTPServerTransport>();
+  let counter = 0;
+  const stateful = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    async fetch(request) {
+      const sessionId = request.headers.get("mcp-session-id");
+      if (sessionId) {
+        const known = sessions.get(sessionId);
+        if (!known) return Response.json({ jsonrpc: "2.0", id: null, error: { code: -32001, message: "Session not found" } }, { status: 404 });
+        return known.handleRequest(request);
+      }
+      const mcp = new Server({ name: "counter", version: "1.0.0" }, { capabilities: { tools: {} } });
+      mcp.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [{ name: "bump", inputSchema: { type: "object" as const } }] }));
+      mcp.setRequestHandler(CallToolRequestSchema, async () => ({ content: [{ type: "text" as const, text: String(++counter) }] }));
+      const transport = new WebStandardStreamableHTTPServerTransport({
+        sessionIdGenerator: () => crypto.randomUUID(),
+        enableJsonResponse: true,
+        onsessioninitialized: (id) => void sessions.set(id, transport),
+      });
+      await mcp.connect(transport);
+      return transport.handleRequest(request);
+    },
+  });
+  try {
+    const dir = tempDir();
+    writeFileSync(
+      join(dir, "synartesis.yaml"),
+      ["version: 1", "servers:", "  counter:", `    url: http://127.0.0.1:${stateful.port}/mcp`, "tools:", '  - match: "counter.bump"', "    class: compensable", "    inverse:", '      tool: "counter.bump"', "      args: {}", ""].join("\n"),
+    );
+    const { client } = await connect(BIN, ["proxy"], { cwd: dir });
+    expect((await client.callTool({ name: "bump", arguments: {} })).content).toEqual([{ type: "text", text: "1" }]);
+    sessions.clear(); // the server restarted and forgot every session
+    expect((await client.callTool({ name: "bump", arguments: {} })).content).toEqual([{ type: "text", text: "2" }]);
+    await client.close();
+    const shown = JSON.parse((await run(["show", "--json"], { cwd: dir })).stdout);
+    expect(shown.actions.map((a: { status: string }) => a.status)).toEqual(["applied", "applied"]);
+    expect(counter).toBe(2);
+  } finally {
+    stateful.stop(true);
+  }
+});

@@ -164,6 +164,22 @@ describe("failures mid-call", () => {
     expect(journalRuns(ws.journal)[0]!.status).toBe("active");
   }, 60_000);
 
+  test("a write cancelled while it waits for the lock is never forwarded, and gets no reply", async () => {
+    const ws = slowWorkspace();
+    const session = proxy(ws);
+    await session.initialize();
+    session.send(jsonFrame(1, "tools/call", { name: "slow_write", arguments: { key: "a", value: "A1", ms: 1500 } }));
+    await waitFor("the first write in flight", () => journalRows(ws.journal).find((r) => r.tool === "slow_write"));
+    session.send(jsonFrame(2, "tools/call", { name: "slow_write", arguments: { key: "b", value: "B1", ms: 0 } }));
+    session.send({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 2, reason: "changed my mind" } });
+    expect((await session.response(1)).result.structuredContent).toEqual({ key: "a", value: "A1" });
+    expect((await session.request(3, "tools/call", { name: "read_value", arguments: { key: "b" } })).result.structuredContent).toEqual({ key: "b", value: "B0" });
+    expect(await session.close()).toBe(0);
+    expect(session.lines.some((line) => JSON.parse(line).id === 2)).toBe(false);
+    const cancelled = journalRows(ws.journal).filter((r) => r.tool === "slow_write" && JSON.parse(r.args).key === "b");
+    expect(cancelled).toMatchObject([{ status: "failed", error: "the client cancelled it before it was forwarded" }]);
+  }, 60_000);
+
   test("EOF with several calls in flight: every one is answered before the proxy exits 0", async () => {
     const ws = slowWorkspace();
     const result = await run(["proxy", "--manifest", ws.manifest, "--log-level", "warn"], {

@@ -197,6 +197,10 @@ describe("schema (R-MAN-1)", () => {
     expect(rule("crm.v2")).toEqual([message("crm.v2")]);
     expect(rule("my__crm")).toEqual([message("my__crm")]);
     expect(rule("")).toEqual([message("")]);
+    // "a_" would make "a___tool" ambiguous with a server "a" and a tool "_tool".
+    const edge = (name: string) => `3:3: server name "${name}" must not start or end with "_" (with several servers, tools are named SERVER__TOOL)`;
+    expect(rule("crm_")).toEqual([edge("crm_")]);
+    expect(rule("_crm")).toEqual([edge("_crm")]);
     // A single underscore, a dash and digits are fine.
     expect(Object.keys(load(yaml("version: 1", "servers:", "  my_crm-2:", "    command: x")).servers)).toEqual(["my_crm-2"]);
   });
