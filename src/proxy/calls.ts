@@ -29,6 +29,8 @@ export interface ToolCall {
   args: Record<string, unknown>;
   /** The request line to send upstream (the tool's own name, any id). */
   line: string;
+  /** The client's progress token: progress from the server keeps the call's timeout from expiring. */
+  progressToken?: unknown;
   /** True once the client cancelled the request; checked before anything is forwarded. */
   isCancelled?: () => boolean;
 }
@@ -71,7 +73,10 @@ type GateOutcome = ReturnType<typeof passGate>;
 
 /** Send the agent's call on, (re)starting the server if it is down. */
 function forward(ctx: CallContext, upstream: Upstream, call: ToolCall): Promise<Reply> {
-  return upstream.deliver(call.line, "tools/call", (upstreamId) => ctx.onForwarded?.(upstream, upstreamId));
+  return upstream.deliver(call.line, "tools/call", {
+    onSent: (upstreamId) => ctx.onForwarded?.(upstream, upstreamId),
+    progressToken: call.progressToken,
+  });
 }
 
 async function forwardReadOnly(ctx: CallContext, call: ToolCall): Promise<string> {

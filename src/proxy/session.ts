@@ -274,7 +274,10 @@ export class ProxySession {
 
   private async forward(upstream: Upstream, msg: any, line: string): Promise<void> {
     try {
-      const answer = await upstream.deliver(line, msg.method, (upstreamId) => this.forwardedCalls.set(msg.id, { upstream, upstreamId }));
+      const answer = await upstream.deliver(line, msg.method, {
+        onSent: (upstreamId) => this.forwardedCalls.set(msg.id, { upstream, upstreamId }),
+        progressToken: msg.params?._meta?.progressToken,
+      });
       this.options.write(withId(answer.raw, msg.id));
     } catch (error) {
       if (!(error instanceof UpstreamError)) throw error;
@@ -340,6 +343,7 @@ export class ProxySession {
       tool: target.name,
       args: args ?? {},
       line,
+      progressToken: params._meta?.progressToken,
       isCancelled: () => this.cancelled.has(id),
     });
     if (!this.cancelled.has(id)) this.options.write(answer);

@@ -138,6 +138,9 @@ interface Pending {
   resolve(reply: Reply): void;
   reject(error: UpstreamError): void;
   timer: ReturnType<typeof setTimeout> | undefined;
+  /** Start the timeout again: progress from the server shows it is still working. */
+  rearm(): void;
+  progressKey?: string;
 }
 
 export interface UpstreamOptions {
@@ -162,6 +165,8 @@ export class Upstream {
   private initParams: unknown;
   private nextId = 1;
   private readonly pending = new Map<number, Pending>();
+  /** Progress token (as JSON) → the request it belongs to. */
+  private readonly progress = new Map<string, number>();
   private readonly stderrTail: string[] = [];
   private exitReason: string | undefined;
   private stopped = false;
@@ -246,9 +251,9 @@ export class Upstream {
   }
 
   /** Forward a client's request line as is, under an id of our own. */
-  forward(rawLine: string, method: string, timeoutMs = this.spec.timeoutMs): { upstreamId: number; reply: Promise<Reply> } {
+  forward(rawLine: string, method: string, progressToken?: unknown): { upstreamId: number; reply: Promise<Reply> } {
     const id = this.nextId++;
-    return { upstreamId: id, reply: this.send(id, method, withId(rawLine, id), timeoutMs) };
+    return { upstreamId: id, reply: this.send(id, method, withId(rawLine, id), this.spec.timeoutMs, progressToken) };
   }
 
   /**
@@ -256,10 +261,11 @@ export class Upstream {
    * provably never reached it (the server was gone, an HTTP session was lost)
    * is sent once more to the restarted server.
    */
-  async deliver(rawLine: string, method: string, onSent?: (upstreamId: number) => void): Promise<Reply> {
+  async deliver(rawLine: string, method: string, options: { onSent?: (upstreamId: number) => void; progressToken?: unknown } = {}): Promise<Reply> {
+    const { onSent, progressToken } = options;
     for (let attempt = 1; ; attempt++) {
       await this.ensureReady();
-      const { upstreamId, reply } = this.forward(rawLine, method);
+      const { upstreamId, reply } = this.forward(rawLine, method, progressToken);
       onSent?.(upstreamId);
       try {
         return await reply;
@@ -269,28 +275,38 @@ export class Upstream {
     }
   }
 
-  private send(id: number, method: string, line: string, timeoutMs: number): Promise<Reply> {
+  private send(id: number, method: string, line: string, timeoutMs: number, progressToken?: unknown): Promise<Reply> {
     return new Promise<Reply>((resolve, reject) => {
       if (!this.link) {
         reject(new UpstreamError(`server "${this.name}" is not running (${this.exitReason ?? "not started"})`, "not_sent"));
         return;
       }
-      const timer =
-        timeoutMs > 0
-          ? setTimeout(() => {
-              this.pending.delete(id);
-              this.notify("notifications/cancelled", { requestId: id, reason: "timed out in the Synartesis proxy" });
-              reject(new UpstreamError(`server "${this.name}" did not answer ${method} within ${timeoutMs / 1000} s`, "timeout"));
-            }, timeoutMs)
-          : undefined;
-      this.pending.set(id, { method, resolve, reject, timer });
+      const expire = () => {
+        this.forget(id);
+        this.notify("notifications/cancelled", { requestId: id, reason: "timed out in the Synartesis proxy" });
+        reject(new UpstreamError(`server "${this.name}" did not answer ${method} within ${timeoutMs / 1000} s`, "timeout"));
+      };
+      const timer = timeoutMs > 0 ? setTimeout(expire, timeoutMs) : undefined;
+      const progressKey = progressToken === undefined ? undefined : JSON.stringify(progressToken);
+      const entry: Pending = {
+        method,
+        resolve,
+        reject,
+        timer,
+        progressKey,
+        rearm: () => {
+          if (timeoutMs <= 0) return;
+          clearTimeout(entry.timer);
+          entry.timer = setTimeout(expire, timeoutMs);
+        },
+      };
+      if (progressKey !== undefined) this.progress.set(progressKey, id);
+      this.pending.set(id, entry);
       const sent = this.link.send(line);
       if (sent instanceof Promise) {
         sent.catch((error: Error) => {
-          const entry = this.pending.get(id);
-          if (!entry) return;
-          this.pending.delete(id);
-          clearTimeout(entry.timer);
+          if (!this.pending.has(id)) return;
+          this.forget(id);
           const refused = refusedBeforeRunning(error);
           entry.reject(new UpstreamError(`could not reach server "${this.name}": ${error.message}`, refused ? "not_sent" : "closed"));
           // An HTTP server that forgot our session (it restarted) is started afresh on next use.
@@ -310,11 +326,8 @@ export class Upstream {
    */
   cancel(upstreamId: number, reason?: string): void {
     this.notify("notifications/cancelled", { requestId: upstreamId, ...(reason === undefined ? {} : { reason }) });
-    const entry = this.pending.get(upstreamId);
-    if (!entry) return;
-    this.pending.delete(upstreamId);
-    clearTimeout(entry.timer);
-    entry.reject(new UpstreamError(`the client cancelled the ${entry.method} request`, "cancelled"));
+    const entry = this.forget(upstreamId);
+    entry?.reject(new UpstreamError(`the client cancelled the ${entry.method} request`, "cancelled"));
   }
 
   notify(method: string, params?: unknown): void {
@@ -351,15 +364,17 @@ export class Upstream {
       return;
     }
     if (msg && typeof msg === "object" && msg.method === undefined && (msg.result !== undefined || msg.error !== undefined)) {
-      const entry = typeof msg.id === "number" ? this.pending.get(msg.id) : undefined;
+      const entry = typeof msg.id === "number" ? this.forget(msg.id) : undefined;
       if (!entry) {
         this.options.log.debug("response for no pending request; ignored", { server: this.name, id: msg.id });
         return;
       }
-      this.pending.delete(msg.id);
-      clearTimeout(entry.timer);
       entry.resolve({ raw: line, msg });
       return;
+    }
+    if (msg?.method === "notifications/progress") {
+      const id = this.progress.get(JSON.stringify(msg.params?.progressToken));
+      if (id !== undefined) this.pending.get(id)?.rearm();
     }
     this.options.onMessage(this, msg, line);
   }
@@ -373,12 +388,18 @@ export class Upstream {
       this.options.log.error("server stopped", { server: this.name, reason, stderr: this.stderrTail.slice(-10) });
     }
     const why = `server "${this.name}" ${reason} while a reply was owed`;
-    for (const [id, entry] of this.pending) {
-      clearTimeout(entry.timer);
-      entry.reject(new UpstreamError(why, "closed"));
-      this.pending.delete(id);
-    }
+    for (const id of [...this.pending.keys()]) this.forget(id)?.reject(new UpstreamError(why, "closed"));
     this.options.onClose?.(this, reason);
+  }
+
+  /** Stop waiting for a request: its timer and its progress token go with it. */
+  private forget(id: number): Pending | undefined {
+    const entry = this.pending.get(id);
+    if (!entry) return undefined;
+    this.pending.delete(id);
+    clearTimeout(entry.timer);
+    if (entry.progressKey !== undefined) this.progress.delete(entry.progressKey);
+    return entry;
   }
 
   /** Why the server stopped, if it did. */

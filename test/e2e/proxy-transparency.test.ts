@@ -293,6 +293,28 @@ describe("server-everything through the proxy: the whole protocol, both ways", (
   }, 60_000);
 });
 
+test("progress keeps a long call alive past the server's timeout, as it would directly", async () => {
+  const ws = workspace(
+    ["version: 1", "servers:", "  everything:", "    command: node", `    args: [${JSON.stringify(EVERYTHING)}, "stdio"]`, "    timeout: 1", "tools:", '  - match: "everything.*"', "    class: readonly", ""].join("\n"),
+  );
+  const result = await run(proxyArgs(ws.manifest), {
+    cwd: ws.dir,
+    stdin: [
+      initializeFrame(0),
+      INITIALIZED,
+      // 2.5 s in all, with progress every 0.5 s: never 1 s without a sign of life.
+      jsonFrame(1, "tools/call", { name: "trigger-long-running-operation", arguments: { duration: 2.5, steps: 5 }, _meta: { progressToken: "t" } }),
+      "",
+    ].join("\n"),
+  });
+  expect(result.code).toBe(0);
+  const lines = result.stdout.trim().split("\n").map((l) => JSON.parse(l));
+  expect(lines.filter((m) => m.method === "notifications/progress").length).toBe(5);
+  const answer = lines.find((m) => m.id === 1);
+  expect(answer.result.isError).toBeUndefined();
+  expect(answer.result.content[0].text).toContain("completed");
+}, 60_000);
+
 describe("two servers at once", () => {
   test("tools are SERVER__TOOL, both work, and resources are routed by URI", async () => {
     const ws = workspace("");
