@@ -15,7 +15,7 @@ export function sameJson(a: unknown, b: unknown): boolean {
   return canonicalJson(a) === canonicalJson(b);
 }
 
-/** A short stable key for "the same call": sha256 of server, tool and canonical arguments. */
+/** A short stable key for "the same arguments": sha256 of their canonical JSON (server and tool are matched beside it). */
 export function callKey(args: unknown): string {
   return new Bun.CryptoHasher("sha256").update(canonicalJson(args ?? {})).digest("hex");
 }

@@ -186,10 +186,6 @@ export class Journal {
     return this.getRun(run.id)!;
   }
 
-  setRunLabel(id: string, label: string): void {
-    this.db.query("UPDATE runs SET label = ? WHERE id = ?").run(label, id);
-  }
-
   /** A run's session ended: active → complete (a run undo already marked keeps its status). */
   completeRun(id: string, endedAt: string): void {
     this.db.query("UPDATE runs SET status = 'complete', ended_at = ? WHERE id = ? AND status = 'active'").run(endedAt, id);

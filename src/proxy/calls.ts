@@ -1,12 +1,11 @@
 // The tools/call pipeline per class (R-CLASS, R-PROXY-5…7): classify → gate →
 // pre-read → write-ahead intent → forward → resolve inverse → post-read →
 // record outcome. Returns the line to send back to the agent.
-import type { Journal } from "../journal/journal.ts";
 import type { Observation, ResolvedCall, VerifyCall } from "../journal/types.ts";
 import type { Matcher } from "../manifest/match.ts";
 import { payloadOf, ResolveError, resolveTemplate, textOf } from "../manifest/refs.ts";
 import type { Rule, ToolClass } from "../manifest/types.ts";
-import { gateVerdict, passGate, type GateContext } from "./gate.ts";
+import { gateVerdict, passGate, type GateContext, type GateOutcome } from "./gate.ts";
 import type { Logger } from "./log.ts";
 import { readState, type ReadOutcome } from "./observe.ts";
 import { rawMember, withId } from "./raw-json.ts";
@@ -68,8 +67,6 @@ export async function handleToolCall(ctx: CallContext, call: ToolCall): Promise<
   }
   return ctx.withServerLock(call.server, () => runMutating(ctx, call, classification.rule, classification.class, approval));
 }
-
-type GateOutcome = ReturnType<typeof passGate>;
 
 /** Send the agent's call on, (re)starting the server if it is down. */
 function forward(ctx: CallContext, upstream: Upstream, call: ToolCall): Promise<Reply> {

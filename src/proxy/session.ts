@@ -29,6 +29,11 @@ const START_GRACE_MS = 300;
 
 const isId = (value: unknown): value is Id => typeof value === "string" || typeof value === "number";
 
+/** A server's own request id, unique across servers. */
+function serverRequestKey(upstream: Upstream, id: unknown): string {
+  return `${upstream.name}\u0000${JSON.stringify(id)}`;
+}
+
 function errorLine(id: Id | null, code: number, message: string): string {
   return JSON.stringify({ jsonrpc: "2.0", id, error: { code, message } });
 }
@@ -376,7 +381,7 @@ export class ProxySession {
       return;
     }
     this.serverRequests.delete(msg.id);
-    this.serverRequestIds.delete(`${request.upstream.name}\u0000${JSON.stringify(request.originalId)}`);
+    this.serverRequestIds.delete(serverRequestKey(request.upstream, request.originalId));
     request.upstream.sendRaw(withId(raw, request.originalId));
   }
 
@@ -401,12 +406,12 @@ export class ProxySession {
     if (isId(msg.id)) {
       const proxyId = this.nextServerRequestId++;
       this.serverRequests.set(proxyId, { upstream, originalId: msg.id });
-      this.serverRequestIds.set(`${upstream.name}\u0000${JSON.stringify(msg.id)}`, proxyId);
+      this.serverRequestIds.set(serverRequestKey(upstream, msg.id), proxyId);
       this.options.write(withId(raw, proxyId));
       return;
     }
     if (msg.method === "notifications/cancelled") {
-      const key = `${upstream.name}\u0000${JSON.stringify(msg.params?.requestId)}`;
+      const key = serverRequestKey(upstream, msg.params?.requestId);
       const proxyId = this.serverRequestIds.get(key);
       if (proxyId === undefined) return;
       this.serverRequestIds.delete(key);
