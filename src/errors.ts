@@ -8,9 +8,7 @@ export type ErrorCode =
   | "unknown_id" // a run or action id prefix that matches nothing, or several
   | "no_journal" // a read-only command found no journal
   | "server" // an upstream server would not start or answer
-  | "refused" // the command ran and stopped short on purpose (drift, settled gate, …)
-  | "not_implemented"
-  | "internal";
+  | "refused"; // the command ran and stopped short on purpose (drift, settled gate, …)
 
 export class SynartesisError extends Error {
   readonly code: ErrorCode;

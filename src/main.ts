@@ -24,17 +24,18 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandMod
   "toy-crm": { summary: "A toy CRM MCP server built into the binary, to try the whole loop", load: () => import("./commands/toy-crm.ts") },
 };
 
+/** Commands whose arguments after "--" are a server command (R-CLI-6). */
+const TAKES_A_COMMAND = new Set(["init"]);
+
 /** The one place error codes become exit codes (R-UNDO-9). */
 const EXIT_CODES: Record<ErrorCode, 1 | 2> = {
   usage: 2,
   manifest: 2,
   config: 2,
   unknown_id: 2,
-  not_implemented: 2,
   no_journal: 1,
   server: 1,
   refused: 1,
-  internal: 1,
 };
 
 const useColour = () => Boolean(process.stdout.isTTY) && !process.env.NO_COLOR;
@@ -112,6 +113,9 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   }
   try {
+    if (afterDashes !== undefined && !TAKES_A_COMMAND.has(name)) {
+      throw new SynartesisError("usage", `synartesis ${name} takes nothing after "--" (got "-- ${afterDashes.join(" ")}"); only init passes a server command`);
+    }
     checkFlags(rest, argsDef);
     let args;
     try {
@@ -123,10 +127,8 @@ export async function main(argv: string[]): Promise<number> {
     const result = await def.run?.({ rawArgs: rest, args, cmd: def, data });
     return typeof result === "number" ? result : 0;
   } catch (error) {
-    printError(error);
-    if (isSynartesisError(error) && error.code === "usage") {
-      process.stderr.write(`\n${stripAnsi(await renderUsage(def, { meta: { name: "synartesis" } }))}\n`);
-    }
+    // One line for a usage error, pointing at the help (R-PROXY-10).
+    printError(isSynartesisError(error) && error.code === "usage" ? new SynartesisError("usage", `${error.message} (see synartesis ${name} --help)`) : error);
     return isSynartesisError(error) ? EXIT_CODES[error.code] : 1;
   }
 }

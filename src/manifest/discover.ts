@@ -35,7 +35,11 @@ export function findManifest(cwd: string, explicit?: string): string {
  */
 export function findJournal(cwd: string, flags: { journal?: string; manifest?: string }): string {
   if (flags.journal) return resolve(cwd, flags.journal);
-  if (flags.manifest) return join(dirname(resolve(cwd, flags.manifest)), JOURNAL_NAME);
+  if (flags.manifest) {
+    const manifest = resolve(cwd, flags.manifest);
+    if (!existsSync(manifest)) throw new SynartesisError("manifest", `there is no manifest at ${manifest}`);
+    return join(dirname(manifest), JOURNAL_NAME);
+  }
   for (const dir of upwards(cwd)) {
     if (existsSync(join(dir, JOURNAL_NAME)) || existsSync(join(dir, MANIFEST_NAME))) return join(dir, JOURNAL_NAME);
   }

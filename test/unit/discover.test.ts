@@ -12,7 +12,10 @@ function tree(files: string[] = []): { root: string; a: string; b: string; c: st
   const root = tempDir("syn-discover-");
   const c = join(root, "a", "b", "c");
   mkdirSync(c, { recursive: true });
-  for (const file of files) writeFileSync(join(root, file), "");
+  for (const file of files) {
+    mkdirSync(dirname(join(root, file)), { recursive: true });
+    writeFileSync(join(root, file), "");
+  }
   return { root, a: join(root, "a"), b: join(root, "a", "b"), c };
 }
 
@@ -99,9 +102,11 @@ describe("findJournal", () => {
   });
 
   test("--manifest given: the journal is next to it, not where walking up would lead", () => {
-    const t = tree([`a/b/c/${JOURNAL_NAME}`, `a/${MANIFEST_NAME}`]);
+    const t = tree([`a/b/c/${JOURNAL_NAME}`, `a/${MANIFEST_NAME}`, "elsewhere/crm.yaml"]);
     expect(findJournal(t.c, { manifest: "../../synartesis.yaml" })).toBe(join(t.a, JOURNAL_NAME));
     expect(findJournal(t.c, { manifest: join(t.root, "elsewhere", "crm.yaml") })).toBe(join(t.root, "elsewhere", JOURNAL_NAME));
+    // A --manifest that is not there is a manifest problem, not a missing journal.
+    expect(() => findJournal(t.c, { manifest: join(t.root, "nowhere.yaml") })).toThrow(`there is no manifest at ${join(t.root, "nowhere.yaml")}`);
   });
 
   test("--journal wins over everything, relative to the current folder", () => {
