@@ -9,7 +9,9 @@ import type { Logger } from "../proxy/log.ts";
 import { callText, renderStep, runHeader } from "../render/runs.ts";
 import { formatTime, shortId, styleFor } from "../render/style.ts";
 import { shellQuote } from "../self.ts";
+import { existsSync } from "node:fs";
 import { resolve } from "node:path";
+import type { Run } from "../journal/types.ts";
 import { undoRun } from "../undo/execute.ts";
 import { hasWork } from "../undo/plan.ts";
 import { journalArg, manifestArg, openExistingJournal, runArg, writeLines } from "./shared.ts";
@@ -19,6 +21,27 @@ function cliLogger(): Logger {
     process.stderr.write(`synartesis: ${fields?.server ? `server "${fields.server}": ` : ""}${msg}${fields?.reason ? ` (${fields.reason})` : ""}\n`);
   const quiet = () => {};
   return { trace: quiet, debug: quiet, info: quiet, warn: say, error: say };
+}
+
+/**
+ * The manifest to undo a run with: the one it was recorded with (undo must
+ * start the same servers), unless --manifest says otherwise.
+ */
+function manifestForRun(run: Run, explicit: string | undefined, cwd: string): string {
+  if (explicit) {
+    const path = resolve(cwd, explicit);
+    if (run.manifest && run.manifest !== path) {
+      process.stderr.write(`synartesis: note: run ${shortId(run.id)} was recorded with ${run.manifest}; undoing it with ${path} as you asked\n`);
+    }
+    return path;
+  }
+  if (!run.manifest) return findManifest(cwd);
+  if (!existsSync(run.manifest)) {
+    throw new SynartesisError("manifest", `run ${shortId(run.id)} was recorded with the manifest ${run.manifest}, which is not there any more`, {
+      hint: "Pass --manifest PATH to undo it with the manifest that now starts the same servers.",
+    });
+  }
+  return run.manifest;
 }
 
 export default defineCommand({
@@ -44,15 +67,20 @@ export default defineCommand({
     const cwd = process.cwd();
     const journal = await openExistingJournal(args);
     try {
-      const manifest = loadManifest(findManifest(cwd, args.manifest));
       const run = journal.findRun(args.run);
+      const manifest = loadManifest(manifestForRun(run, args.manifest, cwd));
       const style = styleFor();
       const dryRun = Boolean(args["dry-run"]);
       const width = process.stdout.columns ?? 100;
       const actions = journal.actionsOfRun(run.id);
+      const lastSeq = Math.max(0, ...actions.map((a) => a.seq));
+      if (fromSeq > 1 && fromSeq > lastSeq) {
+        throw new SynartesisError("usage", `--to ${fromSeq} is past the last call of run ${shortId(run.id)} (#${lastSeq})`);
+      }
       if (!hasWork(actions, fromSeq)) {
         // A client that reconnected after the damage leaves an empty newest run: point at the one that matters.
-        const older = args.run ? undefined : journal.listRuns().find((r) => r.id !== run.id && hasWork(journal.actionsOfRun(r.id)));
+        const older =
+          args.run || args.to ? undefined : journal.listRuns().find((r) => r.id !== run.id && hasWork(journal.actionsOfRun(r.id)));
         if (older) {
           throw new SynartesisError("refused", `the most recent run ${shortId(run.id)} (${run.label}, ${run.status}) has nothing to undo`, {
             hint: `The most recent run with something to undo is ${shortId(older.id)} (${older.label}, started ${formatTime(older.startedAt)}): synartesis undo ${shortId(older.id)}`,
@@ -84,7 +112,9 @@ export default defineCommand({
         summary.push(
           dryRun
             ? style.red(`A real undo would stop at ${where}. ${reverted} step${reverted === 1 ? "" : "s"} before it would be reverted.`)
-            : style.red(`Stopped at ${where}; nothing older than it was touched. ${reverted} reverted before stopping. Run ${runRef} is marked partial.`),
+            : report.halted.outcome === "unrestored"
+              ? style.red(`Stopped after ${where}: its inverse ran but did not give back the state from before. ${reverted} reverted before it. Run ${runRef} is marked partial.`)
+              : style.red(`Stopped at ${where}; nothing older than it was touched. ${reverted} reverted before stopping. Run ${runRef} is marked partial.`),
         );
         // Keep --to: continuing without it would widen the undo to calls the person left out.
         if (!dryRun) {

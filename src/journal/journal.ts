@@ -47,6 +47,7 @@ function toRun(row: Row): Run {
   if (row.ended_at !== null) run.endedAt = String(row.ended_at);
   if (row.host !== null) run.host = String(row.host);
   if (row.pid !== null) run.pid = Number(row.pid);
+  if (row.manifest !== null && row.manifest !== undefined) run.manifest = String(row.manifest);
   return run;
 }
 
@@ -78,6 +79,7 @@ function toAction(row: Row): Action {
     spentAt: str(row.spent_at),
     claimedBy: str(row.claimed_by),
     claimedAt: str(row.claimed_at),
+    undoNote: str(row.undo_note),
   };
   return withDefined(action, optional);
 }
@@ -179,10 +181,10 @@ export class Journal {
 
   // ---- runs ----
 
-  startRun(run: { id: string; label: string; startedAt: string; host?: string; pid?: number }): Run {
+  startRun(run: { id: string; label: string; startedAt: string; host?: string; pid?: number; manifest?: string }): Run {
     this.db
-      .query("INSERT INTO runs (id, label, started_at, status, host, pid) VALUES (?, ?, ?, 'active', ?, ?)")
-      .run(run.id, run.label, run.startedAt, run.host ?? null, run.pid ?? null);
+      .query("INSERT INTO runs (id, label, started_at, status, host, pid, manifest) VALUES (?, ?, ?, 'active', ?, ?, ?)")
+      .run(run.id, run.label, run.startedAt, run.host ?? null, run.pid ?? null, run.manifest ?? null);
     return this.getRun(run.id)!;
   }
 
@@ -433,17 +435,14 @@ export class Journal {
     return result.changes === 1;
   }
 
-  /** Settle a claimed action (rolled_back, back to applied, unrecoverable). */
-  settleClaim(id: string, owner: string, status: ActionStatus, note?: { error?: string; warning?: string }): void {
-    const settle = this.db.transaction(() => {
-      const action = this.getAction(id);
-      if (!action) return;
-      const warnings = note?.warning ? [...action.warnings, note.warning] : action.warnings;
-      this.db
-        .query("UPDATE actions SET status = ?, error = COALESCE(?, error), warnings = ? WHERE id = ? AND claimed_by = ?")
-        .run(status, note?.error ?? null, warnings.length ? JSON.stringify(warnings) : null, id, owner);
-    });
-    settle.immediate();
+  /**
+   * Settle a claimed action (rolled_back, back to applied, …). `undoNote` says
+   * what stopped this attempt; it replaces the previous note (none: cleared).
+   */
+  settleClaim(id: string, owner: string, status: ActionStatus, undoNote?: string): void {
+    this.db
+      .query("UPDATE actions SET status = ?, undo_note = ? WHERE id = ? AND claimed_by = ?")
+      .run(status, undoNote ?? null, id, owner);
   }
 
   /** Mark an action that undo can never revert (an irreversible call that ran). */

@@ -56,4 +56,13 @@ export const MIGRATIONS: Migration[] = [
       CREATE INDEX actions_gate_key ON actions (server, tool, args_key) WHERE args_key IS NOT NULL;
     `,
   },
+  {
+    // Which manifest recorded a run (undo must start the same servers), and what
+    // the last undo attempt on an action ran into (overwritten, not accumulated).
+    name: "0002-run-manifest-and-undo-note",
+    sql: `
+      ALTER TABLE runs ADD COLUMN manifest TEXT;
+      ALTER TABLE actions ADD COLUMN undo_note TEXT;
+    `,
+  },
 ];

@@ -22,6 +22,8 @@ export interface Run {
   status: RunStatus;
   host?: string;
   pid?: number;
+  /** The manifest the proxy ran with (absolute path). */
+  manifest?: string;
 }
 
 export interface RunSummary extends Run {
@@ -73,5 +75,7 @@ export interface Action {
   spentAt?: string;
   claimedBy?: string;
   claimedAt?: string;
+  /** What the last undo attempt ran into, when it did not finish the action. */
+  undoNote?: string;
   ts: string;
 }

@@ -443,7 +443,14 @@ export class ProxySession {
 
     const now = this.options.now().toISOString();
     const label = typeof params.clientInfo?.name === "string" && params.clientInfo.name ? params.clientInfo.name : "unknown client";
-    this.run = this.options.journal.startRun({ id: this.options.newId(), label, startedAt: now, host: this.options.host, pid: this.options.pid });
+    this.run = this.options.journal.startRun({
+      id: this.options.newId(),
+      label,
+      startedAt: now,
+      host: this.options.host,
+      pid: this.options.pid,
+      manifest: this.options.manifest.path,
+    });
     this.callContext = {
       journal: this.options.journal,
       runId: this.run.id,

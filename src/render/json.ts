@@ -37,6 +37,7 @@ export function actionJson(action: Action): Record<string, unknown> {
     error: action.error,
     warnings: action.warnings.length ? action.warnings : undefined,
     reason: action.reason,
+    undoNote: action.undoNote,
     approvedBy: action.approvedBy,
     approvedAt: action.approvedAt,
     ts: action.ts,

@@ -2,7 +2,7 @@
 // style in, lines out.
 import type { Action, Run, RunSummary } from "../journal/types.ts";
 import { id8 } from "../proxy/gate.ts";
-import { staticVerdict, type Step } from "../undo/plan.ts";
+import { isStop, staticVerdict, type Step } from "../undo/plan.ts";
 import { sideBySide } from "./diff.ts";
 import { classLabel, colourStatus, displayStatus, formatTime, oneLine, shortId, table, type Style } from "./style.ts";
 
@@ -54,6 +54,7 @@ export function renderAction(action: Action, style: Style, approveCommand: (id8:
     if (action.error) note(action.status === "pending" ? "unknown" : "error", action.error);
   }
   for (const warning of action.warnings) note("warning", style.yellow(warning));
+  if (action.undoNote) note("undo try", style.yellow(action.undoNote));
   if (action.inverse) note("undo", callText(action.inverse));
   else if (action.status === "applied" && action.class !== "readonly") {
     const verdict = staticVerdict(action);
@@ -92,6 +93,7 @@ const OUTCOME_LABEL: Record<Step["outcome"], string> = {
   left: "left in place",
   halt: "STOP",
   drift: "DRIFT",
+  unrestored: "NOT RESTORED",
 };
 
 /** One undo step. `dryRun` words reverts as what would happen. */
@@ -104,21 +106,23 @@ export function renderStep(step: Step, style: Style, options: { dryRun: boolean;
   const paint =
     step.outcome === "revert" || step.outcome === "already"
       ? style.green
-      : step.outcome === "halt" || step.outcome === "drift"
+      : isStop(step)
         ? style.red
         : step.outcome === "left"
           ? style.yellow
           : style.dim;
   const lines = [`${style.bold(`#${action.seq}`.padStart(4))}  ${paint(label.padEnd(16))}  ${style.cyan(name)} ${oneLine(action.args, 200)}`];
   const indent = "        ";
-  if (step.call && (step.outcome === "revert" || step.outcome === "halt")) {
+  if (step.call && (step.outcome === "revert" || step.outcome === "halt" || step.outcome === "unrestored")) {
     lines.push(`${indent}${options.dryRun ? "would call" : "called"}: ${callText(step.call, 2000)}`);
   }
   if (step.outcome !== "revert" || step.unverified) lines.push(`${indent}${step.why}`);
-  if (step.outcome === "drift") {
+  if (step.outcome === "drift" || step.outcome === "unrestored") {
     lines.push(`${indent}read: ${step.action.verify ? callText(step.action.verify) : ""}`);
-    lines.push(...sideBySide(step.expected, step.actual, style, options.width));
+    const labels: [string, string] =
+      step.outcome === "drift" ? ["expected (as the agent left it)", "actual (now)"] : ["before the agent's call", "now, after the inverse"];
+    lines.push(...sideBySide(step.expected, step.actual, style, options.width, labels));
   }
-  if (step.hint && (step.outcome === "halt" || step.outcome === "drift")) lines.push(`${indent}${step.hint}`);
+  if (step.hint && isStop(step)) lines.push(`${indent}${step.hint}`);
   return lines;
 }

@@ -2,6 +2,7 @@
 // first, claims each action before calling its inverse (so concurrent undos
 // send each inverse once), and records every outcome (R-UNDO-1…8).
 import { hostname } from "node:os";
+import { sameJson } from "../canonical.ts";
 import { SynartesisError } from "../errors.ts";
 import type { Journal } from "../journal/journal.ts";
 import type { Action, ResolvedCall, Run, RunStatus, VerifyCall } from "../journal/types.ts";
@@ -12,7 +13,7 @@ import type { Logger } from "../proxy/log.ts";
 import { readState } from "../proxy/observe.ts";
 import { Upstream, UpstreamError, startFailure } from "../proxy/upstream.ts";
 import { VERSION } from "../version.ts";
-import { inScope, judge, planUndo, readsNeeded, staticVerdict, verifyKey, type Observed, type Step } from "./plan.ts";
+import { inScope, isStop, judge, judgeUnknown, planUndo, readsNeeded, staticVerdict, verifyKey, type Observed, type Step } from "./plan.ts";
 import { replanAction } from "./replan.ts";
 
 export const IDEMPOTENCY_KEY = "synartesis/idempotency-key";
@@ -77,20 +78,21 @@ async function callInverse(pool: ServerPool, action: Action, call: ResolvedCall)
   }
 }
 
-/** Is the undo process that holds a claim still there? */
-export function claimAlive(owner: string | undefined, claimedAt: string | undefined, now: Date): boolean {
-  if (!owner) return false;
+/**
+ * Is the undo process that holds a claim still there? A claim is for one step
+ * (a read and an inverse), so one older than `leaseMs` is stale whatever its
+ * pid says (pids are reused); a younger one is alive while its process is.
+ */
+export function claimAlive(owner: string | undefined, claimedAt: string | undefined, now: Date, leaseMs: number): boolean {
+  if (!owner || !claimedAt || now.getTime() - new Date(claimedAt).getTime() > leaseMs) return false;
   const [host, pid] = owner.split(":");
-  if (host === hostname()) {
-    try {
-      process.kill(Number(pid), 0);
-      return true;
-    } catch (error) {
-      return (error as NodeJS.ErrnoException).code === "EPERM";
-    }
+  if (host !== hostname()) return true;
+  try {
+    process.kill(Number(pid), 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
   }
-  // Another machine: trust the claim for ten minutes.
-  return claimedAt !== undefined && now.getTime() - new Date(claimedAt).getTime() < 10 * 60 * 1000;
 }
 
 export interface UndoOptions {
@@ -113,6 +115,12 @@ export interface UndoReport {
 }
 
 const CLAIM_WAIT_MS = 100;
+
+/** Longest one step can take (its read and its inverse, each up to the server's timeout), plus slack. */
+function claimLease(manifest: Manifest): number {
+  const slowest = Math.max(0, ...Object.values(manifest.servers).map((server) => server.timeoutMs));
+  return 2 * slowest + 60_000;
+}
 
 export async function undoRun(journal: Journal, manifest: Manifest, run: Run, options: UndoOptions): Promise<UndoReport> {
   const pool = new ServerPool(manifest, options.log);
@@ -154,7 +162,7 @@ async function dryRun(journal: Journal, run: Run, pool: ServerPool, options: Und
   }
   const steps = planUndo(actions, options.fromSeq, observations);
   steps.forEach((step) => options.onStep(step));
-  const halted = steps.find((s) => s.outcome === "halt" || s.outcome === "drift");
+  const halted = steps.find(isStop);
   return { steps, ...(halted ? { halted } : {}) };
 }
 
@@ -176,7 +184,7 @@ async function executeRun(journal: Journal, run: Run, pool: ServerPool, options:
       touched = true;
     }
     record(step);
-    if (step.outcome === "halt" || step.outcome === "drift") {
+    if (isStop(step)) {
       halted = step;
       break;
     }
@@ -193,6 +201,8 @@ async function executeRun(journal: Journal, run: Run, pool: ServerPool, options:
 
 /** Undo one action, claiming it first; waits for (or takes over from) another undo holding it. */
 async function undoOne(journal: Journal, pool: ServerPool, actionId: string, options: UndoOptions): Promise<Step> {
+  let announced = false;
+  let resumed = false;
   for (;;) {
     const action = journal.getAction(actionId)!;
     const verdict = staticVerdict(action);
@@ -203,20 +213,32 @@ async function undoOne(journal: Journal, pool: ServerPool, actionId: string, opt
       journal.markUnrecoverable(action.id);
       return { action, outcome: "left", why: verdict.why };
     }
+    if (verdict.kind === "unknown") {
+      // Nothing is sent for a call of unknown outcome: a read decides whether it left a trace.
+      const observed = await observe(pool, verdict.verify).catch((error: Error): Observed => ({ kind: "error", text: error.message }));
+      const step = judgeUnknown(action, observed);
+      if (step.outcome !== "already") return step;
+      if (!journal.claim(action.id, options.owner, options.now().toISOString(), ["pending"])) continue;
+      journal.settleClaim(action.id, options.owner, "rolled_back", step.why);
+      return step;
+    }
 
     const now = options.now();
     if (action.status === "rolling_back" && action.claimedBy !== options.owner) {
-      if (claimAlive(action.claimedBy, action.claimedAt, now)) {
+      if (claimAlive(action.claimedBy, action.claimedAt, now, claimLease(pool.manifest))) {
+        if (!announced) options.log.warn(`waiting for another undo (${action.claimedBy?.split(":").slice(0, 2).join(" pid ")}) that is undoing #${action.seq}`);
+        announced = true;
         await Bun.sleep(CLAIM_WAIT_MS);
         continue;
       }
       // An undo that was interrupted: take over; the checks below decide whether its inverse landed.
       if (!journal.takeOverClaim(action.id, action.claimedBy ?? "", options.owner, now.toISOString())) continue;
+      resumed = true;
     } else if (action.status === "applied") {
       if (!journal.claim(action.id, options.owner, now.toISOString(), ["applied"])) continue;
     }
 
-    const release = (why: string) => journal.settleClaim(action.id, options.owner, "applied", { warning: why });
+    const release = (why: string) => journal.settleClaim(action.id, options.owner, "applied", why);
 
     if (verdict.kind === "check") {
       let observed: Observed;
@@ -232,7 +254,7 @@ async function undoOne(journal: Journal, pool: ServerPool, actionId: string, opt
         return judged;
       }
       if (judged.outcome !== "revert") {
-        journal.settleClaim(action.id, options.owner, "applied");
+        release(judged.why);
         return judged;
       }
     }
@@ -247,6 +269,25 @@ async function undoOne(journal: Journal, pool: ServerPool, actionId: string, opt
     }
     const unverified = verdict.kind === "revert";
     if (outcome.kind === "ok") {
+      // A compensating call is not built from the snapshot, so it may not give that state back
+      // (a delete where a record existed before): read again, and say so loudly if it did not.
+      if (action.class === "compensable" && action.verify && action.snapshot) {
+        const after = await observe(pool, action.verify).catch((error: Error): Observed => ({ kind: "error", text: error.message }));
+        const restored = after.kind === "absent" ? action.snapshot.absent : after.kind === "present" && !action.snapshot.absent && sameJson(after.payload, action.snapshot.payload);
+        if (!restored) {
+          const why = `the inverse ${call.server}.${call.tool} ran, but the state is not what it was before the call`;
+          journal.settleClaim(action.id, options.owner, "rolled_back", why);
+          return {
+            action,
+            outcome: "unrestored",
+            why,
+            hint: "Compare the two states above and put the record right by hand; undo has stopped here so you can look.",
+            call,
+            expected: action.snapshot,
+            ...(after.kind === "error" ? {} : { actual: after.kind === "absent" ? { absent: true } : { absent: false, payload: after.payload } }),
+          };
+        }
+      }
       journal.settleClaim(action.id, options.owner, "rolled_back");
       return { action, outcome: "revert", why: unverified ? "reverted without a drift check" : "reverted", call, ...(unverified ? { unverified } : {}) };
     }
@@ -255,8 +296,12 @@ async function undoOne(journal: Journal, pool: ServerPool, actionId: string, opt
       return {
         action,
         outcome: "halt",
-        why: `the inverse ${call.server}.${call.tool} failed: ${outcome.text}`,
-        hint: "Nothing was changed by this step. Fix the cause (or the manifest, then use --replan) and run undo again.",
+        why: resumed
+          ? `an earlier undo was interrupted after sending this inverse, and ${call.server}.${call.tool} now refuses it: ${outcome.text}`
+          : `the inverse ${call.server}.${call.tool} failed: ${outcome.text}`,
+        hint: resumed
+          ? "The interrupted attempt most likely landed. Check the record by hand before doing anything else."
+          : "Nothing was changed by this step. Fix the cause (or the manifest, then use --replan) and run undo again.",
         call,
       };
     }

@@ -13,9 +13,12 @@ export type StaticVerdict =
   | { kind: "left"; why: string }
   | { kind: "halt"; why: string; hint?: string }
   | { kind: "check"; call: ResolvedCall; verify: VerifyCall }
+  /** A call whose outcome is unknown, but whose pre-state was captured: a read can tell whether it left a trace. */
+  | { kind: "unknown"; verify: VerifyCall }
   | { kind: "revert"; call: ResolvedCall; unverified: true };
 
-export type StepOutcome = "skip" | "left" | "halt" | "revert" | "already" | "drift";
+/** unrestored: the inverse ran, but the state read afterwards is not the state from before the call. */
+export type StepOutcome = "skip" | "left" | "halt" | "revert" | "already" | "drift" | "unrestored";
 
 export interface Step {
   action: Action;
@@ -26,9 +29,14 @@ export interface Step {
   call?: ResolvedCall;
   /** A compensable action with no pre-read: reverted without a drift check (R-UNDO-4). */
   unverified?: boolean;
-  /** For "drift": what the agent left, and what is there now. */
+  /** For "drift": what the agent left, and what is there now; for "unrestored": what was there before, and now. */
   expected?: Observation;
   actual?: Observation;
+}
+
+/** Stops: the steps after which undo does not go on. */
+export function isStop(step: Pick<Step, "outcome">): boolean {
+  return step.outcome === "halt" || step.outcome === "drift" || step.outcome === "unrestored";
 }
 
 /** Actions in scope for undo, newest first (R-UNDO-1, R-UNDO-6). */
@@ -36,9 +44,9 @@ export function inScope(actions: Action[], fromSeq = 1): Action[] {
   return actions.filter((a) => a.seq >= fromSeq).sort((a, b) => b.seq - a.seq);
 }
 
-/** Whether undo has anything to do here: something to revert, report or stop at. */
+/** Whether undo has anything to do here: something to revert or stop at (not only what it already left in place). */
 export function hasWork(actions: Action[], fromSeq = 1): boolean {
-  return inScope(actions, fromSeq).some((action) => staticVerdict(action).kind !== "skip");
+  return inScope(actions, fromSeq).some((action) => staticVerdict(action).kind !== "skip" && action.status !== "unrecoverable");
 }
 
 /** What can be decided from the journal row alone. */
@@ -58,6 +66,7 @@ export function staticVerdict(action: Action): StaticVerdict {
     case "unrecoverable":
       return { kind: "left", why: `${name} cannot be undone; left in place` };
     case "pending":
+      if (action.verify && action.snapshot && action.class !== "readonly") return { kind: "unknown", verify: action.verify };
       return {
         kind: "halt",
         why: `the outcome of ${name} is unknown (the proxy never learnt whether it ran)`,
@@ -129,6 +138,24 @@ export function judge(action: Action, verdict: Extract<StaticVerdict, { kind: "c
   };
 }
 
+/**
+ * A call whose outcome is unknown: if the record is what it was before the call,
+ * there is nothing to undo (it never landed, or it is back already); anything
+ * else is a change undo cannot attribute, so it stops.
+ */
+export function judgeUnknown(action: Action, observed: Observed): Step {
+  const name = `${action.server}.${action.tool}`;
+  if (sameObservation(observationOf(observed), action.snapshot)) {
+    return { action, outcome: "already", why: `the outcome of ${name} was unknown, but the state is what it was before the call: nothing to undo` };
+  }
+  return {
+    action,
+    outcome: "halt",
+    why: `the outcome of ${name} is unknown (the proxy never learnt whether it ran), and the state is not what it was before it`,
+    hint: "Check the state by hand. Undo will not guess past a call whose effect is unknown.",
+  };
+}
+
 export function verifyKey(verify: VerifyCall): string {
   return canonicalJson({ server: verify.server, tool: verify.tool, args: verify.args });
 }
@@ -140,8 +167,6 @@ export function verifyKey(verify: VerifyCall): string {
  */
 export function planUndo(actions: Action[], fromSeq: number, observations: Map<string, Observed>): Step[] {
   const simulated = new Map(observations);
-  const touched = new Set<string>();
-  const reverted: Array<{ key: string; post: Observation; pre: Observation }> = [];
   const steps: Step[] = [];
   for (const action of inScope(actions, fromSeq)) {
     const verdict = staticVerdict(action);
@@ -154,35 +179,21 @@ export function planUndo(actions: Action[], fromSeq: number, observations: Map<s
       steps.push({ action, outcome: "revert", why: "no pre-read was declared, so drift cannot be checked", call: verdict.call, unverified: true });
       continue;
     }
+    if (verdict.kind === "unknown") {
+      const step = judgeUnknown(action, simulated.get(verifyKey(verdict.verify)) ?? { kind: "error", text: "not observed" });
+      steps.push(step);
+      if (isStop(step)) break;
+      continue;
+    }
     const key = verifyKey(verdict.verify);
-    let observed = simulated.get(key) ?? { kind: "error", text: "not observed" };
-    if (!touched.has(key)) observed = throughReverts(observed, key, reverted);
+    const observed = simulated.get(key) ?? { kind: "error", text: "not observed" };
     const step = judge(action, verdict, observed);
     steps.push(step);
-    if (step.outcome === "halt" || step.outcome === "drift") break;
+    if (isStop(step)) break;
     const before = action.snapshot!;
-    simulated.set(key, toObserved(before));
-    touched.add(key);
-    reverted.push({ key, post: action.postState!, pre: before });
+    simulated.set(key, before.absent ? { kind: "absent" } : { kind: "present", payload: before.payload });
   }
   return steps;
-}
-
-function toObserved(observation: Observation): Observed {
-  return observation.absent ? { kind: "absent" } : { kind: "present", payload: observation.payload };
-}
-
-/**
- * The same record can be read through different arguments (a relative and an
- * absolute path, say). When what this read sees now is exactly what a newer,
- * planned revert expects to find, assume that revert changes it too.
- */
-function throughReverts(observed: Observed, key: string, reverted: Array<{ key: string; post: Observation; pre: Observation }>): Observed {
-  let current = observed;
-  for (const revert of reverted) {
-    if (revert.key !== key && sameObservation(observationOf(current), revert.post)) current = toObserved(revert.pre);
-  }
-  return current;
 }
 
 /** The verification reads a dry run needs (distinct, newest first). */
@@ -190,7 +201,7 @@ export function readsNeeded(actions: Action[], fromSeq: number): VerifyCall[] {
   const reads = new Map<string, VerifyCall>();
   for (const action of inScope(actions, fromSeq)) {
     const verdict = staticVerdict(action);
-    if (verdict.kind === "check") reads.set(verifyKey(verdict.verify), verdict.verify);
+    if (verdict.kind === "check" || verdict.kind === "unknown") reads.set(verifyKey(verdict.verify), verdict.verify);
   }
   return [...reads.values()];
 }

@@ -15,22 +15,23 @@ export function replanAction(action: Action, matcher: Matcher): Replanned | unde
   if (action.status !== "applied" && action.status !== "rolling_back") return undefined;
   if (action.class === "readonly" || action.class === "irreversible") return undefined;
   const rule = matcher.classify(action.server, action.tool).rule;
-  const warnings: string[] = [];
+  // Warnings about the inverse are what a replan recomputes; the others (a failed post-read, say) still hold.
+  const warnings = action.warnings.filter((w) => !w.includes("undo has no usable inverse"));
+  const out: Replanned = { warnings, ...(action.verify ? { verify: action.verify } : {}) };
   if (!rule?.inverse) {
     warnings.push(`the current manifest has no inverse for ${action.server}.${action.tool}; undo has no usable inverse for this call`);
-    return { warnings };
+    return out;
   }
   const snapshot = action.snapshot && !action.snapshot.absent ? action.snapshot.payload : undefined;
   const result = action.resultText === undefined ? undefined : payloadOf(JSON.parse(action.resultText));
-  const out: Replanned = { warnings };
   try {
     out.inverse = { server: rule.inverse.server, tool: rule.inverse.tool, args: resolveTemplate(rule.inverse.args, { args: action.args, snapshot, result }) };
   } catch (error) {
     if (!(error instanceof ResolveError)) throw error;
     warnings.push(`the inverse could not be resolved (${error.message}); undo has no usable inverse for this call`);
   }
-  // A verification read only helps when a post-state was captured to compare against.
-  if (rule.snapshot && action.postState) {
+  // The drift check stays whenever state was captured: a replan must never turn a checked revert into a blind one.
+  if (rule.snapshot && action.snapshot) {
     try {
       out.verify = {
         server: rule.snapshot.server,

@@ -1,6 +1,8 @@
 // Which run a bare `synartesis undo` takes: the most recent, except that an
 // empty newest run (a client that reconnected) is not silently "undone".
 import { expect, test } from "bun:test";
+import { renameSync } from "node:fs";
+import { join } from "node:path";
 import { agent, cli, crmFolder, SEED, state } from "../fixtures/counting-support.ts";
 
 test("a bare undo after a reconnect points at the run with the damage; an explicit empty run has nothing to undo", async () => {
@@ -26,4 +28,31 @@ test("a bare undo after a reconnect points at the run with the damage; an explic
   const real = await cli(dir, ["undo", damaging.id.slice(0, 8)]);
   expect(real.code).toBe(0);
   expect(state(dir).customers).toEqual(SEED);
+});
+
+test("undo --journal from another project's folder uses the manifest the run was recorded with", async () => {
+  const projectA = crmFolder();
+  const projectB = crmFolder();
+  await agent(projectA, [["create_customer", { name: "Agent Junk", email: "junk@example.com" }]]);
+  await agent(projectB, [["create_customer", { name: "Real Customer", email: "real@example.com" }]]);
+  const undone = await cli(projectB, ["undo", "--journal", join(projectA, "synartesis.db")]);
+  expect(undone.code).toBe(0);
+  expect(state(projectA).customers.c_004).toBeUndefined();
+  expect(state(projectB).customers.c_004.name).toBe("Real Customer");
+
+  // A run recorded with a manifest that has since gone is refused, naming it.
+  await agent(projectA, [["create_customer", { name: "More Junk", email: "junk2@example.com" }]]);
+  renameSync(join(projectA, "synartesis.yaml"), join(projectA, "moved.yaml"));
+  const gone = await cli(projectB, ["undo", "--journal", join(projectA, "synartesis.db")]);
+  expect(gone.code).toBe(2);
+  expect(gone.stderr).toContain(`was recorded with the manifest ${join(projectA, "synartesis.yaml")}, which is not there any more`);
+  expect(state(projectA).customers.c_005.name).toBe("More Junk");
+});
+
+test("--to past the last call is refused", async () => {
+  const dir = crmFolder();
+  await agent(dir, [["update_customer", { id: "c_001", plan: "free" }]]);
+  const past = await cli(dir, ["undo", "--to", "9"]);
+  expect(past.code).toBe(2);
+  expect(past.stderr).toContain("--to 9 is past the last call of run");
 });

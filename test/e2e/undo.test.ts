@@ -368,6 +368,8 @@ describe("undo options", () => {
     expect(twice.code).toBe(1);
     expect(twice.stderr.trim()).toBe(`synartesis: run ${short} is not active (it is complete)`);
 
+    // Suppose the delete did land before the proxy died: the record is not what it was, so undo stops.
+    editState(dir, (crm) => delete crm.customers.c_002);
     const dry = await cli(dir, ["undo", "--dry-run"]);
     expect(dry.code).toBe(1);
     expect(dry.stdout).toContain("#2  STOP");
@@ -375,13 +377,24 @@ describe("undo options", () => {
     const undo = await cli(dir, ["undo"]);
     expect(undo.code).toBe(1);
     expect(undo.stdout).toContain("#2  STOP");
-    expect(undo.stdout).toContain("the outcome of crm.delete_customer is unknown (the proxy never learnt whether it ran)");
+    expect(undo.stdout).toContain(
+      "the outcome of crm.delete_customer is unknown (the proxy never learnt whether it ran), and the state is not what it was before it",
+    );
     expect(undo.stdout).toContain("Undo will not guess past a call whose effect is unknown.");
     expect(undo.stdout).toContain("Stopped at #2; nothing older than it was touched. 0 reverted before stopping.");
     // Nothing older than the unknown call was touched.
-    expect(state(dir).customers).toEqual({ ...SEED, c_001: { ...ADA, plan: "free" } });
+    const { c_002: _, ...withoutGrace } = SEED;
+    expect(state(dir).customers).toEqual({ ...withoutGrace, c_001: { ...ADA, plan: "free" } });
     expect((await runs(dir))[0].status).toBe("partial");
     expect(countingLog(log).filter((e) => e.key !== undefined)).toEqual([]);
+
+    // A person puts Grace back by hand: the unknown call left no trace now, and undo goes on past it.
+    editState(dir, (crm) => (crm.customers.c_002 = SEED.c_002));
+    const resumed = await cli(dir, ["undo"]);
+    expect(resumed.code).toBe(0);
+    expect(resumed.stdout).toContain("the outcome of crm.delete_customer was unknown, but the state is what it was before the call: nothing to undo");
+    expect(state(dir).customers).toEqual(SEED);
+    expect((await runs(dir))[0].status).toBe("rolled_back");
   });
 
   test("an approved irreversible call that ran is left in place; the rest is reverted; the run is partial", async () => {

@@ -44,20 +44,30 @@ describe("journal", () => {
     again.close();
   });
 
-  test("a journal written by an older version (fewer migrations) is upgraded in place, its rows kept", () => {
+  test("a journal written by an older version (only the first migration) is upgraded in place, its rows kept", () => {
     const path = join(tempDir(), "synartesis.db");
-    const journal = Journal.open(path, { create: true });
-    const run = journal.startRun({ id: crypto.randomUUID(), label: "old-agent", startedAt: at });
-    newAction(journal, run.id);
-    journal.close();
-    // Pretend the file predates every migration after the first.
-    const db = new Database(path);
-    db.run("DELETE FROM migrations WHERE name <> ?", [MIGRATIONS[0]!.name]);
-    db.close();
-    const reopened = Journal.open(path, { create: false });
-    expect(reopened.appliedMigrations()).toEqual(MIGRATIONS.map((m) => m.name));
-    expect(reopened.actionsOfRun(run.id).map((a) => a.tool)).toEqual(["update_customer"]);
-    reopened.close();
+    // What the first release wrote: the first migration and a run recorded under it.
+    const old = new Database(path, { create: true });
+    old.run("PRAGMA journal_mode = WAL");
+    old.run("CREATE TABLE migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL) STRICT");
+    old.run(MIGRATIONS[0]!.sql);
+    old.run("INSERT INTO migrations (name, applied_at) VALUES (?, ?)", [MIGRATIONS[0]!.name, at]);
+    old.run("INSERT INTO runs (id, label, started_at, status) VALUES ('r-old', 'old-agent', ?, 'complete')", [at]);
+    old.run(
+      `INSERT INTO actions (id, run_id, seq, server, tool, args, class, status, ts)
+       VALUES ('a-old', 'r-old', 1, 'crm', 'update_customer', '{"id":"c_001"}', 'reversible', 'applied', ?)`,
+      [at],
+    );
+    old.close();
+
+    const upgraded = Journal.open(path, { create: false });
+    expect(upgraded.appliedMigrations()).toEqual(MIGRATIONS.map((m) => m.name));
+    expect(upgraded.getRun("r-old")).toMatchObject({ label: "old-agent", status: "complete" });
+    expect(upgraded.actionsOfRun("r-old").map((a) => [a.tool, a.status, a.undoNote])).toEqual([["update_customer", "applied", undefined]]);
+    // The new columns work on the old rows.
+    const run = upgraded.startRun({ id: "r-new", label: "new-agent", startedAt: at, manifest: "/abs/synartesis.yaml" });
+    expect(run.manifest).toBe("/abs/synartesis.yaml");
+    upgraded.close();
   });
 
   test("a missing journal is refused, not created, unless asked to create", () => {
