@@ -128,7 +128,11 @@ export async function main(argv: string[]): Promise<number> {
     return typeof result === "number" ? result : 0;
   } catch (error) {
     // One line for a usage error, pointing at the help (R-PROXY-10).
-    printError(isSynartesisError(error) && error.code === "usage" ? new SynartesisError("usage", `${error.message} (see synartesis ${name} --help)`) : error);
+    printError(
+      isSynartesisError(error) && error.code === "usage"
+        ? new SynartesisError("usage", `${error.message} (see synartesis ${name} --help)`, { details: error.details, hint: error.hint })
+        : error,
+    );
     return isSynartesisError(error) ? EXIT_CODES[error.code] : 1;
   }
 }
