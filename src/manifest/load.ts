@@ -420,6 +420,12 @@ export function parseManifest(text: string, file: string, env: Record<string, st
     if (raw.class === "readonly" && raw.snapshot) {
       report([...path, "snapshot"], `a readonly rule changes nothing, so it takes no snapshot`, true);
     }
+    if (raw.class === "reversible" && !raw.snapshot) {
+      report(path, `a reversible rule needs a "snapshot" (the read that captures the state it replaces); without one, make it compensable`);
+    }
+    if (raw.inverse?.absent_when !== undefined) {
+      report([...path, "inverse", "absent_when"], `"absent_when" belongs to a snapshot (the read that may find nothing), not to an inverse`, true);
+    }
 
     const call = (part: "snapshot" | "inverse"): CallSpec | undefined => {
       const rawCall = raw[part];

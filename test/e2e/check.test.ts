@@ -281,7 +281,7 @@ describe("synartesis check: a malformed manifest (exit 2, nothing started)", () 
       `    args: ["-c", "touch ${marker}"]`,
       "tools:",
       "  - match: crm.update_customer",
-      "    class: reversible",
+      "    class: compensable",
       "    inverse:",
       "      tool: crm.update_customer",
       "      args: { name: $snapshot.name }",

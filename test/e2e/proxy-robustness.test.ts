@@ -401,7 +401,7 @@ describe("configuration errors", () => {
           '    args: ["toy-crm"]',
           "tools:",
           '  - match: "crm.update_customer"',
-          "    class: reversible",
+          "    class: compensable",
           "",
         ].join("\n"),
         line: 7,

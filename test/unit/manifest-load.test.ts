@@ -171,6 +171,7 @@ describe("schema (R-MAN-1)", () => {
   test("an unknown key does not hide the other problems of its rule", () => {
     expect(problems(withRules("  - match: crm.a", "    class: reversible", "    undo: crm.b"))).toEqual([
       '6:5: a reversible rule needs an "inverse" (the call that puts the state back)',
+      '6:5: a reversible rule needs a "snapshot" (the read that captures the state it replaces); without one, make it compensable',
       '8:5: unknown key "undo" in a tool rule (allowed: match, class, gate, snapshot, inverse)',
     ]);
   });
@@ -316,8 +317,16 @@ describe("cross-field rules (R-MAN-3)", () => {
     ]);
   });
 
-  test("a reversible rule without a snapshot is allowed (its inverse reads only $ and $result)", () => {
-    expect(load(withRules("  - match: crm.a", "    class: reversible", "    inverse: { tool: crm.b, args: { id: $.id } }")).rules).toHaveLength(1);
+  test("a reversible rule needs a snapshot (without one it would be an unchecked compensable)", () => {
+    expect(rule("  - match: crm.a", "    class: reversible", "    inverse: { tool: crm.b, args: { id: $.id } }")).toEqual([
+      '6:5: a reversible rule needs a "snapshot" (the read that captures the state it replaces); without one, make it compensable',
+    ]);
+  });
+
+  test("absent_when belongs to a snapshot, not an inverse", () => {
+    expect(rule("  - match: crm.a", "    class: compensable", "    inverse: { tool: crm.b, absent_when: gone }")).toEqual([
+      '8:29: "absent_when" belongs to a snapshot (the read that may find nothing), not to an inverse',
+    ]);
   });
 
   test("readonly and irreversible have no inverse: the inverse key is blamed", () => {
@@ -339,7 +348,7 @@ describe("cross-field rules (R-MAN-3)", () => {
     expect(
       rule(
         "  - match: crm.a",
-        "    class: reversible",
+        "    class: compensable",
         "    inverse:",
         "      tool: crm.b",
         "      args:",
@@ -609,6 +618,7 @@ describe("gate defaults (R-CLASS-2)", () => {
         "    class: readonly",
         "  - match: crm.update",
         "    class: reversible",
+        "    snapshot: { tool: crm.get }",
         "    inverse: { tool: crm.update }",
         "  - match: crm.create",
         "    class: compensable",
@@ -624,6 +634,7 @@ describe("gate defaults (R-CLASS-2)", () => {
         "  - match: crm.rename",
         "    class: reversible",
         "    gate: always",
+        "    snapshot: { tool: crm.get }",
         "    inverse: { tool: crm.rename }",
       ),
     );
@@ -801,7 +812,7 @@ const malformed: Row[] = [
   { name: "readonly with inverse", text: RULE("    class: readonly", "    inverse:", "      tool: crm.update"), at: "8:5", message: "a readonly rule has no inverse; remove it or change the class" },
   { name: "irreversible with inverse", text: RULE("    class: irreversible", "    inverse:", "      tool: crm.update"), at: "8:5", message: "an irreversible rule has no inverse; remove it or change the class" },
   { name: "readonly with snapshot", text: RULE("    class: readonly", "    snapshot:", "      tool: crm.get"), at: "8:5", message: "a readonly rule changes nothing, so it takes no snapshot" },
-  { name: "inverse reads $snapshot without a snapshot", text: RULE("    class: reversible", "    inverse:", "      tool: crm.update", "      args:", "        name: $snapshot.name"), at: "11:15", message: '$snapshot.name reads the snapshot, but this rule declares no "snapshot"' },
+  { name: "inverse reads $snapshot without a snapshot", text: RULE("    class: compensable", "    inverse:", "      tool: crm.update", "      args:", "        name: $snapshot.name"), at: "11:15", message: '$snapshot.name reads the snapshot, but this rule declares no "snapshot"' },
   { name: "embedded $snapshot without a snapshot", text: RULE("    class: compensable", "    inverse:", "      tool: crm.update", "      args:", '        note: "undo of $snapshot.id by agent"'), at: "11:15", message: '$snapshot.id reads the snapshot, but this rule declares no "snapshot"' },
   { name: "match on an undeclared server", text: withRules("  - match: github.create_issue", "    class: compensable", "    inverse: { tool: crm.delete }"), at: "6:12", message: 'match "github.create_issue" names no declared server (declared: crm)' },
   { name: "match without a server part", text: withRules("  - match: update_customer", "    class: readonly"), at: "6:12", message: 'match "update_customer" must look like "server.tool" (a "*" matches within one part)' },
