@@ -5,7 +5,7 @@ import { findManifest } from "../manifest/discover.ts";
 import { loadManifest } from "../manifest/load.ts";
 import { createMatcher } from "../manifest/match.ts";
 import { TOOL_CLASSES, type Manifest, type ServerSpec } from "../manifest/types.ts";
-import { missingTools } from "../manifest/verify.ts";
+import { missingTools, unusedRules } from "../manifest/verify.ts";
 import { createLogger } from "../proxy/log.ts";
 import { startFailure, Upstream } from "../proxy/upstream.ts";
 import { styleFor, table } from "../render/style.ts";
@@ -76,6 +76,12 @@ export default defineCommand({
         uncovered.length ? uncovered.sort().join(", ") : "none"
       }`,
     );
+
+    const unused = unusedRules(manifest, tools);
+    if (unused.length) {
+      lines.push("", style.yellow("Rules that match none of their server's tools (a typo? the tools they meant fall to other rules):"));
+      lines.push(...unused.map((rule) => `  ${manifest.path}:${rule.line}: ${rule.match}`));
+    }
 
     lines.push("");
     if (missing.length) {

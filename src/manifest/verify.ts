@@ -1,6 +1,7 @@
 // The second-stage check (R-MAN-7): every snapshot and inverse tool the
 // manifest names must exist on its server. Pure: the tool lists come in.
-import type { Manifest } from "./types.ts";
+import { patternToRegExp } from "./match.ts";
+import type { Manifest, Rule } from "./types.ts";
 
 export function missingTools(manifest: Manifest, toolsByServer: Map<string, Set<string>>): string[] {
   const problems: string[] = [];
@@ -18,4 +19,18 @@ export function missingTools(manifest: Manifest, toolsByServer: Map<string, Set<
     }
   }
   return problems;
+}
+
+/** Rules that match none of their servers' tools: most likely a typo, and the tool falls to another rule. */
+export function unusedRules(manifest: Manifest, toolsByServer: Map<string, Set<string>>): Rule[] {
+  return manifest.rules.filter((rule) => {
+    const pattern = patternToRegExp(rule.match);
+    let known = false;
+    for (const [server, tools] of toolsByServer) {
+      if (!patternToRegExp(rule.match.split(".")[0]!).test(server)) continue;
+      known = true;
+      for (const tool of tools) if (pattern.test(`${server}.${tool}`)) return false;
+    }
+    return known;
+  });
 }

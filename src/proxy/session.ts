@@ -6,7 +6,7 @@ import type { Journal } from "../journal/journal.ts";
 import type { Run } from "../journal/types.ts";
 import { createMatcher } from "../manifest/match.ts";
 import type { Manifest } from "../manifest/types.ts";
-import { missingTools } from "../manifest/verify.ts";
+import { missingTools, unusedRules } from "../manifest/verify.ts";
 import { VERSION } from "../version.ts";
 import { handleToolCall, type CallContext } from "./calls.ts";
 import type { Logger } from "./log.ts";
@@ -483,6 +483,9 @@ export class ProxySession {
         throw new SynartesisError("server", `server "${upstream.name}" could not list its tools: ${(error as Error).message}`);
       }
       toolsByServer.set(upstream.name, new Set(tools.map((t) => t.name)));
+    }
+    for (const rule of unusedRules(this.options.manifest, toolsByServer)) {
+      this.options.log.warn("a rule matches none of its server's tools (a typo?)", { match: rule.match, line: rule.line });
     }
     const problems = missingTools(this.options.manifest, toolsByServer);
     if (problems.length) throw new SynartesisError("manifest", "the manifest names tools its servers do not have", { details: problems });

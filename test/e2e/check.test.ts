@@ -155,6 +155,24 @@ describe("synartesis check: a manifest whose tools all exist", () => {
   });
 });
 
+test("a rule that matches none of its server's tools is pointed out (its tool falls to another rule)", async () => {
+  const { dir, manifest } = project(
+    "version: 1",
+    "servers:",
+    "  crm:",
+    "    command: synartesis",
+    '    args: ["toy-crm"]',
+    "tools:",
+    "  - match: crm.updte_customer",
+    "    class: irreversible",
+    "  - match: crm.*",
+    "    class: readonly",
+  );
+  const result = await run(["check"], { cwd: dir });
+  expect(result.code).toBe(0);
+  expect(result.stdout).toContain(`Rules that match none of their server's tools (a typo? the tools they meant fall to other rules):\n  ${manifest}:7: crm.updte_customer\n`);
+});
+
 describe("synartesis check: a tool the server does not have", () => {
   test("an inverse naming a missing tool: exit 2, the tool named at file:line:col", async () => {
     const { dir, manifest } = project(
