@@ -1,6 +1,7 @@
 // `synartesis close [RUN]`: mark an abandoned active run complete.
 import { defineCommand } from "citty";
 import { SynartesisError } from "../errors.ts";
+import { processAlive } from "../processes.ts";
 import { shortId } from "../render/style.ts";
 import { journalArg, manifestArg, openExistingJournal, runArg, writeLines } from "./shared.ts";
 
@@ -8,6 +9,7 @@ export default defineCommand({
   meta: { name: "close", description: "Mark an abandoned active run (its proxy died without a goodbye) complete." },
   args: {
     ...runArg,
+    force: { type: "boolean", description: "Mark it complete even though its proxy is still running" },
     ...journalArg,
     ...manifestArg,
   },
@@ -17,6 +19,11 @@ export default defineCommand({
       const run = journal.findRun(args.run);
       if (run.status !== "active") {
         throw new SynartesisError("refused", `run ${shortId(run.id)} is not active (it is ${run.status})`);
+      }
+      if (processAlive(run.host, run.pid) && !args.force) {
+        throw new SynartesisError("refused", `run ${shortId(run.id)} is not abandoned: its proxy (pid ${run.pid}) is still running`, {
+          hint: "It is marked complete when its client disconnects. Pass --force to mark it complete anyway.",
+        });
       }
       journal.completeRun(run.id, new Date().toISOString());
       writeLines([`Run ${shortId(run.id)} (${run.label}) is now marked complete.`]);

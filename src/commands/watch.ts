@@ -3,13 +3,13 @@
 // --once it prints one frame. It never creates a journal.
 import { defineCommand } from "citty";
 import { existsSync, statSync } from "node:fs";
-import { hostname } from "node:os";
 import { SynartesisError } from "../errors.ts";
 import { Journal } from "../journal/journal.ts";
 import { findJournal } from "../manifest/discover.ts";
 import { Screen } from "../render/screen.ts";
 import { styleFor, type Style } from "../render/style.ts";
 import { ONCE_COLUMNS, renderWatch, watchMode, type JournalView, type WatchRun, type WatchState } from "../render/watch.ts";
+import { processAlive } from "../processes.ts";
 import { selfCommandText } from "../self.ts";
 import { journalArg, manifestArg, writeLines } from "./shared.ts";
 
@@ -18,14 +18,8 @@ const POLL_MS = 250;
 const ONCE_RECENT = 20;
 
 /** Is the proxy that started this run gone? Only knowable for runs of this machine. */
-function proxyGone(run: { host?: string; pid?: number }, host: string): boolean {
-  if (run.host !== host || run.pid === undefined) return false;
-  try {
-    process.kill(run.pid, 0);
-    return false;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code !== "EPERM";
-  }
+function proxyGone(run: { host?: string; pid?: number }): boolean {
+  return processAlive(run.host, run.pid) === false;
 }
 
 /**
@@ -37,7 +31,6 @@ class Feed {
   problem: string | undefined;
   private journal: Journal | undefined;
   private version: number | undefined;
-  private readonly host = hostname();
 
   constructor(readonly path: string) {}
 
@@ -55,7 +48,7 @@ class Feed {
       this.version = version;
       const runs = this.journal.listRuns().filter((run) => run.status === "active");
       this.view = {
-        runs: runs.map((run): WatchRun => (proxyGone(run, this.host) ? { ...run, gone: true } : run)),
+        runs: runs.map((run): WatchRun => (proxyGone(run) ? { ...run, gone: true } : run)),
         recent: this.journal.recentActions(recentLimit),
         waiting: this.journal.waiting(),
       };
@@ -72,7 +65,7 @@ class Feed {
       this.reset(undefined);
       return;
     }
-    if (this.view) this.view.runs = this.view.runs.map((run) => ({ ...run, gone: proxyGone(run, this.host) }));
+    if (this.view) this.view.runs = this.view.runs.map((run) => ({ ...run, gone: proxyGone(run) }));
   }
 
   private reset(problem: string | undefined): boolean {

@@ -1,9 +1,9 @@
 // Carries out an undo: starts the manifest's servers, walks the run newest
 // first, claims each action before calling its inverse (so concurrent undos
 // send each inverse once), and records every outcome (R-UNDO-1…8).
-import { hostname } from "node:os";
 import { sameJson } from "../canonical.ts";
 import { SynartesisError } from "../errors.ts";
+import { processAlive } from "../processes.ts";
 import type { Journal } from "../journal/journal.ts";
 import type { Action, ResolvedCall, Run, RunStatus, VerifyCall } from "../journal/types.ts";
 import { createMatcher } from "../manifest/match.ts";
@@ -86,13 +86,7 @@ async function callInverse(pool: ServerPool, action: Action, call: ResolvedCall)
 export function claimAlive(owner: string | undefined, claimedAt: string | undefined, now: Date, leaseMs: number): boolean {
   if (!owner || !claimedAt || now.getTime() - new Date(claimedAt).getTime() > leaseMs) return false;
   const [host, pid] = owner.split(":");
-  if (host !== hostname()) return true;
-  try {
-    process.kill(Number(pid), 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
+  return processAlive(host, Number(pid)) ?? true;
 }
 
 export interface UndoOptions {

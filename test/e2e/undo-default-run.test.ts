@@ -4,6 +4,7 @@ import { expect, test } from "bun:test";
 import { renameSync } from "node:fs";
 import { join } from "node:path";
 import { agent, cli, crmFolder, SEED, state } from "../fixtures/counting-support.ts";
+import { BIN, LineSession } from "../helpers.ts";
 
 test("a bare undo after a reconnect points at the run with the damage; an explicit empty run has nothing to undo", async () => {
   const dir = crmFolder();
@@ -55,4 +56,20 @@ test("--to past the last call is refused", async () => {
   const past = await cli(dir, ["undo", "--to", "9"]);
   expect(past.code).toBe(2);
   expect(past.stderr).toContain("--to 9 is past the last call of run");
+});
+
+test("close refuses a run whose proxy is still running, unless --force", async () => {
+  const dir = crmFolder();
+  const session = new LineSession([BIN, "proxy"], { cwd: dir });
+  try {
+    await session.initialize("live-agent");
+    const refused = await cli(dir, ["close"]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(`is not abandoned: its proxy (pid ${session.proc.pid}) is still running`);
+    const forced = await cli(dir, ["close", "--force"]);
+    expect(forced.code).toBe(0);
+    expect(forced.stdout).toContain("(live-agent) is now marked complete.");
+  } finally {
+    await session.close();
+  }
 });
