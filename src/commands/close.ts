@@ -2,8 +2,8 @@
 import { defineCommand } from "citty";
 import { SynartesisError } from "../errors.ts";
 import { processAlive } from "../processes.ts";
-import { shortId } from "../render/style.ts";
-import { journalArg, manifestArg, openExistingJournal, runArg, writeLines } from "./shared.ts";
+import { shortId } from "../journal/types.ts";
+import { journalArg, manifestArg, runArg, withExistingJournal, writeLines } from "./shared.ts";
 
 export default defineCommand({
   meta: { name: "close", description: "Mark an abandoned active run (its proxy died without a goodbye) complete." },
@@ -14,8 +14,7 @@ export default defineCommand({
     ...manifestArg,
   },
   async run({ args }) {
-    const journal = await openExistingJournal(args);
-    try {
+    await withExistingJournal(args, (journal) => {
       const run = journal.findRun(args.run);
       if (run.status !== "active") {
         throw new SynartesisError("refused", `run ${shortId(run.id)} is not active (it is ${run.status})`);
@@ -27,8 +26,6 @@ export default defineCommand({
       }
       journal.completeRun(run.id, new Date().toISOString());
       writeLines([`Run ${shortId(run.id)} (${run.label}) is now marked complete.`]);
-    } finally {
-      journal.close();
-    }
+    });
   },
 });

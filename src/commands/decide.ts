@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { userInfo } from "node:os";
 import { SynartesisError } from "../errors.ts";
 import type { Action } from "../journal/types.ts";
-import { id8 } from "../proxy/gate.ts";
+import { shortId } from "../journal/types.ts";
 import { oneLine } from "../render/style.ts";
 import { openExistingJournal, writeLines } from "./shared.ts";
 
@@ -51,7 +51,7 @@ export async function decide(
       if (waiting.length === 0) throw new SynartesisError("refused", "nothing is waiting for approval");
       if (waiting.length > 1) {
         throw new SynartesisError("usage", `${waiting.length} calls are waiting; name one (or use --all)`, {
-          details: waiting.map((a) => `${id8(a.id)}  ${a.server}.${a.tool} ${oneLine(a.args, 100)}`),
+          details: waiting.map((a) => `${shortId(a.id)}  ${a.server}.${a.tool} ${oneLine(a.args, 100)}`),
         });
       }
       targets = waiting;
@@ -62,10 +62,10 @@ export async function decide(
     let refused = 0;
     for (const target of targets) {
       const outcome = journal.decide(target.id, { status, by, at: new Date().toISOString(), reason: args.reason });
-      const what = `${id8(target.id)} ${target.server}.${target.tool} ${oneLine(target.args, 100)}`;
+      const what = `${shortId(target.id)} ${target.server}.${target.tool} ${oneLine(target.args, 100)}`;
       if ("settled" in outcome) {
         const shown = outcome.settled === "approved" && journal.getAction(target.id)?.spentBy ? "used" : outcome.settled;
-        process.stderr.write(`synartesis: ${id8(target.id)} is no longer awaiting approval (it is ${shown})\n`);
+        process.stderr.write(`synartesis: ${shortId(target.id)} is no longer awaiting approval (it is ${shown})\n`);
         refused++;
         continue;
       }

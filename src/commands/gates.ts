@@ -4,16 +4,14 @@ import { actionJson } from "../render/json.ts";
 import { renderGates } from "../render/runs.ts";
 import { styleFor } from "../render/style.ts";
 import { approveCommandFor } from "../self.ts";
-import { journalArg, jsonArg, manifestArg, openExistingJournal, writeJson, writeLines } from "./shared.ts";
+import { journalArg, jsonArg, manifestArg, withExistingJournal, writeJson, writeLines } from "./shared.ts";
 
 export default defineCommand({
   meta: { name: "gates", description: "List calls held for a person's approval: tool, arguments, class, why, and how to approve or deny." },
   args: { ...jsonArg, ...journalArg, ...manifestArg },
   async run({ args }) {
-    const journal = await openExistingJournal(args);
-    const waiting = journal.waiting();
-    journal.close();
+    const { waiting, path } = await withExistingJournal(args, (journal) => ({ waiting: journal.waiting(), path: journal.path }));
     if (args.json) return writeJson(waiting.map(actionJson));
-    writeLines(renderGates(waiting, styleFor(), approveCommandFor(journal.path)));
+    writeLines(renderGates(waiting, styleFor(), approveCommandFor(path)));
   },
 });

@@ -2,6 +2,7 @@
 // citty does not do (it accepts unknown flags silently).
 import type { ArgsDef } from "citty";
 import { SynartesisError } from "../errors.ts";
+import type { Journal } from "../journal/journal.ts";
 
 export const manifestArg = {
   manifest: {
@@ -99,6 +100,16 @@ export function checkFlags(rawArgs: string[], argsDef: ArgsDef): void {
 export async function openExistingJournal(flags: { journal?: string; manifest?: string }) {
   const [{ Journal }, { existingJournal }] = await Promise.all([import("../journal/journal.ts"), import("../manifest/discover.ts")]);
   return Journal.open(existingJournal(process.cwd(), flags), { create: false });
+}
+
+/** Run `work` with the existing journal, closing it whatever happens. */
+export async function withExistingJournal<T>(flags: { journal?: string; manifest?: string }, work: (journal: Journal) => T | Promise<T>): Promise<T> {
+  const journal = await openExistingJournal(flags);
+  try {
+    return await work(journal);
+  } finally {
+    journal.close();
+  }
 }
 
 export function writeLines(lines: string[]): void {

@@ -5,7 +5,7 @@ import { actionJson, runJson } from "../render/json.ts";
 import { renderShow } from "../render/runs.ts";
 import { styleFor } from "../render/style.ts";
 import { approveCommandFor } from "../self.ts";
-import { journalArg, jsonArg, manifestArg, openExistingJournal, runArg, writeJson, writeLines } from "./shared.ts";
+import { journalArg, jsonArg, manifestArg, runArg, withExistingJournal, writeJson, writeLines } from "./shared.ts";
 
 export default defineCommand({
   meta: { name: "show", description: "Show every call of a run (default: the most recent) with the exact call that would undo it." },
@@ -16,14 +16,11 @@ export default defineCommand({
     ...manifestArg,
   },
   async run({ args }) {
-    const journal = await openExistingJournal(args);
-    try {
+    await withExistingJournal(args, (journal) => {
       const run = journal.findRun(args.run);
       const actions = journal.actionsOfRun(run.id);
       if (args.json) return writeJson({ run: runJson(run), actions: actions.map(actionJson) });
       writeLines(renderShow(run, actions, styleFor(), approveCommandFor(journal.path)));
-    } finally {
-      journal.close();
-    }
+    });
   },
 });

@@ -79,3 +79,8 @@ export interface Action {
   undoNote?: string;
   ts: string;
 }
+
+/** The short form of a run or action id people type: its first 8 hex digits. */
+export function shortId(id: string): string {
+  return id.replace(/-/g, "").slice(0, 8);
+}

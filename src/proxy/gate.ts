@@ -2,7 +2,7 @@
 // the agent about held and denied calls. Approvals live in the journal.
 import { callKey } from "../canonical.ts";
 import type { Journal } from "../journal/journal.ts";
-import type { Action } from "../journal/types.ts";
+import { shortId, type Action } from "../journal/types.ts";
 import type { Classification } from "../manifest/match.ts";
 import type { ToolClass } from "../manifest/types.ts";
 import { classifySql, extractSql } from "./readonly-sql.ts";
@@ -58,14 +58,10 @@ export type GateOutcome =
   | { proceed: true; approval?: Action; actionId: string }
   | { proceed: false; text: string };
 
-export function id8(id: string): string {
-  return id.replace(/-/g, "").slice(0, 8);
-}
-
 export function heldText(action: Pick<Action, "id">, reason: string, command: string): string {
   return [
     `HELD FOR APPROVAL — Synartesis did not run this call. Reason: ${reason}.`,
-    `Action id: ${id8(action.id)}.`,
+    `Action id: ${shortId(action.id)}.`,
     `A person must approve it by running this command in a shell:`,
     `  ${command}`,
     `Relay that command to the person. Once they have approved it, make exactly the same call again (same tool, same arguments); it will then run once.`,
@@ -98,7 +94,7 @@ export function passGate(ctx: GateContext, call: HeldCall, reason: string): Gate
   if (denial) return { proceed: false, text: deniedText(denial) };
 
   const open = ctx.journal.openRequest(call.server, call.tool, argsKey);
-  if (open) return { proceed: false, text: heldText(open, open.error ?? reason, ctx.approveCommand(id8(open.id))) };
+  if (open) return { proceed: false, text: heldText(open, open.error ?? reason, ctx.approveCommand(shortId(open.id))) };
 
   const held = ctx.journal.insertAction({
     id: actionId,
@@ -112,5 +108,5 @@ export function passGate(ctx: GateContext, call: HeldCall, reason: string): Gate
     error: reason,
     ts: now.toISOString(),
   });
-  return { proceed: false, text: heldText(held, reason, ctx.approveCommand(id8(held.id))) };
+  return { proceed: false, text: heldText(held, reason, ctx.approveCommand(shortId(held.id))) };
 }

@@ -1,10 +1,9 @@
 // Text renderings of runs, actions, gates and undo steps. Pure: data and a
 // style in, lines out.
-import type { Action, Run, RunSummary } from "../journal/types.ts";
-import { id8 } from "../proxy/gate.ts";
+import { shortId, type Action, type Run, type RunSummary } from "../journal/types.ts";
 import { isStop, staticVerdict, type Step } from "../undo/plan.ts";
 import { sideBySide } from "./diff.ts";
-import { classLabel, colourStatus, displayStatus, formatTime, oneLine, shortId, table, type Style } from "./style.ts";
+import { classLabel, colourStatus, displayStatus, formatTime, oneLine, padVisible, table, type Style } from "./style.ts";
 
 export function renderRunList(runs: RunSummary[], style: Style): string[] {
   if (runs.length === 0) return ["No runs recorded yet."];
@@ -36,19 +35,19 @@ export function runHeader(run: Run, count: number, style: Style): string {
 export function renderAction(action: Action, style: Style, approveCommand: (id8: string) => string): string[] {
   const status = displayStatus(action);
   const lines = [
-    `${style.bold(`#${action.seq}`.padStart(4))}  ${classLabel(action.class).padEnd(14)}  ${colourStatus(style, status).padEnd(12)}  ${style.cyan(`${action.server}.${action.tool}`)} ${oneLine(action.args, 300)}`,
+    `${style.bold(`#${action.seq}`.padStart(4))}  ${classLabel(action.class).padEnd(14)}  ${padVisible(colourStatus(style, status), 12)}  ${style.cyan(`${action.server}.${action.tool}`)} ${oneLine(action.args, 300)}`,
   ];
   const indent = "       ";
   const note = (label: string, text: string) => lines.push(`${indent}${style.dim(label.padEnd(9))}${text}`);
-  note("id", `${id8(action.id)}  at ${formatTime(action.ts)}`);
+  note("id", `${shortId(action.id)}  at ${formatTime(action.ts)}`);
   if (action.status === "gated") {
     note("held", action.error ?? "awaiting approval");
-    note("approve", approveCommand(id8(action.id)));
+    note("approve", approveCommand(shortId(action.id)));
   } else if (action.status === "approved" || action.status === "denied") {
     if (action.error) note("held", action.error);
     const verb = action.status === "denied" ? "denied" : "approved";
     note(verb, `by ${action.approvedBy ?? "?"} at ${formatTime(action.approvedAt)}${action.reason ? `: ${action.reason}` : ""}`);
-    if (action.spentBy && action.status === "approved") note("used", `by action ${id8(action.spentBy)} at ${formatTime(action.spentAt)}`);
+    if (action.spentBy && action.status === "approved") note("used", `by action ${shortId(action.spentBy)} at ${formatTime(action.spentAt)}`);
   } else {
     if (action.approvedBy) note("approved", `by ${action.approvedBy} at ${formatTime(action.approvedAt)}`);
     if (action.error) note(action.status === "pending" ? "unknown" : "error", action.error);
@@ -76,11 +75,11 @@ export function renderGates(waiting: Action[], style: Style, approveCommand: (id
   const lines: string[] = [];
   for (const action of waiting) {
     lines.push(
-      `${style.bold(id8(action.id))}  ${classLabel(action.class)}  ${style.cyan(`${action.server}.${action.tool}`)} ${oneLine(action.args, 300)}`,
+      `${style.bold(shortId(action.id))}  ${classLabel(action.class)}  ${style.cyan(`${action.server}.${action.tool}`)} ${oneLine(action.args, 300)}`,
       `          ${style.dim("why      ")}${action.error ?? ""}`,
       `          ${style.dim("since    ")}${formatTime(action.ts)} (run ${shortId(action.runId)})`,
-      `          ${style.dim("approve  ")}${approveCommand(id8(action.id))}`,
-      `          ${style.dim("deny     ")}${approveCommand(id8(action.id)).replace(" approve ", " deny ")} --reason "…"`,
+      `          ${style.dim("approve  ")}${approveCommand(shortId(action.id))}`,
+      `          ${style.dim("deny     ")}${approveCommand(shortId(action.id)).replace(" approve ", " deny ")} --reason "…"`,
     );
   }
   return lines;

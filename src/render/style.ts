@@ -113,9 +113,6 @@ export function table(rows: string[][], gap = "  "): string[] {
   );
 }
 
-export function shortId(id: string): string {
-  return id.replace(/-/g, "").slice(0, 8);
-}
 
 // ---- helpers for screens sized in terminal columns (watch) ----
 

@@ -1,6 +1,6 @@
 // Frames of `synartesis watch` (R-CLI-5), and whether the full-screen view
 // should run at all. Pure: state, clock and screen size in, lines out.
-import type { Action, RunSummary } from "../journal/types.ts";
+import { shortId, type Action, type RunSummary } from "../journal/types.ts";
 import { shellQuote } from "../self.ts";
 import {
   ago,
@@ -14,7 +14,6 @@ import {
   formatTime,
   oneLine,
   printable,
-  shortId,
   table,
   type Style,
 } from "./style.ts";

@@ -119,33 +119,27 @@ function claimLease(manifest: Manifest): number {
 export async function undoRun(journal: Journal, manifest: Manifest, run: Run, options: UndoOptions): Promise<UndoReport> {
   const pool = new ServerPool(manifest, options.log);
   try {
+    let actions = journal.actionsOfRun(run.id);
     if (options.replan) {
       const matcher = createMatcher(manifest);
-      for (const action of inScope(journal.actionsOfRun(run.id), options.fromSeq)) {
-        const replanned = replanAction(action, matcher);
-        if (!replanned) continue;
-        const updated = { ...action, inverse: replanned.inverse, verify: replanned.verify, warnings: replanned.warnings };
+      actions = actions.map((action) => {
+        const replanned = action.seq >= options.fromSeq ? replanAction(action, matcher) : undefined;
+        if (!replanned) return action;
+        // A dry run writes nothing: it plans with the rebuilt inverses in memory only.
         if (!options.dryRun) journal.replan(action.id, replanned.inverse, replanned.verify, replanned.warnings);
+        const updated = { ...action, inverse: replanned.inverse, verify: replanned.verify, warnings: replanned.warnings };
         options.onReplan?.(updated, replanned.warnings);
-      }
+        return updated;
+      });
     }
-    if (options.dryRun) return await dryRun(journal, run, pool, options);
+    if (options.dryRun) return await dryRun(actions, pool, options);
     return await executeRun(journal, run, pool, options);
   } finally {
     await pool.stopAll();
   }
 }
 
-async function dryRun(journal: Journal, run: Run, pool: ServerPool, options: UndoOptions): Promise<UndoReport> {
-  let actions = journal.actionsOfRun(run.id);
-  if (options.replan) {
-    // A dry run writes nothing, so the rebuilt inverses are applied to a copy.
-    const matcher = createMatcher(pool.manifest);
-    actions = actions.map((a) => {
-      const replanned = a.seq >= options.fromSeq ? replanAction(a, matcher) : undefined;
-      return replanned ? { ...a, inverse: replanned.inverse, verify: replanned.verify, warnings: replanned.warnings } : a;
-    });
-  }
+async function dryRun(actions: Action[], pool: ServerPool, options: UndoOptions): Promise<UndoReport> {
   const observations = new Map<string, Observed>();
   for (const verify of readsNeeded(actions, options.fromSeq)) {
     try {

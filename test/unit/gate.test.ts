@@ -7,7 +7,8 @@ import { callKey } from "../../src/canonical.ts";
 import { Journal } from "../../src/journal/journal.ts";
 import { createMatcher } from "../../src/manifest/match.ts";
 import type { Rule } from "../../src/manifest/types.ts";
-import { APPROVAL_TTL_MS, gateVerdict, id8, passGate, type GateContext, type HeldCall } from "../../src/proxy/gate.ts";
+import { shortId } from "../../src/journal/types.ts";
+import { APPROVAL_TTL_MS, gateVerdict, passGate, type GateContext, type HeldCall } from "../../src/proxy/gate.ts";
 import { tempDir } from "../helpers.ts";
 
 const rule = (match: string, cls: Rule["class"], gate: Rule["gate"]): Rule => ({ match, class: cls, gate, line: 1 });
@@ -141,7 +142,7 @@ describe("passGate", () => {
       error: REASON,
       ts: T0.toISOString(),
     });
-    expect(id8(held!.id)).toBe(id);
+    expect(shortId(held!.id)).toBe(id);
   });
 
   test("a retry before anyone answered, in the same run, does not raise a second request", () => {
@@ -176,7 +177,7 @@ describe("passGate", () => {
     const outcome = passGate(context(retryRun), { ...SEND, args: reordered }, REASON);
     expect(outcome.proceed).toBe(true);
     const { approval, actionId } = outcome as Extract<typeof outcome, { proceed: true }>;
-    expect(id8(approval!.id)).toBe(held);
+    expect(shortId(approval!.id)).toBe(held);
     expect(approval).toMatchObject({ status: "approved", approvedBy: "alice", approvedAt: new Date(T0.getTime() + 60_000).toISOString() });
     // The approval is spent by the action that will run.
     expect(journal.findAction(held)).toMatchObject({ status: "approved", spentBy: actionId, spentAt: clock.toISOString() });
@@ -187,7 +188,7 @@ describe("passGate", () => {
     expect(again.proceed).toBe(false);
     const newId = heldId((again as { text: string }).text);
     expect(newId).not.toBe(held);
-    expect(journal.waiting().map((a) => id8(a.id))).toEqual([newId]);
+    expect(journal.waiting().map((a) => shortId(a.id))).toEqual([newId]);
   });
 
   test("different arguments, or another tool with the same arguments, are not covered", () => {
@@ -251,7 +252,7 @@ describe("passGate", () => {
     expect(retry.proceed).toBe(false);
     const fresh = heldId((retry as { text: string }).text);
     expect(fresh).not.toBe(held);
-    expect(journal.waiting().map((a) => id8(a.id))).toEqual([fresh]);
+    expect(journal.waiting().map((a) => shortId(a.id))).toEqual([fresh]);
   });
 
   test("a deny without a reason says so", () => {
