@@ -92,7 +92,7 @@ function printOnce(path: string, style: Style, command: string): void {
   feed.poll(ONCE_RECENT);
   feed.close();
   if (feed.problem !== undefined) {
-    throw new SynartesisError("config", `cannot read the journal ${path}: ${feed.problem}`);
+    throw new SynartesisError("config", feed.problem);
   }
   const state: WatchState = { journalPath: path, now: new Date(), live: false, command, journal: feed.view };
   const columns = process.stdout.isTTY && process.stdout.columns ? process.stdout.columns : ONCE_COLUMNS;
