@@ -299,13 +299,13 @@ export class Journal {
     return withDefined(written, optional);
   }
 
-  /** Record how a call ended (applied, failed, …). */
+  /** Record how a call ended (applied, failed, …). Only a pending call can end: what undo settled stays. */
   finishAction(id: string, outcome: Outcome): void {
     this.db
       .query(
         `UPDATE actions SET status = ?, result = COALESCE(?, result), inverse = ?, post_state = ?, post_absent = ?,
                             error = COALESCE(?, error), warnings = ?
-          WHERE id = ?`,
+          WHERE id = ? AND status = 'pending'`,
       )
       .run(
         outcome.status,
@@ -381,6 +381,11 @@ export class Journal {
     return spend.immediate();
   }
 
+  /** Give back an approval spent by a call that then never ran (cancelled, server unavailable, failed pre-read). */
+  returnApproval(approvalId: string, spender: string): void {
+    this.db.query("UPDATE actions SET spent_by = NULL, spent_at = NULL WHERE id = ? AND spent_by = ?").run(approvalId, spender);
+  }
+
   /** A denial of this exact call the agent has not been told about; marks it told. */
   takeDenial(server: string, tool: string, argsKey: string, runId: string, now: string): Action | undefined {
     const take = this.db.transaction(() => {
@@ -443,6 +448,11 @@ export class Journal {
     this.db
       .query("UPDATE actions SET status = ?, undo_note = ? WHERE id = ? AND claimed_by = ?")
       .run(status, undoNote ?? null, id, owner);
+  }
+
+  /** Say why undo stepped over an action, without changing its status. */
+  noteUndo(id: string, note: string): void {
+    this.db.query("UPDATE actions SET undo_note = ? WHERE id = ?").run(note, id);
   }
 
   /** Mark an action that undo can never revert (an irreversible call that ran). */

@@ -73,6 +73,7 @@ function forward(ctx: CallContext, upstream: Upstream, call: ToolCall): Promise<
   return upstream.deliver(call.line, "tools/call", {
     onSent: (upstreamId) => ctx.onForwarded?.(upstream, upstreamId),
     progressToken: call.progressToken,
+    stillWanted: () => !call.isCancelled?.(),
   });
 }
 
@@ -119,7 +120,10 @@ async function runMutating(
   const approval = gate?.proceed ? gate.approval : undefined;
   const approvedBy = approval ? { approvedBy: approval.approvedBy, approvedAt: approval.approvedAt } : {};
   const base = { id: actionId, runId: ctx.runId, server: call.server, tool: call.tool, args: call.args, class: toolClass, ...approvedBy };
+  // A call that never ran did not use up its approval: the person's yes still stands for a retry.
+  const giveBackApproval = () => approval && ctx.journal.returnApproval(approval.id, actionId);
   const refuse = (error: string, agentText: string) => {
+    giveBackApproval();
     ctx.journal.insertAction({ ...base, status: "failed", error, ts: ctx.now().toISOString() });
     return toolErrorLine(call.clientId, agentText);
   };
@@ -152,16 +156,15 @@ async function runMutating(
     snapshot = toObservation(read);
   }
 
-  if (call.isCancelled?.()) {
-    return refuse("the client cancelled it before it was forwarded", "Synartesis did not run this call: the client cancelled it.");
-  }
-
   // A server that cannot be (re)started means the call never leaves: that is a failure, not an unknown.
   try {
     await upstream.ensureReady();
   } catch (error) {
     if (!(error instanceof UpstreamError)) throw error;
     return refuse(`never forwarded: ${error.message}`, `Synartesis did not run this call: server "${call.server}" is not available (${error.message}).`);
+  }
+  if (call.isCancelled?.()) {
+    return refuse("the client cancelled it before it was forwarded", "Synartesis did not run this call: the client cancelled it.");
   }
 
   // Write-ahead: the intent is committed before the call leaves (R-PROXY-5).
@@ -179,6 +182,7 @@ async function runMutating(
   } catch (error) {
     if (!(error instanceof UpstreamError)) throw error;
     if (error.kind === "not_sent") {
+      giveBackApproval();
       ctx.journal.finishAction(intent.id, { status: "failed", error: `never reached the server: ${error.message}` });
       return toolErrorLine(call.clientId, `Synartesis did not run this call: it never reached server "${call.server}" (${error.message}).`);
     }

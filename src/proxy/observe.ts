@@ -12,8 +12,7 @@ function isAbsent(text: string, absentWhen: string[]): boolean {
 
 export async function readState(upstream: Upstream, call: VerifyCall): Promise<ReadOutcome> {
   try {
-    await upstream.ensureReady();
-    const reply = await upstream.request("tools/call", { name: call.tool, arguments: call.args });
+    const reply = await upstream.ask("tools/call", { name: call.tool, arguments: call.args });
     if (reply.msg.error) {
       const text = `${reply.msg.error.message} (JSON-RPC error ${reply.msg.error.code})`;
       return isAbsent(reply.msg.error.message, call.absentWhen) ? { kind: "absent", text } : { kind: "error", text };

@@ -282,8 +282,9 @@ export class ProxySession {
       const answer = await upstream.deliver(line, msg.method, {
         onSent: (upstreamId) => this.forwardedCalls.set(msg.id, { upstream, upstreamId }),
         progressToken: msg.params?._meta?.progressToken,
+        stillWanted: () => !this.cancelled.has(msg.id),
       });
-      this.options.write(withId(answer.raw, msg.id));
+      if (!this.cancelled.has(msg.id)) this.options.write(withId(answer.raw, msg.id));
     } catch (error) {
       if (!(error instanceof UpstreamError)) throw error;
       if (!this.cancelled.has(msg.id)) this.options.write(errorLine(msg.id, -32603, error.message));

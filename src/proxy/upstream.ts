@@ -127,10 +127,15 @@ async function connectHttp(spec: Extract<ServerSpec, { kind: "url" }>, events: L
 }
 
 /** An HTTP status, or a connection that never opened: the server did not take the request. */
+/**
+ * A 4xx status (the server refused the request: a lost session, bad auth) or a
+ * connection that never opened: the server did not run it. A 5xx, or a
+ * connection that broke, may come after the server ran it: unknown.
+ */
 function refusedBeforeRunning(error: Error): boolean {
   const status = (error as { code?: unknown }).code;
-  if (typeof status === "number" && status >= 400) return true;
-  return /ECONNREFUSED|Unable to connect|ConnectionRefused/i.test(`${error.message} ${(error as { cause?: Error }).cause?.message ?? ""}`);
+  if (typeof status === "number") return status >= 400 && status < 500;
+  return /ECONNREFUSED|Unable to connect|ConnectionRefused|ENOTFOUND/i.test(`${error.message} ${(error as { cause?: Error }).cause?.message ?? ""}`);
 }
 
 interface Pending {
@@ -258,19 +263,36 @@ export class Upstream {
 
   /**
    * Forward a client's request, (re)starting the server first. A request that
-   * provably never reached it (the server was gone, an HTTP session was lost)
-   * is sent once more to the restarted server.
+   * provably never reached it because the server was gone (it died, or an HTTP
+   * server forgot our session) is sent once more to the restarted server.
+   * `stillWanted` is asked before each attempt (a client may cancel meanwhile).
    */
-  async deliver(rawLine: string, method: string, options: { onSent?: (upstreamId: number) => void; progressToken?: unknown } = {}): Promise<Reply> {
-    const { onSent, progressToken } = options;
-    for (let attempt = 1; ; attempt++) {
+  async deliver(
+    rawLine: string,
+    method: string,
+    options: { onSent?: (upstreamId: number) => void; progressToken?: unknown; stillWanted?: () => boolean } = {},
+  ): Promise<Reply> {
+    return this.withRestart(() => {
+      if (options.stillWanted && !options.stillWanted()) throw new UpstreamError(`the client cancelled the ${method} request before it was sent`, "not_sent");
+      const { upstreamId, reply } = this.forward(rawLine, method, options.progressToken);
+      options.onSent?.(upstreamId);
+      return reply;
+    });
+  }
+
+  /** A request of the proxy's own (a pre-read, an inverse), with the same restart-and-retry as deliver(). */
+  ask(method: string, params?: unknown): Promise<Reply> {
+    return this.withRestart(() => this.request(method, params));
+  }
+
+  private async withRestart(attempt: () => Promise<Reply>): Promise<Reply> {
+    for (let tries = 1; ; tries++) {
       await this.ensureReady();
-      const { upstreamId, reply } = this.forward(rawLine, method, progressToken);
-      onSent?.(upstreamId);
       try {
-        return await reply;
+        return await attempt();
       } catch (error) {
-        if (!(error instanceof UpstreamError) || error.kind !== "not_sent" || attempt === 2) throw error;
+        const retry = error instanceof UpstreamError && error.kind === "not_sent" && !this.alive && tries === 1;
+        if (!retry) throw error;
       }
     }
   }

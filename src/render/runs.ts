@@ -116,6 +116,7 @@ export function renderStep(step: Step, style: Style, options: { dryRun: boolean;
     lines.push(`${indent}${options.dryRun ? "would call" : "called"}: ${callText(step.call, 2000)}`);
   }
   if (step.outcome !== "revert" || step.unverified) lines.push(`${indent}${step.why}`);
+  if (step.caution) lines.push(`${indent}${style.yellow(`note: ${step.caution}`)}`);
   if (step.outcome === "drift" || step.outcome === "unrestored") {
     lines.push(`${indent}read: ${step.action.verify ? callText(step.action.verify) : ""}`);
     const labels: [string, string] =

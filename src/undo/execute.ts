@@ -8,7 +8,7 @@ import type { Journal } from "../journal/journal.ts";
 import type { Action, ResolvedCall, Run, RunStatus, VerifyCall } from "../journal/types.ts";
 import { createMatcher } from "../manifest/match.ts";
 import { textOf } from "../manifest/refs.ts";
-import type { Manifest } from "../manifest/types.ts";
+import { DEFAULT_TIMEOUT_SECONDS, type Manifest } from "../manifest/types.ts";
 import type { Logger } from "../proxy/log.ts";
 import { readState } from "../proxy/observe.ts";
 import { Upstream, UpstreamError, startFailure } from "../proxy/upstream.ts";
@@ -67,15 +67,27 @@ type InverseOutcome = { kind: "ok" } | { kind: "failed"; text: string } | { kind
 async function callInverse(pool: ServerPool, action: Action, call: ResolvedCall): Promise<InverseOutcome> {
   const upstream = await pool.get(call.server);
   try {
-    await upstream.ensureReady();
-    const reply = await upstream.request("tools/call", { name: call.tool, arguments: call.args, _meta: { [IDEMPOTENCY_KEY]: action.id } });
+    const reply = await upstream.ask("tools/call", { name: call.tool, arguments: call.args, _meta: { [IDEMPOTENCY_KEY]: action.id } });
     if (reply.msg.error) return { kind: "failed", text: `${reply.msg.error.message} (JSON-RPC error ${reply.msg.error.code})` };
     if (reply.msg.result?.isError) return { kind: "failed", text: textOf(reply.msg.result) || "the tool reported an error" };
     return { kind: "ok" };
   } catch (error) {
-    if (error instanceof UpstreamError) return { kind: "unknown", text: error.message };
+    if (error instanceof UpstreamError) return { kind: error.kind === "not_sent" ? "failed" : "unknown", text: error.message };
     throw error;
   }
+}
+
+/**
+ * Why the answer to a call of unknown outcome may still come: the proxy that
+ * made it is still running, or it is younger than its server's timeout.
+ * Undefined when it can no longer land.
+ */
+function stillLanding(journal: Journal, manifest: Manifest, action: Action, now: Date): string | undefined {
+  const run = journal.getRun(action.runId);
+  if (run && processAlive(run.host, run.pid)) return `the proxy that made it (pid ${run.pid}) is still running, and its answer may still come`;
+  const timeoutMs = manifest.servers[action.server]?.timeoutMs ?? DEFAULT_TIMEOUT_SECONDS * 1000;
+  if (now.getTime() - new Date(action.ts).getTime() < timeoutMs) return `it was made less than its server's timeout (${timeoutMs / 1000} s) ago`;
+  return undefined;
 }
 
 /**
@@ -110,10 +122,10 @@ export interface UndoReport {
 
 const CLAIM_WAIT_MS = 100;
 
-/** Longest one step can take (its read and its inverse, each up to the server's timeout), plus slack. */
+/** Longest one step can take (a server start, its read, its inverse and the read after, each up to a timeout), plus slack. */
 function claimLease(manifest: Manifest): number {
   const slowest = Math.max(0, ...Object.values(manifest.servers).map((server) => server.timeoutMs));
-  return 2 * slowest + 60_000;
+  return 4 * slowest + 60_000;
 }
 
 export async function undoRun(journal: Journal, manifest: Manifest, run: Run, options: UndoOptions): Promise<UndoReport> {
@@ -132,14 +144,14 @@ export async function undoRun(journal: Journal, manifest: Manifest, run: Run, op
         return updated;
       });
     }
-    if (options.dryRun) return await dryRun(actions, pool, options);
+    if (options.dryRun) return await dryRun(journal, actions, pool, options);
     return await executeRun(journal, run, pool, options);
   } finally {
     await pool.stopAll();
   }
 }
 
-async function dryRun(actions: Action[], pool: ServerPool, options: UndoOptions): Promise<UndoReport> {
+async function dryRun(journal: Journal, actions: Action[], pool: ServerPool, options: UndoOptions): Promise<UndoReport> {
   const observations = new Map<string, Observed>();
   for (const verify of readsNeeded(actions, options.fromSeq)) {
     try {
@@ -148,7 +160,12 @@ async function dryRun(actions: Action[], pool: ServerPool, options: UndoOptions)
       observations.set(verifyKey(verify), { kind: "error", text: (error as Error).message });
     }
   }
-  const steps = planUndo(actions, options.fromSeq, observations);
+  const landing = new Map<string, string>();
+  for (const action of actions) {
+    const why = action.status === "pending" ? stillLanding(journal, pool.manifest, action, options.now()) : undefined;
+    if (why) landing.set(action.id, why);
+  }
+  const steps = planUndo(actions, options.fromSeq, observations, landing);
   steps.forEach((step) => options.onStep(step));
   const halted = steps.find(isStop);
   return { steps, ...(halted ? { halted } : {}) };
@@ -203,11 +220,13 @@ async function undoOne(journal: Journal, pool: ServerPool, actionId: string, opt
     }
     if (verdict.kind === "unknown") {
       // Nothing is sent for a call of unknown outcome: a read decides whether it left a trace.
-      const observed = await observe(pool, verdict.verify).catch((error: Error): Observed => ({ kind: "error", text: error.message }));
-      const step = judgeUnknown(action, observed);
-      if (step.outcome !== "already") return step;
-      if (!journal.claim(action.id, options.owner, options.now().toISOString(), ["pending"])) continue;
-      journal.settleClaim(action.id, options.owner, "rolled_back", step.why);
+      const landing = stillLanding(journal, pool.manifest, action, options.now());
+      const observed = landing
+        ? ({ kind: "error", text: landing } as Observed)
+        : await observe(pool, verdict.verify).catch((error: Error): Observed => ({ kind: "error", text: error.message }));
+      const step = judgeUnknown(action, observed, landing);
+      // It stays pending (still unknown); the note says why undo stepped over it.
+      if (step.outcome === "skip") journal.noteUndo(action.id, step.why);
       return step;
     }
 
@@ -263,8 +282,12 @@ async function undoOne(journal: Journal, pool: ServerPool, actionId: string, opt
         const after = await observe(pool, action.verify).catch((error: Error): Observed => ({ kind: "error", text: error.message }));
         const restored = after.kind === "absent" ? action.snapshot.absent : after.kind === "present" && !action.snapshot.absent && sameJson(after.payload, action.snapshot.payload);
         if (!restored) {
-          const why = `the inverse ${call.server}.${call.tool} ran, but the state is not what it was before the call`;
-          journal.settleClaim(action.id, options.owner, "rolled_back", why);
+          const why =
+            after.kind === "error"
+              ? `the inverse ${call.server}.${call.tool} ran, but reading the record afterwards failed (${after.text}), so undo cannot tell whether it is as it was before`
+              : `the inverse ${call.server}.${call.tool} ran, but the state is not what it was before the call`;
+          // The inverse did run (sending it again would not help): what is left is for a person.
+          journal.settleClaim(action.id, options.owner, "unrecoverable", why);
           return {
             action,
             outcome: "unrestored",

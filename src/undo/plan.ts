@@ -29,6 +29,8 @@ export interface Step {
   call?: ResolvedCall;
   /** A compensable action with no pre-read: reverted without a drift check (R-UNDO-4). */
   unverified?: boolean;
+  /** Something a person should know about a revert before it runs. */
+  caution?: string;
   /** For "drift": what the agent left, and what is there now; for "unrestored": what was there before, and now. */
   expected?: Observation;
   actual?: Observation;
@@ -64,9 +66,11 @@ export function staticVerdict(action: Action): StaticVerdict {
     case "rolled_back":
       return { kind: "skip", why: "already undone" };
     case "unrecoverable":
-      return { kind: "left", why: `${name} cannot be undone; left in place` };
+      return { kind: "left", why: action.undoNote ? `${name}: ${action.undoNote}; left for a person` : `${name} cannot be undone; left in place` };
     case "pending":
-      if (action.verify && action.snapshot && action.class !== "readonly") return { kind: "unknown", verify: action.verify };
+      if (action.verify && action.snapshot && (action.class === "reversible" || action.class === "compensable")) {
+        return { kind: "unknown", verify: action.verify };
+      }
       return {
         kind: "halt",
         why: `the outcome of ${name} is unknown (the proxy never learnt whether it ran)`,
@@ -126,7 +130,14 @@ export function judge(action: Action, verdict: Extract<StaticVerdict, { kind: "c
       hint: "Undo cannot check this record for drift; fix the cause and run undo again.",
     };
   }
-  if (sameObservation(now, action.postState)) return { action, outcome: "revert", why: "state is as the agent left it", call: verdict.call };
+  if (sameObservation(now, action.postState)) {
+    // A compensating inverse is not built from the snapshot: when something existed before, say that it is checked afterwards.
+    const caution =
+      action.class === "compensable" && action.snapshot && !action.snapshot.absent
+        ? "the record existed before this call and this inverse is not built from it: undo reads it again afterwards and stops if it is not as it was"
+        : undefined;
+    return { action, outcome: "revert", why: "state is as the agent left it", call: verdict.call, ...(caution ? { caution } : {}) };
+  }
   if (sameObservation(now, action.snapshot)) return { action, outcome: "already", why: "already reverted (the state equals what it was before)" };
   return {
     action,
@@ -139,14 +150,31 @@ export function judge(action: Action, verdict: Extract<StaticVerdict, { kind: "c
 }
 
 /**
- * A call whose outcome is unknown: if the record is what it was before the call,
- * there is nothing to undo (it never landed, or it is back already); anything
- * else is a change undo cannot attribute, so it stops.
+ * A call whose outcome is unknown: if the record is what it was before the
+ * call, there is nothing to undo for it now, and undo steps over it (leaving
+ * it pending: it is still unknown). Anything else is a change undo cannot
+ * attribute, so it stops.
  */
-export function judgeUnknown(action: Action, observed: Observed): Step {
+export function judgeUnknown(action: Action, observed: Observed, stillLanding?: string): Step {
   const name = `${action.server}.${action.tool}`;
+  if (stillLanding) {
+    return {
+      action,
+      outcome: "halt",
+      why: `the outcome of ${name} is not known yet: ${stillLanding}`,
+      hint: "Run undo again once its answer has come or its time is up.",
+    };
+  }
+  if (observed.kind === "error") {
+    return {
+      action,
+      outcome: "halt",
+      why: `the outcome of ${name} is unknown, and undo could not read the record to see whether it left a trace: ${observed.text}`,
+      hint: "Fix the cause and run undo again.",
+    };
+  }
   if (sameObservation(observationOf(observed), action.snapshot)) {
-    return { action, outcome: "already", why: `the outcome of ${name} was unknown, but the state is what it was before the call: nothing to undo` };
+    return { action, outcome: "skip", why: `the outcome of ${name} is unknown, but the record is what it was before the call: nothing to undo for it now` };
   }
   return {
     action,
@@ -165,7 +193,13 @@ export function verifyKey(verify: VerifyCall): string {
  * at the first halt or drift. `observations` holds the current state per
  * verification read (verifyKey); planned reverts update a simulated copy.
  */
-export function planUndo(actions: Action[], fromSeq: number, observations: Map<string, Observed>): Step[] {
+export function planUndo(
+  actions: Action[],
+  fromSeq: number,
+  observations: Map<string, Observed>,
+  /** Calls of unknown outcome whose answer may still come, with why. */
+  stillLanding: Map<string, string> = new Map(),
+): Step[] {
   const simulated = new Map(observations);
   const steps: Step[] = [];
   for (const action of inScope(actions, fromSeq)) {
@@ -180,7 +214,7 @@ export function planUndo(actions: Action[], fromSeq: number, observations: Map<s
       continue;
     }
     if (verdict.kind === "unknown") {
-      const step = judgeUnknown(action, simulated.get(verifyKey(verdict.verify)) ?? { kind: "error", text: "not observed" });
+      const step = judgeUnknown(action, simulated.get(verifyKey(verdict.verify)) ?? { kind: "error", text: "not observed" }, stillLanding.get(action.id));
       steps.push(step);
       if (isStop(step)) break;
       continue;

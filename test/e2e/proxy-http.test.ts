@@ -132,3 +132,40 @@ test("an HTTP server that restarts (forgetting the session) is initialized again
     stateful.stop(true);
   }
 });
+
+test("an HTTP 5xx after the server ran the call is an unknown outcome: never sent again, recorded pending", async () => {
+  let charges = 0;
+  const flaky = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    async fetch(request) {
+      const body = request.method === "POST" ? await request.clone().json() : undefined;
+      if (body?.method === "tools/call") {
+        charges++;
+        return new Response("upstream timed out", { status: 504 });
+      }
+      const mcp = new Server({ name: "billing", version: "1.0.0" }, { capabilities: { tools: {} } });
+      mcp.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [{ name: "charge", inputSchema: { type: "object" as const } }] }));
+      const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+      await mcp.connect(transport);
+      return transport.handleRequest(request);
+    },
+  });
+  try {
+    const dir = tempDir();
+    writeFileSync(
+      join(dir, "synartesis.yaml"),
+      ["version: 1", "servers:", "  billing:", `    url: http://127.0.0.1:${flaky.port}/mcp`, "tools:", '  - match: "billing.charge"', "    class: compensable", "    inverse:", '      tool: "billing.charge"', "      args: {}", ""].join("\n"),
+    );
+    const { client } = await connect(BIN, ["proxy"], { cwd: dir });
+    const result = await client.callTool({ name: "charge", arguments: { amount: 100 } });
+    await client.close();
+    expect(result.isError).toBe(true);
+    expect((result.content as Array<{ text: string }>)[0]!.text).toContain("Its outcome is unknown and is recorded as pending");
+    expect(charges).toBe(1);
+    const shown = JSON.parse((await run(["show", "--json"], { cwd: dir })).stdout);
+    expect(shown.actions.map((a: { status: string }) => a.status)).toEqual(["pending"]);
+  } finally {
+    flaky.stop(true);
+  }
+});

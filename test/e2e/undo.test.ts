@@ -333,6 +333,9 @@ describe("undo options", () => {
 
   test("a pending action (the proxy died mid-call) halts undo; close marks the abandoned run complete", async () => {
     const { dir, log } = countingFolder();
+    // A short timeout, so that the unknown call's answer can no longer come by the time undo looks.
+    const manifestPath = join(dir, "synartesis.yaml");
+    writeFileSync(manifestPath, readFileSync(manifestPath, "utf8").replace("    env: {", "    timeout: 1\n    env: {"));
     const session = new LineSession([BIN, "proxy"], { cwd: dir, env: { COUNTING_HANG_TOOL: "delete_customer" } });
     try {
       await session.initialize("doomed-agent");
@@ -368,6 +371,8 @@ describe("undo options", () => {
     expect(twice.code).toBe(1);
     expect(twice.stderr.trim()).toBe(`synartesis: run ${short} is not active (it is complete)`);
 
+    // The unknown call's answer could come for up to its server's timeout (1 s here): let that pass.
+    await Bun.sleep(1100);
     // Suppose the delete did land before the proxy died: the record is not what it was, so undo stops.
     editState(dir, (crm) => delete crm.customers.c_002);
     const dry = await cli(dir, ["undo", "--dry-run"]);
@@ -388,13 +393,22 @@ describe("undo options", () => {
     expect((await runs(dir))[0].status).toBe("partial");
     expect(countingLog(log).filter((e) => e.key !== undefined)).toEqual([]);
 
-    // A person puts Grace back by hand: the unknown call left no trace now, and undo goes on past it.
+    // A person puts Grace back by hand: the unknown call left no trace now, and undo goes on past it,
+    // leaving it pending (its outcome is still unknown), so the run stays partial.
     editState(dir, (crm) => (crm.customers.c_002 = SEED.c_002));
     const resumed = await cli(dir, ["undo"]);
     expect(resumed.code).toBe(0);
-    expect(resumed.stdout).toContain("the outcome of crm.delete_customer was unknown, but the state is what it was before the call: nothing to undo");
+    expect(resumed.stdout).toContain("the outcome of crm.delete_customer is unknown, but the record is what it was before the call: nothing to undo for it now");
     expect(state(dir).customers).toEqual(SEED);
-    expect((await runs(dir))[0].status).toBe("rolled_back");
+    expect((await runs(dir))[0].status).toBe("partial");
+    expect(journalRows(dir, "SELECT seq, status, undo_note FROM actions ORDER BY seq")).toEqual([
+      { seq: 1, status: "rolled_back", undo_note: null },
+      {
+        seq: 2,
+        status: "pending",
+        undo_note: "the outcome of crm.delete_customer is unknown, but the record is what it was before the call: nothing to undo for it now",
+      },
+    ]);
   });
 
   test("an approved irreversible call that ran is left in place; the rest is reverted; the run is partial", async () => {

@@ -166,6 +166,17 @@ describe("passGate", () => {
     expect(passGate(context(run), SEND, REASON).proceed).toBe(false);
   });
 
+  test("an approval spent by a call that then never ran is given back for the next retry", () => {
+    const held = heldId((passGate(context(startRun()), SEND, REASON) as { text: string }).text);
+    decide(held, "approved", "alice");
+    const run = startRun();
+    const first = passGate(context(run), SEND, REASON) as Extract<ReturnType<typeof passGate>, { proceed: true }>;
+    expect(first.proceed).toBe(true);
+    journal.returnApproval(first.approval!.id, first.actionId); // e.g. the server could not be started
+    expect(passGate(context(run), SEND, REASON).proceed).toBe(true);
+    expect(passGate(context(run), SEND, REASON).proceed).toBe(false);
+  });
+
   test("an approval covers one retry of the same call, key order irrelevant, in another run", () => {
     const held = heldId((passGate(context(startRun()), SEND, REASON) as { text: string }).text);
     later(60_000);

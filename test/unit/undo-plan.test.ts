@@ -96,12 +96,18 @@ describe("staticVerdict", () => {
     }
   });
 
-  test("judgeUnknown: the state as it was before → nothing to undo; anything else → stop", () => {
+  test("judgeUnknown: the state as it was before → step over it; anything else, or an answer still to come → stop", () => {
     const row = action({ seq: 1, status: "pending", verify, snapshot: present(ADA) });
-    expect(judgeUnknown(row, seen(ADA))).toMatchObject({ outcome: "already" });
+    // Stepped over, not settled: it stays pending (still unknown).
+    expect(judgeUnknown(row, seen(ADA))).toMatchObject({ outcome: "skip" });
     expect(judgeUnknown(row, seen({ ...ADA, plan: "free" }))).toMatchObject({ outcome: "halt" });
     expect(judgeUnknown(row, { kind: "absent" })).toMatchObject({ outcome: "halt" });
-    expect(judgeUnknown(row, { kind: "error", text: "down" })).toMatchObject({ outcome: "halt" });
+    expect(judgeUnknown(row, { kind: "error", text: "down" })).toMatchObject({ outcome: "halt", why: expect.stringContaining("could not read the record") });
+    // An answer that may still come is waited for, whatever the state says now.
+    expect(judgeUnknown(row, seen(ADA), "the proxy that made it (pid 7) is still running")).toMatchObject({
+      outcome: "halt",
+      why: "the outcome of crm.update_customer is not known yet: the proxy that made it (pid 7) is still running",
+    });
   });
 
   for (const status of ["applied", "rolling_back"] as const) {
