@@ -210,6 +210,20 @@ warn_if_shadowed() {
   fi
 }
 
+# say_where DIR BINARY ON_PATH_MESSAGE: whether DIR is on PATH (and if not, the
+# line to run), then the next command, by name when PATH finds this binary.
+say_where() {
+  local dir="$1" binary="$2" on_path_message="$3"
+  if on_path "$dir"; then
+    say "$on_path_message"
+    if warn_if_shadowed "$binary"; then print_next_steps "synartesis"; else print_next_steps "$binary"; fi
+  else
+    say "${YELLOW}$dir is not on your PATH.${RESET} To use synartesis by name, run (and add it to your shell profile to keep it):"
+    say "  export PATH=\"$dir:\$PATH\""
+    print_next_steps "$binary"
+  fi
+}
+
 print_next_steps() {
   local cmd="$1"
   say ""
@@ -304,14 +318,7 @@ install_from_clone() {
 
   ln -sfn "$binary" "$dir/synartesis" || die "could not create the link $dir/synartesis."
   ok "Linked $dir/synartesis -> $binary"
-  if on_path "$dir"; then
-    say "$dir is on your PATH; a rebuild (bun run build) updates what the link runs."
-    if warn_if_shadowed "$dir/synartesis"; then print_next_steps "synartesis"; else print_next_steps "$dir/synartesis"; fi
-  else
-    say "$dir is not on your PATH. Run this (and add it to your shell profile to keep it):"
-    say "  export PATH=\"$dir:\$PATH\""
-    print_next_steps "$dir/synartesis"
-  fi
+  say_where "$dir" "$dir/synartesis" "$dir is on your PATH; a rebuild (bun run build) updates what the link runs."
 }
 
 # -------------------------------------------------------------- download ---
@@ -427,14 +434,7 @@ install_download() {
   fi
   ok "Installed $installed_version to $dest"
 
-  if on_path "$dir"; then
-    say "$dir is on your PATH."
-    if warn_if_shadowed "$dest"; then print_next_steps "synartesis"; else print_next_steps "$dest"; fi
-  else
-    say "${YELLOW}$dir is not on your PATH.${RESET} To use synartesis by name, run (and add it to your shell profile to keep it):"
-    say "  export PATH=\"$dir:\$PATH\""
-    print_next_steps "$dest"
-  fi
+  say_where "$dir" "$dest" "$dir is on your PATH."
 }
 
 # ------------------------------------------------------------------ main ---

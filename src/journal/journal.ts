@@ -84,24 +84,9 @@ function toAction(row: Row): Action {
   return withDefined(action, optional);
 }
 
-export interface NewAction {
-  runId: string;
-  id: string;
-  server: string;
-  tool: string;
-  args: unknown;
-  argsKey?: string;
-  class: ToolClass;
-  status: ActionStatus;
-  snapshot?: Observation;
-  verify?: VerifyCall;
-  resultText?: string;
-  error?: string;
-  warnings?: string[];
-  approvedBy?: string;
-  approvedAt?: string;
-  ts: string;
-}
+/** What a caller gives to record a new action; seq and the rest come from the journal. */
+export type NewAction = Pick<Action, "id" | "runId" | "server" | "tool" | "args" | "class" | "status" | "ts"> &
+  Partial<Pick<Action, "argsKey" | "snapshot" | "verify" | "resultText" | "error" | "warnings" | "approvedBy" | "approvedAt">>;
 
 export interface Outcome {
   status: ActionStatus;

@@ -139,7 +139,7 @@ test("an HTTP 5xx after the server ran the call is an unknown outcome: never sen
     hostname: "127.0.0.1",
     port: 0,
     async fetch(request) {
-      const body = request.method === "POST" ? await request.clone().json() : undefined;
+      const body = request.method === "POST" ? ((await request.clone().json()) as { method?: string }) : undefined;
       if (body?.method === "tools/call") {
         charges++;
         return new Response("upstream timed out", { status: 504 });
