@@ -33,11 +33,18 @@ export interface RunResult {
 /** Run the binary to completion. */
 export async function run(
   args: string[],
-  options: { cwd?: string; env?: Record<string, string | undefined>; stdin?: string; bin?: string } = {},
+  options: {
+    cwd?: string;
+    env?: Record<string, string | undefined>;
+    stdin?: string;
+    bin?: string;
+    /** Start from an empty environment instead of this process's (nothing of the test's PATH leaks in). */
+    cleanEnv?: boolean;
+  } = {},
 ): Promise<RunResult> {
   const proc = Bun.spawn([options.bin ?? BIN, ...args], {
     cwd: options.cwd ?? ROOT,
-    env: { ...process.env, NO_COLOR: "1", ...options.env },
+    env: { ...(options.cleanEnv ? {} : process.env), NO_COLOR: "1", ...options.env },
     stdin: options.stdin === undefined ? "ignore" : new TextEncoder().encode(options.stdin),
     stdout: "pipe",
     stderr: "pipe",

@@ -3,7 +3,7 @@
 import { beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, readFileSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
-import { BIN, ROOT, tempDir, type RunResult } from "./helpers.ts";
+import { BIN, ROOT, run, tempDir, type RunResult } from "./helpers.ts";
 
 const readme = readFileSync(join(ROOT, "README.md"), "utf8");
 const walkthrough = readme.slice(readme.indexOf("## Walkthrough"), readme.indexOf("\n## ", readme.indexOf("## Walkthrough") + 3));
@@ -25,14 +25,7 @@ beforeAll(() => {
 async function runBlock(name: string): Promise<RunResult> {
   const block = blocks.find((b) => b.name === name);
   if (!block) throw new Error(`README has no walkthrough block "${name}"`);
-  const proc = Bun.spawn(["bash", "-c", block.script], {
-    cwd: folder,
-    env: { ...process.env, PATH: pathWithSynartesis, NO_COLOR: "1" },
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
-  return { code, stdout, stderr };
+  return run(["-c", block.script], { bin: "bash", cwd: folder, env: { PATH: pathWithSynartesis } });
 }
 
 const state = () => JSON.parse(readFileSync(join(folder, "crm.json"), "utf8"));

@@ -16,7 +16,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import { join } from "node:path";
-import { ROOT, tempDir, type RunResult } from "../helpers.ts";
+import { ROOT, run, tempDir, type RunResult } from "../helpers.ts";
 
 const INSTALL_SH = join(ROOT, "install.sh");
 // A clone install runs bun install and a build; bunfig's [test] timeout is not
@@ -25,24 +25,8 @@ setDefaultTimeout(60_000);
 const BUN = realpathSync(process.execPath);
 
 /** Runs a script with bash and an environment made from scratch (nothing of the test's PATH leaks in). */
-async function bash(
-  args: string[],
-  env: Record<string, string>,
-  options: { cwd?: string; stdin?: string } = {},
-): Promise<RunResult> {
-  const proc = Bun.spawn(["/bin/bash", ...args], {
-    cwd: options.cwd ?? env.HOME,
-    env: { NO_COLOR: "1", ...env },
-    stdin: options.stdin === undefined ? "ignore" : new TextEncoder().encode(options.stdin),
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  const [stdout, stderr, code] = await Promise.all([
-    new Response(proc.stdout).text(),
-    new Response(proc.stderr).text(),
-    proc.exited,
-  ]);
-  return { code, stdout, stderr };
+function bash(args: string[], env: Record<string, string>, options: { cwd?: string; stdin?: string } = {}): Promise<RunResult> {
+  return run(args, { bin: "/bin/bash", env, cleanEnv: true, cwd: options.cwd ?? env.HOME, ...(options.stdin === undefined ? {} : { stdin: options.stdin }) });
 }
 
 function script(path: string, body: string): void {

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import pkg from "../../package.json" with { type: "json" };
-import { LineSession, ROOT, tempDir, type RunResult } from "../helpers.ts";
+import { LineSession, ROOT, run, tempDir, type RunResult } from "../helpers.ts";
 
 const RELEASE = join(ROOT, "dist", "release");
 const INSTALL_SH = readFileSync(join(ROOT, "install.sh"), "utf8");
@@ -47,15 +47,14 @@ async function pipedInstall(
   const home = tempDir("syn-home-");
   const tmp = tempDir("syn-tmp-");
   const cwd = tempDir("syn-cwd-");
-  const proc = Bun.spawn(["/bin/bash", "-s", "--", ...args], {
+  const result = await run(["-s", "--", ...args], {
+    bin: "/bin/bash",
     cwd,
-    env: { HOME: home, TMPDIR: tmp, PATH: "/usr/bin:/bin", NO_COLOR: "1", ...env },
-    stdin: new TextEncoder().encode(INSTALL_SH),
-    stdout: "pipe",
-    stderr: "pipe",
+    cleanEnv: true,
+    env: { HOME: home, TMPDIR: tmp, PATH: "/usr/bin:/bin", ...env },
+    stdin: INSTALL_SH,
   });
-  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
-  return { code, stdout, stderr, home, tmp };
+  return { ...result, home, tmp };
 }
 
 describe("bun run release", () => {

@@ -2,12 +2,12 @@
 // through the built proxy and `synartesis undo` (R-SHIP-2): overwrites and
 // edits come back byte for byte, a new file and the irreversible tools are
 // held, and undo refuses to overwrite a person's later edit.
-import { afterEach, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { parseDocument } from "yaml";
-import { BIN, connect, NODE_MODULES, ROOT, run, tempDir } from "../helpers.ts";
+import { NODE_MODULES, ROOT, run, tempDir } from "../helpers.ts";
+import { agent as startAgent, endSession, text } from "./agent-kit.ts";
 import { loadManifest } from "../../src/manifest/load.ts";
 import { createMatcher } from "../../src/manifest/match.ts";
 
@@ -27,11 +27,6 @@ const READS = [
   "get_file_info",
   "list_allowed_directories",
 ];
-
-const clients: Client[] = [];
-afterEach(async () => {
-  for (const client of clients.splice(0)) await client.close().catch(() => {});
-});
 
 interface Workspace {
   dir: string;
@@ -53,20 +48,7 @@ function workspace(): Workspace {
   return { dir, root, manifest };
 }
 
-async function agent(ws: Workspace, name = "fs-agent"): Promise<Client> {
-  const { client } = await connect(BIN, ["proxy", "--log-level", "warn"], { cwd: ws.dir, name });
-  clients.push(client);
-  return client;
-}
-
-async function endSession(client: Client): Promise<void> {
-  clients.splice(clients.indexOf(client), 1);
-  await client.close();
-}
-
-function text(result: any): string {
-  return (result.content as Array<{ type: string; text?: string }>).map((block) => block.text ?? "").join("\n");
-}
+const agent = (ws: Workspace, name = "fs-agent") => startAgent(ws.dir, name);
 
 function expectHeld(result: any): string {
   expect(result.isError).toBe(true);

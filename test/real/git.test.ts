@@ -2,13 +2,13 @@
 // repository, through the built proxy and `synartesis undo` (R-SHIP-2):
 // staging is undone, a person's later staging stops the undo, everything
 // else that writes is held, and git failures pass through as JSON-RPC errors.
-import { afterEach, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { parseDocument } from "yaml";
-import { BIN, connect, NODE_MODULES, ROOT, run, tempDir } from "../helpers.ts";
+import { NODE_MODULES, ROOT, run, tempDir } from "../helpers.ts";
+import { agent as startAgent, endSession, text } from "./agent-kit.ts";
 import { loadManifest } from "../../src/manifest/load.ts";
 import { createMatcher } from "../../src/manifest/match.ts";
 
@@ -29,11 +29,6 @@ const GIT_ENV: Record<string, string> = {
   GIT_COMMITTER_NAME: "Test",
   GIT_COMMITTER_EMAIL: "test@example.com",
 };
-
-const clients: Client[] = [];
-afterEach(async () => {
-  for (const client of clients.splice(0)) await client.close().catch(() => {});
-});
 
 interface Workspace {
   dir: string;
@@ -70,20 +65,7 @@ function workspace(): Workspace {
   return { dir, manifest, repo };
 }
 
-async function agent(ws: Workspace): Promise<Client> {
-  const { client } = await connect(BIN, ["proxy", "--log-level", "warn"], { cwd: ws.dir, name: "git-agent", env: GIT_ENV });
-  clients.push(client);
-  return client;
-}
-
-async function endSession(client: Client): Promise<void> {
-  clients.splice(clients.indexOf(client), 1);
-  await client.close();
-}
-
-function text(result: any): string {
-  return (result.content as Array<{ text?: string }>).map((block) => block.text ?? "").join("\n");
-}
+const agent = (ws: Workspace) => startAgent(ws.dir, "git-agent", GIT_ENV);
 
 const undo = (ws: Workspace) => run(["undo"], { cwd: ws.dir, env: GIT_ENV });
 

@@ -2,23 +2,18 @@
 // through the built proxy and `synartesis undo` (R-SHIP-2): what the agent
 // created is deleted and nothing else, deleted relations come back, and the
 // tools with no inverse are held. The state is read from the graph file.
-import { afterEach, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { parseDocument } from "yaml";
-import { BIN, connect, NODE_MODULES, ROOT, run, tempDir } from "../helpers.ts";
+import { NODE_MODULES, ROOT, run, tempDir } from "../helpers.ts";
+import { agent as startAgent, endSession, text } from "./agent-kit.ts";
 import { loadManifest } from "../../src/manifest/load.ts";
 import { createMatcher } from "../../src/manifest/match.ts";
 
 const SHIPPED = join(ROOT, "manifests", "memory.yaml");
 const SERVER = join(NODE_MODULES, "@modelcontextprotocol", "server-memory", "dist", "index.js");
 const SLOW = 120_000;
-
-const clients: Client[] = [];
-afterEach(async () => {
-  for (const client of clients.splice(0)) await client.close().catch(() => {});
-});
 
 type Entity = { name: string; entityType: string; observations: string[] };
 type Relation = { from: string; to: string; relationType: string };
@@ -60,20 +55,7 @@ function readGraph(ws: Workspace): { entities: Entity[]; relations: Relation[] }
   };
 }
 
-async function agent(ws: Workspace): Promise<Client> {
-  const { client } = await connect(BIN, ["proxy", "--log-level", "warn"], { cwd: ws.dir, name: "memory-agent" });
-  clients.push(client);
-  return client;
-}
-
-async function endSession(client: Client): Promise<void> {
-  clients.splice(clients.indexOf(client), 1);
-  await client.close();
-}
-
-function text(result: any): string {
-  return (result.content as Array<{ text?: string }>).map((block) => block.text ?? "").join("\n");
-}
+const agent = (ws: Workspace) => startAgent(ws.dir, "memory-agent");
 
 async function undo(ws: Workspace): Promise<string> {
   const undone = await run(["undo"], { cwd: ws.dir });
