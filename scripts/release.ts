@@ -12,8 +12,8 @@
 // (cached in Bun's install cache afterwards).
 import { $ } from "bun";
 import { availableParallelism } from "node:os";
-import { join } from "node:path";
-import { linkSync, mkdirSync, rmSync, statSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { linkSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import pkg from "../package.json" with { type: "json" };
 import { build, gitCommit } from "./build.ts";
 
@@ -101,14 +101,25 @@ async function pool<T, R>(items: T[], jobs: number, work: (item: T) => Promise<R
   return results;
 }
 
-export async function release(options: { outDir?: string; jobs?: number } = {}): Promise<Artifact[]> {
+/** The release target of the machine this runs on (what install.sh would pick here). */
+export function hostTarget(): ReleaseTarget {
+  const arch = process.arch === "arm64" ? "arm64" : "x64";
+  const os = process.platform === "darwin" ? "darwin" : "linux";
+  let variant = "";
+  if (os === "linux" && readdirSync("/lib").some((f) => f.startsWith("ld-musl-"))) variant = "-musl";
+  else if (os === "linux" && arch === "x64" && !readFileSync("/proc/cpuinfo", "utf8").includes("avx2")) variant = "-baseline";
+  return TARGETS.find((t) => t.name === `synartesis-${os}-${arch}${variant}`)!;
+}
+
+export async function release(options: { outDir?: string; jobs?: number; targets?: ReleaseTarget[] } = {}): Promise<Artifact[]> {
   const outDir = options.outDir ?? RELEASE_DIR;
+  const targets = options.targets ?? TARGETS;
   rmSync(outDir, { recursive: true, force: true });
   mkdirSync(outDir, { recursive: true });
   // Compiling is mostly I/O (the runtime is copied and patched) and tar+gzip is
   // one core each, so one job per core overlaps the two; on 2 cores this took
   // the release from 44 s (one at a time) to 22 s.
-  const artifacts = await pool(TARGETS, options.jobs ?? availableParallelism(), (t) => buildOne(t, outDir));
+  const artifacts = await pool(targets, options.jobs ?? availableParallelism(), (t) => buildOne(t, outDir));
   const sums = artifacts.map((a) => `${a.sha256}  ${a.name}.tar.gz\n`).join("");
   await Bun.write(join(outDir, "SHA256SUMS"), sums);
   return artifacts;
@@ -116,31 +127,40 @@ export async function release(options: { outDir?: string; jobs?: number } = {}):
 
 const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
 
-function parseJobs(argv: string[]): number | undefined {
+const USAGE = "usage: bun run release [--jobs N] [--out DIR] [--host-only]";
+
+function parseFlags(argv: string[]): { jobs?: number; outDir?: string; targets?: ReleaseTarget[] } {
+  const flags: { jobs?: number; outDir?: string; targets?: ReleaseTarget[] } = {};
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
-    const value = arg === "--jobs" ? argv[++i] : arg.startsWith("--jobs=") ? arg.slice(7) : undefined;
-    if (value !== undefined) {
-      const jobs = Number(value);
-      if (!Number.isInteger(jobs) || jobs < 1) throw new Error(`--jobs wants a positive integer, got "${value}"`);
-      return jobs;
-    }
-    if (arg === "--help" || arg === "-h") {
-      console.log("Usage: bun run release [--jobs N]\n\nBuilds every release archive and SHA256SUMS into dist/release/.");
+    const [name, inline] = arg.startsWith("--") && arg.includes("=") ? [arg.slice(0, arg.indexOf("=")), arg.slice(arg.indexOf("=") + 1)] : [arg, undefined];
+    const value = () => {
+      const v = inline ?? argv[++i];
+      if (v === undefined) throw new Error(`${name} needs a value (${USAGE})`);
+      return v;
+    };
+    if (name === "--jobs") {
+      const text = value();
+      const jobs = Number(text);
+      if (!Number.isInteger(jobs) || jobs < 1) throw new Error(`--jobs wants a positive integer, got "${text}"`);
+      flags.jobs = jobs;
+    } else if (name === "--out") flags.outDir = resolve(value());
+    else if (name === "--host-only") flags.targets = [hostTarget()];
+    else if (name === "--help" || name === "-h") {
+      console.log(`${USAGE.replace("usage: ", "Usage: ")}\n\nBuilds the release archives and SHA256SUMS (default: all six targets, into dist/release/).`);
       process.exit(0);
-    }
-    throw new Error(`unknown flag ${arg} (usage: bun run release [--jobs N])`);
+    } else throw new Error(`unknown flag ${arg} (${USAGE})`);
   }
-  return undefined;
+  return flags;
 }
 
 if (import.meta.main) {
   try {
-    const jobs = parseJobs(process.argv.slice(2));
+    const flags = parseFlags(process.argv.slice(2));
     const started = performance.now();
     const commit = await gitCommit();
-    console.error(`building synartesis ${pkg.version} (${commit ? `commit ${commit}` : "no git commit"}) for ${TARGETS.length} targets…`);
-    const artifacts = await release({ jobs });
+    console.error(`building synartesis ${pkg.version} (${commit ? `commit ${commit}` : "no git commit"}) for ${(flags.targets ?? TARGETS).length} targets…`);
+    const artifacts = await release(flags);
     const width = Math.max(...artifacts.map((a) => a.name.length)) + ".tar.gz".length;
     for (const a of artifacts) {
       console.log(
@@ -148,7 +168,7 @@ if (import.meta.main) {
       );
     }
     console.log(`${"SHA256SUMS".padEnd(width)}  ${artifacts.length} archives`);
-    console.log(`wrote ${RELEASE_DIR} in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+    console.log(`wrote ${flags.outDir ?? RELEASE_DIR} in ${((performance.now() - started) / 1000).toFixed(1)} s`);
   } catch (error) {
     console.error((error as Error).message);
     process.exit(1);
