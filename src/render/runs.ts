@@ -86,6 +86,11 @@ export function renderShow(run: Run, actions: Action[], style: Style, approveCom
   return lines;
 }
 
+/** The deny command beside an approve command. */
+export function denyCommand(approveCommand: string): string {
+  return `${approveCommand.replace(" approve ", " deny ")} --reason "…"`;
+}
+
 export function renderGates(waiting: Action[], style: Style, approveCommand: (id8: string) => string): string[] {
   if (waiting.length === 0) return ["Nothing is waiting for approval."];
   const lines: string[] = [];
@@ -95,7 +100,7 @@ export function renderGates(waiting: Action[], style: Style, approveCommand: (id
       `          ${style.dim("why      ")}${action.error ?? ""}`,
       `          ${style.dim("since    ")}${formatTime(action.ts)} (run ${shortId(action.runId)})`,
       `          ${style.dim("approve  ")}${approveCommand(shortId(action.id))}`,
-      `          ${style.dim("deny     ")}${approveCommand(shortId(action.id)).replace(" approve ", " deny ")} --reason "…"`,
+      `          ${style.dim("deny     ")}${denyCommand(approveCommand(shortId(action.id)))}`,
     );
   }
   return lines;
