@@ -18,6 +18,8 @@ const WIDE = { width: 1280, height: 800 };
 const NARROW = { width: 390, height: 844 };
 const EMAIL = { to: "ada@example.com", subject: "Your plan changed", body: "You are now on the free plan." };
 const XSS = "<img src=x onerror=alert(1)>";
+/** A right-to-left override: "Invoice \u202Efdp.exe" would read as "Invoice exe.pdf". */
+const BIDI = "Invoice \u202Efdp.exe";
 
 let browser: Browser;
 const cleanups: Array<() => Promise<unknown>> = [];
@@ -222,7 +224,7 @@ describe("the review page in Chromium", () => {
 
   test("a customer named like markup renders as text, everywhere", async () => {
     const dir = crmFolder();
-    await agent(dir, [["create_customer", { name: XSS, email: "x@example.com" }], ["send_email", { to: "x@example.com", subject: XSS, body: XSS }]], { name: XSS });
+    await agent(dir, [["create_customer", { name: XSS, email: "x@example.com", notes: BIDI }], ["send_email", { to: "x@example.com", subject: XSS, body: XSS }]], { name: XSS });
     const ui = await startUi(dir);
     const { page, dialogs } = await signedIn(ui);
     const label = page.locator("table.runs tbody tr td[data-label=Agent]");
@@ -230,7 +232,9 @@ describe("the review page in Chromium", () => {
     await page.locator("table.runs tbody tr th a").click();
     await page.locator(".call", { hasText: "crm.create_customer" }).waitFor();
     await expect(page.locator("h1").innerText()).resolves.toContain(XSS);
-    await expect(page.locator(".call", { hasText: "crm.create_customer" }).locator("pre.json").first().innerText()).resolves.toContain(`"name": "${XSS}"`);
+    const args = await page.locator(".call", { hasText: "crm.create_customer" }).locator("pre.json").first().innerText();
+    expect(args).toContain(`"name": "${XSS}"`);
+    expect(args).toContain(`"notes": "Invoice \ufffdfdp.exe"`); // control and bidi characters are shown, not obeyed
     await page.goto(`${ui.base}/gates`);
     await page.locator(".gate").waitFor();
     await expect(page.locator(".gate pre.json").first().innerText()).resolves.toContain(`"subject": "${XSS}"`);

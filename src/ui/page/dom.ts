@@ -2,6 +2,15 @@
 // Building the page's DOM. Text goes in as text nodes and attributes through
 // setAttribute: nothing from the journal is ever parsed as HTML.
 
+/**
+ * Text from outside made safe to look at: control characters and bidi
+ * overrides become "�" (as render/style.ts printable() does for terminals),
+ * except the line breaks and tabs of a multi-line value.
+ */
+export function visible(text: string): string {
+  return text.replace(/[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/g, "\ufffd");
+}
+
 export type Child = Node | string | number | null | undefined | false;
 type Handler = (event: Event) => void;
 export type Props = Record<string, string | boolean | undefined | Handler>;
@@ -20,7 +29,7 @@ export function h<K extends keyof HTMLElementTagNameMap>(tag: K, props: Props = 
 export function append(parent: Node, ...children: Child[]): void {
   for (const child of children) {
     if (child === null || child === undefined || child === false) continue;
-    parent.appendChild(typeof child === "string" || typeof child === "number" ? document.createTextNode(String(child)) : child);
+    parent.appendChild(typeof child === "string" || typeof child === "number" ? document.createTextNode(visible(String(child))) : child);
   }
 }
 
