@@ -15,7 +15,7 @@ import { undoRun } from "../undo/execute.ts";
 import { checkScope, hasWork } from "../undo/plan.ts";
 import { journalArg, manifestArg, openExistingJournal, runArg, writeLines } from "./shared.ts";
 
-export function cliLogger(): Logger {
+function cliLogger(): Logger {
   const say = (msg: string, fields?: Record<string, unknown>) =>
     process.stderr.write(`synartesis: ${fields?.server ? `server "${fields.server}": ` : ""}${msg}${fields?.reason ? ` (${fields.reason})` : ""}\n`);
   const quiet = () => {};
