@@ -4,6 +4,7 @@ import { userInfo } from "node:os";
 import { SynartesisError } from "../errors.ts";
 import type { Action } from "../journal/types.ts";
 import { shortId } from "../journal/types.ts";
+import { decisionText, settledText } from "../render/runs.ts";
 import { oneLine } from "../render/style.ts";
 import { openExistingJournal, writeLines } from "./shared.ts";
 
@@ -62,18 +63,12 @@ export async function decide(
     let refused = 0;
     for (const target of targets) {
       const outcome = journal.decide(target.id, { status, by, at: new Date().toISOString(), reason: args.reason });
-      const what = `${shortId(target.id)} ${target.server}.${target.tool} ${oneLine(target.args, 100)}`;
       if ("settled" in outcome) {
-        const shown = outcome.settled === "approved" && journal.getAction(target.id)?.spentBy ? "used" : outcome.settled;
-        process.stderr.write(`synartesis: ${shortId(target.id)} is no longer awaiting approval (it is ${shown})\n`);
+        process.stderr.write(`synartesis: ${settledText(journal.getAction(target.id) ?? target)}\n`);
         refused++;
         continue;
       }
-      lines.push(
-        verb === "approve"
-          ? `Approved ${what} (by ${by}). It runs once when the agent makes the same call again, within the next hour.`
-          : `Denied ${what} (by ${by}${args.reason ? `: ${args.reason}` : ""}). The agent is told on its next try.`,
-      );
+      lines.push(decisionText(verb, target, by, args.reason));
     }
     writeLines(lines);
     return refused > 0 ? 1 : 0;

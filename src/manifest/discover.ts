@@ -3,6 +3,7 @@
 import { existsSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { SynartesisError } from "../errors.ts";
+import { shortId, type Run } from "../journal/types.ts";
 
 export const MANIFEST_NAME = "synartesis.yaml";
 export const JOURNAL_NAME = "synartesis.db";
@@ -55,4 +56,26 @@ export function existingJournal(cwd: string, flags: { journal?: string; manifest
     });
   }
   return path;
+}
+
+/**
+ * The manifest to undo a run with: the one it was recorded with (undo must
+ * start the same servers), unless an explicit one is given. `note` says when
+ * the explicit one differs from the recorded one.
+ */
+export function manifestForRun(run: Run, explicit: string | undefined, cwd: string): { path: string; note?: string } {
+  if (explicit) {
+    const path = resolve(cwd, explicit);
+    if (run.manifest && run.manifest !== path) {
+      return { path, note: `run ${shortId(run.id)} was recorded with ${run.manifest}; undoing it with ${path} as you asked` };
+    }
+    return { path };
+  }
+  if (!run.manifest) return { path: findManifest(cwd) };
+  if (!existsSync(run.manifest)) {
+    throw new SynartesisError("manifest", `run ${shortId(run.id)} was recorded with the manifest ${run.manifest}, which is not there any more`, {
+      hint: "Pass --manifest PATH to undo it with the manifest that now starts the same servers.",
+    });
+  }
+  return { path: run.manifest };
 }

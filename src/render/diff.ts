@@ -39,12 +39,13 @@ function linesOf(observation: Observation | undefined): string[] {
   return out;
 }
 
-type Row = { left?: string; right?: string; same: boolean };
+/** One line of a side-by-side comparison: the two sides, and whether they are equal. */
+export type DiffRow = { left?: string; right?: string; same: boolean };
 
-function align(a: string[], b: string[]): Row[] {
+function align(a: string[], b: string[]): DiffRow[] {
   // LCS over lines; inputs are small (records), but cap the table for safety.
   if (a.length * b.length > 4_000_000) {
-    const rows: Row[] = [];
+    const rows: DiffRow[] = [];
     for (let i = 0; i < Math.max(a.length, b.length); i++) rows.push({ left: a[i], right: b[i], same: a[i] === b[i] });
     return rows;
   }
@@ -56,7 +57,7 @@ function align(a: string[], b: string[]): Row[] {
       lcs[i]![j] = a[i] === b[j] ? lcs[i + 1]![j + 1]! + 1 : Math.max(lcs[i + 1]![j]!, lcs[i]![j + 1]!);
     }
   }
-  const rows: Row[] = [];
+  const rows: DiffRow[] = [];
   let i = 0;
   let j = 0;
   while (i < n || j < m) {
@@ -79,6 +80,11 @@ function align(a: string[], b: string[]): Row[] {
   return rows;
 }
 
+/** Two observations as aligned lines (what sideBySide and the review page show). */
+export function diffRows(expected: Observation | undefined, actual: Observation | undefined): DiffRow[] {
+  return align(linesOf(expected), linesOf(actual));
+}
+
 /** Differing lines wrap (up to this many rows each); equal lines are context and are cut. */
 const MAX_WRAPPED_ROWS = 12;
 
@@ -99,7 +105,7 @@ export function sideBySide(
   labels: [string, string] = ["expected (as the agent left it)", "actual (now)"],
 ): string[] {
   const column = Math.max(20, Math.floor((width - 7) / 2));
-  const rows = align(linesOf(expected), linesOf(actual));
+  const rows = diffRows(expected, actual);
   const out = [`    ${padVisible(style.bold(labels[0]), column)} │ ${style.bold(labels[1])}`];
   for (const row of rows) {
     if (row.same) {

@@ -31,14 +31,18 @@ export function runHeader(run: Run, count: number, style: Style): string {
   return `${style.bold(`Run ${run.id}`)}  ${run.label}  started ${formatTime(run.startedAt)}${ended}  ${colourStatus(style, run.status)}  ${count} action${count === 1 ? "" : "s"}`;
 }
 
-/** One action as `show` prints it. */
-export function renderAction(action: Action, style: Style, approveCommand: (id8: string) => string): string[] {
-  const status = displayStatus(action);
-  const lines = [
-    `${style.bold(`#${action.seq}`.padStart(4))}  ${classLabel(action.class).padEnd(14)}  ${padVisible(colourStatus(style, status), 12)}  ${style.cyan(`${action.server}.${action.tool}`)} ${oneLine(action.args, 300)}`,
-  ];
-  const indent = "       ";
-  const note = (label: string, text: string) => lines.push(`${indent}${style.dim(label.padEnd(9))}${text}`);
+/** A labelled line under an action: what `show` prints and the review page lists. */
+export interface Note {
+  label: string;
+  text: string;
+  /** Something to notice (a warning, a failed undo attempt). */
+  warn?: boolean;
+}
+
+/** The notes under one action: id and time, the decision, errors, warnings, and the exact call that undoes it. */
+export function actionNotes(action: Action, approveCommand: (id8: string) => string): Note[] {
+  const notes: Note[] = [];
+  const note = (label: string, text: string, warn?: boolean) => notes.push(warn ? { label, text, warn } : { label, text });
   note("id", `${shortId(action.id)}  at ${formatTime(action.ts)}`);
   if (action.status === "gated") {
     note("held", action.error ?? "awaiting approval");
@@ -52,14 +56,26 @@ export function renderAction(action: Action, style: Style, approveCommand: (id8:
     if (action.approvedBy) note("approved", `by ${action.approvedBy} at ${formatTime(action.approvedAt)}`);
     if (action.error) note(action.status === "pending" ? "unknown" : "error", action.error);
   }
-  for (const warning of action.warnings) note("warning", style.yellow(warning));
-  if (action.undoNote) note("undo try", style.yellow(action.undoNote));
+  for (const warning of action.warnings) note("warning", warning, true);
+  if (action.undoNote) note("undo try", action.undoNote, true);
   if (action.inverse) note("undo", callText(action.inverse));
   else if (action.status === "applied" && action.class !== "readonly") {
     const verdict = staticVerdict(action);
-    if ("why" in verdict) note("undo", style.yellow(verdict.why));
+    if ("why" in verdict) note("undo", verdict.why, true);
   }
   if (action.verify) note("verify", callText(action.verify));
+  return notes;
+}
+
+/** One action as `show` prints it. */
+export function renderAction(action: Action, style: Style, approveCommand: (id8: string) => string): string[] {
+  const status = displayStatus(action);
+  const lines = [
+    `${style.bold(`#${action.seq}`.padStart(4))}  ${classLabel(action.class).padEnd(14)}  ${padVisible(colourStatus(style, status), 12)}  ${style.cyan(`${action.server}.${action.tool}`)} ${oneLine(action.args, 300)}`,
+  ];
+  for (const note of actionNotes(action, approveCommand)) {
+    lines.push(`       ${style.dim(note.label.padEnd(9))}${note.warn ? style.yellow(note.text) : note.text}`);
+  }
   return lines;
 }
 
@@ -68,6 +84,11 @@ export function renderShow(run: Run, actions: Action[], style: Style, approveCom
   if (actions.length === 0) lines.push("  (no calls)");
   for (const action of actions) lines.push(...renderAction(action, style, approveCommand));
   return lines;
+}
+
+/** The deny command beside an approve command. */
+export function denyCommand(approveCommand: string): string {
+  return `${approveCommand.replace(" approve ", " deny ")} --reason "…"`;
 }
 
 export function renderGates(waiting: Action[], style: Style, approveCommand: (id8: string) => string): string[] {
@@ -79,10 +100,23 @@ export function renderGates(waiting: Action[], style: Style, approveCommand: (id
       `          ${style.dim("why      ")}${action.error ?? ""}`,
       `          ${style.dim("since    ")}${formatTime(action.ts)} (run ${shortId(action.runId)})`,
       `          ${style.dim("approve  ")}${approveCommand(shortId(action.id))}`,
-      `          ${style.dim("deny     ")}${approveCommand(shortId(action.id)).replace(" approve ", " deny ")} --reason "…"`,
+      `          ${style.dim("deny     ")}${denyCommand(approveCommand(shortId(action.id)))}`,
     );
   }
   return lines;
+}
+
+/** What `approve`/`deny` and the review page say after recording a decision. */
+export function decisionText(verb: "approve" | "deny", action: Action, by: string, reason?: string): string {
+  const what = `${shortId(action.id)} ${action.server}.${action.tool} ${oneLine(action.args, 100)}`;
+  return verb === "approve"
+    ? `Approved ${what} (by ${by}). It runs once when the agent makes the same call again, within the next hour.`
+    : `Denied ${what} (by ${by}${reason ? `: ${reason}` : ""}). The agent is told on its next try.`;
+}
+
+/** Why a decision was not recorded: the call was settled already. */
+export function settledText(action: Action): string {
+  return `${shortId(action.id)} is no longer awaiting approval (it is ${displayStatus(action)})`;
 }
 
 const OUTCOME_LABEL: Record<Step["outcome"], string> = {
@@ -95,34 +129,63 @@ const OUTCOME_LABEL: Record<Step["outcome"], string> = {
   unrestored: "NOT RESTORED",
 };
 
-/** One undo step. `dryRun` words reverts as what would happen. */
-export function renderStep(step: Step, style: Style, options: { dryRun: boolean; width: number }): string[] {
+/** How an undo step reads at a glance: reverted, stopped, left in place, or passed over. */
+export type StepTone = "good" | "stop" | "left" | "quiet";
+
+/** An undo step in words, as the CLI prints it and the review page shows it. */
+export interface StepView {
+  seq: number;
+  label: string;
+  tone: StepTone;
+  name: string;
+  /** The agent's arguments on one line. */
+  args: string;
+  /** "would call: …" / "called: …", with literal values. */
+  call?: string;
+  why?: string;
+  /** "note: …" — something a person should know before a revert runs. */
+  caution?: string;
+  /** For a drift or a state not restored: the read that saw it, and the two sides' titles. */
+  read?: string;
+  labels?: [string, string];
+  hint?: string;
+}
+
+/** One undo step in words. `dryRun` words reverts as what would happen. */
+export function stepView(step: Step, options: { dryRun: boolean }): StepView {
   const action = step.action;
-  const name = `${action.server}.${action.tool}`;
   let label = OUTCOME_LABEL[step.outcome];
   if (step.outcome === "revert") label = options.dryRun ? "would revert" : "reverted";
   if (step.unverified) label += " [unverified]";
-  const paint =
-    step.outcome === "revert" || step.outcome === "already"
-      ? style.green
-      : isStop(step)
-        ? style.red
-        : step.outcome === "left"
-          ? style.yellow
-          : style.dim;
-  const lines = [`${style.bold(`#${action.seq}`.padStart(4))}  ${paint(label.padEnd(16))}  ${style.cyan(name)} ${oneLine(action.args, 200)}`];
-  const indent = "        ";
+  const tone: StepTone =
+    step.outcome === "revert" || step.outcome === "already" ? "good" : isStop(step) ? "stop" : step.outcome === "left" ? "left" : "quiet";
+  const view: StepView = { seq: action.seq, label, tone, name: `${action.server}.${action.tool}`, args: oneLine(action.args, 200) };
   if (step.call && (step.outcome === "revert" || step.outcome === "halt" || step.outcome === "unrestored")) {
-    lines.push(`${indent}${options.dryRun ? "would call" : "called"}: ${callText(step.call, 2000)}`);
+    view.call = `${options.dryRun ? "would call" : "called"}: ${callText(step.call, 2000)}`;
   }
-  if (step.outcome !== "revert" || step.unverified) lines.push(`${indent}${step.why}`);
-  if (step.caution) lines.push(`${indent}${style.yellow(`note: ${step.caution}`)}`);
+  if (step.outcome !== "revert" || step.unverified) view.why = step.why;
+  if (step.caution) view.caution = `note: ${step.caution}`;
   if (step.outcome === "drift" || step.outcome === "unrestored") {
-    lines.push(`${indent}read: ${step.action.verify ? callText(step.action.verify) : ""}`);
-    const labels: [string, string] =
-      step.outcome === "drift" ? ["expected (as the agent left it)", "actual (now)"] : ["before the agent's call", "now, after the inverse"];
-    lines.push(...sideBySide(step.expected, step.actual, style, options.width, labels));
+    view.read = `read: ${action.verify ? callText(action.verify) : ""}`;
+    view.labels = step.outcome === "drift" ? ["expected (as the agent left it)", "actual (now)"] : ["before the agent's call", "now, after the inverse"];
   }
-  if (step.hint && isStop(step)) lines.push(`${indent}${step.hint}`);
+  if (step.hint && isStop(step)) view.hint = step.hint;
+  return view;
+}
+
+/** One undo step as the CLI prints it. */
+export function renderStep(step: Step, style: Style, options: { dryRun: boolean; width: number }): string[] {
+  const view = stepView(step, options);
+  const paint = { good: style.green, stop: style.red, left: style.yellow, quiet: style.dim }[view.tone];
+  const lines = [`${style.bold(`#${view.seq}`.padStart(4))}  ${paint(view.label.padEnd(16))}  ${style.cyan(view.name)} ${view.args}`];
+  const indent = "        ";
+  if (view.call) lines.push(`${indent}${view.call}`);
+  if (view.why) lines.push(`${indent}${view.why}`);
+  if (view.caution) lines.push(`${indent}${style.yellow(view.caution)}`);
+  if (view.labels) {
+    lines.push(`${indent}${view.read}`);
+    lines.push(...sideBySide(step.expected, step.actual, style, options.width, view.labels));
+  }
+  if (view.hint) lines.push(`${indent}${view.hint}`);
   return lines;
 }

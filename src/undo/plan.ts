@@ -3,6 +3,7 @@
 // action at a time; planUndo() runs them all for --dry-run, simulating the
 // effect of newer steps so a record touched twice is not reported as drifted.
 import { canonicalJson, sameJson } from "../canonical.ts";
+import { SynartesisError } from "../errors.ts";
 import type { Action, Observation, ResolvedCall, VerifyCall } from "../journal/types.ts";
 
 /** What a verification read saw now. */
@@ -44,6 +45,14 @@ export function isStop(step: Pick<Step, "outcome">): boolean {
 /** Actions in scope for undo, newest first (R-UNDO-1, R-UNDO-6). */
 export function inScope(actions: Action[], fromSeq = 1): Action[] {
   return actions.filter((a) => a.seq >= fromSeq).sort((a, b) => b.seq - a.seq);
+}
+
+/** Refuse a scope that starts past the run's last call (`--to` too high). */
+export function checkScope(actions: Action[], fromSeq: number, runRef: string): void {
+  const lastSeq = Math.max(0, ...actions.map((a) => a.seq));
+  if (fromSeq > 1 && fromSeq > lastSeq) {
+    throw new SynartesisError("usage", `--to ${fromSeq} is past the last call of run ${runRef} (#${lastSeq})`);
+  }
 }
 
 /** Whether undo has anything to do here: something to revert or stop at (not only what it already left in place). */

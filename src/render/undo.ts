@@ -1,0 +1,58 @@
+// What undo says around its steps — the heading, "nothing to undo", the
+// closing summary and how to continue — for the CLI and the review page. Pure.
+import type { Action, Run } from "../journal/types.ts";
+import { shellQuote } from "../self.ts";
+import type { UndoReport } from "../undo/execute.ts";
+import { callText, runHeader } from "./runs.ts";
+import type { Style } from "./style.ts";
+
+export function undoHeading(run: Run, count: number, dryRun: boolean, style: Style): string {
+  return `${dryRun ? "Dry run — nothing will be changed. " : ""}${runHeader(run, count, style)}`;
+}
+
+export function nothingToUndo(fromSeq: number): string {
+  return `Nothing to undo: no call in this run${fromSeq > 1 ? ` from #${fromSeq} on` : ""} changed anything.`;
+}
+
+export type SummaryTone = "good" | "stop" | "partial" | "plain";
+
+/** The line that closes an undo or a dry run. */
+export function undoSummary(report: UndoReport, options: { dryRun: boolean; runRef: string; fromSeq: number }): { tone: SummaryTone; text: string } {
+  const { dryRun, runRef, fromSeq } = options;
+  const reverted = report.steps.filter((s) => s.outcome === "revert").length;
+  const left = report.steps.filter((s) => s.outcome === "left").length;
+  const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
+  if (report.halted) {
+    const where = `#${report.halted.action.seq}`;
+    const text = dryRun
+      ? `A real undo would stop at ${where}. ${plural(reverted, "step")} before it would be reverted.`
+      : report.halted.outcome === "unrestored"
+        ? `Stopped after ${where}: its inverse ran but did not give back the state from before. ${reverted} reverted before it. Run ${runRef} is marked partial.`
+        : `Stopped at ${where}; nothing older than it was touched. ${reverted} reverted before stopping. Run ${runRef} is marked partial.`;
+    return { tone: "stop", text };
+  }
+  if (dryRun) {
+    return { tone: "plain", text: `${plural(reverted, "call")} would be reverted${left ? `, ${left} left in place` : ""}.` };
+  }
+  if (report.runStatus === "rolled_back") return { tone: "good", text: `Run ${runRef} is rolled back: ${plural(reverted, "call")} reverted.` };
+  return {
+    tone: "partial",
+    text: `Run ${runRef} is partially rolled back: ${reverted} reverted${left ? `, ${left} left in place (they cannot be undone)` : ""}${fromSeq > 1 ? `; calls before #${fromSeq} were not in scope` : ""}.`,
+  };
+}
+
+/**
+ * The command that continues a halted undo. It keeps --to: continuing without
+ * it would widen the undo to calls the person left out.
+ */
+export function continueCommand(runRef: string, fromSeq: number, paths: { manifest?: string; journal?: string }): string {
+  const again = ["synartesis", "undo", runRef, ...(fromSeq > 1 ? ["--to", String(fromSeq)] : [])];
+  if (paths.manifest) again.push("--manifest", shellQuote(paths.manifest));
+  if (paths.journal) again.push("--journal", shellQuote(paths.journal));
+  return `When the cause is dealt with, continue with: ${again.join(" ")}`;
+}
+
+/** What --replan rebuilt for one action. */
+export function replannedText(action: Action): string {
+  return `  replanned #${action.seq} ${action.server}.${action.tool}: ${action.inverse ? `undo with ${callText(action.inverse)}` : "no usable inverse"}`;
+}

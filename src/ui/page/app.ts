@@ -1,0 +1,82 @@
+// The review page's entry: picks the view from the address, keeps it live
+// from the server's change events, and shows the count of calls waiting.
+import { whenSignedOut } from "./fetch.ts";
+import { gatesPage } from "./gates-page.ts";
+import { problem } from "./parts.ts";
+import { runPage } from "./run-page.ts";
+import { runsPage } from "./runs-page.ts";
+
+export interface Page {
+  /** Fetch and show the current state; resolves with how many calls wait for approval. */
+  refresh(): Promise<number>;
+}
+
+const main = document.getElementById("main")!;
+const banner = document.getElementById("connection")!;
+const waiting = document.getElementById("waiting")!;
+
+function show(message: string | undefined): void {
+  banner.hidden = message === undefined;
+  banner.textContent = message ?? "";
+}
+
+function choosePage(path: string): { page: Page; nav: string } {
+  const run = /^\/runs\/([^/]+)$/.exec(path);
+  if (run) return { page: runPage(main, decodeURIComponent(run[1]!)), nav: "runs" };
+  if (path === "/gates") return { page: gatesPage(main), nav: "gates" };
+  return { page: runsPage(main), nav: "runs" };
+}
+
+const { page, nav } = choosePage(location.pathname);
+for (const link of Array.from(document.querySelectorAll<HTMLAnchorElement>("nav a"))) {
+  if (link.dataset.page === nav) link.setAttribute("aria-current", "page");
+}
+
+let signedOut = false;
+whenSignedOut((message) => {
+  signedOut = true;
+  show(message);
+});
+
+// One refresh at a time; a change that arrives meanwhile asks for one more.
+let running: Promise<void> | undefined;
+let again = false;
+async function refresh(): Promise<void> {
+  if (running) {
+    again = true;
+    return running;
+  }
+  running = (async () => {
+    do {
+      again = false;
+      try {
+        const count = await page.refresh();
+        waiting.textContent = count ? `(${count})` : "";
+        main.querySelector(":scope > .problem.load")?.remove();
+      } catch (error) {
+        if (!signedOut && !main.querySelector(":scope > .problem.load")) {
+          const shown = problem(`Could not load this page: ${(error as Error).message}`);
+          shown.classList.add("load");
+          main.prepend(shown);
+        }
+      }
+    } while (again);
+  })();
+  await running;
+  running = undefined;
+}
+
+const events = new EventSource("/api/events");
+events.addEventListener("change", () => void refresh());
+events.addEventListener("open", () => {
+  if (!signedOut) show(undefined);
+  void refresh();
+});
+events.addEventListener("error", () => {
+  if (signedOut) return events.close();
+  show("Lost the connection to synartesis ui; trying again… (is it still running?)");
+  // A closed stream is not retried by the browser: ask once more (a 401 says the page was restarted).
+  if (events.readyState === EventSource.CLOSED) void refresh();
+});
+
+void refresh();

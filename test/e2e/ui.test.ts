@@ -1,0 +1,301 @@
+// The review page's server through the built binary, without a browser
+// (R-UI-1…4): the token exchanged for a cookie, Host/Origin/cookie refusals,
+// the embedded page, the API's answers, approve/deny as the CLI records them,
+// undo planned and done as the CLI does it, live change events, and the flags.
+// test/system/ui.system.ts drives the same page in Chromium.
+import { afterEach, describe, expect, test } from "bun:test";
+import { chmodSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { run, tempDir } from "../helpers.ts";
+import { agent, cli, crmFolder, editState, json, journalRows, SEED, state, stateText, type Call } from "../fixtures/counting-support.ts";
+import { UiProcess } from "../fixtures/ui-kit.ts";
+
+const EMAIL = { to: "ada@example.com", subject: "Your plan changed", body: "You are now on the free plan." };
+const DAMAGE: Call[] = [
+  ["update_customer", { id: "c_001", plan: "free", notes: "wrong notes" }],
+  ["delete_customer", { id: "c_002" }],
+  ["create_customer", { name: "Bogus Customer", email: "bogus@example.com" }],
+];
+
+const started: UiProcess[] = [];
+afterEach(async () => {
+  for (const ui of started.splice(0)) await ui.stop();
+});
+
+async function ui(cwd: string, args: string[] = [], env: Record<string, string | undefined> = {}): Promise<UiProcess> {
+  const process = await UiProcess.start(cwd, args, env);
+  started.push(process);
+  return process;
+}
+
+const collapse = (text: string) => text.replace(/\s+/g, " ").trim();
+
+describe("signing in and the embedded page", () => {
+  test("the printed address's token becomes an HttpOnly SameSite=Strict cookie; the page and its files come from the binary in an empty folder", async () => {
+    const dir = crmFolder();
+    await agent(dir, [["get_customer", { id: "c_001" }]]);
+    const empty = tempDir("syn-ui-empty-");
+    const server = await ui(empty, ["--journal", join(dir, "synartesis.db")]);
+    expect(server.stdout).toBe(`Review page for the journal ${join(dir, "synartesis.db")}:\n  ${server.url}\nCtrl-C stops it.\n`);
+    expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/\?token=[A-Za-z0-9_-]{43}$/);
+
+    const signIn = await fetch(server.url, { redirect: "manual" });
+    expect(signIn.status).toBe(303);
+    expect(signIn.headers.get("location")).toBe("/");
+    expect(signIn.headers.get("set-cookie")).toBe(`synartesis_ui_${server.port}=${server.token}; HttpOnly; SameSite=Strict; Path=/`);
+    const cookie = await server.signIn();
+
+    const page = await server.request("/", { cookie });
+    expect(page.status).toBe(200);
+    expect(page.headers.get("content-security-policy")).toContain("default-src 'none'; script-src 'self'");
+    expect(page.headers.get("x-frame-options")).toBe("DENY");
+    const html = await page.text();
+    const refs = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]!).filter((ref) => ref !== "#main");
+    expect(refs.length).toBe(4); // the script, the style sheet, and the two navigation links
+    for (const ref of refs) expect(ref.startsWith("/")).toBe(true);
+    const files = refs.filter((ref) => ref.startsWith("/chunk-"));
+    expect(files.map((f) => f.split(".").pop()).sort()).toEqual(["css", "js"]);
+    for (const file of files) {
+      const response = await server.request(file, { cookie });
+      expect(response.status).toBe(200);
+      const body = await response.text();
+      expect(body).not.toMatch(/https?:\/\//);
+      // Nothing is ever parsed as HTML on the page: the script builds every node with text.
+      if (file.endsWith(".js")) for (const sink of ["innerHTML", "outerHTML", "insertAdjacentHTML", "document.write"]) expect(body).not.toContain(sink);
+    }
+    for (const path of ["/gates", `/runs/${(await json(dir, ["list"]))[0].id}`]) expect((await server.request(path, { cookie })).status).toBe(200);
+    expect((await server.request("/nowhere", { cookie })).status).toBe(404);
+  });
+
+  test("refused: no cookie, a wrong token, another Host, and state changes without the page's own origin", async () => {
+    const dir = crmFolder();
+    await agent(dir, [["send_email", EMAIL]]);
+    const [held] = await json(dir, ["gates"]);
+    const server = await ui(dir);
+    const cookie = await server.signIn();
+    const approve = `/api/actions/${held.id}/approve`;
+
+    for (const path of ["/", "/gates", "/api/runs", "/api/gates", "/api/events"]) expect((await server.request(path)).status).toBe(401);
+    const wrong = await fetch(`${server.base}/?token=${"x".repeat(43)}`, { redirect: "manual" });
+    expect(wrong.status).toBe(403);
+    expect(wrong.headers.get("set-cookie")).toBeNull();
+    expect((await server.request("/api/runs", { cookie: `synartesis_ui_${server.port}=${"x".repeat(43)}` })).status).toBe(401);
+
+    // DNS rebinding: a name that is not ours is refused even with the cookie.
+    const rebound = await server.request("/api/runs", { cookie, headers: { Host: `attacker.example:${server.port}` } });
+    expect(rebound.status).toBe(403);
+    expect((await server.request("/api/runs", { cookie, headers: { Host: `localhost:${server.port}` } })).status).toBe(200);
+
+    const refusals: Array<{ headers: Record<string, string>; why: string }> = [
+      { headers: { Origin: "" }, why: "the request carries no Origin header" },
+      { headers: { Origin: "http://attacker.example" }, why: "the request comes from another origin (http://attacker.example)" },
+      { headers: { Origin: `http://localhost:${server.port}` }, why: `the request comes from another origin (http://localhost:${server.port})` },
+      { headers: { "Sec-Fetch-Site": "cross-site" }, why: "the browser says the request is cross-site" },
+    ];
+    for (const { headers, why } of refusals) {
+      const response = await server.request(approve, { cookie, method: "POST", body: { by: "mallory" }, headers });
+      expect(response.status).toBe(403);
+      expect(await response.json()).toEqual({ error: `refused: ${why}` });
+    }
+    expect((await server.request(approve, { method: "POST", body: { by: "mallory" } })).status).toBe(401);
+    const form = await server.request(approve, { cookie, method: "POST", body: "by=mallory", headers: { "Content-Type": "application/x-www-form-urlencoded" } });
+    expect(form.status).toBe(400);
+    expect(journalRows(dir, "SELECT status, approved_by FROM actions")).toEqual([{ status: "gated", approved_by: null }]);
+
+    const ok = await server.request(approve, { cookie, method: "POST", body: { by: "alice" } });
+    expect(ok.status).toBe(200);
+    expect(journalRows(dir, "SELECT status, approved_by FROM actions")).toEqual([{ status: "approved", approved_by: "alice" }]);
+  });
+});
+
+describe("the API", () => {
+  test("runs newest first, a run's calls with the exact undo call and the states side by side, and the gates", async () => {
+    const dir = crmFolder();
+    await agent(dir, [["get_customer", { id: "c_003" }]], { name: "first-agent" });
+    await agent(dir, [...DAMAGE, ["send_email", EMAIL]], { name: "<img src=x onerror=alert(1)>" });
+    const server = await ui(dir);
+    const cookie = await server.signIn();
+
+    const runs = await (await server.request("/api/runs", { cookie })).json();
+    expect(runs.journal).toBe(join(dir, "synartesis.db"));
+    expect(runs.waiting).toBe(1);
+    expect(runs.view.map((r: any) => [r.label, r.status, r.actions, r.waiting])).toEqual([
+      ["<img src=x onerror=alert(1)>", "complete", 4, 1],
+      ["first-agent", "complete", 1, 0],
+    ]);
+
+    const shown = await (await server.request(`/api/runs/${runs.view[0].id}`, { cookie })).json();
+    expect(shown.view.run).toMatchObject({ label: "<img src=x onerror=alert(1)>", ref: runs.view[0].ref, manifest: join(dir, "synartesis.yaml") });
+    const update = shown.view.calls.find((c: any) => c.name === "crm.update_customer");
+    expect(update).toMatchObject({ class: "reversible", classLabel: "↺ reversible", status: "applied" });
+    expect(JSON.parse(update.args)).toEqual(DAMAGE[0]![1]);
+    // The notes are the lines `show` prints under the call.
+    const show = (await cli(dir, ["show", runs.view[0].id])).stdout;
+    for (const note of update.notes) expect(show).toContain(`${note.label.padEnd(9)}${note.text}`);
+    expect(update.notes).toContainEqual({ label: "undo", text: `crm.update_customer ${JSON.stringify(SEED.c_001)}` });
+    expect(update.states.labels).toEqual(["before the call", "after the call"]);
+    expect(update.states.rows.filter((r: any) => !r.same)).toEqual([
+      { left: '  "plan": "pro",', right: '  "plan": "free",', same: false },
+      { left: '  "notes": "founding customer"', right: '  "notes": "wrong notes"', same: false },
+    ]);
+    const deleted = shown.view.calls.find((c: any) => c.name === "crm.delete_customer");
+    expect(deleted.states.rows[0]).toEqual({ left: "{", right: "(does not exist)", same: false });
+
+    const gates = await (await server.request("/api/gates", { cookie })).json();
+    expect(gates.view.decider).toBeString();
+    expect(gates.view.gates).toHaveLength(1);
+    expect(gates.view.gates[0]).toMatchObject({ name: "crm.send_email", reason: "crm.send_email is irreversible: once it runs it cannot be undone" });
+    expect(JSON.parse(gates.view.gates[0].args)).toEqual(EMAIL);
+    expect(gates.view.gates[0].approveCommand).toEndWith(`approve ${gates.view.gates[0].ref} --journal ${join(dir, "synartesis.db")}`);
+
+    expect((await server.request("/api/runs/no-such-run", { cookie })).status).toBe(404);
+    expect((await server.request("/api/runs", { cookie, method: "POST", body: {} })).status).toBe(405);
+  });
+
+  test("approve and deny record the decider and say what the CLI says; the agent's retries behave as after the CLI", async () => {
+    const dir = crmFolder();
+    const other = { ...EMAIL, to: "grace@example.com" };
+    await agent(dir, [["send_email", EMAIL], ["send_email", other]]);
+    const server = await ui(dir);
+    const cookie = await server.signIn();
+    const held = (await (await server.request("/api/gates", { cookie })).json()).view.gates;
+    const [first, second] = [held.find((g: any) => g.args.includes("ada@")), held.find((g: any) => g.args.includes("grace@"))];
+    const post = (id: string, verb: string, body: unknown) => server.request(`/api/actions/${id}/${verb}`, { cookie, method: "POST", body });
+
+    for (const [body, error] of [
+      [{}, '"by" is required'],
+      [{ by: "  " }, '"by" must not be empty'],
+      [{ by: "al\u001bice" }, '"by" contains control characters'],
+      [{ by: "x".repeat(101) }, '"by" is longer than 100 characters'],
+      [{ by: 7 }, '"by" must be text'],
+    ] as const) {
+      const response = await post(first.id, "approve", body);
+      expect(response.status).toBe(400);
+      expect((await response.json()).error).toBe(error);
+    }
+    expect((await post("0000", "approve", { by: "alice" })).status).toBe(404);
+
+    const approved = await post(first.id, "approve", { by: " alice " });
+    expect(await approved.json()).toEqual({
+      message: `Approved ${first.ref} crm.send_email ${JSON.stringify(EMAIL)} (by alice). It runs once when the agent makes the same call again, within the next hour.`,
+    });
+    const again = await post(first.id, "deny", { by: "bob" });
+    expect(again.status).toBe(409);
+    expect(await again.json()).toEqual({ error: `${first.ref} is no longer awaiting approval (it is approved)` });
+    const denied = await post(second.id, "deny", { by: "bob", reason: "not to Grace" });
+    expect((await denied.json()).message).toBe(`Denied ${second.ref} crm.send_email ${JSON.stringify(other)} (by bob: not to Grace). The agent is told on its next try.`);
+
+    const retries = await agent(dir, [["send_email", EMAIL], ["send_email", other]]);
+    expect(retries.get(1).result.isError).toBeUndefined();
+    expect(retries.get(2).result.isError).toBe(true);
+    expect(retries.get(2).result.content[0].text).toContain("bob denied it at");
+    expect(retries.get(2).result.content[0].text).toContain("with the reason: not to Grace.");
+    expect(state(dir).outbox.map((m: any) => m.to)).toEqual(["ada@example.com"]);
+    expect(journalRows(dir, "SELECT approved_by, reason FROM actions WHERE status = 'denied'")).toEqual([{ approved_by: "bob", reason: "not to Grace" }]);
+  });
+});
+
+describe("undo from the page", () => {
+  test("the plan is the CLI's dry run word for word; without confirm nothing runs; with it the CRM is back to the seed", async () => {
+    const dir = crmFolder();
+    await agent(dir, DAMAGE);
+    const runId = (await json(dir, ["list"]))[0].id;
+    const server = await ui(dir);
+    const cookie = await server.signIn();
+
+    const plan = await server.undo(cookie, runId, { dryRun: true });
+    const dry = (await cli(dir, ["undo", "--dry-run"])).stdout.trimEnd().split("\n");
+    expect(plan[0]).toEqual({ kind: "start", heading: dry[0] });
+    const stepLines = plan
+      .filter((e) => e.kind === "step")
+      .flatMap(({ step }) => [`#${step.seq} ${step.label} ${step.name} ${step.args}`, step.call, step.why, step.caution, step.read, step.hint].filter(Boolean));
+    expect(stepLines.map(collapse)).toEqual(dry.slice(2, -2).map(collapse));
+    expect(plan.at(-1)).toEqual({ kind: "end", tone: "plain", summary: "3 calls would be reverted.", halted: false });
+    expect(dry.at(-1)).toBe("3 calls would be reverted. Run without --dry-run to do it.");
+
+    const unconfirmed = await server.request(`/api/runs/${runId}/undo`, { cookie, method: "POST", body: { dryRun: false } });
+    expect(unconfirmed.status).toBe(400);
+    expect((await server.request(`/api/runs/${runId}/undo`, { cookie, method: "POST", body: { dryRun: true, fromSeq: 9 } })).status).toBe(400);
+    expect(Object.keys(state(dir).customers)).toEqual(["c_001", "c_003", "c_004"]);
+
+    const done = await server.undo(cookie, runId, { dryRun: false, confirm: true });
+    expect(done.filter((e) => e.kind === "step").map((e) => [e.step.seq, e.step.label])).toEqual([
+      [3, "reverted [unverified]"],
+      [2, "reverted"],
+      [1, "reverted"],
+    ]);
+    expect(done.at(-1)).toEqual({ kind: "end", tone: "good", summary: `Run ${runId.slice(0, 8)} is rolled back: 3 calls reverted.`, halted: false, runStatus: "rolled_back" });
+    expect(state(dir).customers).toEqual(SEED);
+
+    const nothing = await server.undo(cookie, runId, { dryRun: true });
+    expect(nothing).toEqual([{ kind: "nothing", heading: expect.stringContaining("rolled_back"), text: "Nothing to undo: no call in this run changed anything." }]);
+  });
+
+  test("drift: the plan stops with both states side by side, and the real undo changes nothing", async () => {
+    const dir = crmFolder();
+    await agent(dir, [["update_customer", { id: "c_003", plan: "pro" }]]);
+    editState(dir, (s) => (s.customers.c_003.notes = "a person's note"));
+    const before = stateText(dir);
+    const runId = (await json(dir, ["list"]))[0].id;
+    const server = await ui(dir);
+    const cookie = await server.signIn();
+
+    const plan = await server.undo(cookie, runId, { dryRun: true });
+    const drift = plan.find((e) => e.kind === "step").step;
+    expect(drift).toMatchObject({ seq: 1, label: "DRIFT", tone: "stop", labels: ["expected (as the agent left it)", "actual (now)"] });
+    expect(drift.diff.filter((r: any) => !r.same)).toEqual([{ left: '  "notes": ""', right: `  "notes": "a person's note"`, same: false }]);
+    expect(plan.at(-1)).toMatchObject({ kind: "end", tone: "stop", halted: true, summary: "A real undo would stop at #1. 0 steps before it would be reverted." });
+
+    const done = await server.undo(cookie, runId, { dryRun: false, confirm: true });
+    expect(done.find((e) => e.kind === "step").step).toMatchObject({ label: "DRIFT", diff: drift.diff });
+    const end = done.at(-1);
+    expect(end).toMatchObject({ kind: "end", halted: true, summary: `Stopped at #1; nothing older than it was touched. 0 reverted before stopping. Run ${runId.slice(0, 8)} is marked partial.` });
+    expect(end.continueWith).toBe(`When the cause is dealt with, continue with: synartesis undo ${runId.slice(0, 8)} --journal ${join(dir, "synartesis.db")}`);
+    expect(stateText(dir)).toBe(before);
+  });
+});
+
+describe("live updates and the command", () => {
+  test("waits for a journal that does not exist yet; the event stream says when the journal changes, the page's own decisions included", async () => {
+    const dir = crmFolder();
+    const server = await ui(dir);
+    expect(server.stdout).toContain("(none yet: runs appear once an agent connects through the proxy)");
+    const cookie = await server.signIn();
+    expect(await (await server.request("/api/runs", { cookie })).json()).toEqual({ journal: join(dir, "synartesis.db"), missing: true, waiting: 0 });
+
+    const events = await server.request("/api/events", { cookie });
+    expect(events.headers.get("content-type")).toBe("text/event-stream; charset=utf-8");
+    const reader = events.body!.pipeThrough(new TextDecoderStream()).getReader();
+    const nextChange = async () => {
+      let seen = "";
+      while (!seen.includes("event: change\n")) seen += (await reader.read()).value ?? "";
+    };
+    await agent(dir, [["send_email", EMAIL]]);
+    await nextChange();
+    const gates = (await (await server.request("/api/gates", { cookie })).json()).view.gates;
+    expect(gates).toHaveLength(1);
+    await server.request(`/api/actions/${gates[0].id}/approve`, { cookie, method: "POST", body: { by: "alice" } });
+    await nextChange();
+    await reader.cancel();
+    expect(await server.stop()).toBe(0);
+  });
+
+  test("opens the address with $BROWSER; refuses bad flags and a port in use", async () => {
+    const dir = crmFolder();
+    const opened = join(dir, "opened.txt");
+    const browser = join(dir, "browser.sh");
+    writeFileSync(browser, `#!/bin/sh\nprintf '%s\\n' "$@" > ${JSON.stringify(opened)}\n`);
+    chmodSync(browser, 0o755);
+    const server = await ui(dir, ["--open"], { BROWSER: browser });
+    const { waitFor } = await import("../fixtures/proxy-kit.ts");
+    expect(await waitFor("the browser to be started", () => readFileSync(opened, "utf8"))).toBe(`${server.url}\n`);
+
+    const busy = await run(["ui", "--no-open", "--port", String(server.port)], { cwd: dir });
+    expect(busy).toMatchObject({ code: 2, stdout: "" });
+    expect(busy.stderr).toBe(`synartesis: port ${server.port} on 127.0.0.1 is in use\nChoose another with --port, or --port 0 for any free port.\n`);
+    const badPort = await run(["ui", "--port", "http"], { cwd: dir });
+    expect(badPort).toMatchObject({ code: 2, stderr: 'synartesis: --port needs a port number from 0 to 65535 (got "http") (see synartesis ui --help)\n' });
+    expect((await run(["ui", "--bogus"], { cwd: dir })).stderr).toBe("synartesis: unknown flag --bogus (see synartesis ui --help)\n");
+    expect((await run(["--help"])).stdout).toContain("  ui       Serve the review page");
+  });
+});

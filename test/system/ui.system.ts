@@ -1,0 +1,319 @@
+// The review page in a real browser (R-UI-1…4): Debian's Chromium driven by
+// playwright-core against `synartesis ui` from the built binary, with real
+// agents talking to the toy CRM through `synartesis proxy`. It writes the
+// README's screenshots to demo/screenshots/. A whole-system check: .ci/run runs
+// it (and installs Chromium first); it fails, never skips, without a browser.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { existsSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
+import { BIN, LineSession, ROOT } from "../helpers.ts";
+import { agent, cli, crmFolder, editState, journalRows, state, stateText, type Call } from "../fixtures/counting-support.ts";
+import { crmStateText } from "../fixtures/proxy-kit.ts";
+import { UiProcess } from "../fixtures/ui-kit.ts";
+
+const CHROMIUM = process.env.SYNARTESIS_CHROMIUM ?? "/usr/bin/chromium";
+const SCREENSHOTS = join(ROOT, "demo", "screenshots");
+const WIDE = { width: 1280, height: 800 };
+const NARROW = { width: 390, height: 844 };
+const EMAIL = { to: "ada@example.com", subject: "Your plan changed", body: "You are now on the free plan." };
+const XSS = "<img src=x onerror=alert(1)>";
+/** A right-to-left override: "Invoice \u202Efdp.exe" would read as "Invoice exe.pdf". */
+const BIDI = "Invoice \u202Efdp.exe";
+
+let browser: Browser;
+const cleanups: Array<() => Promise<unknown>> = [];
+
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM}: install Debian's chromium (apt-get install -y chromium) or set SYNARTESIS_CHROMIUM`);
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+  });
+  mkdirSync(SCREENSHOTS, { recursive: true });
+});
+
+afterAll(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => {});
+  await browser?.close();
+});
+
+async function startUi(dir: string): Promise<UiProcess> {
+  const ui = await UiProcess.start(dir);
+  cleanups.push(() => ui.stop());
+  return ui;
+}
+
+/** A fresh browser (no cookie, empty storage) signed in through the printed address; every dialog is recorded. */
+async function signedIn(ui: UiProcess, viewport = WIDE): Promise<{ context: BrowserContext; page: Page; dialogs: string[] }> {
+  const context = await browser.newContext({ viewport });
+  cleanups.push(() => context.close());
+  const page = await context.newPage();
+  const dialogs: string[] = [];
+  page.on("dialog", (dialog) => {
+    dialogs.push(dialog.message());
+    void dialog.dismiss();
+  });
+  await page.goto(ui.url);
+  expect(new URL(page.url()).search).toBe(""); // the token left the address bar
+  return { context, page, dialogs };
+}
+
+async function liveAgent(dir: string, name: string): Promise<LineSession & { call(id: number, tool: string, args: unknown): Promise<any> }> {
+  const session = new LineSession([BIN, "proxy"], { cwd: dir });
+  cleanups.push(() => session.close());
+  await session.initialize(name);
+  return Object.assign(session, {
+    call: async (id: number, tool: string, args: unknown) => (await session.request(id, "tools/call", { name: tool, arguments: args })).result,
+  });
+}
+
+const shot = (page: Page, name: string) => page.screenshot({ path: join(SCREENSHOTS, name), fullPage: true });
+const collapse = (text: string) => text.replace(/\s+/g, " ").trim();
+
+/** The text lines of each undo step on the page, as the CLI would print them (the side-by-side table left out). */
+async function stepLines(page: Page): Promise<string[]> {
+  return page.locator(".steps > li").evaluateAll((items) =>
+    items.flatMap((item) => Array.from(item.children).filter((child) => child.tagName === "P").map((p) => (p as HTMLElement).innerText)),
+  );
+}
+
+describe("the review page in Chromium", () => {
+  test("an agent's run appears live, and its calls as it makes them", async () => {
+    const dir = crmFolder();
+    const ui = await startUi(dir);
+    const { page } = await signedIn(ui);
+    await expect(page.getByText("No journal yet.", { exact: false }).isVisible()).resolves.toBe(true);
+    await page.evaluate(() => ((window as any).stillThisPage = true));
+
+    const claude = await liveAgent(dir, "claude-code");
+    await claude.call(1, "update_customer", { id: "c_001", plan: "free", notes: "downgraded by mistake" });
+    const row = page.locator("table.runs tbody tr", { hasText: "claude-code" });
+    await row.waitFor();
+    await expect(row.locator("td[data-label=Status]").innerText()).resolves.toBe("active");
+
+    await row.getByRole("link").click();
+    await page.locator(".call", { hasText: "crm.update_customer" }).waitFor();
+    await page.evaluate(() => ((window as any).stillThisPage = true));
+    await claude.call(2, "delete_customer", { id: "c_002" });
+    await claude.call(3, "create_customer", { name: "Bogus Person", email: "bogus@example.com" });
+    // The call appears while it runs, then shows the inverse resolved from its result.
+    await page.locator(".call", { hasText: 'crm.delete_customer {"id":"c_004"}' }).waitFor();
+    expect(await page.evaluate(() => (window as any).stillThisPage)).toBe(true); // no reload: it came over the event stream
+    const update = page.locator(".call", { hasText: "crm.update_customer" });
+    await expect(update.locator("tr.changed").count()).resolves.toBe(2); // plan and notes, marked ≠
+    await expect(update.locator("tr.changed").first().innerText()).resolves.toContain('"plan": "pro"');
+    await shot(page, "run.png");
+
+    await claude.close();
+    await page.goto(`${ui.base}/`);
+    await page.locator("table.runs tbody tr td[data-label=Status]", { hasText: "complete" }).waitFor();
+    await shot(page, "runs.png");
+  });
+
+  test("a held send_email is approved from the page with the keyboard; the agent's retry sends it once; the name is remembered", async () => {
+    const dir = crmFolder();
+    const ui = await startUi(dir);
+    const { page } = await signedIn(ui);
+    await page.goto(`${ui.base}/gates`);
+    const bot = await liveAgent(dir, "mail-bot");
+    expect((await bot.call(1, "send_email", EMAIL)).isError).toBe(true);
+    const gate = page.locator(".gate", { hasText: "ada@example.com" });
+    await gate.waitFor();
+    await expect(page.locator("#waiting").innerText()).resolves.toBe("(1)");
+    await page.locator("#decider").fill("Alice Example");
+    await shot(page, "gates.png");
+
+    // Keyboard only: Tab from the name field to Approve, whose focus is visible, then Enter.
+    await page.locator("#decider").focus();
+    for (let i = 0; i < 10 && !(await page.evaluate(() => document.activeElement?.textContent === "Approve")); i++) await page.keyboard.press("Tab");
+    expect(await page.evaluate(() => document.activeElement?.tagName)).toBe("BUTTON");
+    expect(await page.evaluate(() => getComputedStyle(document.activeElement!).outlineStyle)).not.toBe("none");
+    await page.keyboard.press("Enter");
+    await page.locator(".outcomes li", { hasText: "(by Alice Example). It runs once" }).waitFor();
+    await gate.waitFor({ state: "detached" });
+    expect(journalRows(dir, "SELECT status, approved_by FROM actions")).toEqual([{ status: "approved", approved_by: "Alice Example" }]);
+
+    const sent = await bot.call(2, "send_email", EMAIL);
+    expect(sent.isError).toBeUndefined();
+    expect(state(dir).outbox.map((m: any) => m.to)).toEqual(["ada@example.com"]);
+    expect((await bot.call(3, "send_email", EMAIL)).isError).toBe(true); // once: the next try is held again
+    expect(state(dir).outbox).toHaveLength(1);
+
+    await page.reload();
+    await expect(page.locator("#decider").inputValue()).resolves.toBe("Alice Example");
+  });
+
+  test("another is denied with a reason, and the agent's retry is told that reason", async () => {
+    const dir = crmFolder();
+    const ui = await startUi(dir);
+    const bot = await liveAgent(dir, "mail-bot");
+    const other = { ...EMAIL, to: "grace@example.com" };
+    expect((await bot.call(1, "send_email", other)).isError).toBe(true);
+    const { page } = await signedIn(ui);
+    await page.goto(`${ui.base}/gates`);
+    await page.locator("#decider").fill("Bob Example");
+    const gate = page.locator(".gate", { hasText: "grace@example.com" });
+    await gate.getByLabel("Reason (told to the agent)").fill("Grace renews in March; not before the contract is signed");
+    await gate.getByRole("button", { name: "Deny" }).click();
+    await page.locator(".outcomes li", { hasText: "(by Bob Example: Grace renews in March; not before the contract is signed)" }).waitFor();
+    const retry = await bot.call(2, "send_email", other);
+    expect(retry.isError).toBe(true);
+    expect(retry.content[0].text).toContain("Bob Example denied it at");
+    expect(retry.content[0].text).toContain("with the reason: Grace renews in March; not before the contract is signed.");
+    expect(existsSync(join(dir, "crm.json")) ? state(dir).outbox : []).toEqual([]);
+  });
+
+  test("a run is undone from the page after its plan — the CLI's dry run, line for line — and the CRM's state file equals the seed", async () => {
+    const dir = crmFolder();
+    const damage: Call[] = [
+      ["update_customer", { id: "c_001", plan: "free", notes: "downgraded by mistake" }],
+      ["delete_customer", { id: "c_002" }],
+      ["update_customer", { id: "c_003", plan: "enterprise" }],
+      ["update_customer", { id: "c_003", notes: "VIP" }],
+    ];
+    await agent(dir, damage, { name: "careless-agent" });
+    const damaged = stateText(dir);
+    const ui = await startUi(dir);
+    const { page } = await signedIn(ui);
+    await page.locator("table.runs tbody tr a").click();
+    await page.getByRole("button", { name: "Show the undo plan" }).click();
+    await page.locator(".undo-output .summary").waitFor();
+
+    const dry = (await cli(dir, ["undo", "--dry-run"])).stdout.trimEnd().split("\n");
+    expect(collapse(await page.locator(".undo-heading").innerText())).toBe(collapse(dry[0]!));
+    expect((await stepLines(page)).map(collapse)).toEqual(dry.slice(2, -2).map(collapse));
+    await expect(page.locator(".undo-output .summary").innerText()).resolves.toBe("4 calls would be reverted.");
+    expect(stateText(dir)).toBe(damaged); // the plan changed nothing
+    await shot(page, "undo-plan.png");
+
+    await page.getByRole("button", { name: "Confirm: undo this run" }).click();
+    const summary = page.locator(".undo-output .summary.tone-good");
+    await summary.waitFor();
+    await expect(summary.innerText()).resolves.toMatch(/^Run [0-9a-f]{8} is rolled back: 4 calls reverted\.$/);
+    await expect(page.locator(".steps > li .label").allInnerTexts()).resolves.toEqual(["reverted", "reverted", "reverted", "reverted"]);
+    expect(stateText(dir)).toBe(crmStateText());
+    await shot(page, "undo-done.png");
+  });
+
+  test("drift is shown as a side-by-side diff and nothing is changed", async () => {
+    const dir = crmFolder();
+    await agent(dir, [["update_customer", { id: "c_003", plan: "pro" }]], { name: "upsell-agent" });
+    editState(dir, (s) => (s.customers.c_003.notes = "Asked us to call back on Monday"));
+    const before = stateText(dir);
+    const ui = await startUi(dir);
+    const { page } = await signedIn(ui);
+    await page.locator("table.runs tbody tr a").click();
+    await page.getByRole("button", { name: "Show the undo plan" }).click();
+    const step = page.locator(".steps > li.tone-stop");
+    await step.waitFor();
+    await expect(step.locator(".label").innerText()).resolves.toBe("DRIFT");
+    const diff = step.locator("table.diff");
+    await expect(diff.locator("thead").innerText()).resolves.toContain("expected (as the agent left it)");
+    await expect(diff.locator("tr.changed").count()).resolves.toBe(1);
+    await expect(diff.locator("tr.changed").innerText()).resolves.toContain('"notes": "Asked us to call back on Monday"');
+    await expect(page.locator(".undo-output .summary").innerText()).resolves.toBe("A real undo would stop at #1. 0 steps before it would be reverted.");
+    await shot(page, "drift.png");
+
+    await page.getByRole("button", { name: "Undo up to the stop" }).click();
+    await page.locator(".undo-output .summary.tone-stop").waitFor();
+    await expect(page.locator(".steps > li.tone-stop table.diff tr.changed").count()).resolves.toBe(1);
+    await expect(page.locator(".undo-output").innerText()).resolves.toContain("When the cause is dealt with, continue with: synartesis undo");
+    expect(stateText(dir)).toBe(before);
+  });
+
+  test("a customer named like markup renders as text, everywhere", async () => {
+    const dir = crmFolder();
+    await agent(dir, [["create_customer", { name: XSS, email: "x@example.com", notes: BIDI }], ["send_email", { to: "x@example.com", subject: XSS, body: XSS }]], { name: XSS });
+    const ui = await startUi(dir);
+    const { page, dialogs } = await signedIn(ui);
+    const label = page.locator("table.runs tbody tr td[data-label=Agent]");
+    await expect(label.innerText()).resolves.toBe(XSS);
+    await page.locator("table.runs tbody tr th a").click();
+    await page.locator(".call", { hasText: "crm.create_customer" }).waitFor();
+    await expect(page.locator("h1").innerText()).resolves.toContain(XSS);
+    const args = await page.locator(".call", { hasText: "crm.create_customer" }).locator("pre.json").first().innerText();
+    expect(args).toContain(`"name": "${XSS}"`);
+    expect(args).toContain(`"notes": "Invoice \ufffdfdp.exe"`); // control and bidi characters are shown, not obeyed
+    await page.goto(`${ui.base}/gates`);
+    await page.locator(".gate").waitFor();
+    await expect(page.locator(".gate pre.json").first().innerText()).resolves.toContain(`"subject": "${XSS}"`);
+    for (const path of ["/", "/gates"]) {
+      await page.goto(`${ui.base}${path}`);
+      await page.locator("main h1").waitFor();
+      expect(await page.locator("img").count()).toBe(0);
+    }
+    expect(dialogs).toEqual([]);
+  });
+
+  test("a request without the token, or from another origin, is refused", async () => {
+    const dir = crmFolder();
+    await agent(dir, [["send_email", EMAIL]]);
+    const ui = await startUi(dir);
+    const [gated] = journalRows(dir, "SELECT id FROM actions");
+
+    // No token: the page says how to sign in, and the API refuses.
+    const stranger = await browser.newContext();
+    cleanups.push(() => stranger.close());
+    const nobody = await stranger.newPage();
+    const answer = await nobody.goto(`${ui.base}/gates`);
+    expect(answer?.status()).toBe(401);
+    await expect(nobody.locator("body").innerText()).resolves.toContain("Not signed in");
+
+    // Signed in, then a page on another origin (same site: 127.0.0.1, another port) tries to approve and to read.
+    const { page } = await signedIn(ui);
+    const attacker = Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      fetch: () =>
+        new Response(
+          `<!doctype html><title>attacker</title><form id=f method=POST action="${ui.base}/api/actions/${gated.id}/approve" enctype="text/plain"><input name='{"by":"mallory","x":"' value='"}'></form>`,
+          { headers: { "Content-Type": "text/html" } },
+        ),
+    });
+    cleanups.push(async () => attacker.stop(true));
+    await page.goto(`http://127.0.0.1:${attacker.port}/`);
+    const attempts = await page.evaluate(async ({ base, id }) => {
+      const outcome = async (attempt: () => Promise<Response>) => {
+        try {
+          const response = await attempt();
+          return `answered ${response.status}`;
+        } catch (error) {
+          return `blocked: ${(error as Error).name}`;
+        }
+      };
+      return {
+        approve: await outcome(() =>
+          fetch(`${base}/api/actions/${id}/approve`, { method: "POST", credentials: "include", mode: "no-cors", headers: { "Content-Type": "text/plain" }, body: '{"by":"mallory"}' }),
+        ),
+        read: await outcome(() => fetch(`${base}/api/gates`, { credentials: "include" })),
+      };
+    }, { base: ui.base, id: gated.id });
+    expect(attempts.read).toBe("blocked: TypeError"); // no CORS: another origin cannot read the answer
+    // Sent, and its answer withheld from the other origin (opaque, or blocked by Cross-Origin-Resource-Policy).
+    expect(["answered 0", "blocked: TypeError"]).toContain(attempts.approve);
+    const submitted = page.waitForResponse((response) => response.url().includes("/approve"));
+    await page.evaluate(() => (document.getElementById("f") as HTMLFormElement).submit());
+    expect((await submitted).status()).toBe(403);
+    expect(journalRows(dir, "SELECT status, approved_by FROM actions")).toEqual([{ status: "gated", approved_by: null }]);
+  });
+
+  test("readable in a narrow window: nothing wider than the screen", async () => {
+    const dir = crmFolder();
+    await agent(dir, [["update_customer", { id: "c_001", plan: "free", notes: "a much longer note that would not fit on a phone's screen in one line" }], ["send_email", EMAIL]], { name: "phone-check" });
+    const ui = await startUi(dir);
+    const { page } = await signedIn(ui, NARROW);
+    const fits = () => page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth);
+    await page.locator("table.runs tbody tr").waitFor();
+    expect(await fits()).toBe(true);
+    await page.locator("table.runs tbody tr th a").click();
+    await page.locator(".call").first().waitFor();
+    await page.getByRole("button", { name: "Show the undo plan" }).click();
+    await page.locator(".undo-output .summary").waitFor();
+    expect(await fits()).toBe(true);
+    await shot(page, "narrow.png");
+    await page.goto(`${ui.base}/gates`);
+    await page.locator(".gate").waitFor();
+    expect(await fits()).toBe(true);
+  });
+});

@@ -1,0 +1,66 @@
+// The review page's pure request checks (R-UI-4), the browser opener's
+// command line, and the page's files built from source.
+import { describe, expect, test } from "bun:test";
+import { openerCommand } from "../../src/browser.ts";
+import { loadAssets } from "../../src/ui/assets.ts";
+import { cookieValue, hostAllowed, newToken, sameOrigin, tokenMatches } from "../../src/ui/guard.ts";
+
+describe("Host", () => {
+  test("the bound address and localhost, on any port; nothing else", () => {
+    for (const host of ["127.0.0.1:4000", "127.0.0.1", "localhost:8080", "LOCALHOST:1", "localhost"]) expect(hostAllowed(host, "127.0.0.1")).toBe(true);
+    for (const host of [null, "", "attacker.example", "attacker.example:4000", "127.0.0.1.attacker.example:4000", "localhost.attacker.example", "127.0.0.2:4000", "127.0.0.1:4000:5", "127.0.0.1:port", "[::1]:4000"]) {
+      expect(hostAllowed(host, "127.0.0.1")).toBe(false);
+    }
+    expect(hostAllowed("[::1]:4000", "::1")).toBe(true);
+  });
+});
+
+describe("same origin", () => {
+  const headers = (values: Record<string, string>) => new Headers({ host: "127.0.0.1:4000", ...values });
+  test("the page's own Origin, with Sec-Fetch-Site same-origin or none sent", () => {
+    expect(sameOrigin(headers({ origin: "http://127.0.0.1:4000", "sec-fetch-site": "same-origin" }))).toEqual({ ok: true });
+    expect(sameOrigin(headers({ origin: "http://127.0.0.1:4000" }))).toEqual({ ok: true });
+  });
+  test("refused: no Origin, another origin (another port or scheme too), or a browser that says it is not same-origin", () => {
+    expect(sameOrigin(headers({}))).toEqual({ ok: false, why: "the request carries no Origin header" });
+    for (const origin of ["http://attacker.example", "http://127.0.0.1:4001", "https://127.0.0.1:4000", "null"]) {
+      expect(sameOrigin(headers({ origin }))).toEqual({ ok: false, why: `the request comes from another origin (${origin})` });
+    }
+    for (const site of ["same-site", "cross-site", "none"]) {
+      expect(sameOrigin(headers({ origin: "http://127.0.0.1:4000", "sec-fetch-site": site }))).toEqual({ ok: false, why: `the browser says the request is ${site}` });
+    }
+  });
+});
+
+describe("cookie and token", () => {
+  test("a cookie's value by exact name", () => {
+    expect(cookieValue("a=1; synartesis_ui_4000=tok; b=2", "synartesis_ui_4000")).toBe("tok");
+    expect(cookieValue("xsynartesis_ui_4000=tok", "synartesis_ui_4000")).toBeUndefined();
+    expect(cookieValue(null, "synartesis_ui_4000")).toBeUndefined();
+  });
+  test("tokens: 43 URL-safe characters, each one new; compared whole", () => {
+    const token = newToken();
+    expect(token).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(newToken()).not.toBe(token);
+    expect(tokenMatches(token, token)).toBe(true);
+    for (const other of [undefined, null, "", token.slice(0, -1), `${token}x`, newToken()]) expect(tokenMatches(other, token)).toBe(false);
+  });
+});
+
+describe("opening the browser", () => {
+  const url = "http://127.0.0.1:4000/?token=t";
+  test("$BROWSER first (its first command; %s is the address), else the platform's opener", () => {
+    expect(openerCommand(url, { BROWSER: "firefox" }, "linux")).toEqual(["firefox", url]);
+    expect(openerCommand(url, { BROWSER: "w3m -o x=1:lynx" }, "linux")).toEqual(["w3m", "-o", "x=1", url]);
+    expect(openerCommand(url, { BROWSER: "mybrowser --new %s --flag" }, "linux")).toEqual(["mybrowser", "--new", url, "--flag"]);
+    expect(openerCommand(url, {}, "linux")).toEqual(["xdg-open", url]);
+    expect(openerCommand(url, { BROWSER: "" }, "darwin")).toEqual(["open", url]);
+  });
+});
+
+test("running from source, the page is built from src/ui/page: one HTML file, its script and its style sheet", async () => {
+  const assets = await loadAssets();
+  const html = await assets.html.body.text();
+  expect([...assets.files.keys()].map((path) => path.split(".").pop()).sort()).toEqual(["css", "js"]);
+  for (const path of assets.files.keys()) expect(html).toContain(`"${path}"`);
+});
