@@ -9,10 +9,10 @@
 //                                  (test/fixtures/stdio-over-http.ts, one child per session)
 //   stdio proxy via bridge         dist/synartesis proxy (test/fixtures/conformance.yaml)
 //                                  in front of the fixture, through the same bridge
-// A column is a name and how to start its target and learn its URL; for
-// `synartesis proxy --http`, which wants a token the suite cannot send:
-//   { name: "proxy --http", start: async (ws) => behindBearer(TOKEN, await serve(ws, "proxy-http",
-//       [BIN, "proxy", "--http", "0", "--manifest", MANIFEST, "--journal", ws.journal], { SYNARTESIS_TOKEN: TOKEN })) },
+// A column is a name and how to start its target and learn its URL. For
+// `synartesis proxy --http`, which wants a token the suite cannot send, it is:
+//   { name: "proxy --http", start: async (ws) => behindBearer(FORWARDER_TOKEN, await serve(ws, "proxy-http",
+//       [BIN, "proxy", "--http", "0", "--manifest", MANIFEST, "--journal", ws.journal], { SYNARTESIS_TOKEN: FORWARDER_TOKEN })) },
 //
 //   bun bench/conformance.ts [--scenario NAME]…
 // Exit 0 when every scenario that passes for the control passes for every
