@@ -1,0 +1,64 @@
+// The MCP Inspector CLI (@modelcontextprotocol/inspector 2.12.0), a real MCP
+// client, starting the built `synartesis proxy` over stdio in front of the toy
+// CRM: it lists the tools, calls one (journalled under the Inspector's name),
+// and a gated call is held until `synartesis approve`, then runs once. Its
+// exit codes: 0 success, 5 when the tool answers isError.
+// The package declares Node >= 22.19, but its --cli mode runs on this
+// machine's Node 20 (measured), so it runs with the `node` on PATH.
+import { expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { ADA, crmStateText, crmWorkspace, journalRows, journalRuns, type Workspace } from "../fixtures/proxy-kit.ts";
+import { BIN, NODE_MODULES, run, type RunResult } from "../helpers.ts";
+
+const INSPECTOR = join(NODE_MODULES, "@modelcontextprotocol", "inspector", "clients", "launcher", "build", "index.js");
+
+async function inspector(ws: Workspace, args: string[]): Promise<RunResult> {
+  return run([INSPECTOR, "--cli", BIN, "proxy", "--manifest", ws.manifest, ...args], { bin: "node", cwd: ws.dir });
+}
+
+test("mcp-inspector --cli lists the toy CRM's tools through the proxy", async () => {
+  const ws = crmWorkspace(crmStateText());
+  const listed = await inspector(ws, ["--method", "tools/list"]);
+  expect([listed.code, listed.stderr]).toEqual([0, ""]);
+  const tools = JSON.parse(listed.stdout).tools as Array<{ name: string; annotations?: { readOnlyHint?: boolean } }>;
+  expect(tools.map((tool) => tool.name).sort()).toEqual(["create_customer", "delete_customer", "get_customer", "restore_customer", "send_email", "update_customer"]);
+  expect(tools.find((tool) => tool.name === "get_customer")!.annotations?.readOnlyHint).toBe(true);
+  expect(journalRuns(ws.journal).map((r) => [r.label, r.status])).toEqual([["inspector-cli", "complete"]]);
+});
+
+test("mcp-inspector --cli calls get_customer through the proxy: the record comes back and the call is journalled", async () => {
+  const ws = crmWorkspace(crmStateText());
+  const called = await inspector(ws, ["--method", "tools/call", "--tool-name", "get_customer", "--tool-arg", "id=c_001"]);
+  expect([called.code, called.stderr]).toEqual([0, ""]);
+  const result = JSON.parse(called.stdout);
+  expect(result.structuredContent).toEqual(ADA);
+  expect(JSON.parse(result.content[0].text)).toEqual(ADA);
+  expect(journalRows(ws.journal).map((row) => [row.tool, row.class, row.status, JSON.parse(row.args)])).toEqual([
+    ["get_customer", "readonly", "applied", { id: "c_001" }],
+  ]);
+});
+
+test("mcp-inspector --cli: send_email is held (exit 5, the approve command), runs once after `synartesis approve`", async () => {
+  const ws = crmWorkspace(crmStateText());
+  const email = ["--method", "tools/call", "--tool-name", "send_email", "--tool-arg", "to=ada@example.com", "subject=Hello", "body=Welcome back"];
+  const held = await inspector(ws, email);
+  expect(held.code).toBe(5);
+  const text: string = JSON.parse(held.stdout).content[0].text;
+  expect(text).toStartWith("HELD FOR APPROVAL — Synartesis did not run this call.");
+  const actionId = /Action id: ([0-9a-f]+)\./.exec(text)![1]!;
+  expect(JSON.parse(readFileSync(ws.state, "utf8")).outbox).toEqual([]);
+
+  const approved = await run(["approve", actionId, "--journal", ws.journal], { cwd: ws.dir });
+  expect(approved.code).toBe(0);
+  const sent = await inspector(ws, email);
+  expect([sent.code, sent.stderr]).toEqual([0, ""]);
+  expect(JSON.parse(readFileSync(ws.state, "utf8")).outbox.map((mail: Record<string, string>) => [mail.to, mail.subject, mail.body])).toEqual([
+    ["ada@example.com", "Hello", "Welcome back"],
+  ]);
+  // The held action keeps its approval; the call that ran is recorded next to it.
+  expect(journalRows(ws.journal).map((row) => [row.tool, row.status])).toEqual([
+    ["send_email", "approved"],
+    ["send_email", "applied"],
+  ]);
+});
