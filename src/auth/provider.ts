@@ -121,11 +121,15 @@ export class SynartesisOAuthProvider implements OAuthClientProvider {
     const scope = authorizationUrl.searchParams.get("scope") ?? undefined;
     const granted = new Set((this.store.read()?.tokens?.scope ?? "").split(" ").filter(Boolean));
     const more = (scope ?? "").split(" ").filter((s) => s && !granted.has(s));
-    const why = !this.store.read()?.tokens
+    const stored = this.store.read()?.tokens;
+    const renewable = stored?.refresh_token !== undefined && !this.deadRefreshTokens.has(stored.refresh_token);
+    const why = !stored
       ? "nobody has signed in yet"
       : granted.size && more.length
         ? `it asks for more access than was granted (${more.join(" ")})`
-        : "its sign-in has expired and could not be renewed";
+        : renewable
+          ? "the server refused the access this sign-in grants"
+          : "its sign-in has expired and could not be renewed";
     throw this.signInRequired(why, scope);
   }
 
