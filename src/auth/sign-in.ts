@@ -9,6 +9,7 @@ import { randomBytes } from "node:crypto";
 import { auth, discoverOAuthServerInfo, extractWWWAuthenticateParams } from "@modelcontextprotocol/sdk/client/auth.js";
 import { LATEST_PROTOCOL_VERSION } from "@modelcontextprotocol/sdk/types.js";
 import { SynartesisError } from "../errors.ts";
+import type { ServerSpec } from "../manifest/types.ts";
 import { VERSION } from "../version.ts";
 import { signInCommands, type OAuthServerSpec } from "./connection.ts";
 import { SynartesisOAuthProvider } from "./provider.ts";
@@ -88,8 +89,8 @@ export async function signIn(spec: OAuthServerSpec, options: SignInOptions): Pro
   }
 }
 
-/** What the server's 401 says: where its metadata is and what scope it wants. */
-async function probe(spec: OAuthServerSpec): Promise<{ resourceMetadataUrl?: URL; scope?: string }> {
+/** Ask the server without credentials; its 401 says where its metadata is and what scope it wants. */
+export async function probe(spec: Extract<ServerSpec, { kind: "url" }>): Promise<{ status: number; resourceMetadataUrl?: URL; scope?: string }> {
   let response: Response;
   try {
     response = await fetch(spec.url, {
@@ -107,9 +108,9 @@ async function probe(spec: OAuthServerSpec): Promise<{ resourceMetadataUrl?: URL
     throw new SynartesisError("server", `could not reach server "${spec.name}" at ${spec.url}: ${(error as Error).message}`);
   }
   await response.body?.cancel().catch(() => {});
-  if (response.status !== 401) return {};
+  if (response.status !== 401) return { status: response.status };
   const { resourceMetadataUrl, scope } = extractWWWAuthenticateParams(response);
-  return { ...(resourceMetadataUrl ? { resourceMetadataUrl } : {}), ...(scope ? { scope } : {}) };
+  return { status: 401, ...(resourceMetadataUrl ? { resourceMetadataUrl } : {}), ...(scope ? { scope } : {}) };
 }
 
 type Outcome = { code: string; state: string | null } | { error: string; description: string | null; state: string | null };

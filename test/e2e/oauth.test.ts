@@ -209,3 +209,29 @@ describe("a session that uses the sign-in", () => {
     await client.close();
   });
 });
+
+describe("init --url", () => {
+  test("a remote server that answers 401 is signed in to, then drafted with auth: oauth", async () => {
+    const { server, dir, env } = project();
+    const manifest = join(dir, "remote", "synartesis.yaml");
+    const init = await run(["init", "notes", "--url", server.url, "--manifest", manifest], { cwd: dir, env });
+    expect(init.stderr).toContain('To sign in to server "notes", open this address in a browser:');
+    expect(init.code).toBe(0);
+    expect(init.stdout).toContain(`Wrote ${manifest}: server "notes" (3 tools).`);
+    expect(init.stdout).toContain("it signs in with OAuth (auth: oauth)");
+    const written = readFileSync(manifest, "utf8");
+    expect(written).toContain(`  notes:\n    url: ${server.url}\n    auth: oauth\n`);
+    expect(written).toContain('- match: notes.list_notes\n    class: readonly');
+    expect(written).toContain("# TODO notes.add_note: gated until you decide.");
+    // The sign-in is kept: check starts the server with it, without a browser.
+    const check = await run(["check", "--manifest", manifest], { cwd: dir, env: { ...env, BROWSER: "false" } });
+    expect(check.code).toBe(0);
+    expect(check.stdout).toContain("3 tools");
+    expect(server.counts.authorizations).toBe(1);
+  });
+
+  test("--url and a command are not both given", async () => {
+    const r = await run(["init", "x", "--url", "http://127.0.0.1:9/mcp", "--", "cmd"], { cwd: tempDir() });
+    expect(r).toMatchObject({ code: 2, stderr: expect.stringContaining("give either --url URL or a command after --, not both") });
+  });
+});
