@@ -42,7 +42,7 @@ export class CredentialStore {
   readonly path: string;
   private readonly dir: string;
   private readonly key: string;
-  private cached: { mtimeMs: number; size: number; credentials: Credentials } | undefined;
+  private cached: { ino: number; mtimeMs: number; size: number; credentials: Credentials } | undefined;
 
   constructor(
     serverUrl: string,
@@ -76,7 +76,8 @@ export class CredentialStore {
         `Make it private with \`chmod 600 ${this.path}\`, or remove it with \`${this.commands.logout}\` and sign in again.`,
       ]);
     }
-    if (this.cached && this.cached.mtimeMs === stat.mtimeMs && this.cached.size === stat.size) return this.cached.credentials;
+    // Every write renames a new file into place, so a new inode means new contents.
+    if (this.cached && this.cached.ino === stat.ino && this.cached.mtimeMs === stat.mtimeMs && this.cached.size === stat.size) return this.cached.credentials;
     let credentials: Credentials;
     try {
       credentials = JSON.parse(readFileSync(this.path, "utf8")) as Credentials;
@@ -86,7 +87,7 @@ export class CredentialStore {
     if (credentials === null || typeof credentials !== "object" || credentials.serverUrl !== this.key) {
       throw this.refuse(`it holds credentials for another server`);
     }
-    this.cached = { mtimeMs: stat.mtimeMs, size: stat.size, credentials };
+    this.cached = { ino: stat.ino, mtimeMs: stat.mtimeMs, size: stat.size, credentials };
     return credentials;
   }
 

@@ -210,6 +210,22 @@ describe("a session that uses the sign-in", () => {
   });
 });
 
+test("a client that declines the offered sign-in gets the tool error naming login, and the row is failed", async () => {
+  const { server, dir, env } = project();
+  expect((await run(["login", "notes"], { cwd: dir, env })).code).toBe(0);
+  const { client } = await connect(BIN, ["proxy"], { cwd: dir, env, capabilities: { elicitation: { url: {} } } });
+  client.setRequestHandler(ElicitRequestSchema, async () => ({ action: "decline" }));
+  server.revokeAll();
+  const result = await client.callTool({ name: "add_note", arguments: { text: "declined" } });
+  expect(result.isError).toBe(true);
+  expect(text(result)).toContain("the sign-in offered through the client was declined");
+  expect(text(result)).toContain("login notes --manifest");
+  await client.close();
+  const actions = JSON.parse((await run(["show", "--json"], { cwd: dir })).stdout).actions;
+  expect(actions.map((a: any) => a.status)).toEqual(["failed"]);
+  expect(server.executed).toEqual([]);
+});
+
 describe("init --url", () => {
   test("a remote server that answers 401 is signed in to, then drafted with auth: oauth", async () => {
     const { server, dir, env } = project();
