@@ -109,7 +109,8 @@ describe("login", () => {
 describe("a session that uses the sign-in", () => {
   test("an expired access token is refreshed mid-run: no call lost or repeated; a revoked sign-in fails the call, naming login", async () => {
     const { server, dir, env } = project();
-    expect((await run(["login", "notes"], { cwd: dir, env })).code).toBe(0);
+    const login = await run(["login", "notes"], { cwd: dir, env });
+    expect(login.code).toBe(0);
     const { client, stderr } = await connect(BIN, ["proxy", "--log-level", "debug"], { cwd: dir, env, name: "oauth-agent" });
     expect(text(await client.callTool({ name: "add_note", arguments: { text: "first" } }))).toBe('{"id":"n1"}');
 
@@ -138,8 +139,11 @@ describe("a session that uses the sign-in", () => {
     expect(actions.at(-1)).toMatchObject({ tool: "add_note", status: "failed", error: expect.stringContaining("login notes --manifest") });
 
     // No token text in the journal file, the proxy's stderr, or --json output.
-    const journalBytes = readFileSync(join(dir, "synartesis.db")).toString("latin1");
-    const everything = [journalBytes, stderr(), shown.stdout, shown.stderr].join("\n");
+    const journalBytes = readdirSync(dir)
+      .filter((f) => f.startsWith("synartesis.db"))
+      .map((f) => readFileSync(join(dir, f)).toString("latin1"))
+      .join("\n");
+    const everything = [journalBytes, stderr(), shown.stdout, shown.stderr, login.stdout, login.stderr].join("\n");
     expect(server.issued.length).toBeGreaterThanOrEqual(4);
     for (const token of server.issued) expect(everything.includes(token)).toBe(false);
   });
