@@ -31,14 +31,14 @@ export default defineCommand({
     server: { type: "positional", required: true, description: "The server's name in the manifest" },
     ...manifestArg,
     timeout: { type: "string", valueHint: "seconds", description: `How long to wait for the browser to come back (default: ${SIGN_IN_TIMEOUT_MS / 1000})` },
-    "no-browser": { type: "boolean", description: "Only print the address; do not start a browser" },
+    browser: { type: "boolean", default: true, description: "Start a browser on the address (--no-browser only prints it)" },
   },
   async run({ args }) {
     const timeout = args.timeout === undefined ? SIGN_IN_TIMEOUT_MS / 1000 : Number(args.timeout);
     if (!(timeout > 0)) throw new SynartesisError("usage", `--timeout must be a positive number of seconds (got "${args.timeout}")`);
     const manifest = loadManifest(findManifest(process.cwd(), args.manifest));
     const spec = oauthServer(manifest, args.server);
-    const signedIn = await signIn(spec, { present: showInBrowser(spec.name, Boolean(args["no-browser"])), timeoutMs: timeout * 1000 });
+    const signedIn = await signIn(spec, { present: showInBrowser(spec.name, args.browser === false), timeoutMs: timeout * 1000 });
     writeLines([
       `Signed in to server "${spec.name}" (${spec.url})${signedIn.scope ? ` with scope ${signedIn.scope}` : ""}.`,
       `The credentials are kept in ${signedIn.credentialsPath} (readable only by you); \`synartesis logout ${spec.name}\` removes them.`,

@@ -89,10 +89,12 @@ describe("login", () => {
     }
   });
 
-  test("a browser that never comes back times out", async () => {
-    const { dir, env } = project();
-    const login = await run(["login", "notes", "--timeout", "1"], { cwd: dir, env: { ...env, BROWSER: "true" } });
+  test("a browser that never comes back times out (--no-browser: only the address is printed)", async () => {
+    const { server, dir, env } = project();
+    const login = await run(["login", "notes", "--timeout", "1", "--no-browser"], { cwd: dir, env });
     expect(login.code).toBe(1);
+    expect(login.stderr).toContain("/authorize?");
+    expect(server.counts.authorizations).toBe(0);
     expect(login.stderr).toContain('the sign-in to server "notes" was not finished within 1 second. Nothing was saved; run `');
   });
 
