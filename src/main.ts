@@ -21,6 +21,8 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandMod
   deny: { summary: "Deny a held call (the agent is told why on its next retry)", load: () => import("./commands/deny.ts") },
   watch: { summary: "Live view of calls, runs and pending approvals", load: () => import("./commands/watch.ts") },
   ui: { summary: "Serve the review page: runs, calls, approvals and undo in a browser", load: () => import("./commands/ui.ts") },
+  login: { summary: "Sign in to a url server that declares auth: oauth (opens a browser)", load: () => import("./commands/login.ts") },
+  logout: { summary: "Forget the sign-in kept for a server", load: () => import("./commands/logout.ts") },
   close: { summary: "Mark an abandoned active run complete", load: () => import("./commands/close.ts") },
   "toy-crm": { summary: "A toy CRM MCP server built into the binary, to try the whole loop", load: () => import("./commands/toy-crm.ts") },
 };

@@ -1,16 +1,17 @@
 // `synartesis init NAME -- COMMAND ARGS…`: start a server, list its tools and
 // write (or extend) the manifest with a first policy (R-CLI-2).
 import { defineCommand } from "citty";
-import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { dirname, isAbsolute, resolve } from "node:path";
 import { SynartesisError } from "../errors.ts";
 import { findManifest, MANIFEST_NAME } from "../manifest/discover.ts";
-import { writeServer, type ServerBlock, type ToolInfo } from "../manifest/draft.ts";
+import type { OAuthServerSpec } from "../auth/connection.ts";
+import { writeServer, type CommandBlock, type ServerBlock, type ToolInfo, type UrlBlock } from "../manifest/draft.ts";
 import { ManifestError, parseManifest } from "../manifest/load.ts";
 import { SHIPPED_MANIFESTS } from "../manifest/shipped.ts";
-import { DEFAULT_TIMEOUT_SECONDS } from "../manifest/types.ts";
+import { DEFAULT_TIMEOUT_SECONDS, type ServerSpec } from "../manifest/types.ts";
 import { createLogger } from "../proxy/log.ts";
-import { startFailure, Upstream } from "../proxy/upstream.ts";
+import { startFailure, Upstream, UpstreamError } from "../proxy/upstream.ts";
 import { selfArgv } from "../self.ts";
 import { VERSION } from "../version.ts";
 import { type CommandData, writeLines } from "./shared.ts";
@@ -18,7 +19,7 @@ import { type CommandData, writeLines } from "./shared.ts";
 const looksRelativePath = (value: string) => value.startsWith("./") || value.startsWith("../");
 
 /** How to start the server, written so the manifest works from any folder. */
-export function serverBlock(argv: string[], cwd: string): ServerBlock {
+export function serverBlock(argv: string[], cwd: string): CommandBlock {
   const env: Record<string, string> = {};
   let rest = [...argv];
   // `env A=1 B=2 command …` becomes an env block.
@@ -48,19 +49,42 @@ export function serverBlock(argv: string[], cwd: string): ServerBlock {
   return { command, args, ...(Object.keys(env).length ? { env } : {}) };
 }
 
-async function discoverTools(name: string, block: ServerBlock, cwd: string): Promise<ToolInfo[]> {
-  const upstream = new Upstream(
-    { name, kind: "command", command: block.command, args: block.args, env: block.env ?? {}, cwd, timeoutMs: DEFAULT_TIMEOUT_SECONDS * 1000, line: 0 },
-    { log: createLogger("silent"), onMessage: () => {} },
-  );
+async function discoverTools(spec: ServerSpec): Promise<ToolInfo[]> {
+  const upstream = new Upstream(spec, { log: createLogger("silent"), onMessage: () => {} });
   try {
     const init = await upstream.start({ protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "synartesis-init", version: VERSION } });
     if (!init?.capabilities?.tools) return [];
     return (await upstream.listAll("tools/list", "tools")) as ToolInfo[];
   } catch (error) {
+    // A sign-in a person can give now is not a failure yet.
+    if (error instanceof UpstreamError && error.signIn) throw error;
     throw startFailure(upstream, error);
   } finally {
     await upstream.stop();
+  }
+}
+
+/**
+ * A remote server's tools (R-CLI-2 for `--url`): asked without credentials
+ * first; a server that answers 401 is drafted with `auth: oauth`, using the
+ * sign-in kept for its URL or signing in now in the browser.
+ */
+async function discoverRemoteTools(name: string, url: string, manifestPath: string): Promise<{ block: UrlBlock; tools: ToolInfo[] }> {
+  const spec = { name, kind: "url" as const, url, headers: {}, timeoutMs: DEFAULT_TIMEOUT_SECONDS * 1000, line: 0 };
+  const { probe, signIn } = await import("../auth/sign-in.ts");
+  if ((await probe(spec)).status !== 401) return { block: { url }, tools: await discoverTools(spec) };
+  const signed: OAuthServerSpec = { ...spec, auth: { scopes: [], manifestPath } };
+  try {
+    return { block: { url, auth: "oauth" }, tools: await discoverTools(signed) };
+  } catch (error) {
+    if (!(error instanceof UpstreamError && error.signIn)) throw error;
+  }
+  const { showInBrowser } = await import("./login.ts");
+  await signIn(signed, { present: showInBrowser(name, false) });
+  try {
+    return { block: { url, auth: "oauth" }, tools: await discoverTools(signed) };
+  } catch (error) {
+    throw error instanceof UpstreamError ? new SynartesisError("server", `server "${name}" still refuses after signing in: ${error.message}`) : error;
   }
 }
 
@@ -68,11 +92,12 @@ export default defineCommand({
   meta: {
     name: "init",
     description:
-      "Start a server, ask for its tools and write (or extend) synartesis.yaml: read-only tools become readonly, every other tool is gated with a TODO. Known servers adopt the shipped policy. Usage: synartesis init NAME -- COMMAND ARGS…",
+      "Start a server, ask for its tools and write (or extend) synartesis.yaml: read-only tools become readonly, every other tool is gated with a TODO. Known servers adopt the shipped policy. Usage: synartesis init NAME -- COMMAND ARGS…, or synartesis init NAME --url URL for a remote server (signing in first when it asks).",
   },
   args: {
     name: { type: "positional", required: true, description: "The server's name in the manifest (letters, digits, - and _)" },
     manifest: { type: "string", valueHint: "path", description: `The manifest to write or extend (default: ${MANIFEST_NAME} found upwards, else in this folder)` },
+    url: { type: "string", valueHint: "URL", description: "A remote server (Streamable HTTP) instead of a command; one that answers 401 is signed in to first (auth: oauth)" },
     force: { type: "boolean", description: "Replace the server's block and rules if the name exists already" },
     draft: { type: "boolean", description: "Draft every rule from the tools' hints, even for a server with a shipped policy" },
   },
@@ -82,7 +107,11 @@ export default defineCommand({
       throw new SynartesisError("usage", `server name "${name}" may contain only letters, digits, "-" and "_" (and no "__")`);
     }
     const argv = (data as CommandData).afterDashes;
-    if (!argv?.length) throw new SynartesisError("usage", "give the server's command after --, e.g. synartesis init crm -- synartesis toy-crm --state ./crm.json");
+    if (args.url !== undefined && argv !== undefined) throw new SynartesisError("usage", "give either --url URL or a command after --, not both");
+    if (args.url !== undefined && !/^https?:\/\//i.test(args.url)) throw new SynartesisError("usage", `--url must be an http:// or https:// URL (got "${args.url}")`);
+    if (args.url === undefined && !argv?.length) {
+      throw new SynartesisError("usage", "give the server's command after --, e.g. synartesis init crm -- synartesis toy-crm --state ./crm.json (or --url URL for a remote server)");
+    }
     const cwd = process.cwd();
     let manifestPath: string;
     if (args.manifest) manifestPath = resolve(cwd, args.manifest);
@@ -93,8 +122,15 @@ export default defineCommand({
         manifestPath = resolve(cwd, MANIFEST_NAME);
       }
     }
-    const block = serverBlock(argv, cwd);
-    const tools = await discoverTools(name, block, dirname(manifestPath));
+    let block: ServerBlock;
+    let tools: ToolInfo[];
+    if (args.url !== undefined) {
+      ({ block, tools } = await discoverRemoteTools(name, args.url, manifestPath));
+    } else {
+      const local = serverBlock(argv!, cwd);
+      block = local;
+      tools = await discoverTools({ name, kind: "command", command: local.command, args: local.args, env: local.env ?? {}, cwd: dirname(manifestPath), timeoutMs: DEFAULT_TIMEOUT_SECONDS * 1000, line: 0 });
+    }
     if (tools.length === 0) throw new SynartesisError("server", `server "${name}" exposes no tools; there is nothing to write a policy for`);
 
     const existing = existsSync(manifestPath) ? readFileSync(manifestPath, "utf8") : undefined;
@@ -109,6 +145,7 @@ export default defineCommand({
       }
       throw error;
     }
+    mkdirSync(dirname(manifestPath), { recursive: true });
     const partial = `${manifestPath}.${process.pid}.tmp`;
     writeFileSync(partial, draft.text);
     renameSync(partial, manifestPath);
@@ -117,6 +154,7 @@ export default defineCommand({
     const client = { mcpServers: { synartesis: { command: self[0], args: [...self.slice(1), "proxy", "--manifest", manifestPath] } } };
     const { adopted, readonly, todo } = draft.counts;
     const lines = [`${existing === undefined ? "Wrote" : "Extended"} ${manifestPath}: server "${name}" (${tools.length} tools).`];
+    if ("url" in block && block.auth) lines.push(`  it signs in with OAuth (auth: oauth); when it asks again, run: synartesis login ${name}`);
     if (draft.adoptedFrom) lines.push(`  ${adopted} rules adopted from the shipped policy for ${draft.adoptedFrom.title} (manifests/${draft.adoptedFrom.file})`);
     lines.push(`  ${readonly} readonly (the server's readOnlyHint, trusted)`, `  ${todo} gated with a TODO: decide reversible, compensable, or leave them gated`);
     lines.push(

@@ -20,10 +20,25 @@ export interface ToolInfo {
   };
 }
 
-export interface ServerBlock {
+export interface CommandBlock {
   command: string;
   args: string[];
   env?: Record<string, string>;
+}
+
+/** A remote server: its URL, and whether it signs in with OAuth. */
+export interface UrlBlock {
+  url: string;
+  auth?: "oauth";
+}
+
+export type ServerBlock = CommandBlock | UrlBlock;
+
+function serverNode(server: ServerBlock): Record<string, unknown> {
+  if ("url" in server) return { url: server.url, ...(server.auth ? { auth: server.auth } : {}) };
+  const block: Record<string, unknown> = { command: server.command, args: server.args };
+  if (server.env && Object.keys(server.env).length) block.env = server.env;
+  return block;
 }
 
 /** One rule to write, with the comment that goes above it. */
@@ -190,9 +205,7 @@ export function writeServer(options: {
     removeServer(doc, options.name);
   }
   serversMap.flow = false;
-  const block: Record<string, unknown> = { command: options.server.command, args: options.server.args };
-  if (options.server.env && Object.keys(options.server.env).length) block.env = options.server.env;
-  serversMap.set(options.name, doc.createNode(block));
+  serversMap.set(options.name, doc.createNode(serverNode(options.server)));
 
   let rules = doc.get("tools", true);
   if (!isSeq(rules)) {

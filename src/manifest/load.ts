@@ -6,6 +6,7 @@ import { dirname, isAbsolute, resolve } from "node:path";
 import { Value } from "typebox/value";
 import { isAlias, isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, visit, type Document, type Node } from "yaml";
 import { SynartesisError } from "../errors.ts";
+import { parseAuth } from "./auth.ts";
 import { ALLOWED_KEYS, ManifestSchema } from "./schema.ts";
 import { parseTemplate, refsOf, type Namespace } from "./refs.ts";
 import { DEFAULT_TIMEOUT_SECONDS, type CallSpec, type Gate, type Manifest, type Rule, type ServerSpec, type ToolClass } from "./types.ts";
@@ -103,7 +104,10 @@ function unknownKeys(data: unknown, report: (path: Path, message: string, blameK
   const root = data as Record<string, unknown> | null;
   const servers = root?.servers;
   if (servers && typeof servers === "object" && !Array.isArray(servers)) {
-    for (const [name, server] of Object.entries(servers)) check(server, ALLOWED_KEYS.server, ["servers", name], `server "${name}"`);
+    for (const [name, server] of Object.entries(servers)) {
+      check(server, ALLOWED_KEYS.server, ["servers", name], `server "${name}"`);
+      check((server as Record<string, unknown> | null)?.auth, ALLOWED_KEYS.auth, ["servers", name, "auth"], `"auth"`);
+    }
   }
   const tools = root?.tools;
   if (Array.isArray(tools)) {
@@ -205,6 +209,18 @@ const withArticle = (word: string) => (/^[aeiou]/.test(word) ? `an ${word}` : `a
 
 const ENV_REFERENCE = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
 
+/** `${VAR}` in one value, from the environment; an unset one is reported at `path`. */
+function expandValue(value: string, env: Record<string, string | undefined>, path: Path, report: (path: Path, message: string) => void): string {
+  return value.replace(ENV_REFERENCE, (whole, variable: string) => {
+    const found = env[variable];
+    if (found === undefined) {
+      report(path, `"${path[path.length - 1]}" uses \${${variable}}, which is not set in the environment`);
+      return whole;
+    }
+    return found;
+  });
+}
+
 function expandEnv(
   values: Record<string, string> | undefined,
   env: Record<string, string | undefined>,
@@ -212,16 +228,7 @@ function expandEnv(
   report: (path: Path, message: string) => void,
 ): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [key, value] of Object.entries(values ?? {})) {
-    out[key] = value.replace(ENV_REFERENCE, (whole, variable: string) => {
-      const found = env[variable];
-      if (found === undefined) {
-        report([...path, key], `"${key}" uses \${${variable}}, which is not set in the environment`);
-        return whole;
-      }
-      return found;
-    });
-  }
+  for (const [key, value] of Object.entries(values ?? {})) out[key] = expandValue(value, env, [...path, key], report);
   return out;
 }
 
@@ -259,6 +266,7 @@ interface RawServer {
   cwd?: string;
   url?: string;
   headers?: Record<string, string>;
+  auth?: unknown;
   timeout?: number;
 }
 
@@ -348,7 +356,9 @@ export function parseManifest(text: string, file: string, env: Record<string, st
       continue;
     }
     if (raw.command !== undefined) {
-      if (raw.headers !== undefined) report([...path, "headers"], `"headers" only applies to a "url" server`, true);
+      for (const key of ["headers", "auth"] as const) {
+        if (raw[key] !== undefined) report([...path, key], `"${key}" only applies to a "url" server`, true);
+      }
       const cwd = resolve(dir, raw.cwd ?? ".");
       const command = raw.command.includes("/") && !isAbsolute(raw.command) ? resolve(dir, raw.command) : raw.command;
       servers[name] = {
@@ -374,14 +384,16 @@ export function parseManifest(text: string, file: string, env: Record<string, st
       if (url && url.protocol !== "http:" && url.protocol !== "https:") {
         report([...path, "url"], `url must start with http:// or https:// (found ${url.protocol})`);
       }
-      servers[name] = {
-        name,
-        kind: "url",
-        url: raw.url!,
-        headers: expandEnv(raw.headers, env, [...path, "headers"], report),
-        timeoutMs,
-        line,
-      };
+      const headers = expandEnv(raw.headers, env, [...path, "headers"], report);
+      const auth =
+        raw.auth === undefined
+          ? undefined
+          : parseAuth(raw.auth, [...path, "auth"], report, (value, at) => expandValue(value, env, at, report), file);
+      const authorization = Object.keys(headers).find((key) => key.toLowerCase() === "authorization");
+      if (raw.auth !== undefined && authorization) {
+        report([...path, "headers", authorization], `"${authorization}" is set by the OAuth sign-in ("auth"); remove one of them`, true);
+      }
+      servers[name] = { name, kind: "url", url: raw.url!, headers, ...(auth ? { auth } : {}), timeoutMs, line };
     }
   }
   // With no servers (already reported) every rule would name an undeclared

@@ -22,6 +22,8 @@ const ServerSchema = Type.Object(
     cwd: Type.Optional(Type.String({ minLength: 1 })),
     url: Type.Optional(Type.String({ minLength: 1 })),
     headers: Type.Optional(StringMap),
+    // Checked by hand in load.ts (auth.ts): `oauth` or a map, each with its own messages.
+    auth: Type.Optional(Type.Unknown()),
     timeout: Type.Optional(Type.Number({ exclusiveMinimum: 0 })),
   },
   { additionalProperties: false },
@@ -50,7 +52,8 @@ export const ManifestSchema = Type.Object(
 /** The keys each object may have, for "unknown key" messages. */
 export const ALLOWED_KEYS = {
   root: ["version", "servers", "tools"],
-  server: ["command", "args", "env", "cwd", "url", "headers", "timeout"],
+  server: ["command", "args", "env", "cwd", "url", "headers", "auth", "timeout"],
+  auth: ["type", "scopes", "client_id", "client_secret", "client_metadata_url"],
   rule: ["match", "class", "gate", "snapshot", "inverse"],
   call: ["tool", "args", "absent_when"],
 } as const;

@@ -25,9 +25,24 @@ export type ServerSpec =
       kind: "url";
       url: string;
       headers: Record<string, string>;
+      /** `auth: oauth`: sign in with OAuth (R-AUTH-1); tokens live in the credentials store, never here. */
+      auth?: OAuthSettings;
       timeoutMs: number;
       line: number;
     };
+
+export interface OAuthSettings {
+  /** Scopes to ask for; empty: what the server's challenge or metadata suggests. */
+  scopes: string[];
+  /** A client id the authorization server's owner gave out (preferred over any registration). */
+  clientId?: string;
+  /** Its secret, for a confidential pre-registered client (usually `${VAR}`). */
+  clientSecret?: string;
+  /** An https URL of a client-ID metadata document, used when the server supports them. */
+  clientMetadataUrl?: string;
+  /** The manifest that declares the server, so messages can give a `login` command that works from any folder. */
+  manifestPath: string;
+}
 
 export interface CallSpec {
   server: string;

@@ -12,6 +12,7 @@ import { handleToolCall, type CallContext } from "./calls.ts";
 import type { Logger } from "./log.ts";
 import { withId } from "./raw-json.ts";
 import { Router } from "./router.ts";
+import { signInThroughClient, type ClientChannel } from "./sign-in.ts";
 import { startFailure, Upstream, UpstreamError } from "./upstream.ts";
 
 export const INSTRUCTIONS_PREAMBLE = [
@@ -88,6 +89,9 @@ export class ProxySession {
   private readonly serverRequests = new Map<number, { upstream: Upstream; originalId: Id }>();
   private readonly serverRequestIds = new Map<string, number>();
   private nextServerRequestId = 1;
+  /** Requests the proxy itself sent the client (a sign-in offered by URL elicitation), by their id. */
+  private readonly ownRequests = new Map<number, { resolve(result: unknown): void; reject(error: Error): void }>();
+  private clientCapabilities: Record<string, any> = {};
   private readonly locks = new Map<string, Promise<unknown>>();
   /** What the client set up on servers, put back when one restarts. */
   private logLevel: string | undefined;
@@ -108,6 +112,7 @@ export class ProxySession {
             onMessage: (upstream, msg, raw) => this.fromUpstream(upstream, msg, raw),
             onClose: (upstream, reason) => this.upstreamClosed(upstream, reason),
             onRestart: (upstream) => this.replaySetup(upstream),
+            signIn: signInThroughClient(this.clientChannel(), options.log),
           }),
       ),
     );
@@ -375,7 +380,28 @@ export class ProxySession {
     }
   }
 
+  /** The proxy's own way to ask the client something (the same id space as forwarded server requests). */
+  private clientChannel(): ClientChannel {
+    return {
+      canShowUrl: () => this.phase === "ready" && !this.finishing && Boolean(this.clientCapabilities.elicitation?.url),
+      ask: (method, params) =>
+        new Promise((resolve, reject) => {
+          const id = this.nextServerRequestId++;
+          this.ownRequests.set(id, { resolve, reject });
+          this.options.write(JSON.stringify({ jsonrpc: "2.0", id, method, params }));
+        }),
+      notify: (method, params) => this.options.write(JSON.stringify({ jsonrpc: "2.0", method, params })),
+    };
+  }
+
   private onClientResponse(msg: any, raw: string): void {
+    const own = typeof msg.id === "number" ? this.ownRequests.get(msg.id) : undefined;
+    if (own) {
+      this.ownRequests.delete(msg.id);
+      if (msg.error) own.reject(new Error(`the client answered with an error: ${msg.error.message ?? "unknown"}`));
+      else own.resolve(msg.result);
+      return;
+    }
     const request = typeof msg.id === "number" ? this.serverRequests.get(msg.id) : undefined;
     if (!request) {
       this.options.log.debug("response to no request of ours; ignored", { id: msg.id });
@@ -430,6 +456,7 @@ export class ProxySession {
     if (this.phase !== "waiting") return this.options.write(errorLine(id, -32600, "initialize was already received in this session"));
     this.phase = "initializing";
     const params = msg.params ?? {};
+    this.clientCapabilities = params.capabilities && typeof params.capabilities === "object" ? params.capabilities : {};
     try {
       await this.startAndVerify(params);
     } catch (error) {
@@ -533,6 +560,8 @@ export class ProxySession {
     }
     this.serverRequests.clear();
     this.serverRequestIds.clear();
+    for (const own of this.ownRequests.values()) own.reject(new Error("the client disconnected before answering"));
+    this.ownRequests.clear();
     while (this.inflight.size) await Promise.allSettled([...this.inflight]);
     await this.stopUpstreams();
     if (this.run) this.options.journal.completeRun(this.run.id, this.options.now().toISOString());

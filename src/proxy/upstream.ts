@@ -4,6 +4,8 @@
 import { existsSync } from "node:fs";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { AuthFailure, oauthLink, type OAuthLink } from "../auth/connection.ts";
+import type { SignInRequired } from "../auth/provider.ts";
 import { SynartesisError } from "../errors.ts";
 import type { ServerSpec } from "../manifest/types.ts";
 import { selfArgv } from "../self.ts";
@@ -20,6 +22,8 @@ export class UpstreamError extends Error {
     message: string,
     /** not_sent: the request never reached the server, so it certainly did not run. */
     readonly kind: "timeout" | "closed" | "start" | "cancelled" | "not_sent",
+    /** Set when the server refused for want of a sign-in that a person could give now. */
+    readonly signIn?: SignInRequired,
   ) {
     super(message);
     this.name = "UpstreamError";
@@ -108,14 +112,24 @@ function spawnStdio(spec: Extract<ServerSpec, { kind: "command" }>, events: Link
 }
 
 async function connectHttp(spec: Extract<ServerSpec, { kind: "url" }>, events: LinkEvents, log: Logger): Promise<Link> {
-  const transport = new StreamableHTTPClientTransport(new URL(spec.url), { requestInit: { headers: spec.headers } });
+  let auth: OAuthLink | undefined;
+  try {
+    auth = spec.auth ? oauthLink({ ...spec, auth: spec.auth }) : undefined;
+  } catch (error) {
+    if (error instanceof SynartesisError) throw new UpstreamError([error.message, ...error.details].join(" "), "start");
+    throw error;
+  }
+  const transport = new StreamableHTTPClientTransport(new URL(spec.url), { requestInit: { headers: spec.headers }, ...auth?.transportOptions });
   transport.onmessage = (message) => events.onLine(JSON.stringify(message));
-  transport.onerror = (error) => log.warn("http upstream error", { server: spec.name, error: error.message });
+  transport.onerror = (error) => log.warn("http upstream error", { server: spec.name, error: auth?.provider.redact(error.message) ?? error.message });
   let closing = false;
   transport.onclose = () => events.onClose(closing ? "stopped" : "closed the connection");
   await transport.start();
   return {
-    send: (line) => transport.send(JSON.parse(line) as JSONRPCMessage),
+    send: (line) =>
+      transport.send(JSON.parse(line) as JSONRPCMessage).catch((error: unknown) => {
+        throw auth?.explain(error) ?? error;
+      }),
     close: async () => {
       closing = true;
       // A server that never answers the session's DELETE must not keep the proxy from exiting.
@@ -156,6 +170,8 @@ export interface UpstreamOptions {
   onRestart?(upstream: Upstream): Promise<void>;
   /** The server stopped (crashed, closed, or was stopped by us: reason "stopped"). */
   onClose?(upstream: Upstream, reason: string): void;
+  /** A request was refused for want of a sign-in: let a person sign in now (true: resend it once). */
+  signIn?(upstream: Upstream, needed: SignInRequired): Promise<boolean>;
 }
 
 export class Upstream {
@@ -286,11 +302,18 @@ export class Upstream {
   }
 
   private async withRestart(attempt: () => Promise<Reply>): Promise<Reply> {
+    let signedIn = false;
     for (let tries = 1; ; tries++) {
       await this.ensureReady();
       try {
         return await attempt();
       } catch (error) {
+        // Refused for want of a sign-in (so it did not run): once a person signs in, it is sent again.
+        if (error instanceof UpstreamError && error.signIn && !signedIn && this.options.signIn) {
+          signedIn = true;
+          if (await this.options.signIn(this, error.signIn)) continue;
+          throw error;
+        }
         const retry = error instanceof UpstreamError && error.kind === "not_sent" && !this.alive && tries === 1;
         if (!retry) throw error;
       }
@@ -330,7 +353,8 @@ export class Upstream {
           if (!this.pending.has(id)) return;
           this.forget(id);
           const refused = refusedBeforeRunning(error);
-          entry.reject(new UpstreamError(`could not reach server "${this.name}": ${error.message}`, refused ? "not_sent" : "closed"));
+          if (error instanceof AuthFailure) entry.reject(new UpstreamError(error.message, "not_sent", error.signIn));
+          else entry.reject(new UpstreamError(`could not reach server "${this.name}": ${error.message}`, refused ? "not_sent" : "closed"));
           // An HTTP server that forgot our session (it restarted) is started afresh on next use.
           if ((error as { code?: unknown }).code === 404 && this.link) {
             const stale = this.link;

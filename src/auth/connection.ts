@@ -1,0 +1,146 @@
+// What an HTTP upstream with `auth: oauth` adds to its transport (R-AUTH-4):
+// the SDK's authProvider over the stored credentials (the SDK sends the token,
+// and on a 401 refreshes once and resends once), a fetch that keeps concurrent
+// requests from spoiling each other's refresh, and the translation of every
+// way that can fail into one error that says how to sign in again.
+import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
+import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { OAuthError } from "@modelcontextprotocol/sdk/server/auth/errors.js";
+import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
+import { SynartesisError } from "../errors.ts";
+import type { Manifest, OAuthSettings, ServerSpec } from "../manifest/types.ts";
+import { selfCommandText, shellQuote } from "../self.ts";
+import { SignInRequired, SynartesisOAuthProvider } from "./provider.ts";
+import { CredentialStore, type SignInCommands } from "./store.ts";
+
+export type OAuthServerSpec = Extract<ServerSpec, { kind: "url" }> & { auth: OAuthSettings };
+
+/**
+ * A request for a server failed because of its sign-in: it was refused (401)
+ * or never sent, so it certainly did not run. `signIn` is set when a person
+ * signing in again would help.
+ */
+export class AuthFailure extends Error {
+  /** Read by the upstream like an HTTP status: a 4xx means the server did not run the request. */
+  readonly code = 401;
+  constructor(
+    message: string,
+    readonly signIn?: SignInRequired,
+  ) {
+    super(message);
+    this.name = "AuthFailure";
+  }
+}
+
+/** An OAuth endpoint (metadata, token, registration) could not be reached. */
+class AuthEndpointUnreachable extends Error {}
+
+/** `synartesis login NAME --manifest …` and its logout, pasteable from any folder. */
+export function signInCommands(spec: OAuthServerSpec): SignInCommands {
+  const tail = `${shellQuote(spec.name)} --manifest ${shellQuote(spec.auth.manifestPath)}`;
+  const self = selfCommandText();
+  return { login: `${self} login ${tail}`, logout: `${self} logout ${tail}` };
+}
+
+export interface OAuthLink {
+  provider: SynartesisOAuthProvider;
+  transportOptions: { authProvider: SynartesisOAuthProvider; fetch: FetchLike };
+  /** The AuthFailure a transport error amounts to, or undefined when it is not about the sign-in. */
+  explain(error: unknown): AuthFailure | undefined;
+}
+
+/** Everything a session needs to use (and renew) the stored sign-in of one server. Reads the store once, so a refused file is reported at start. */
+export function oauthLink(spec: OAuthServerSpec, env: Record<string, string | undefined> = process.env): OAuthLink {
+  const store = new CredentialStore(spec.url, signInCommands(spec), env);
+  store.read();
+  const provider = new SynartesisOAuthProvider(spec.name, spec.auth, store);
+  return {
+    provider,
+    transportOptions: { authProvider: provider, fetch: authorizedFetch(spec.url, provider) },
+    explain: (error) => explain(error, provider),
+  };
+}
+
+function explain(error: unknown, provider: SynartesisOAuthProvider): AuthFailure | undefined {
+  if (error instanceof AuthFailure) return error;
+  const signIn = (why: string) => {
+    const needed = provider.signInRequired(why);
+    return new AuthFailure(needed.message, needed);
+  };
+  if (error instanceof SignInRequired) return new AuthFailure(provider.redact(error.message), error);
+  if (error instanceof SynartesisError) return new AuthFailure([error.message, ...error.details].join(" "));
+  if (error instanceof UnauthorizedError) return signIn("the server refused the stored sign-in");
+  if (error instanceof StreamableHTTPError && error.code === 401) return signIn("the server refused the sign-in even after it was renewed");
+  if (error instanceof StreamableHTTPError && error.code === 403) return signIn(`the server refuses this sign-in access (${provider.redact(error.message)})`);
+  if (error instanceof OAuthError) return signIn(`renewing the sign-in failed (${provider.redact(error.message)})`);
+  if (error instanceof AuthEndpointUnreachable) return signIn(`its authorization server could not be reached (${provider.redact(error.message)})`);
+  return undefined;
+}
+
+/** How long a refresh answer is shared with requests that started with the same refresh token. */
+const REFRESH_SHARED_MS = 60_000;
+
+/**
+ * The transport's fetch. Requests that raced a refresh are put right here:
+ * a refresh with a refresh token already being (or just) used shares that
+ * answer instead of spending the token twice, and a request refused with a
+ * token that has since been replaced is sent once more with the new one (a
+ * 401 proves it did not run).
+ */
+function authorizedFetch(mcpUrl: string, provider: SynartesisOAuthProvider): FetchLike {
+  const refreshes = new Map<string, Promise<{ status: number; statusText: string; headers: [string, string][]; body: ArrayBuffer }>>();
+  const endpoint = new URL(mcpUrl).href;
+  return async (input, init) => {
+    const url = new URL(String(input instanceof Request ? input.url : input)).href;
+    if (url !== endpoint) {
+      const body = init?.body;
+      const refreshToken = body instanceof URLSearchParams && body.get("grant_type") === "refresh_token" ? body.get("refresh_token") : null;
+      if (refreshToken) {
+        let shared = refreshes.get(refreshToken);
+        if (!shared) {
+          shared = reach(input, init).then(async (r) => ({ status: r.status, statusText: r.statusText, headers: [...r.headers], body: await r.arrayBuffer() }));
+          refreshes.set(refreshToken, shared);
+          setTimeout(() => refreshes.delete(refreshToken), REFRESH_SHARED_MS).unref?.();
+          shared.catch(() => refreshes.delete(refreshToken));
+        }
+        const answer = await shared;
+        return new Response(answer.body.slice(0), { status: answer.status, statusText: answer.statusText, headers: answer.headers });
+      }
+      return reach(input, init);
+    }
+    const response = await fetch(input, init);
+    if (response.status !== 401) return response;
+    const sent = new Headers(init?.headers).get("authorization");
+    const current = provider.tokens()?.access_token;
+    if (!current || !sent || sent === `Bearer ${current}`) return response;
+    await response.body?.cancel();
+    const headers = new Headers(init?.headers);
+    headers.set("authorization", `Bearer ${current}`);
+    return fetch(input, { ...init, headers });
+  };
+}
+
+async function reach(input: Parameters<FetchLike>[0], init: Parameters<FetchLike>[1]): Promise<Response> {
+  try {
+    return await fetch(input, init);
+  } catch (error) {
+    const url = new URL(String(input instanceof Request ? input.url : input));
+    throw new AuthEndpointUnreachable(`${url.origin}${url.pathname}: ${(error as Error).message}`);
+  }
+}
+
+/** The server NAME of a manifest, if it signs in with OAuth; otherwise why it does not. */
+export function oauthServer(manifest: Manifest, name: string): OAuthServerSpec {
+  const spec = Object.hasOwn(manifest.servers, name) ? manifest.servers[name] : undefined;
+  if (!spec) {
+    const known = Object.keys(manifest.servers);
+    throw new SynartesisError("usage", `the manifest ${manifest.path} declares no server "${name}" (it declares: ${known.join(", ")})`);
+  }
+  if (spec.kind !== "url") throw new SynartesisError("config", `server "${name}" is started as a command; only a url server signs in`);
+  if (!spec.auth) {
+    throw new SynartesisError("config", `server "${name}" does not sign in: it has no "auth" in ${manifest.path}`, {
+      hint: `Add \`auth: oauth\` under it (line ${spec.line}) if it asks for an OAuth sign-in.`,
+    });
+  }
+  return { ...spec, auth: spec.auth };
+}
