@@ -8,7 +8,7 @@ import type { Rule, ToolClass } from "../manifest/types.ts";
 import { gateVerdict, passGate, type GateContext, type GateOutcome } from "./gate.ts";
 import type { Logger } from "./log.ts";
 import { readState, type ReadOutcome } from "./observe.ts";
-import { rawMember, withId } from "./raw-json.ts";
+import { rawMember, withIdText } from "./raw-json.ts";
 import { UpstreamError, type Reply, type Upstream } from "./upstream.ts";
 
 export interface CallContext extends GateContext {
@@ -22,7 +22,8 @@ export interface CallContext extends GateContext {
 }
 
 export interface ToolCall {
-  clientId: string | number;
+  /** The client's request id, exactly as it wrote it (JSON text). */
+  clientId: string;
   server: string;
   tool: string;
   args: Record<string, unknown>;
@@ -34,8 +35,9 @@ export interface ToolCall {
   isCancelled?: () => boolean;
 }
 
-export function toolErrorLine(id: string | number, text: string): string {
-  return JSON.stringify({ jsonrpc: "2.0", id, result: { content: [{ type: "text", text }], isError: true } });
+/** A tool error result for the request whose id was written as `idText`. */
+export function toolErrorLine(idText: string, text: string): string {
+  return `{"jsonrpc":"2.0","id":${idText},"result":${JSON.stringify({ content: [{ type: "text", text }], isError: true })}}`;
 }
 
 function isToolError(reply: Reply): boolean {
@@ -105,7 +107,7 @@ async function forwardReadOnly(ctx: CallContext, call: ToolCall): Promise<string
     error: failure,
     ts: started,
   });
-  return withId(reply.raw, call.clientId);
+  return withIdText(reply.raw, call.clientId);
 }
 
 async function runMutating(
@@ -199,7 +201,7 @@ async function runMutating(
   const resultText = rawMember(reply.raw, "result");
   if (failure !== undefined) {
     ctx.journal.finishAction(intent.id, { status: "failed", resultText, error: failure });
-    return withId(reply.raw, call.clientId);
+    return withIdText(reply.raw, call.clientId);
   }
 
   const warnings: string[] = [];
@@ -228,5 +230,5 @@ async function runMutating(
 
   ctx.journal.finishAction(intent.id, { status: "applied", resultText, inverse, postState, warnings });
   for (const warning of warnings) ctx.log.warn(warning, { server: call.server, tool: call.tool, action: intent.id });
-  return withId(reply.raw, call.clientId);
+  return withIdText(reply.raw, call.clientId);
 }

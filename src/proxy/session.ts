@@ -9,8 +9,9 @@ import type { Manifest } from "../manifest/types.ts";
 import { missingTools, unusedRules } from "../manifest/verify.ts";
 import { VERSION } from "../version.ts";
 import { handleToolCall, type CallContext } from "./calls.ts";
+import { firstAmbiguity, idKey, MAX_NESTING, nestingDepth } from "./json-check.ts";
 import type { Logger } from "./log.ts";
-import { withId } from "./raw-json.ts";
+import { rawElements, rawMember, withId, withIdText } from "./raw-json.ts";
 import { Router } from "./router.ts";
 import { startFailure, Upstream, UpstreamError } from "./upstream.ts";
 
@@ -24,22 +25,35 @@ export const INSTRUCTIONS_PREAMBLE = [
 
 type Id = string | number;
 
+/** A request's id: `text` is the exact bytes its sender wrote (echoed back as they came), `key` its identity. */
+interface MessageId {
+  text: string;
+  key: string;
+}
+
 /** How long a session that never initialized waits at its end for a server to fail to start. */
 const START_GRACE_MS = 300;
 
 const isId = (value: unknown): value is Id => typeof value === "string" || typeof value === "number";
 
 /** A server's own request id, unique across servers. */
-function serverRequestKey(upstream: Upstream, id: unknown): string {
-  return `${upstream.name}\u0000${JSON.stringify(id)}`;
+function serverRequestKey(upstream: Upstream, idKey: string): string {
+  return `${upstream.name}\u0000${idKey}`;
 }
 
-function errorLine(id: Id | null, code: number, message: string): string {
-  return JSON.stringify({ jsonrpc: "2.0", id, error: { code, message } });
+function errorLine(id: MessageId | null, code: number, message: string): string {
+  return `{"jsonrpc":"2.0","id":${id?.text ?? "null"},"error":${JSON.stringify({ code, message })}}`;
 }
 
-function resultLine(id: Id, result: unknown): string {
-  return JSON.stringify({ jsonrpc: "2.0", id, result });
+function resultLine(id: MessageId, result: unknown): string {
+  return `{"jsonrpc":"2.0","id":${id.text},"result":${JSON.stringify(result)}}`;
+}
+
+/** The id of a message as it was written, when it is a valid request id. */
+function messageIdOf(msg: any, raw: string): MessageId | undefined {
+  if (!isId(msg?.id)) return undefined;
+  const text = rawMember(raw, "id") ?? JSON.stringify(msg.id);
+  return { text, key: idKey(text) };
 }
 
 function mergeCapabilities(all: Array<Record<string, any>>): Record<string, any> {
@@ -80,12 +94,13 @@ export class ProxySession {
   private clientReady = false;
   private readonly heldForClient: Array<() => void> = [];
   private readonly inflight = new Set<Promise<void>>();
-  private readonly forwardedCalls = new Map<Id, { upstream: Upstream; upstreamId: number }>();
-  /** Client requests it cancelled while they were forwarded: they get no reply (MCP cancellation). */
-  private readonly cancelled = new Set<Id>();
-  /** Client requests received and not yet answered. */
-  private readonly handling = new Set<Id>();
-  private readonly serverRequests = new Map<number, { upstream: Upstream; originalId: Id }>();
+  /** By client id key: the upstream request that carries a client's request. */
+  private readonly forwardedCalls = new Map<string, { upstream: Upstream; upstreamId: number }>();
+  /** Keys of client requests it cancelled while they were forwarded: they get no reply (MCP cancellation). */
+  private readonly cancelled = new Set<string>();
+  /** Keys of client requests received and not yet answered: an id is used by one request at a time. */
+  private readonly handling = new Set<string>();
+  private readonly serverRequests = new Map<number, { upstream: Upstream; originalId: MessageId }>();
   private readonly serverRequestIds = new Map<string, number>();
   private nextServerRequestId = 1;
   private readonly locks = new Map<string, Promise<unknown>>();
@@ -144,6 +159,13 @@ export class ProxySession {
 
   handleLine(line: string): void {
     if (line.trim() === "") return;
+    if (nestingDepth(line) > MAX_NESTING) {
+      // Parsed, such a message would only overflow a stack further on: refuse it, naming why.
+      const idText = rawMember(line, "id");
+      const id = idText !== undefined && /^["\d-]/.test(idText) ? { text: idText, key: "" } : null;
+      this.options.write(errorLine(id, -32600, `Invalid Request: nesting too deep (more than ${MAX_NESTING} levels of objects and arrays)`));
+      return;
+    }
     let msg: unknown;
     try {
       msg = JSON.parse(line);
@@ -153,28 +175,30 @@ export class ProxySession {
     }
     if (Array.isArray(msg)) {
       if (msg.length === 0) this.options.write(errorLine(null, -32600, "Invalid Request: empty batch"));
-      for (const item of msg) this.handleMessage(item, JSON.stringify(item));
+      const raws = rawElements(line);
+      msg.forEach((item, index) => this.handleMessage(item, raws[index] ?? JSON.stringify(item)));
       return;
     }
     this.handleMessage(msg, line);
   }
 
   private handleMessage(msg: any, raw: string): void {
+    const id = messageIdOf(msg, raw);
     if (msg === null || typeof msg !== "object" || msg.jsonrpc !== "2.0") {
-      this.options.write(errorLine(isId(msg?.id) ? msg.id : null, -32600, 'Invalid Request: expected a JSON-RPC 2.0 object ("jsonrpc": "2.0")'));
+      this.options.write(errorLine(id ?? null, -32600, 'Invalid Request: expected a JSON-RPC 2.0 object ("jsonrpc": "2.0")'));
       return;
     }
     if (typeof msg.method === "string") {
-      if (isId(msg.id)) this.track(this.onRequest(msg, raw));
+      if (id) this.track(this.onRequest(msg, raw, id));
       else if (msg.id === undefined) this.onNotification(msg, raw);
       else this.options.write(errorLine(null, -32600, "Invalid Request: id must be a string or a number"));
       return;
     }
-    if (isId(msg.id) && (msg.result !== undefined || msg.error !== undefined)) {
+    if (id && (msg.result !== undefined || msg.error !== undefined)) {
       this.onClientResponse(msg, raw);
       return;
     }
-    this.options.write(errorLine(isId(msg.id) ? msg.id : null, -32600, "Invalid Request: no method"));
+    this.options.write(errorLine(id ?? null, -32600, "Invalid Request: no method"));
   }
 
   private track(work: Promise<void>): void {
@@ -182,47 +206,50 @@ export class ProxySession {
     void work.finally(() => this.inflight.delete(work));
   }
 
-  private async onRequest(msg: any, raw: string): Promise<void> {
-    const id: Id = msg.id;
-    this.handling.add(id);
+  private async onRequest(msg: any, raw: string, id: MessageId): Promise<void> {
+    if (this.handling.has(id.key)) {
+      // Two requests under one id would get each other's answers (and one call another's record).
+      this.options.write(errorLine(id, -32600, `Invalid Request: id ${id.text} is already used by a request still in progress`));
+      return;
+    }
+    this.handling.add(id.key);
     try {
-      if (msg.method === "initialize") return await this.initialize(msg);
+      if (msg.method === "initialize") return await this.initialize(msg, id);
       if (msg.method === "ping") return this.options.write(resultLine(id, {}));
       if (this.phase === "waiting") {
         return this.options.write(errorLine(id, -32002, `${msg.method} before initialize: the client must send initialize first`));
       }
       await Promise.race([this.ready, this.fatal]);
-      await this.dispatch(msg, raw);
+      await this.dispatch(msg, raw, id);
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       this.options.log.error("request failed", { method: msg.method, error: message });
       this.options.write(errorLine(id, -32603, `Synartesis: ${message}`));
     } finally {
-      this.handling.delete(id);
-      this.forwardedCalls.delete(id);
-      this.cancelled.delete(id);
+      this.handling.delete(id.key);
+      this.forwardedCalls.delete(id.key);
+      this.cancelled.delete(id.key);
     }
   }
 
-  private async dispatch(msg: any, raw: string): Promise<void> {
-    const id: Id = msg.id;
+  private async dispatch(msg: any, raw: string, id: MessageId): Promise<void> {
     const params = msg.params;
     const single = this.router.single;
     switch (msg.method) {
       case "tools/call":
-        return this.toolCall(msg, raw);
+        return this.toolCall(msg, raw, id);
       case "tools/list":
-        return single ? this.forward(single, msg, raw) : this.aggregate(id, "tools/list", "tools", "tools", true);
+        return single ? this.forward(single, msg, raw, id) : this.aggregate(id, "tools/list", "tools", "tools", true);
       case "prompts/list":
-        return single ? this.forward(single, msg, raw) : this.aggregate(id, "prompts/list", "prompts", "prompts", true);
+        return single ? this.forward(single, msg, raw, id) : this.aggregate(id, "prompts/list", "prompts", "prompts", true);
       case "resources/list":
-        return single ? this.forward(single, msg, raw) : this.aggregate(id, "resources/list", "resources", "resources", false);
+        return single ? this.forward(single, msg, raw, id) : this.aggregate(id, "resources/list", "resources", "resources", false);
       case "resources/templates/list":
-        return single ? this.forward(single, msg, raw) : this.aggregate(id, "resources/templates/list", "resourceTemplates", "resources", false);
+        return single ? this.forward(single, msg, raw, id) : this.aggregate(id, "resources/templates/list", "resourceTemplates", "resources", false);
       case "prompts/get": {
         const target = typeof params?.name === "string" ? this.router.resolve(params.name) : undefined;
         if (!target) return this.options.write(errorLine(id, -32602, `unknown prompt ${JSON.stringify(params?.name)}`));
-        return this.forward(target.upstream, msg, single ? raw : JSON.stringify({ ...msg, params: { ...params, name: target.name } }));
+        return this.forward(target.upstream, msg, single ? raw : JSON.stringify({ ...msg, params: { ...params, name: target.name } }), id);
       }
       case "resources/read":
       case "resources/subscribe":
@@ -230,29 +257,29 @@ export class ProxySession {
         const owner = typeof params?.uri === "string" ? await this.ownerOf(params.uri) : undefined;
         if (!owner) return this.options.write(errorLine(id, -32602, `no server offers the resource ${JSON.stringify(params?.uri)}`));
         if (msg.method !== "resources/read") this.remember(owner, msg.method, params.uri);
-        return this.forward(owner, msg, raw);
+        return this.forward(owner, msg, raw, id);
       }
       case "completion/complete": {
-        if (single) return this.forward(single, msg, raw);
+        if (single) return this.forward(single, msg, raw, id);
         const ref = params?.ref;
         if (ref?.type === "ref/prompt" && typeof ref.name === "string") {
           const target = this.router.resolve(ref.name);
           if (!target) return this.options.write(errorLine(id, -32602, `unknown prompt ${JSON.stringify(ref.name)}`));
-          return this.forward(target.upstream, msg, JSON.stringify({ ...msg, params: { ...params, ref: { ...ref, name: target.name } } }));
+          return this.forward(target.upstream, msg, JSON.stringify({ ...msg, params: { ...params, ref: { ...ref, name: target.name } } }), id);
         }
         const owner = typeof ref?.uri === "string" ? await this.ownerOf(ref.uri) : undefined;
         if (!owner) return this.options.write(errorLine(id, -32602, "completion/complete: no server owns this reference"));
-        return this.forward(owner, msg, raw);
+        return this.forward(owner, msg, raw, id);
       }
       case "logging/setLevel": {
         this.logLevel = params?.level;
-        if (single) return this.forward(single, msg, raw);
+        if (single) return this.forward(single, msg, raw, id);
         const targets = this.router.upstreams.filter((u) => u.capabilities?.logging);
         await Promise.allSettled(targets.map(async (u) => (await u.ensureReady(), u.request("logging/setLevel", params))));
         return this.options.write(resultLine(id, {}));
       }
       default:
-        if (single) return this.forward(single, msg, raw);
+        if (single) return this.forward(single, msg, raw, id);
         return this.options.write(errorLine(id, -32601, `Method not found: ${msg.method}`));
     }
   }
@@ -277,22 +304,22 @@ export class ProxySession {
     }
   }
 
-  private async forward(upstream: Upstream, msg: any, line: string): Promise<void> {
+  private async forward(upstream: Upstream, msg: any, line: string, id: MessageId): Promise<void> {
     try {
       const answer = await upstream.deliver(line, msg.method, {
-        onSent: (upstreamId) => this.forwardedCalls.set(msg.id, { upstream, upstreamId }),
+        onSent: (upstreamId) => this.forwardedCalls.set(id.key, { upstream, upstreamId }),
         progressToken: msg.params?._meta?.progressToken,
-        stillWanted: () => !this.cancelled.has(msg.id),
+        stillWanted: () => !this.cancelled.has(id.key),
       });
-      if (!this.cancelled.has(msg.id)) this.options.write(withId(answer.raw, msg.id));
+      if (!this.cancelled.has(id.key)) this.options.write(withIdText(answer.raw, id.text));
     } catch (error) {
       if (!(error instanceof UpstreamError)) throw error;
-      if (!this.cancelled.has(msg.id)) this.options.write(errorLine(msg.id, -32603, error.message));
+      if (!this.cancelled.has(id.key)) this.options.write(errorLine(id, -32603, error.message));
     }
   }
 
   /** A list method over several servers: every page of every server, in one answer. */
-  private async aggregate(id: Id, method: string, field: string, capability: string, rename: boolean): Promise<void> {
+  private async aggregate(id: MessageId, method: string, field: string, capability: string, rename: boolean): Promise<void> {
     const items: unknown[] = [];
     for (const upstream of this.router.upstreams) {
       if (!upstream.capabilities?.[capability]) continue;
@@ -324,8 +351,7 @@ export class ProxySession {
     return this.router.ownerOf(uri);
   }
 
-  private async toolCall(msg: any, raw: string): Promise<void> {
-    const id: Id = msg.id;
+  private async toolCall(msg: any, raw: string, id: MessageId): Promise<void> {
     const params = msg.params;
     if (params === null || typeof params !== "object" || typeof params.name !== "string" || params.name === "") {
       return this.options.write(errorLine(id, -32602, "Invalid params: tools/call needs params.name (the tool's name, a string)"));
@@ -334,6 +360,9 @@ export class ProxySession {
     if (args !== undefined && (args === null || typeof args !== "object" || Array.isArray(args))) {
       return this.options.write(errorLine(id, -32602, "Invalid params: tools/call params.arguments must be an object"));
     }
+    // What a person approves, the journal records and the server receives must be the same arguments.
+    const ambiguity = firstAmbiguity(rawMember(raw, "params") ?? "{}", "params", (path) => path.startsWith("params.arguments"));
+    if (ambiguity) return this.options.write(errorLine(id, -32602, `Invalid params: ${ambiguity}; Synartesis did not run this call`));
     const target = this.router.resolve(params.name);
     if (!target) {
       return this.options.write(errorLine(id, -32602, `Unknown tool ${JSON.stringify(params.name)}: tool names here are SERVER__TOOL`));
@@ -341,18 +370,18 @@ export class ProxySession {
     const line = this.router.single ? raw : JSON.stringify({ ...msg, params: { ...params, name: target.name } });
     const ctx: CallContext = {
       ...this.callContext!,
-      onForwarded: (upstream, upstreamId) => this.forwardedCalls.set(id, { upstream, upstreamId }),
+      onForwarded: (upstream, upstreamId) => this.forwardedCalls.set(id.key, { upstream, upstreamId }),
     };
     const answer = await handleToolCall(ctx, {
-      clientId: id,
+      clientId: id.text,
       server: target.upstream.name,
       tool: target.name,
       args: args ?? {},
       line,
       progressToken: params._meta?.progressToken,
-      isCancelled: () => this.cancelled.has(id),
+      isCancelled: () => this.cancelled.has(id.key),
     });
-    if (!this.cancelled.has(id)) this.options.write(answer);
+    if (!this.cancelled.has(id.key)) this.options.write(answer);
   }
 
   private onNotification(msg: any, raw: string): void {
@@ -362,11 +391,12 @@ export class ProxySession {
         this.releaseHeld();
         return;
       case "notifications/cancelled": {
-        const requestId = msg.params?.requestId;
-        if (!isId(requestId) || !this.handling.has(requestId)) return;
+        const requestIdText = isId(msg.params?.requestId) ? rawMember(rawMember(raw, "params") ?? "", "requestId") : undefined;
+        const key = requestIdText === undefined ? undefined : idKey(requestIdText);
+        if (key === undefined || !this.handling.has(key)) return;
         // Not forwarded yet (waiting for the lock or a pre-read): the call pipeline sees the flag and stops.
-        this.cancelled.add(requestId);
-        const forwarded = this.forwardedCalls.get(requestId);
+        this.cancelled.add(key);
+        const forwarded = this.forwardedCalls.get(key);
         if (forwarded) forwarded.upstream.cancel(forwarded.upstreamId, msg.params?.reason);
         return;
       }
@@ -382,8 +412,8 @@ export class ProxySession {
       return;
     }
     this.serverRequests.delete(msg.id);
-    this.serverRequestIds.delete(serverRequestKey(request.upstream, request.originalId));
-    request.upstream.sendRaw(withId(raw, request.originalId));
+    this.serverRequestIds.delete(serverRequestKey(request.upstream, request.originalId.key));
+    request.upstream.sendRaw(withIdText(raw, request.originalId.text));
   }
 
   // ---- from the servers ----
@@ -395,24 +425,27 @@ export class ProxySession {
 
   private fromUpstream(upstream: Upstream, msg: any, raw: string): void {
     if (typeof msg?.method !== "string") return;
-    if (this.finishing && isId(msg.id)) {
+    const id = messageIdOf(msg, raw);
+    if (this.finishing && id) {
       // The client is gone (stdin closed) or we are stopping: it will never answer.
-      upstream.sendRaw(errorLine(msg.id, -32603, "Synartesis: the client disconnected; nobody can answer this request"));
+      upstream.sendRaw(errorLine(id, -32603, "Synartesis: the client disconnected; nobody can answer this request"));
       return;
     }
     if (!this.clientReady || this.phase !== "ready") {
       this.heldForClient.push(() => this.fromUpstream(upstream, msg, raw));
       return;
     }
-    if (isId(msg.id)) {
+    if (id) {
       const proxyId = this.nextServerRequestId++;
-      this.serverRequests.set(proxyId, { upstream, originalId: msg.id });
-      this.serverRequestIds.set(serverRequestKey(upstream, msg.id), proxyId);
+      this.serverRequests.set(proxyId, { upstream, originalId: id });
+      this.serverRequestIds.set(serverRequestKey(upstream, id.key), proxyId);
       this.options.write(withId(raw, proxyId));
       return;
     }
     if (msg.method === "notifications/cancelled") {
-      const key = serverRequestKey(upstream, msg.params?.requestId);
+      const requestIdText = rawMember(rawMember(raw, "params") ?? "", "requestId");
+      if (requestIdText === undefined) return;
+      const key = serverRequestKey(upstream, idKey(requestIdText));
       const proxyId = this.serverRequestIds.get(key);
       if (proxyId === undefined) return;
       this.serverRequestIds.delete(key);
@@ -425,8 +458,7 @@ export class ProxySession {
 
   // ---- initialize ----
 
-  private async initialize(msg: any): Promise<void> {
-    const id: Id = msg.id;
+  private async initialize(msg: any, id: MessageId): Promise<void> {
     if (this.phase !== "waiting") return this.options.write(errorLine(id, -32600, "initialize was already received in this session"));
     this.phase = "initializing";
     const params = msg.params ?? {};
