@@ -13,6 +13,7 @@ import { firstAmbiguity, idKey, MAX_NESTING, nestingDepth } from "./json-check.t
 import type { Logger } from "./log.ts";
 import { rawElements, rawMember, withId, withIdText } from "./raw-json.ts";
 import { Router } from "./router.ts";
+import { ToolCatalog } from "./tool-catalog.ts";
 import { startFailure, Upstream, UpstreamError } from "./upstream.ts";
 
 export const INSTRUCTIONS_PREAMBLE = [
@@ -86,8 +87,10 @@ export interface SessionOptions {
 export class ProxySession {
   private readonly router: Router;
   private readonly matcher;
-  private run: Run | undefined;
-  private callContext: CallContext | undefined;
+  /** Created by the first tools/call (R-PROXY-16): a session that only lists leaves no run. */
+  private run: { run: Run; calls: CallContext } | undefined;
+  private clientName = "unknown client";
+  private readonly catalog = new ToolCatalog();
   private phase: "waiting" | "initializing" | "ready" | "failed" = "waiting";
   private readonly ready: Promise<void>;
   private markReady!: () => void;
@@ -293,6 +296,7 @@ export class ProxySession {
 
   /** A restarted server gets the client's logging level and resource subscriptions again. */
   private async replaySetup(upstream: Upstream): Promise<void> {
+    this.catalog.forget(upstream);
     const requests: Array<[string, unknown]> = [];
     if (this.logLevel !== undefined && upstream.capabilities?.logging) requests.push(["logging/setLevel", { level: this.logLevel }]);
     for (const uri of this.subscriptions.get(upstream) ?? []) requests.push(["resources/subscribe", { uri }]);
@@ -364,12 +368,14 @@ export class ProxySession {
     const ambiguity = firstAmbiguity(rawMember(raw, "params") ?? "{}", "params", (path) => path.startsWith("params.arguments"));
     if (ambiguity) return this.options.write(errorLine(id, -32602, `Invalid params: ${ambiguity}; Synartesis did not run this call`));
     const target = this.router.resolve(params.name);
-    if (!target) {
-      return this.options.write(errorLine(id, -32602, `Unknown tool ${JSON.stringify(params.name)}: tool names here are SERVER__TOOL`));
+    if (!target || !(await this.catalog.offers(target.upstream, target.name))) {
+      // As a server answers it (R-PROXY-12): nobody is asked to approve a call that cannot happen.
+      const hint = target ? "" : " (tool names here are SERVER__TOOL)";
+      return this.options.write(errorLine(id, -32602, `Unknown tool: ${params.name}${hint}`));
     }
     const line = this.router.single ? raw : JSON.stringify({ ...msg, params: { ...params, name: target.name } });
     const ctx: CallContext = {
-      ...this.callContext!,
+      ...this.openRun(),
       onForwarded: (upstream, upstreamId) => this.forwardedCalls.set(id.key, { upstream, upstreamId }),
     };
     const answer = await handleToolCall(ctx, {
@@ -425,6 +431,7 @@ export class ProxySession {
 
   private fromUpstream(upstream: Upstream, msg: any, raw: string): void {
     if (typeof msg?.method !== "string") return;
+    if (msg.method === "notifications/tools/list_changed") this.catalog.forget(upstream);
     const id = messageIdOf(msg, raw);
     if (this.finishing && id) {
       // The client is gone (stdin closed) or we are stopping: it will never answer.
@@ -474,28 +481,8 @@ export class ProxySession {
       return;
     }
 
-    const now = this.options.now().toISOString();
-    const label = typeof params.clientInfo?.name === "string" && params.clientInfo.name ? params.clientInfo.name : "unknown client";
-    this.run = this.options.journal.startRun({
-      id: this.options.newId(),
-      label,
-      startedAt: now,
-      host: this.options.host,
-      pid: this.options.pid,
-      manifest: this.options.manifest.path,
-    });
-    this.callContext = {
-      journal: this.options.journal,
-      runId: this.run.id,
-      log: this.options.log,
-      matcher: this.matcher,
-      now: this.options.now,
-      newId: this.options.newId,
-      approveCommand: this.options.approveCommand,
-      upstream: (server) => this.router.server(server)!,
-      withServerLock: (server, work) => this.withServerLock(server, work),
-    };
-    this.options.log.info("session started", { run: this.run.id, client: label, journal: this.options.journal.path });
+    if (typeof params.clientInfo?.name === "string" && params.clientInfo.name) this.clientName = params.clientInfo.name;
+    this.options.log.debug("session started", { client: this.clientName, journal: this.options.journal.path });
     this.phase = "ready";
     this.markReady();
     this.options.write(resultLine(id, this.initializeResult()));
@@ -516,6 +503,7 @@ export class ProxySession {
         throw new SynartesisError("server", `server "${upstream.name}" could not list its tools: ${(error as Error).message}`);
       }
       toolsByServer.set(upstream.name, new Set(tools.map((t) => t.name)));
+      this.catalog.remember(upstream, toolsByServer.get(upstream.name)!);
     }
     for (const rule of unusedRules(this.options.manifest, toolsByServer)) {
       this.options.log.warn("a rule matches none of its server's tools (a typo?)", { match: rule.match, line: rule.line });
@@ -540,6 +528,33 @@ export class ProxySession {
       serverInfo: { name: "synartesis", version: VERSION },
       instructions: instructions.join("\n\n"),
     };
+  }
+
+  /** The session's run, created with its first call. */
+  private openRun(): CallContext {
+    if (this.run) return this.run.calls;
+    const run = this.options.journal.startRun({
+      id: this.options.newId(),
+      label: this.clientName,
+      startedAt: this.options.now().toISOString(),
+      host: this.options.host,
+      pid: this.options.pid,
+      manifest: this.options.manifest.path,
+    });
+    const calls: CallContext = {
+      journal: this.options.journal,
+      runId: run.id,
+      log: this.options.log,
+      matcher: this.matcher,
+      now: this.options.now,
+      newId: this.options.newId,
+      approveCommand: this.options.approveCommand,
+      upstream: (server) => this.router.server(server)!,
+      withServerLock: (server, work) => this.withServerLock(server, work),
+    };
+    this.run = { run, calls };
+    this.options.log.info("run opened", { run: run.id, client: this.clientName, journal: this.options.journal.path });
+    return calls;
   }
 
   private withServerLock<T>(server: string, work: () => Promise<T>): Promise<T> {
@@ -567,7 +582,10 @@ export class ProxySession {
     this.serverRequestIds.clear();
     while (this.inflight.size) await Promise.allSettled([...this.inflight]);
     await this.stopUpstreams();
-    if (this.run) this.options.journal.completeRun(this.run.id, this.options.now().toISOString());
+    if (this.run) {
+      this.options.journal.completeRun(this.run.run.id, this.options.now().toISOString());
+      this.options.log.info("run closed", { run: this.run.run.id, client: this.clientName });
+    }
   }
 
   private async stopUpstreams(): Promise<void> {
