@@ -1,6 +1,7 @@
 // The tools/call pipeline per class (R-CLASS, R-PROXY-5…7): classify → gate →
 // pre-read → write-ahead intent → forward → resolve inverse → post-read →
 // record outcome. Returns the line to send back to the agent.
+import { JournalError } from "../journal/journal.ts";
 import type { Observation, ResolvedCall, VerifyCall } from "../journal/types.ts";
 import type { Matcher } from "../manifest/match.ts";
 import { payloadOf, ResolveError, resolveTemplate, textOf } from "../manifest/refs.ts";
@@ -19,6 +20,10 @@ export interface CallContext extends GateContext {
   withServerLock<T>(server: string, work: () => Promise<T>): Promise<T>;
   /** Called with the upstream request id once a call is forwarded (for cancellation). */
   onForwarded?(upstream: Upstream, upstreamId: number): void;
+  /** The journal failed (the session stops when it is broken). */
+  onJournalError?(error: JournalError): void;
+  /** Why nothing more can be recorded (the journal was deleted or replaced), if so. */
+  recordingStopped?(): string | undefined;
 }
 
 export interface ToolCall {
@@ -56,11 +61,51 @@ function toObservation(read: ReadOutcome): Observation | undefined {
   return undefined;
 }
 
+/** Tell the agent a call did not run because the journal could not record it (nothing was forwarded). */
+export function unrecordedLine(ctx: Pick<CallContext, "log" | "onJournalError">, call: Pick<ToolCall, "server" | "tool" | "clientId">, error: JournalError): string {
+  ctx.log.error("a call was refused: the journal could not record it", { server: call.server, tool: call.tool, error: error.message });
+  ctx.onJournalError?.(error);
+  return toolErrorLine(call.clientId, `Synartesis did not run this call: it could not record it (${error.message}).`);
+}
+
 export async function handleToolCall(ctx: CallContext, call: ToolCall): Promise<string> {
+  try {
+    return await classifyAndRun(ctx, call);
+  } catch (error) {
+    // Whatever records a call after it was forwarded catches its own journal errors (recordOutcome):
+    // one that reaches here was thrown before anything was forwarded.
+    if (!(error instanceof JournalError)) throw error;
+    return unrecordedLine(ctx, call, error);
+  }
+}
+
+/**
+ * Record what happened after a call was forwarded. The call ran whatever the
+ * journal says, so a journal that cannot take the record is logged, never
+ * reported to the agent as a failed call (it would retry and do it twice); a
+ * mutating call's row then stays `pending` with its intent.
+ */
+function recordOutcome(ctx: CallContext, call: ToolCall, action: string | undefined, write: () => void): void {
+  try {
+    write();
+  } catch (error) {
+    if (!(error instanceof JournalError)) throw error;
+    ctx.log.warn("the outcome of a forwarded call could not be journalled; its row stays as it was (pending)", {
+      server: call.server, tool: call.tool, action, error: error.message,
+    });
+    ctx.onJournalError?.(error);
+  }
+}
+
+async function classifyAndRun(ctx: CallContext, call: ToolCall): Promise<string> {
   const classification = ctx.matcher.classify(call.server, call.tool);
   const verdict = gateVerdict(classification, call.server, call.tool, call.args);
   if (!verdict.gated && (classification.class === "readonly" || verdict.readOnlySql)) {
     return forwardReadOnly(ctx, call);
+  }
+  const stopped = ctx.recordingStopped?.();
+  if (stopped) {
+    return toolErrorLine(call.clientId, `Synartesis did not run this call: it has stopped recording, because ${stopped}. Nothing it runs now could be undone; restart the MCP server entry (the proxy) to record into a journal again.`);
   }
   let approval: GateOutcome | undefined;
   if (verdict.gated) {
@@ -88,25 +133,29 @@ async function forwardReadOnly(ctx: CallContext, call: ToolCall): Promise<string
     reply = await forward(ctx, upstream, call);
   } catch (error) {
     if (!(error instanceof UpstreamError)) throw error;
-    ctx.journal.insertAction({
-      id: ctx.newId(), runId: ctx.runId, server: call.server, tool: call.tool, args: call.args,
-      class: "readonly", status: "failed", error: error.message, ts: started,
-    });
+    recordOutcome(ctx, call, undefined, () =>
+      ctx.journal.insertAction({
+        id: ctx.newId(), runId: ctx.runId, server: call.server, tool: call.tool, args: call.args,
+        class: "readonly", status: "failed", error: error.message, ts: started,
+      }),
+    );
     return toolErrorLine(call.clientId, `Synartesis could not complete this call: ${error.message}.`);
   }
   const failure = replyError(reply);
-  ctx.journal.insertAction({
-    id: ctx.newId(),
-    runId: ctx.runId,
-    server: call.server,
-    tool: call.tool,
-    args: call.args,
-    class: "readonly",
-    status: failure === undefined ? "applied" : "failed",
-    resultText: rawMember(reply.raw, "result"),
-    error: failure,
-    ts: started,
-  });
+  recordOutcome(ctx, call, undefined, () =>
+    ctx.journal.insertAction({
+      id: ctx.newId(),
+      runId: ctx.runId,
+      server: call.server,
+      tool: call.tool,
+      args: call.args,
+      class: "readonly",
+      status: failure === undefined ? "applied" : "failed",
+      resultText: rawMember(reply.raw, "result"),
+      error: failure,
+      ts: started,
+    }),
+  );
   return withIdText(reply.raw, call.clientId);
 }
 
@@ -184,12 +233,14 @@ async function runMutating(
   } catch (error) {
     if (!(error instanceof UpstreamError)) throw error;
     if (error.kind === "not_sent") {
-      giveBackApproval();
-      ctx.journal.finishAction(intent.id, { status: "failed", error: `never reached the server: ${error.message}` });
+      recordOutcome(ctx, call, intent.id, () => {
+        giveBackApproval();
+        ctx.journal.finishAction(intent.id, { status: "failed", error: `never reached the server: ${error.message}` });
+      });
       return toolErrorLine(call.clientId, `Synartesis did not run this call: it never reached server "${call.server}" (${error.message}).`);
     }
     const why = `${error.message}; the outcome is unknown`;
-    ctx.journal.finishAction(intent.id, { status: "pending", error: why });
+    recordOutcome(ctx, call, intent.id, () => ctx.journal.finishAction(intent.id, { status: "pending", error: why }));
     ctx.log.error("call outcome unknown", { server: call.server, tool: call.tool, action: intent.id, error: error.message });
     return toolErrorLine(
       call.clientId,
@@ -200,7 +251,7 @@ async function runMutating(
   const failure = replyError(reply);
   const resultText = rawMember(reply.raw, "result");
   if (failure !== undefined) {
-    ctx.journal.finishAction(intent.id, { status: "failed", resultText, error: failure });
+    recordOutcome(ctx, call, intent.id, () => ctx.journal.finishAction(intent.id, { status: "failed", resultText, error: failure }));
     return withIdText(reply.raw, call.clientId);
   }
 
@@ -228,7 +279,7 @@ async function runMutating(
     if (!postState) warnings.push(`the post-read ${verify.server}.${verify.tool} failed (${read.kind === "error" ? read.text : ""}); undo cannot check this call for drift`);
   }
 
-  ctx.journal.finishAction(intent.id, { status: "applied", resultText, inverse, postState, warnings });
+  recordOutcome(ctx, call, intent.id, () => ctx.journal.finishAction(intent.id, { status: "applied", resultText, inverse, postState, warnings }));
   for (const warning of warnings) ctx.log.warn(warning, { server: call.server, tool: call.tool, action: intent.id });
   return withIdText(reply.raw, call.clientId);
 }

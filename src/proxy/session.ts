@@ -2,13 +2,14 @@
 // intercepts initialize, the list methods and tools/call, and routes every
 // other message both ways with ids remapped (DESIGN.md).
 import { SynartesisError } from "../errors.ts";
-import type { Journal } from "../journal/journal.ts";
+import { JournalError, type Journal } from "../journal/journal.ts";
 import type { Run } from "../journal/types.ts";
 import { createMatcher } from "../manifest/match.ts";
 import type { Manifest } from "../manifest/types.ts";
 import { missingTools, unusedRules } from "../manifest/verify.ts";
 import { VERSION } from "../version.ts";
-import { handleToolCall, type CallContext } from "./calls.ts";
+import { handleToolCall, toolErrorLine, unrecordedLine, type CallContext } from "./calls.ts";
+import { drain } from "./drain.ts";
 import { firstAmbiguity, idKey, MAX_NESTING, nestingDepth } from "./json-check.ts";
 import type { Logger } from "./log.ts";
 import { rawElements, rawMember, withId, withIdText } from "./raw-json.ts";
@@ -82,6 +83,17 @@ export interface SessionOptions {
   approveCommand(id8: string): string;
   host: string;
   pid: number;
+  /**
+   * When the session fails before any initialize arrived (a server would not
+   * start), how long to wait for one so the client sees why (R-PROXY-14).
+   */
+  initializeWaitMs: number;
+}
+
+/** The text a client gets for a session that cannot go on. */
+function failureText(failure: SynartesisError): string {
+  if (failure.code === "manifest") return `Synartesis will not run with this policy: ${failure.details.join("; ")}`;
+  return [failure.message, ...failure.details].join("\n");
 }
 
 export class ProxySession {
@@ -91,6 +103,8 @@ export class ProxySession {
   private run: { run: Run; calls: CallContext } | undefined;
   private clientName = "unknown client";
   private readonly catalog = new ToolCatalog();
+  /** Set once the journal file is found deleted or replaced: nothing more can be recorded. */
+  private lostJournal: string | undefined;
   private phase: "waiting" | "initializing" | "ready" | "failed" = "waiting";
   private readonly ready: Promise<void>;
   private markReady!: () => void;
@@ -101,8 +115,8 @@ export class ProxySession {
   private readonly forwardedCalls = new Map<string, { upstream: Upstream; upstreamId: number }>();
   /** Keys of client requests it cancelled while they were forwarded: they get no reply (MCP cancellation). */
   private readonly cancelled = new Set<string>();
-  /** Keys of client requests received and not yet answered: an id is used by one request at a time. */
-  private readonly handling = new Set<string>();
+  /** Client requests received and not yet answered, by id key: an id is used by one request at a time. */
+  private readonly handling = new Map<string, { id: MessageId; method: string }>();
   private readonly serverRequests = new Map<number, { upstream: Upstream; originalId: MessageId }>();
   private readonly serverRequestIds = new Map<string, number>();
   private nextServerRequestId = 1;
@@ -111,11 +125,15 @@ export class ProxySession {
   private logLevel: string | undefined;
   private readonly subscriptions = new Map<Upstream, Set<string>>();
   private finishing = false;
-  /** Rejects when the session cannot go on (a server would not start, a policy names missing tools). */
+  private finished: Promise<void> | undefined;
+  /** An initialize received and not answered yet: a failure is told to it (R-PROXY-14). */
+  private pendingInitialize: MessageId | undefined;
+  /** Rejects when the session cannot go on (a server would not start, a policy names missing tools, the journal broke). */
   readonly fatal: Promise<never>;
-  /** The error `fatal` rejected with, once it did. */
+  /** Why the session cannot go on, once it cannot. */
   failure: SynartesisError | undefined;
-  private raiseFatal!: (error: SynartesisError) => void;
+  private raiseFatal!: () => void;
+  private fatalTimer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(private readonly options: SessionOptions) {
     this.router = new Router(
@@ -132,30 +150,47 @@ export class ProxySession {
     this.matcher = createMatcher(options.manifest);
     this.ready = new Promise((resolve) => (this.markReady = resolve));
     this.fatal = new Promise<never>((_, reject) => {
-      this.raiseFatal = (error) => {
-        this.failure ??= error;
-        reject(error);
+      this.raiseFatal = () => {
+        clearTimeout(this.fatalTimer);
+        reject(this.failure);
       };
     });
     this.fatal.catch(() => {});
   }
 
-  /** Start every server now, so one that cannot start is reported before any client talks to us. */
+  /** Start every server now, so one that cannot start is reported as soon as the client says initialize. */
   async open(): Promise<void> {
     const results = await Promise.allSettled(this.router.upstreams.map((u) => u.open()));
     const failed = results.findIndex((r) => r.status === "rejected");
     if (failed !== -1) {
       await this.stopUpstreams();
-      throw startFailure(this.router.upstreams[failed]!, (results[failed] as PromiseRejectedResult).reason);
+      this.fail(startFailure(this.router.upstreams[failed]!, (results[failed] as PromiseRejectedResult).reason));
     }
+  }
+
+  /**
+   * The session cannot go on. The client learns why from its initialize
+   * (R-PROXY-14): the one pending now, or the one it is about to send, for a
+   * little while; then `fatal` rejects and the proxy ends.
+   */
+  private fail(failure: SynartesisError): void {
+    if (this.failure) return;
+    this.failure = failure;
+    const neverInitialized = this.phase === "waiting";
+    this.phase = "failed";
+    if (this.pendingInitialize) {
+      this.options.write(errorLine(this.pendingInitialize, -32603, failureText(failure)));
+      this.pendingInitialize = undefined;
+    } else if (neverInitialized && this.options.initializeWaitMs > 0) {
+      this.fatalTimer = setTimeout(() => this.raiseFatal(), this.options.initializeWaitMs);
+      return;
+    }
+    this.raiseFatal();
   }
 
   private upstreamClosed(upstream: Upstream, reason: string): void {
     if (reason === "stopped" || this.finishing) return;
-    if (this.phase === "waiting" || this.phase === "initializing") {
-      this.phase = "failed";
-      this.raiseFatal(startFailure(upstream, new UpstreamError(reason, "closed")));
-    }
+    if (this.phase === "waiting" || this.phase === "initializing") this.fail(startFailure(upstream, new UpstreamError(reason, "closed")));
   }
 
   // ---- from the client ----
@@ -215,10 +250,11 @@ export class ProxySession {
       this.options.write(errorLine(id, -32600, `Invalid Request: id ${id.text} is already used by a request still in progress`));
       return;
     }
-    this.handling.add(id.key);
+    this.handling.set(id.key, { id, method: msg.method });
     try {
       if (msg.method === "initialize") return await this.initialize(msg, id);
       if (msg.method === "ping") return this.options.write(resultLine(id, {}));
+      if (this.finishing) return this.options.write(errorLine(id, -32603, "Synartesis is shutting down; this request was not run"));
       if (this.phase === "waiting") {
         return this.options.write(errorLine(id, -32002, `${msg.method} before initialize: the client must send initialize first`));
       }
@@ -374,8 +410,16 @@ export class ProxySession {
       return this.options.write(errorLine(id, -32602, `Unknown tool: ${params.name}${hint}`));
     }
     const line = this.router.single ? raw : JSON.stringify({ ...msg, params: { ...params, name: target.name } });
+    let calls: CallContext;
+    try {
+      calls = this.openRun();
+    } catch (error) {
+      if (!(error instanceof JournalError)) throw error;
+      const call = { server: target.upstream.name, tool: target.name, clientId: id.text };
+      return this.options.write(unrecordedLine({ log: this.options.log, onJournalError: (e) => this.journalFailed(e) }, call, error));
+    }
     const ctx: CallContext = {
-      ...this.openRun(),
+      ...calls,
       onForwarded: (upstream, upstreamId) => this.forwardedCalls.set(id.key, { upstream, upstreamId }),
     };
     const answer = await handleToolCall(ctx, {
@@ -466,20 +510,23 @@ export class ProxySession {
   // ---- initialize ----
 
   private async initialize(msg: any, id: MessageId): Promise<void> {
+    if (this.failure) {
+      this.options.write(errorLine(id, -32603, failureText(this.failure)));
+      return this.raiseFatal();
+    }
     if (this.phase !== "waiting") return this.options.write(errorLine(id, -32600, "initialize was already received in this session"));
     this.phase = "initializing";
+    this.pendingInitialize = id;
     const params = msg.params ?? {};
     try {
       await this.startAndVerify(params);
     } catch (error) {
-      const failure =
-        error instanceof SynartesisError ? error : new SynartesisError("server", `the servers could not be set up: ${(error as Error).message}`);
-      const toClient = failure.code === "manifest" ? `Synartesis will not run with this policy: ${failure.details.join("; ")}` : failure.message;
-      this.options.write(errorLine(id, -32603, toClient));
-      this.phase = "failed";
-      this.raiseFatal(failure);
+      this.fail(error instanceof SynartesisError ? error : new SynartesisError("server", `the servers could not be set up: ${(error as Error).message}`));
       return;
     }
+    // A server that died meanwhile already failed the session, and told this initialize.
+    if (this.failure) return;
+    this.pendingInitialize = undefined;
 
     if (typeof params.clientInfo?.name === "string" && params.clientInfo.name) this.clientName = params.clientInfo.name;
     this.options.log.debug("session started", { client: this.clientName, journal: this.options.journal.path });
@@ -551,10 +598,26 @@ export class ProxySession {
       approveCommand: this.options.approveCommand,
       upstream: (server) => this.router.server(server)!,
       withServerLock: (server, work) => this.withServerLock(server, work),
+      onJournalError: (error) => this.journalFailed(error),
+      recordingStopped: () => this.recordingStopped(),
     };
     this.run = { run, calls };
     this.options.log.info("run opened", { run: run.id, client: this.clientName, journal: this.options.journal.path });
     return calls;
+  }
+
+  /** A journal that cannot be used at all ends the session (exit 2); one that is full may recover. */
+  private journalFailed(error: JournalError): void {
+    if (error.kind === "broken") this.fail(error);
+  }
+
+  /** Why this session records nothing any more, if so: its journal file was deleted or replaced (issue 13 item 11). */
+  private recordingStopped(): string | undefined {
+    if (this.lostJournal === undefined) {
+      this.lostJournal = this.options.journal.identityLost();
+      if (this.lostJournal) this.options.log.error("recording stopped: mutating calls are refused from now on", { reason: this.lostJournal });
+    }
+    return this.lostJournal;
   }
 
   private withServerLock<T>(server: string, work: () => Promise<T>): Promise<T> {
@@ -566,9 +629,16 @@ export class ProxySession {
 
   // ---- the end ----
 
-  /** Answer every request already received, stop the servers, close the run. */
-  async finish(): Promise<void> {
-    if (this.finishing) return;
+  /**
+   * Answer every request already received (within the drain time, R-PROXY-13),
+   * stop the servers, close the run. `forced` resolves on a second signal.
+   */
+  finish(options: { drainMs: number; forced: Promise<void> }): Promise<void> {
+    this.finished ??= this.shutDown(options.drainMs, options.forced);
+    return this.finished;
+  }
+
+  private async shutDown(drainMs: number, forced: Promise<void>): Promise<void> {
     // A client that leaves at once must still learn that a server could not start (R-PROXY-10).
     if (this.phase === "waiting") await Promise.race([this.fatal.catch(() => {}), Bun.sleep(START_GRACE_MS)]);
     this.finishing = true;
@@ -580,16 +650,47 @@ export class ProxySession {
     }
     this.serverRequests.clear();
     this.serverRequestIds.clear();
-    while (this.inflight.size) await Promise.allSettled([...this.inflight]);
-    await this.stopUpstreams();
+    const end = await drain(
+      {
+        settled: async () => {
+          while (this.inflight.size) await Promise.allSettled([...this.inflight]);
+        },
+        abandon: (reason) => {
+          this.options.log.warn("calls still in flight are given up; their outcome is unknown", { calls: this.handling.size, reason });
+          for (const upstream of this.router.upstreams) upstream.abandon(reason);
+        },
+        answerRest: (reason) => this.answerUnanswered(reason),
+      },
+      drainMs,
+      forced,
+    );
+    await this.stopUpstreams({ quick: end === "second signal" });
     if (this.run) {
-      this.options.journal.completeRun(this.run.run.id, this.options.now().toISOString());
-      this.options.log.info("run closed", { run: this.run.run.id, client: this.clientName });
+      try {
+        this.options.journal.completeRun(this.run.run.id, this.options.now().toISOString());
+        this.options.log.info("run closed", { run: this.run.run.id, client: this.clientName });
+      } catch (error) {
+        if (!(error instanceof JournalError)) throw error;
+        this.options.log.error("the run could not be closed in the journal", { run: this.run.run.id, error: error.message });
+      }
     }
   }
 
-  private async stopUpstreams(): Promise<void> {
+  /** The last word for requests nothing else will answer now. */
+  private answerUnanswered(reason: string): void {
+    for (const [key, { id, method }] of this.handling) {
+      if (this.cancelled.has(key)) continue;
+      this.cancelled.add(key);
+      this.options.write(
+        method === "tools/call"
+          ? toolErrorLine(id.text, `Synartesis could not finish this call: ${reason}. If it reached the server, its outcome is unknown (recorded as pending); check the state before trying again.`)
+          : errorLine(id, -32603, `Synartesis: ${reason}`),
+      );
+    }
+  }
+
+  private async stopUpstreams(options: { quick?: boolean } = {}): Promise<void> {
     this.finishing = true;
-    await Promise.all(this.router.upstreams.map((u) => u.stop()));
+    await Promise.all(this.router.upstreams.map((u) => u.stop(options)));
   }
 }

@@ -34,7 +34,8 @@ export interface Reply {
 
 interface Link {
   send(line: string): void | Promise<void>;
-  close(): Promise<void>;
+  /** `quick`: no grace for the server to finish (a second signal). */
+  close(quick?: boolean): Promise<void>;
   setProtocolVersion?(version: string): void;
 }
 
@@ -85,22 +86,24 @@ function spawnStdio(spec: Extract<ServerSpec, { kind: "command" }>, events: Link
   return {
     send(line) {
       if (proc.exitCode !== null || proc.signalCode !== null) return;
+      // A server that closed its input fails the write (EPIPE): the caller learns it did not get the line.
       try {
-        proc.stdin.write(line + "\n");
-        void proc.stdin.flush();
-      } catch {
-        // The exit handler reports the closed pipe.
+        // A large write, or its flush, finishes later: either may fail then.
+        const later = [proc.stdin.write(line + "\n"), proc.stdin.flush()].filter((step) => step instanceof Promise);
+        return later.length ? Promise.all(later).then(() => {}) : undefined;
+      } catch (error) {
+        return Promise.reject(error);
       }
     },
-    async close() {
+    async close(quick = false) {
       closing = true;
       try {
-        proc.stdin.end();
+        void Promise.resolve(proc.stdin.end()).catch(() => {});
       } catch {}
       const exited = (ms: number) => Promise.race([proc.exited.then(() => true), Bun.sleep(ms).then(() => false)]);
-      if (await exited(250)) return;
+      if (!quick && (await exited(250))) return;
       proc.kill("SIGTERM");
-      if (await exited(150)) return;
+      if (await exited(quick ? 50 : 150)) return;
       proc.kill("SIGKILL");
       await proc.exited;
     },
@@ -135,6 +138,8 @@ async function connectHttp(spec: Extract<ServerSpec, { kind: "url" }>, events: L
 function refusedBeforeRunning(error: Error): boolean {
   const status = (error as { code?: unknown }).code;
   if (typeof status === "number") return status >= 400 && status < 500;
+  // A stdio server that closed its input cannot have read the line.
+  if (status === "EPIPE") return true;
   return /ECONNREFUSED|Unable to connect|ConnectionRefused|ENOTFOUND/i.test(`${error.message} ${(error as { cause?: Error }).cause?.message ?? ""}`);
 }
 
@@ -234,7 +239,7 @@ export class Upstream {
   /** A dead server is started again (with the same handshake) before it is used. */
   async ensureReady(): Promise<void> {
     if (this.link && this.initResult) return;
-    if (this.stopped) throw new UpstreamError(`server "${this.name}" is shutting down`, "closed");
+    if (this.stopped) throw new UpstreamError(`server "${this.name}" is shutting down`, "not_sent");
     if (this.initParams === undefined) throw new UpstreamError(`server "${this.name}" has not been initialized`, "start");
     this.starting ??= (async () => {
       this.options.log.warn("restarting server", { server: this.name, reason: this.exitReason });
@@ -299,6 +304,10 @@ export class Upstream {
 
   private send(id: number, method: string, line: string, timeoutMs: number, progressToken?: unknown): Promise<Reply> {
     return new Promise<Reply>((resolve, reject) => {
+      if (this.stopped) {
+        reject(new UpstreamError(`server "${this.name}" is shutting down`, "not_sent"));
+        return;
+      }
       if (!this.link) {
         reject(new UpstreamError(`server "${this.name}" is not running (${this.exitReason ?? "not started"})`, "not_sent"));
         return;
@@ -331,10 +340,12 @@ export class Upstream {
           this.forget(id);
           const refused = refusedBeforeRunning(error);
           entry.reject(new UpstreamError(`could not reach server "${this.name}": ${error.message}`, refused ? "not_sent" : "closed"));
-          // An HTTP server that forgot our session (it restarted) is started afresh on next use.
-          if ((error as { code?: unknown }).code === 404 && this.link) {
+          // An HTTP server that forgot our session (it restarted), or a stdio server that stopped
+          // reading its input, is started afresh on next use.
+          const code = (error as { code?: unknown }).code;
+          if ((code === 404 || code === "EPIPE") && this.link) {
             const stale = this.link;
-            this.onClose("lost its session (HTTP 404)");
+            this.onClose(code === 404 ? "lost its session (HTTP 404)" : "stopped reading its input (EPIPE)");
             void stale.close().catch(() => {});
           }
         });
@@ -358,7 +369,12 @@ export class Upstream {
 
   /** Send a line as is (forwarded notifications, answers to the server's requests). */
   sendRaw(line: string): void {
-    const sent = this.link?.send(line);
+    let sent: void | Promise<void>;
+    try {
+      sent = this.link?.send(line);
+    } catch (error) {
+      sent = Promise.reject(error);
+    }
     if (sent instanceof Promise) sent.catch((error: Error) => this.options.log.warn("send failed", { server: this.name, error: error.message }));
   }
 
@@ -429,11 +445,17 @@ export class Upstream {
     return this.exitReason;
   }
 
-  async stop(): Promise<void> {
+  /** Send nothing more, and stop waiting: every request still owed an answer fails with `reason` (its outcome unknown). */
+  abandon(reason: string): void {
+    this.stopped = true;
+    for (const id of [...this.pending.keys()]) this.forget(id)?.reject(new UpstreamError(reason, "closed"));
+  }
+
+  async stop(options: { quick?: boolean } = {}): Promise<void> {
     this.stopped = true;
     const link = this.link;
     if (!link) return;
-    await link.close();
+    await link.close(options.quick);
     this.link = undefined;
   }
 }

@@ -4,7 +4,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { BIN, initializeFrame, LineSession, run } from "../helpers.ts";
+import { BIN, connect, initializeFrame, LineSession, run } from "../helpers.ts";
 import {
   ADA,
   BUN,
@@ -433,16 +433,38 @@ describe("configuration errors", () => {
     expect(level.stdout).toBe("");
   });
 
-  test("a server command that does not exist exits 1 naming the server", async () => {
+  test("a server command that does not exist: the client's initialize gets an error naming the server, then exit 1 (R-PROXY-14)", async () => {
     const ws = workspace(
       ["version: 1", "servers:", "  ghost:", "    command: /nonexistent/bin/ghost-server", '    args: ["--x"]', "tools: []", ""].join("\n"),
     );
     const result = await run(["proxy", "--manifest", ws.manifest], { cwd: ws.dir, stdin: initializeFrame(0) + "\n" });
     expect(result.code).toBe(1);
-    expect(result.stdout).toBe("");
+    expect(result.stdout.trim().split("\n").map((l) => JSON.parse(l))).toEqual([
+      { jsonrpc: "2.0", id: 0, error: { code: -32603, message: 'server "ghost" would not start: command not found: /nonexistent/bin/ghost-server' } },
+    ]);
     expect(result.stderr).toContain('server "ghost"');
     expect(result.stderr).toContain("/nonexistent/bin/ghost-server");
     expect(result.stderr).not.toMatch(/\n\s+at /); // no stack trace
+  });
+
+  test("a client that shows only protocol errors (the SDK's, like the Inspector) shows why the server would not start", async () => {
+    const ws = workspace(
+      [
+        "version: 1",
+        "servers:",
+        "  broken:",
+        "    command: sh",
+        `    args: ["-c", "echo 'cannot open database: permission denied' >&2; echo 'giving up' >&2; exit 3"]`,
+        "tools: []",
+        "",
+      ].join("\n"),
+    );
+    const failure = await connect(BIN, ["proxy", "--manifest", ws.manifest], { cwd: ws.dir }).then(
+      () => "connected",
+      (error: Error) => error.message,
+    );
+    expect(failure).toContain('server "broken" would not start: it exited with code 3 before answering');
+    expect(failure).toContain("its stderr said:\n  cannot open database: permission denied\n  giving up");
   });
 
   test("a server that dies at start exits 1 quoting its stderr", async () => {
@@ -461,8 +483,11 @@ describe("configuration errors", () => {
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('server "broken"');
     expect(result.stderr).toContain("cannot open database: permission denied");
-    // Nothing but a JSON-RPC error, if anything, on stdout.
-    for (const line of result.stdout.split("\n").filter(Boolean)) expect(JSON.parse(line).error).toBeDefined();
+    // The client's initialize is answered with the same: the server and its stderr.
+    const [reply] = result.stdout.trim().split("\n").map((l) => JSON.parse(l));
+    expect(reply.id).toBe(0);
+    expect(reply.error.message).toContain('server "broken" would not start');
+    expect(reply.error.message).toContain("cannot open database: permission denied");
   });
 });
 
