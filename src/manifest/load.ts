@@ -260,6 +260,7 @@ interface RawServer {
   url?: string;
   headers?: Record<string, string>;
   timeout?: number;
+  timeout_max?: number;
 }
 
 /**
@@ -339,6 +340,10 @@ export function parseManifest(text: string, file: string, env: Record<string, st
       report(path, `server name "${name}" must not start or end with "_" (with several servers, tools are named SERVER__TOOL)`, true);
     }
     const timeoutMs = (raw.timeout ?? DEFAULT_TIMEOUT_SECONDS) * 1000;
+    const timeoutMaxMs = raw.timeout_max === undefined ? undefined : raw.timeout_max * 1000;
+    if (timeoutMaxMs !== undefined && timeoutMaxMs < timeoutMs) {
+      report([...path, "timeout_max"], `timeout_max (${raw.timeout_max} s) must be at least timeout (${timeoutMs / 1000} s): it caps how far progress can extend a request's timeout`);
+    }
     if (raw.command !== undefined && raw.url !== undefined) {
       report([...path, "url"], `server "${name}" has both "command" and "url"; choose one`, true);
       continue;
@@ -359,6 +364,7 @@ export function parseManifest(text: string, file: string, env: Record<string, st
         env: expandEnv(raw.env, env, [...path, "env"], report),
         cwd,
         timeoutMs,
+        timeoutMaxMs,
         line,
       };
     } else {
@@ -380,6 +386,7 @@ export function parseManifest(text: string, file: string, env: Record<string, st
         url: raw.url!,
         headers: expandEnv(raw.headers, env, [...path, "headers"], report),
         timeoutMs,
+        timeoutMaxMs,
         line,
       };
     }

@@ -23,6 +23,7 @@ const ServerSchema = Type.Object(
     url: Type.Optional(Type.String({ minLength: 1 })),
     headers: Type.Optional(StringMap),
     timeout: Type.Optional(Type.Number({ exclusiveMinimum: 0 })),
+    timeout_max: Type.Optional(Type.Number({ exclusiveMinimum: 0 })),
   },
   { additionalProperties: false },
 );
@@ -50,7 +51,7 @@ export const ManifestSchema = Type.Object(
 /** The keys each object may have, for "unknown key" messages. */
 export const ALLOWED_KEYS = {
   root: ["version", "servers", "tools"],
-  server: ["command", "args", "env", "cwd", "url", "headers", "timeout"],
+  server: ["command", "args", "env", "cwd", "url", "headers", "timeout", "timeout_max"],
   rule: ["match", "class", "gate", "snapshot", "inverse"],
   call: ["tool", "args", "absent_when"],
 } as const;

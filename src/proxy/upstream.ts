@@ -5,7 +5,7 @@ import { existsSync } from "node:fs";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { SynartesisError } from "../errors.ts";
-import type { ServerSpec } from "../manifest/types.ts";
+import { callDeadlineMs, type ServerSpec } from "../manifest/types.ts";
 import { selfArgv } from "../self.ts";
 import type { Logger } from "./log.ts";
 import { LineSplitter } from "./lines.ts";
@@ -312,12 +312,17 @@ export class Upstream {
         reject(new UpstreamError(`server "${this.name}" is not running (${this.exitReason ?? "not started"})`, "not_sent"));
         return;
       }
-      const expire = () => {
+      const expire = (why: string) => {
         this.forget(id);
         this.notify("notifications/cancelled", { requestId: id, reason: "timed out in the Synartesis proxy" });
-        reject(new UpstreamError(`server "${this.name}" did not answer ${method} within ${timeoutMs / 1000} s`, "timeout"));
+        reject(new UpstreamError(why, "timeout"));
       };
-      const timer = timeoutMs > 0 ? setTimeout(expire, timeoutMs) : undefined;
+      const timedOut = () => expire(`server "${this.name}" did not answer ${method} within ${timeoutMs / 1000} s`);
+      const deadlineMs = Math.max(timeoutMs, callDeadlineMs(this.spec));
+      const pastDeadline = () =>
+        expire(`server "${this.name}" kept reporting progress but did not answer ${method} within its timeout_max of ${deadlineMs / 1000} s`);
+      const started = performance.now();
+      const timer = timeoutMs > 0 ? setTimeout(timedOut, timeoutMs) : undefined;
       const progressKey = progressToken === undefined ? undefined : JSON.stringify(progressToken);
       const entry: Pending = {
         method,
@@ -328,7 +333,8 @@ export class Upstream {
         rearm: () => {
           if (timeoutMs <= 0) return;
           clearTimeout(entry.timer);
-          entry.timer = setTimeout(expire, timeoutMs);
+          const left = deadlineMs - (performance.now() - started);
+          entry.timer = left < timeoutMs ? setTimeout(pastDeadline, Math.max(0, left)) : setTimeout(timedOut, timeoutMs);
         },
       };
       if (progressKey !== undefined) this.progress.set(progressKey, id);
