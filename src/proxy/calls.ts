@@ -97,9 +97,18 @@ function recordOutcome(ctx: CallContext, call: ToolCall, action: string | undefi
   }
 }
 
+/** A held or denied call: one info line for the person watching the log (R-PROXY-15), the text for the agent. */
+function refused(ctx: CallContext, call: ToolCall, outcome: Extract<GateOutcome, { proceed: false }>): string {
+  const { kind, ...fields } = outcome.event;
+  const message = kind === "held" ? "call held for approval" : "denial told to the agent";
+  ctx.log.info(message, { server: call.server, tool: call.tool, ...fields });
+  return toolErrorLine(call.clientId, outcome.text);
+}
+
 async function classifyAndRun(ctx: CallContext, call: ToolCall): Promise<string> {
   const classification = ctx.matcher.classify(call.server, call.tool);
   const verdict = gateVerdict(classification, call.server, call.tool, call.args);
+  ctx.log.debug("call", { server: call.server, tool: call.tool, class: classification.class, gated: verdict.gated });
   if (!verdict.gated && (classification.class === "readonly" || verdict.readOnlySql)) {
     return forwardReadOnly(ctx, call);
   }
@@ -110,7 +119,7 @@ async function classifyAndRun(ctx: CallContext, call: ToolCall): Promise<string>
   let approval: GateOutcome | undefined;
   if (verdict.gated) {
     approval = passGate(ctx, { ...call, class: classification.class }, verdict.reason);
-    if (!approval.proceed) return toolErrorLine(call.clientId, approval.text);
+    if (!approval.proceed) return refused(ctx, call, approval);
   }
   return ctx.withServerLock(call.server, () => runMutating(ctx, call, classification.rule, classification.class, approval));
 }
@@ -201,7 +210,7 @@ async function runMutating(
     if (read.kind === "absent" && toolClass === "reversible" && !approval) {
       const reason = `${call.server}.${call.tool} is reversible, but its pre-read ${readName} found nothing to restore (${read.text.split("\n")[0]})`;
       const held = passGate(ctx, { ...call, class: toolClass }, reason);
-      if (!held.proceed) return toolErrorLine(call.clientId, held.text);
+      if (!held.proceed) return refused(ctx, call, held);
       return runMutating(ctx, call, rule, toolClass, held);
     }
     snapshot = toObservation(read);

@@ -181,6 +181,8 @@ export class Upstream {
   private exitReason: string | undefined;
   private stopped = false;
   private generation = 0;
+  /** Completed handshakes: every one after the first is a restart. */
+  private starts = 0;
 
   constructor(
     spec: ServerSpec,
@@ -229,6 +231,10 @@ export class Upstream {
       throw new UpstreamError(`it refused initialize: ${reply.msg.error.message} (code ${reply.msg.error.code})`, "start");
     }
     this.initResult = reply.msg.result;
+    this.options.log.info(this.starts++ ? "server restarted" : "server started", {
+      server: this.name,
+      serverInfo: `${this.initResult?.serverInfo?.name ?? "?"} ${this.initResult?.serverInfo?.version ?? ""}`.trim(),
+    });
     this.capabilities = this.initResult?.capabilities ?? {};
     const version = this.initResult?.protocolVersion;
     if (typeof version === "string") this.link?.setProtocolVersion?.(version);
