@@ -8,6 +8,7 @@ import { loadManifest } from "../manifest/load.ts";
 import { DEFAULT_DRAIN_SECONDS } from "../proxy/drain.ts";
 import { LineSplitter } from "../proxy/lines.ts";
 import { createLogger, LOG_LEVELS, type LogLevel } from "../proxy/log.ts";
+import { credentialsFolder, ProtectedPaths } from "../proxy/protected-paths.ts";
 import { ProxySession } from "../proxy/session.ts";
 import { approveCommandFor } from "../self.ts";
 import { journalArg, manifestArg } from "./shared.ts";
@@ -103,6 +104,8 @@ export default defineCommand({
       pid: process.pid,
       // Someone typing at a terminal is told at once; a client gets a moment to send its initialize.
       initializeWaitMs: process.stdin.isTTY ? 0 : START_FAILURE_WAIT_MS,
+      protectedPaths: new ProtectedPaths({ manifest: manifest.path, journal: journal.path, credentials: credentialsFolder(process.env) }),
+      cwd,
     });
     await session.open();
     log.debug("proxy ready", { manifest: manifest.path, journal: journal.path });

@@ -1,6 +1,7 @@
 // The tools/call pipeline per class (R-CLASS, R-PROXY-5…7): classify → gate →
 // pre-read → write-ahead intent → forward → resolve inverse → post-read →
 // record outcome. Returns the line to send back to the agent.
+import { canonicalJson } from "../canonical.ts";
 import { JournalError } from "../journal/journal.ts";
 import type { Observation, ResolvedCall, VerifyCall } from "../journal/types.ts";
 import type { Matcher } from "../manifest/match.ts";
@@ -24,6 +25,8 @@ export interface CallContext extends GateContext {
   onJournalError?(error: JournalError): void;
   /** Why nothing more can be recorded (the journal was deleted or replaced), if so. */
   recordingStopped?(): string | undefined;
+  /** The file of Synartesis's own that these arguments name, if any (issue 13 item 10). */
+  protectedTarget?(server: string, args: unknown): { what: string; path: string } | undefined;
 }
 
 export interface ToolCall {
@@ -34,6 +37,8 @@ export interface ToolCall {
   args: Record<string, unknown>;
   /** The request line to send upstream (the tool's own name, any id). */
   line: string;
+  /** params besides name and arguments (e.g. _meta), for the line sent once a person approved the call. */
+  otherParams: Record<string, unknown>;
   /** The client's progress token: progress from the server keeps the call's timeout from expiring. */
   progressToken?: unknown;
   /** True once the client cancelled the request; checked before anything is forwarded. */
@@ -107,7 +112,14 @@ function refused(ctx: CallContext, call: ToolCall, outcome: Extract<GateOutcome,
 
 async function classifyAndRun(ctx: CallContext, call: ToolCall): Promise<string> {
   const classification = ctx.matcher.classify(call.server, call.tool);
-  const verdict = gateVerdict(classification, call.server, call.tool, call.args);
+  let verdict = gateVerdict(classification, call.server, call.tool, call.args);
+  const named = ctx.protectedTarget?.(call.server, call.args);
+  if (named) {
+    verdict = {
+      gated: true,
+      reason: `${call.server}.${call.tool} names ${named.what}, ${named.path}; such a call is held whatever its class, so that an agent cannot change its own policy or record unattended`,
+    };
+  }
   ctx.log.debug("call", { server: call.server, tool: call.tool, class: classification.class, gated: verdict.gated });
   if (!verdict.gated && (classification.class === "readonly" || verdict.readOnlySql)) {
     return forwardReadOnly(ctx, call);
@@ -122,6 +134,15 @@ async function classifyAndRun(ctx: CallContext, call: ToolCall): Promise<string>
     if (!approval.proceed) return refused(ctx, call, approval);
   }
   return ctx.withServerLock(call.server, () => runMutating(ctx, call, classification.rule, classification.class, approval));
+}
+
+/**
+ * The request as a person approved it: they saw the parsed arguments, so the
+ * server gets exactly those, in their canonical form, not the agent's bytes.
+ */
+function approvedLine(call: ToolCall): string {
+  const rest = JSON.stringify(call.otherParams).slice(1, -1);
+  return `{"jsonrpc":"2.0","id":0,"method":"tools/call","params":{"name":${JSON.stringify(call.tool)},"arguments":${canonicalJson(call.args)}${rest ? `,${rest}` : ""}}}`;
 }
 
 /** Send the agent's call on, (re)starting the server if it is down. */
@@ -238,7 +259,7 @@ async function runMutating(
 
   let reply: Reply;
   try {
-    reply = await forward(ctx, upstream, call);
+    reply = await forward(ctx, upstream, approval ? { ...call, line: approvedLine(call) } : call);
   } catch (error) {
     if (!(error instanceof UpstreamError)) throw error;
     if (error.kind === "not_sent") {

@@ -14,6 +14,7 @@ import { firstAmbiguity, idKey, MAX_NESTING, nestingDepth } from "./json-check.t
 import type { Logger } from "./log.ts";
 import { rawElements, rawMember, withId, withIdText } from "./raw-json.ts";
 import { Router } from "./router.ts";
+import type { ProtectedPaths } from "./protected-paths.ts";
 import { ToolCatalog } from "./tool-catalog.ts";
 import { startFailure, Upstream, UpstreamError } from "./upstream.ts";
 
@@ -83,6 +84,10 @@ export interface SessionOptions {
   approveCommand(id8: string): string;
   host: string;
   pid: number;
+  /** Files of Synartesis's own that a call may name only with a person's approval. */
+  protectedPaths?: ProtectedPaths;
+  /** The proxy's working directory (a relative path in arguments may mean a file there). */
+  cwd: string;
   /**
    * When the session fails before any initialize arrived (a server would not
    * start), how long to wait for one so the client sees why (R-PROXY-14).
@@ -422,12 +427,14 @@ export class ProxySession {
       ...calls,
       onForwarded: (upstream, upstreamId) => this.forwardedCalls.set(id.key, { upstream, upstreamId }),
     };
+    const { name: _name, arguments: _arguments, ...otherParams } = params;
     const answer = await handleToolCall(ctx, {
       clientId: id.text,
       server: target.upstream.name,
       tool: target.name,
       args: args ?? {},
       line,
+      otherParams,
       progressToken: params._meta?.progressToken,
       isCancelled: () => this.cancelled.has(id.key),
     });
@@ -600,6 +607,11 @@ export class ProxySession {
       withServerLock: (server, work) => this.withServerLock(server, work),
       onJournalError: (error) => this.journalFailed(error),
       recordingStopped: () => this.recordingStopped(),
+      protectedTarget: (server, args) => {
+        const spec = this.options.manifest.servers[server]!;
+        const bases = [...(spec.kind === "command" ? [spec.cwd] : []), this.options.manifest.dir, this.options.cwd];
+        return this.options.protectedPaths?.find(args, bases);
+      },
     };
     this.run = { run, calls };
     this.options.log.info("run opened", { run: run.id, client: this.clientName, journal: this.options.journal.path });

@@ -6,7 +6,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { rawMember } from "../../src/proxy/raw-json.ts";
-import { BIN, initializeFrame, LineSession, run } from "../helpers.ts";
+import { BIN, initializeFrame, LineSession, run, tempDir } from "../helpers.ts";
 import { BUN, crmStateText, crmWorkspace, FIXTURES, INITIALIZED, journalRows, jsonFrame, waitFor, workspace } from "../fixtures/proxy-kit.ts";
 
 const sessions: LineSession[] = [];
@@ -130,6 +130,48 @@ describe("arguments that would not reach the server as they were approved and re
     const rows = journalRows(ws.journal);
     expect(rows.map((r) => [r.tool, JSON.parse(r.args)])).toEqual([["get_customer", { id: "c_001", n: 1, m: 100, z: 0 }]]);
     expect(JSON.parse(await Bun.file(ws.state).text())).toEqual(JSON.parse(crmStateText()));
+  }, 60_000);
+});
+
+describe("what the approver sees is what runs", () => {
+  test("an approved call is forwarded as the canonical form that was approved; an ungated one byte for byte", async () => {
+    const received = join(tempDir(), "received.log");
+    const ws = workspace(
+      [
+        "version: 1",
+        "servers:",
+        "  raw:",
+        `    command: ${JSON.stringify(BUN)}`,
+        `    args: [${JSON.stringify(join(FIXTURES, "raw-server.ts"))}]`,
+        `    env: { RAW_LOG: ${JSON.stringify(received)} }`,
+        "tools:",
+        '  - match: "raw.raw_read"',
+        "    class: readonly",
+        '  - match: "raw.raw_write"',
+        "    class: irreversible",
+        "",
+      ].join("\n"),
+    );
+    const args = '{ "to" : "caf\\u00e9@example.com", "amount" : 1.50, "n": 1E2, "nested": {"b": 2, "a": [0.0]} }';
+    const session = new LineSession([BIN, "proxy", "--manifest", ws.manifest, "--log-level", "warn"], { cwd: ws.dir });
+    sessions.push(session);
+    await session.initialize();
+    session.send(callLine("1", "raw_read", args));
+    await session.response(1);
+    session.send(callLine("2", "raw_write", args));
+    const held = await session.response(2);
+    const action = /Action id: ([0-9a-f]{8})/.exec(held.result.content[0].text)![1]!;
+    expect((await run(["approve", action, "--by", "alice", "--journal", ws.journal], { cwd: ws.dir })).code).toBe(0);
+    session.send(callLine("3", "raw_write", args));
+    expect((await session.response(3)).result.structuredContent.word).toBe("café");
+    expect(await session.close()).toBe(0);
+
+    const calls = (await Bun.file(received).text()).split("\n").filter((line) => line.includes('"tools/call"'));
+    const argumentsOf = (line: string) => rawMember(rawMember(line, "params")!, "arguments");
+    expect(calls.map(argumentsOf)).toEqual([
+      args, // the read: the agent's bytes
+      '{"amount":1.5,"n":100,"nested":{"a":[0],"b":2},"to":"café@example.com"}', // the approved write: what alice saw
+    ]);
   }, 60_000);
 });
 
