@@ -9,6 +9,7 @@ import { payloadOf, ResolveError, resolveTemplate, textOf } from "../manifest/re
 import type { Rule, ToolClass } from "../manifest/types.ts";
 import { gateVerdict, passGate, type GateContext, type GateOutcome } from "./gate.ts";
 import type { Logger } from "./log.ts";
+import { toolErrorLine } from "./messages.ts";
 import { readState, type ReadOutcome } from "./observe.ts";
 import { rawMember, withIdText } from "./raw-json.ts";
 import { UpstreamError, type Reply, type Upstream } from "./upstream.ts";
@@ -45,10 +46,6 @@ export interface ToolCall {
   isCancelled?: () => boolean;
 }
 
-/** A tool error result for the request whose id was written as `idText`. */
-export function toolErrorLine(idText: string, text: string): string {
-  return `{"jsonrpc":"2.0","id":${idText},"result":${JSON.stringify({ content: [{ type: "text", text }], isError: true })}}`;
-}
 
 function isToolError(reply: Reply): boolean {
   return reply.msg.result?.isError === true;

@@ -3,18 +3,19 @@
 // other message both ways with ids remapped (DESIGN.md).
 import { SynartesisError } from "../errors.ts";
 import { JournalError, type Journal } from "../journal/journal.ts";
-import type { Run } from "../journal/types.ts";
 import { createMatcher } from "../manifest/match.ts";
 import type { Manifest } from "../manifest/types.ts";
 import { missingTools, unusedRules } from "../manifest/verify.ts";
 import { VERSION } from "../version.ts";
-import { handleToolCall, toolErrorLine, unrecordedLine, type CallContext } from "./calls.ts";
+import { handleToolCall, unrecordedLine, type CallContext } from "./calls.ts";
 import { drain } from "./drain.ts";
 import { firstAmbiguity, idKey, MAX_NESTING, nestingDepth } from "./json-check.ts";
 import type { Logger } from "./log.ts";
+import { errorLine, isId, messageIdOf, resultLine, toolErrorLine, type MessageId } from "./messages.ts";
 import { rawElements, rawMember, withId, withIdText } from "./raw-json.ts";
 import { Router } from "./router.ts";
 import type { ProtectedPaths } from "./protected-paths.ts";
+import { SessionRun } from "./session-run.ts";
 import { ToolCatalog } from "./tool-catalog.ts";
 import { startFailure, Upstream, UpstreamError } from "./upstream.ts";
 
@@ -26,37 +27,12 @@ export const INSTRUCTIONS_PREAMBLE = [
   "Never route around a held or denied call by using other tools to reach the same effect.",
 ].join(" ");
 
-type Id = string | number;
-
-/** A request's id: `text` is the exact bytes its sender wrote (echoed back as they came), `key` its identity. */
-interface MessageId {
-  text: string;
-  key: string;
-}
-
 /** How long a session that never initialized waits at its end for a server to fail to start. */
 const START_GRACE_MS = 300;
-
-const isId = (value: unknown): value is Id => typeof value === "string" || typeof value === "number";
 
 /** A server's own request id, unique across servers. */
 function serverRequestKey(upstream: Upstream, idKey: string): string {
   return `${upstream.name}\u0000${idKey}`;
-}
-
-function errorLine(id: MessageId | null, code: number, message: string): string {
-  return `{"jsonrpc":"2.0","id":${id?.text ?? "null"},"error":${JSON.stringify({ code, message })}}`;
-}
-
-function resultLine(id: MessageId, result: unknown): string {
-  return `{"jsonrpc":"2.0","id":${id.text},"result":${JSON.stringify(result)}}`;
-}
-
-/** The id of a message as it was written, when it is a valid request id. */
-function messageIdOf(msg: any, raw: string): MessageId | undefined {
-  if (!isId(msg?.id)) return undefined;
-  const text = rawMember(raw, "id") ?? JSON.stringify(msg.id);
-  return { text, key: idKey(text) };
 }
 
 function mergeCapabilities(all: Array<Record<string, any>>): Record<string, any> {
@@ -104,12 +80,8 @@ function failureText(failure: SynartesisError): string {
 export class ProxySession {
   private readonly router: Router;
   private readonly matcher;
-  /** Created by the first tools/call (R-PROXY-16): a session that only lists leaves no run. */
-  private run: { run: Run; calls: CallContext } | undefined;
-  private clientName = "unknown client";
+  private readonly run: SessionRun;
   private readonly catalog = new ToolCatalog();
-  /** Set once the journal file is found deleted or replaced: nothing more can be recorded. */
-  private lostJournal: string | undefined;
   private phase: "waiting" | "initializing" | "ready" | "failed" = "waiting";
   private readonly ready: Promise<void>;
   private markReady!: () => void;
@@ -153,6 +125,13 @@ export class ProxySession {
       ),
     );
     this.matcher = createMatcher(options.manifest);
+    this.run = new SessionRun({
+      ...options,
+      matcher: this.matcher,
+      upstream: (server) => this.router.server(server)!,
+      withServerLock: (server, work) => this.withServerLock(server, work),
+      onJournalError: (error) => this.journalFailed(error),
+    });
     this.ready = new Promise((resolve) => (this.markReady = resolve));
     this.fatal = new Promise<never>((_, reject) => {
       this.raiseFatal = () => {
@@ -417,7 +396,7 @@ export class ProxySession {
     const line = this.router.single ? raw : JSON.stringify({ ...msg, params: { ...params, name: target.name } });
     let calls: CallContext;
     try {
-      calls = this.openRun();
+      calls = this.run.calls();
     } catch (error) {
       if (!(error instanceof JournalError)) throw error;
       const call = { server: target.upstream.name, tool: target.name, clientId: id.text };
@@ -535,8 +514,8 @@ export class ProxySession {
     if (this.failure) return;
     this.pendingInitialize = undefined;
 
-    if (typeof params.clientInfo?.name === "string" && params.clientInfo.name) this.clientName = params.clientInfo.name;
-    this.options.log.debug("session started", { client: this.clientName, journal: this.options.journal.path });
+    if (typeof params.clientInfo?.name === "string" && params.clientInfo.name) this.run.label = params.clientInfo.name;
+    this.options.log.debug("session started", { client: this.run.label, journal: this.options.journal.path });
     this.phase = "ready";
     this.markReady();
     this.options.write(resultLine(id, this.initializeResult()));
@@ -584,52 +563,9 @@ export class ProxySession {
     };
   }
 
-  /** The session's run, created with its first call. */
-  private openRun(): CallContext {
-    if (this.run) return this.run.calls;
-    const run = this.options.journal.startRun({
-      id: this.options.newId(),
-      label: this.clientName,
-      startedAt: this.options.now().toISOString(),
-      host: this.options.host,
-      pid: this.options.pid,
-      manifest: this.options.manifest.path,
-    });
-    const calls: CallContext = {
-      journal: this.options.journal,
-      runId: run.id,
-      log: this.options.log,
-      matcher: this.matcher,
-      now: this.options.now,
-      newId: this.options.newId,
-      approveCommand: this.options.approveCommand,
-      upstream: (server) => this.router.server(server)!,
-      withServerLock: (server, work) => this.withServerLock(server, work),
-      onJournalError: (error) => this.journalFailed(error),
-      recordingStopped: () => this.recordingStopped(),
-      protectedTarget: (server, args) => {
-        const spec = this.options.manifest.servers[server]!;
-        const bases = [...(spec.kind === "command" ? [spec.cwd] : []), this.options.manifest.dir, this.options.cwd];
-        return this.options.protectedPaths?.find(args, bases);
-      },
-    };
-    this.run = { run, calls };
-    this.options.log.info("run opened", { run: run.id, client: this.clientName, journal: this.options.journal.path });
-    return calls;
-  }
-
   /** A journal that cannot be used at all ends the session (exit 2); one that is full may recover. */
   private journalFailed(error: JournalError): void {
     if (error.kind === "broken") this.fail(error);
-  }
-
-  /** Why this session records nothing any more, if so: its journal file was deleted or replaced (issue 13 item 11). */
-  private recordingStopped(): string | undefined {
-    if (this.lostJournal === undefined) {
-      this.lostJournal = this.options.journal.identityLost();
-      if (this.lostJournal) this.options.log.error("recording stopped: mutating calls are refused from now on", { reason: this.lostJournal });
-    }
-    return this.lostJournal;
   }
 
   private withServerLock<T>(server: string, work: () => Promise<T>): Promise<T> {
@@ -677,15 +613,7 @@ export class ProxySession {
       forced,
     );
     await this.stopUpstreams({ quick: end === "second signal" });
-    if (this.run) {
-      try {
-        this.options.journal.completeRun(this.run.run.id, this.options.now().toISOString());
-        this.options.log.info("run closed", { run: this.run.run.id, client: this.clientName });
-      } catch (error) {
-        if (!(error instanceof JournalError)) throw error;
-        this.options.log.error("the run could not be closed in the journal", { run: this.run.run.id, error: error.message });
-      }
-    }
+    this.run.close();
   }
 
   /** The last word for requests nothing else will answer now. */
