@@ -13,6 +13,8 @@ import { withId } from "./raw-json.ts";
 
 const STDERR_LINES_KEPT = 40;
 const HTTP_CLOSE_WAIT_MS = 300;
+/** After a failed write, how long a server that closed its input gets to exit by itself before it is stopped. */
+const DEAF_GRACE_MS = 200;
 
 /** Why a request got no answer: it timed out, or the server went away. */
 export class UpstreamError extends Error {
@@ -36,6 +38,8 @@ interface Link {
   send(line: string): void | Promise<void>;
   /** `quick`: no grace for the server to finish (a second signal). */
   close(quick?: boolean): Promise<void>;
+  /** A write failed because the server closed its input: resolves once the link is closed (it exited, or it was stopped). */
+  closedInput?(): Promise<void>;
   setProtocolVersion?(version: string): void;
 }
 
@@ -80,9 +84,17 @@ function spawnStdio(spec: Extract<ServerSpec, { kind: "command" }>, events: Link
     errors.end();
   })();
   let closing = false;
+  let deaf = false;
   void proc.exited.then((code) => {
-    events.onClose(closing ? "stopped" : proc.signalCode ? `was killed by ${proc.signalCode}` : `exited with code ${code}`);
+    const reason = deaf ? "stopped reading its input (EPIPE)" : proc.signalCode ? `was killed by ${proc.signalCode}` : `exited with code ${code}`;
+    events.onClose(closing ? "stopped" : reason);
   });
+  const exitedWithin = (ms: number) => Promise.race([proc.exited.then(() => true), Bun.sleep(ms).then(() => false)]);
+  const stop = async (graceMs: number) => {
+    proc.kill("SIGTERM");
+    if (!(await exitedWithin(graceMs))) proc.kill("SIGKILL");
+    await proc.exited;
+  };
   return {
     send(line) {
       if (proc.exitCode !== null || proc.signalCode !== null) return;
@@ -100,12 +112,15 @@ function spawnStdio(spec: Extract<ServerSpec, { kind: "command" }>, events: Link
       try {
         void Promise.resolve(proc.stdin.end()).catch(() => {});
       } catch {}
-      const exited = (ms: number) => Promise.race([proc.exited.then(() => true), Bun.sleep(ms).then(() => false)]);
-      if (!quick && (await exited(250))) return;
-      proc.kill("SIGTERM");
-      if (await exited(quick ? 50 : 150)) return;
-      proc.kill("SIGKILL");
-      await proc.exited;
+      if (!quick && (await exitedWithin(250))) return;
+      await stop(quick ? 50 : 150);
+    },
+    async closedInput() {
+      // A server that is exiting is reported as what it is (its exit code, its stderr); one that
+      // stays alive without reading is of no use: stop it, so the next call starts a fresh one.
+      if (await exitedWithin(DEAF_GRACE_MS)) return;
+      deaf = true;
+      await stop(150);
     },
   };
 }
@@ -138,8 +153,6 @@ async function connectHttp(spec: Extract<ServerSpec, { kind: "url" }>, events: L
 function refusedBeforeRunning(error: Error): boolean {
   const status = (error as { code?: unknown }).code;
   if (typeof status === "number") return status >= 400 && status < 500;
-  // A stdio server that closed its input cannot have read the line.
-  if (status === "EPIPE") return true;
   return /ECONNREFUSED|Unable to connect|ConnectionRefused|ENOTFOUND/i.test(`${error.message} ${(error as { cause?: Error }).cause?.message ?? ""}`);
 }
 
@@ -345,19 +358,24 @@ export class Upstream {
       };
       if (progressKey !== undefined) this.progress.set(progressKey, id);
       this.pending.set(id, entry);
-      const sent = this.link.send(line);
+      const link = this.link;
+      const sent = link.send(line);
       if (sent instanceof Promise) {
-        sent.catch((error: Error) => {
+        sent.catch(async (error: Error) => {
           if (!this.pending.has(id)) return;
           this.forget(id);
+          if ((error as { code?: unknown }).code === "EPIPE" && link.closedInput) {
+            // It never read this line. Once the link is closed, the caller may send it to a fresh server.
+            await link.closedInput();
+            entry.reject(new UpstreamError(`server "${this.name}" ${this.exitReason ?? "stopped reading its input"} before it read the ${method} request`, "not_sent"));
+            return;
+          }
           const refused = refusedBeforeRunning(error);
           entry.reject(new UpstreamError(`could not reach server "${this.name}": ${error.message}`, refused ? "not_sent" : "closed"));
-          // An HTTP server that forgot our session (it restarted), or a stdio server that stopped
-          // reading its input, is started afresh on next use.
-          const code = (error as { code?: unknown }).code;
-          if ((code === 404 || code === "EPIPE") && this.link) {
+          // An HTTP server that forgot our session (it restarted) is started afresh on next use.
+          if ((error as { code?: unknown }).code === 404 && this.link) {
             const stale = this.link;
-            this.onClose(code === 404 ? "lost its session (HTTP 404)" : "stopped reading its input (EPIPE)");
+            this.onClose("lost its session (HTTP 404)");
             void stale.close().catch(() => {});
           }
         });
@@ -474,7 +492,7 @@ export class Upstream {
 
 /** Turn a start failure into the error the CLI reports (exit 1, the server named, its stderr quoted). */
 export function startFailure(upstream: Upstream, error: unknown): SynartesisError {
-  const exited = error instanceof UpstreamError && error.kind === "closed" && upstream.stopReason;
+  const exited = error instanceof UpstreamError && (error.kind === "closed" || error.kind === "not_sent") && upstream.stopReason;
   const reason = exited ? `it ${upstream.stopReason} before answering` : error instanceof Error ? error.message : String(error);
   const stderr = upstream.stderr().filter((l) => l.trim() !== "").slice(-8);
   return new SynartesisError("server", `server "${upstream.name}" would not start: ${reason}`, {

@@ -3,43 +3,13 @@
 // sent, one id is one call, arguments a double would change or that name a key
 // twice are refused before any journal row, and nesting too deep gets a clear
 // error instead of a stack overflow.
-import { afterEach, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { rawMember } from "../../src/proxy/raw-json.ts";
 import { BIN, initializeFrame, LineSession, run, tempDir } from "../helpers.ts";
-import { BUN, crmStateText, crmWorkspace, FIXTURES, INITIALIZED, journalRows, jsonFrame, waitFor, workspace } from "../fixtures/proxy-kit.ts";
+import { crmStateText, crmWorkspace, fixtureServer, INITIALIZED, journalRows, jsonFrame, killAfterEach, slowWorkspace, waitFor, workspace } from "../fixtures/proxy-kit.ts";
 
-const sessions: LineSession[] = [];
-afterEach(async () => {
-  for (const session of sessions.splice(0)) {
-    session.proc.kill("SIGKILL");
-    await session.proc.exited;
-  }
-});
-
-function slowWorkspace() {
-  return workspace(
-    [
-      "version: 1",
-      "servers:",
-      "  slow:",
-      `    command: ${JSON.stringify(BUN)}`,
-      `    args: [${JSON.stringify(join(FIXTURES, "slow-server.ts"))}]`,
-      "tools:",
-      '  - match: "slow.read_value"',
-      "    class: readonly",
-      '  - match: "slow.slow_write"',
-      "    class: reversible",
-      "    snapshot:",
-      '      tool: "slow.read_value"',
-      '      args: { key: "$.key" }',
-      "    inverse:",
-      '      tool: "slow.slow_write"',
-      '      args: { key: "$.key", value: "$snapshot.value", ms: 0 }',
-      "",
-    ].join("\n"),
-  );
-}
+const { track } = killAfterEach();
 
 /** A raw tools/call line whose id and arguments are written exactly as given. */
 const callLine = (idText: string, name: string, argumentsText: string) =>
@@ -48,8 +18,7 @@ const callLine = (idText: string, name: string, argumentsText: string) =>
 describe("one id, one call", () => {
   test("a second request under an id still in flight gets -32600, is never forwarded and leaves no row; the first gets its own answer", async () => {
     const ws = slowWorkspace();
-    const session = new LineSession([BIN, "proxy", "--manifest", ws.manifest, "--log-level", "warn"], { cwd: ws.dir });
-    sessions.push(session);
+    const session = track(new LineSession([BIN, "proxy", "--manifest", ws.manifest, "--log-level", "warn"], { cwd: ws.dir }));
     await session.initialize();
     session.send(jsonFrame(7, "tools/call", { name: "slow_write", arguments: { key: "a", value: "A1", ms: 1500 } }));
     await waitFor("the first call's write-ahead row", () => journalRows(ws.journal).find((r) => r.tool === "slow_write"));
@@ -83,8 +52,7 @@ describe("one id, one call", () => {
       lines.push(`{"jsonrpc":"2.0","id":${id},"method":"no/such/method"}`);
     }
     // Answered one after the other (the same id twice in flight would rightly be refused).
-    const session = new LineSession([BIN, "proxy", "--manifest", ws.manifest, "--log-level", "warn"], { cwd: ws.dir });
-    sessions.push(session);
+    const session = track(new LineSession([BIN, "proxy", "--manifest", ws.manifest, "--log-level", "warn"], { cwd: ws.dir }));
     session.send(lines[0]!);
     await session.response(0);
     session.send(lines[1]!);
@@ -140,10 +108,7 @@ describe("what the approver sees is what runs", () => {
       [
         "version: 1",
         "servers:",
-        "  raw:",
-        `    command: ${JSON.stringify(BUN)}`,
-        `    args: [${JSON.stringify(join(FIXTURES, "raw-server.ts"))}]`,
-        `    env: { RAW_LOG: ${JSON.stringify(received)} }`,
+        ...fixtureServer("raw", "raw-server.ts", [], [`env: { RAW_LOG: ${JSON.stringify(received)} }`]),
         "tools:",
         '  - match: "raw.raw_read"',
         "    class: readonly",
@@ -153,8 +118,7 @@ describe("what the approver sees is what runs", () => {
       ].join("\n"),
     );
     const args = '{ "to" : "caf\\u00e9@example.com", "amount" : 1.50, "n": 1E2, "nested": {"b": 2, "a": [0.0]} }';
-    const session = new LineSession([BIN, "proxy", "--manifest", ws.manifest, "--log-level", "warn"], { cwd: ws.dir });
-    sessions.push(session);
+    const session = track(new LineSession([BIN, "proxy", "--manifest", ws.manifest, "--log-level", "warn"], { cwd: ws.dir }));
     await session.initialize();
     session.send(callLine("1", "raw_read", args));
     await session.response(1);

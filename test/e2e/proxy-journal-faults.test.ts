@@ -3,46 +3,13 @@
 // naming it (exit 2, servers stopped, no hang) and `list`/`show` say the same;
 // a new journal is private to its user; a journal deleted or replaced under a
 // running proxy makes it refuse every mutating call.
-import { afterEach, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { chmodSync, chownSync, copyFileSync, existsSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync, closeSync } from "node:fs";
 import { join } from "node:path";
 import { BIN, initializeFrame, LineSession, run } from "../helpers.ts";
-import { BUN, FIXTURES, INITIALIZED, journalRows, jsonFrame, processExists, waitFor, workspace } from "../fixtures/proxy-kit.ts";
+import { INITIALIZED, journalRows, jsonFrame, killAfterEach, processExists, slowWorkspace, waitFor } from "../fixtures/proxy-kit.ts";
 
-const sessions: LineSession[] = [];
-const pids: number[] = [];
-afterEach(async () => {
-  for (const session of sessions.splice(0)) {
-    session.proc.kill("SIGKILL");
-    await session.proc.exited;
-  }
-  for (const pid of pids.splice(0)) if (processExists(pid)) process.kill(pid, "SIGKILL");
-});
-
-function slowWorkspace() {
-  const ws = workspace(
-    [
-      "version: 1",
-      "servers:",
-      "  slow:",
-      `    command: ${JSON.stringify(BUN)}`,
-      `    args: [${JSON.stringify(join(FIXTURES, "slow-server.ts"))}, "--pid-file", "./slow.pid"]`,
-      "tools:",
-      '  - match: "slow.read_value"',
-      "    class: readonly",
-      '  - match: "slow.slow_write"',
-      "    class: reversible",
-      "    snapshot:",
-      '      tool: "slow.read_value"',
-      '      args: { key: "$.key" }',
-      "    inverse:",
-      '      tool: "slow.slow_write"',
-      '      args: { key: "$.key", value: "$snapshot.value", ms: 0 }',
-      "",
-    ].join("\n"),
-  );
-  return { ...ws, pidFile: join(ws.dir, "slow.pid") };
-}
+const { track, pids } = killAfterEach();
 
 const write = (id: number, key: string, value: string) => jsonFrame(id, "tools/call", { name: "slow_write", arguments: { key, value, ms: 0 } });
 const read = (id: number, key: string) => jsonFrame(id, "tools/call", { name: "read_value", arguments: { key } });
@@ -73,8 +40,7 @@ describe("a journal that cannot be used (issue 13 item 1)", () => {
     const ws = slowWorkspace();
     await recordSomeRuns(ws);
     corruptPages(ws.journal, 4, 4);
-    const proxy = new LineSession([BIN, "proxy", "--manifest", ws.manifest], { cwd: ws.dir });
-    sessions.push(proxy);
+    const proxy = track(new LineSession([BIN, "proxy", "--manifest", ws.manifest], { cwd: ws.dir }));
     await proxy.initialize();
     const pid = await waitFor("the server's pid", () => Number(readFileSync(ws.pidFile, "utf8")));
     pids.push(pid);
@@ -124,8 +90,7 @@ describe("the journal is private (issue 13 item 9)", () => {
   test("a new journal, its -wal and -shm are 0600, folders made for it 0700; an existing one others can read gets a warning", async () => {
     const ws = slowWorkspace();
     const journal = join(ws.dir, "private", "records", "journal.db");
-    const proxy = new LineSession([BIN, "proxy", "--manifest", ws.manifest, "--journal", journal], { cwd: ws.dir });
-    sessions.push(proxy);
+    const proxy = track(new LineSession([BIN, "proxy", "--manifest", ws.manifest, "--journal", journal], { cwd: ws.dir }));
     await proxy.initialize();
     await proxy.request(1, "tools/call", { name: "slow_write", arguments: { key: "a", value: "A1", ms: 0 } });
     // While the proxy runs (the last connection to close removes -wal and -shm).
@@ -154,8 +119,7 @@ describe("a journal deleted or replaced under a running proxy (issue 13 item 11)
   for (const how of ["deleted", "replaced"] as const) {
     test(`${how}: mutating calls are refused with a tool error and never reach the server; reads still work`, async () => {
       const ws = slowWorkspace();
-      const proxy = new LineSession([BIN, "proxy", "--manifest", ws.manifest], { cwd: ws.dir });
-      sessions.push(proxy);
+      const proxy = track(new LineSession([BIN, "proxy", "--manifest", ws.manifest], { cwd: ws.dir }));
       await proxy.initialize();
       expect((await proxy.request(1, "tools/call", { name: "slow_write", arguments: { key: "a", value: "A1", ms: 0 } })).result.structuredContent).toEqual({ key: "a", value: "A1" });
       if (how === "deleted") {

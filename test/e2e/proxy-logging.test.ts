@@ -2,29 +2,20 @@
 // for each held call (with the command that approves it), each denial told,
 // each unknown outcome, each server start and restart, each run opened and
 // closed; routine calls only at debug.
-import { afterEach, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { BIN, LineSession, run } from "../helpers.ts";
-import { BUN, crmStateText, crmWorkspace, FIXTURES, jsonFrame, processExists, waitFor, workspace, journalRows } from "../fixtures/proxy-kit.ts";
+import { crmStateText, crmWorkspace, fixtureServer, journalRows, jsonFrame, killAfterEach, waitFor, workspace } from "../fixtures/proxy-kit.ts";
 
-const sessions: LineSession[] = [];
-const pids: number[] = [];
-afterEach(async () => {
-  for (const session of sessions.splice(0)) {
-    session.proc.kill("SIGKILL");
-    await session.proc.exited;
-  }
-  for (const pid of pids.splice(0)) if (processExists(pid)) process.kill(pid, "SIGKILL");
-});
+const { track, pids } = killAfterEach();
 
 const logLines = (stderr: string) => stderr.split("\n").filter(Boolean).map((line) => JSON.parse(line));
 const EMAIL = { to: "ada@example.com", subject: "Hello", body: "Hi" };
 
 test("a held call, a denial told, the server start and the run are logged at the default level; routine calls are not", async () => {
   const ws = crmWorkspace(crmStateText());
-  const proxy = new LineSession([BIN, "proxy", "--manifest", ws.manifest], { cwd: ws.dir });
-  sessions.push(proxy);
+  const proxy = track(new LineSession([BIN, "proxy", "--manifest", ws.manifest], { cwd: ws.dir }));
   await proxy.initialize("logged-agent");
   await proxy.request(1, "tools/call", { name: "get_customer", arguments: { id: "c_001" } });
   const held = await proxy.request(2, "tools/call", { name: "send_email", arguments: EMAIL });
@@ -62,9 +53,7 @@ test("an unknown outcome and a restart are logged; at debug, every call is too",
     [
       "version: 1",
       "servers:",
-      "  slow:",
-      `    command: ${JSON.stringify(BUN)}`,
-      `    args: [${JSON.stringify(join(FIXTURES, "slow-server.ts"))}, "--pid-file", "./slow.pid"]`,
+      ...fixtureServer("slow", "slow-server.ts", ["--pid-file", "./slow.pid"]),
       "tools:",
       '  - match: "slow.*"',
       "    class: irreversible",
@@ -72,8 +61,7 @@ test("an unknown outcome and a restart are logged; at debug, every call is too",
       "",
     ].join("\n"),
   );
-  const proxy = new LineSession([BIN, "proxy", "--manifest", ws.manifest, "--log-level", "debug"], { cwd: ws.dir });
-  sessions.push(proxy);
+  const proxy = track(new LineSession([BIN, "proxy", "--manifest", ws.manifest, "--log-level", "debug"], { cwd: ws.dir }));
   await proxy.initialize();
   const pid = await waitFor("the server's pid", () => Number(readFileSync(join(ws.dir, "slow.pid"), "utf8")));
   pids.push(pid);

@@ -1,42 +1,30 @@
 // The proxy under bad input and failure, through the built binary
 // (R-PROXY-5, 7, 9, 10, 11): garbage from the client, kill -9 of the proxy or
 // of its server mid-call, EOF and SIGTERM with calls in flight, config errors.
-import { afterEach, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { BIN, connect, initializeFrame, LineSession, run } from "../helpers.ts";
 import {
   ADA,
-  BUN,
   crmStateText,
   crmWorkspace,
   EVERYTHING,
-  FIXTURES,
   INITIALIZED,
   journalRows,
   journalRuns,
   jsonFrame,
+  killAfterEach,
   processExists,
+  slowWorkspace,
   waitFor,
   workspace,
   type Workspace,
 } from "../fixtures/proxy-kit.ts";
 
-const sessions: LineSession[] = [];
-const pids: number[] = [];
-afterEach(async () => {
-  for (const session of sessions.splice(0)) {
-    session.proc.kill("SIGKILL");
-    await session.proc.exited;
-  }
-  // Children of a proxy killed with -9 are not its to clean up any more.
-  for (const pid of pids.splice(0)) if (processExists(pid)) process.kill(pid, "SIGKILL");
-});
+const { track, pids } = killAfterEach();
 
 function proxy(ws: Workspace, extra: string[] = []): LineSession {
-  const session = new LineSession([BIN, "proxy", "--manifest", ws.manifest, ...extra], { cwd: ws.dir });
-  sessions.push(session);
-  return session;
+  return track(new LineSession([BIN, "proxy", "--manifest", ws.manifest, ...extra], { cwd: ws.dir }));
 }
 
 describe("bad input from the client", () => {
@@ -113,32 +101,6 @@ describe("bad input from the client", () => {
     expect(await session.close()).toBe(0);
   }, 60_000);
 });
-
-/** A manifest for the slow fixture: slow_write is reversible (so it is forwarded, with a pre-read), read_value readonly. */
-function slowWorkspace(): Workspace & { pidFile: string } {
-  const ws = workspace(
-    [
-      "version: 1",
-      "servers:",
-      "  slow:",
-      `    command: ${JSON.stringify(BUN)}`,
-      `    args: [${JSON.stringify(join(FIXTURES, "slow-server.ts"))}, "--pid-file", "./slow.pid"]`,
-      "tools:",
-      '  - match: "slow.read_value"',
-      "    class: readonly",
-      '  - match: "slow.slow_write"',
-      "    class: reversible",
-      "    snapshot:",
-      '      tool: "slow.read_value"',
-      '      args: { key: "$.key" }',
-      "    inverse:",
-      '      tool: "slow.slow_write"',
-      '      args: { key: "$.key", value: "$snapshot.value", ms: 0 }',
-      "",
-    ].join("\n"),
-  );
-  return { ...ws, pidFile: join(ws.dir, "slow.pid") };
-}
 
 const readPid = (file: string) => Number(readFileSync(file, "utf8"));
 

@@ -2,10 +2,9 @@
 // session that only lists leaves no run; a call to a tool its server does not
 // list (after one fresh look) is answered -32602 and journals nothing.
 import { afterEach, describe, expect, test } from "bun:test";
-import { join } from "node:path";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { BIN, connect, initializeFrame, run } from "../helpers.ts";
-import { BUN, crmStateText, crmWorkspace, FIXTURES, INITIALIZED, journalRows, journalRuns, jsonFrame, workspace } from "../fixtures/proxy-kit.ts";
+import { crmStateText, crmWorkspace, fixtureServer, INITIALIZED, journalRows, journalRuns, jsonFrame, workspace } from "../fixtures/proxy-kit.ts";
 
 const clients: Client[] = [];
 afterEach(async () => {
@@ -66,9 +65,7 @@ describe("unknown tools (R-PROXY-12)", () => {
       [
         "version: 1",
         "servers:",
-        "  raw:",
-        `    command: ${JSON.stringify(BUN)}`,
-        `    args: [${JSON.stringify(join(FIXTURES, "raw-server.ts"))}, "--late-tool"]`,
+        ...fixtureServer("raw", "raw-server.ts", ["--late-tool"]),
         "tools:",
         '  - match: "raw.*"',
         "    class: readonly",
@@ -94,9 +91,7 @@ describe("unknown tools (R-PROXY-12)", () => {
         "  crm:",
         "    command: synartesis",
         '    args: ["toy-crm"]',
-        "  raw:",
-        `    command: ${JSON.stringify(BUN)}`,
-        `    args: [${JSON.stringify(join(FIXTURES, "raw-server.ts"))}]`,
+        ...fixtureServer("raw", "raw-server.ts"),
         "tools:",
         '  - match: "*.*"',
         "    class: readonly",

@@ -4,47 +4,12 @@
 // row, and the proxy exits 0 without orphans; a second signal stops at once;
 // EPIPE from a deaf server stays a JSON log line and the call is resent to a
 // fresh server.
-import { afterEach, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
-import { join } from "node:path";
-import { BIN, initializeFrame, LineSession, run } from "../helpers.ts";
-import { BUN, FIXTURES, INITIALIZED, journalRows, journalRuns, jsonFrame, processExists, waitFor, workspace } from "../fixtures/proxy-kit.ts";
+import { BIN, LineSession, run } from "../helpers.ts";
+import { fixtureServer, journalRows, journalRuns, jsonFrame, killAfterEach, processExists, slowWorkspace, waitFor, workspace } from "../fixtures/proxy-kit.ts";
 
-const sessions: LineSession[] = [];
-const pids: number[] = [];
-afterEach(async () => {
-  for (const session of sessions.splice(0)) {
-    session.proc.kill("SIGKILL");
-    await session.proc.exited;
-  }
-  for (const pid of pids.splice(0)) if (processExists(pid)) process.kill(pid, "SIGKILL");
-});
-
-/** slow_write (reversible) sleeps `ms` before it writes; the server's own timeout stays the default 60 s. */
-function slowWorkspace() {
-  const ws = workspace(
-    [
-      "version: 1",
-      "servers:",
-      "  slow:",
-      `    command: ${JSON.stringify(BUN)}`,
-      `    args: [${JSON.stringify(join(FIXTURES, "slow-server.ts"))}, "--pid-file", "./slow.pid"]`,
-      "tools:",
-      '  - match: "slow.read_value"',
-      "    class: readonly",
-      '  - match: "slow.slow_write"',
-      "    class: reversible",
-      "    snapshot:",
-      '      tool: "slow.read_value"',
-      '      args: { key: "$.key" }',
-      "    inverse:",
-      '      tool: "slow.slow_write"',
-      '      args: { key: "$.key", value: "$snapshot.value", ms: 0 }',
-      "",
-    ].join("\n"),
-  );
-  return { ...ws, pidFile: join(ws.dir, "slow.pid") };
-}
+const { track, pids } = killAfterEach();
 
 const HUNG = { name: "slow_write", arguments: { key: "a", value: "A1", ms: 600_000 } };
 
@@ -59,8 +24,7 @@ function expectUnknownOutcome(reply: any, why: RegExp): void {
 describe("bounded shutdown (R-PROXY-13)", () => {
   test("EOF with a hung call: after the default drain (5 s) it is answered as unknown, its row stays pending, exit 0, no orphan", async () => {
     const ws = slowWorkspace();
-    const proxy = new LineSession([BIN, "proxy", "--manifest", ws.manifest], { cwd: ws.dir });
-    sessions.push(proxy);
+    const proxy = track(new LineSession([BIN, "proxy", "--manifest", ws.manifest], { cwd: ws.dir }));
     await proxy.initialize("eof-agent");
     proxy.send(jsonFrame(1, "tools/call", HUNG));
     await waitFor("the write-ahead row", () => journalRows(ws.journal).find((r) => r.tool === "slow_write"));
@@ -80,8 +44,7 @@ describe("bounded shutdown (R-PROXY-13)", () => {
 
   test("SIGTERM with a hung call and --drain 1: answered as unknown, row pending, exit 0; a read that was quick is answered normally", async () => {
     const ws = slowWorkspace();
-    const proxy = new LineSession([BIN, "proxy", "--manifest", ws.manifest, "--drain", "1"], { cwd: ws.dir });
-    sessions.push(proxy);
+    const proxy = track(new LineSession([BIN, "proxy", "--manifest", ws.manifest, "--drain", "1"], { cwd: ws.dir }));
     await proxy.initialize();
     proxy.send(jsonFrame(1, "tools/call", HUNG));
     await waitFor("the write-ahead row", () => journalRows(ws.journal).find((r) => r.tool === "slow_write"));
@@ -97,8 +60,7 @@ describe("bounded shutdown (R-PROXY-13)", () => {
 
   test("a second signal stops at once, even with a long --drain: the hung call is answered as unknown, row pending", async () => {
     const ws = slowWorkspace();
-    const proxy = new LineSession([BIN, "proxy", "--manifest", ws.manifest, "--drain", "600"], { cwd: ws.dir });
-    sessions.push(proxy);
+    const proxy = track(new LineSession([BIN, "proxy", "--manifest", ws.manifest, "--drain", "600"], { cwd: ws.dir }));
     await proxy.initialize();
     proxy.send(jsonFrame(1, "tools/call", HUNG));
     await waitFor("the write-ahead row", () => journalRows(ws.journal).find((r) => r.tool === "slow_write"));
@@ -129,9 +91,7 @@ describe("a server that stops reading its input (EPIPE)", () => {
       [
         "version: 1",
         "servers:",
-        "  deaf:",
-        `    command: ${JSON.stringify(BUN)}`,
-        `    args: [${JSON.stringify(join(FIXTURES, "deaf-server.ts"))}]`,
+        ...fixtureServer("deaf", "deaf-server.ts"),
         "tools:",
         '  - match: "deaf.*"',
         "    class: readonly",
@@ -139,8 +99,7 @@ describe("a server that stops reading its input (EPIPE)", () => {
       ].join("\n"),
     );
     const big = "x".repeat(300_000);
-    const proxy = new LineSession([BIN, "proxy", "--manifest", ws.manifest], { cwd: ws.dir });
-    sessions.push(proxy);
+    const proxy = track(new LineSession([BIN, "proxy", "--manifest", ws.manifest], { cwd: ws.dir }));
     await proxy.initialize();
     expect((await proxy.request(1, "tools/call", { name: "go_deaf", arguments: {} })).result.content[0].text).toBe("not listening any more");
     // Large (written later, fails in the background) and small (fails at once).

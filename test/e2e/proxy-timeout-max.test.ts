@@ -1,30 +1,20 @@
 // A cap on every call (issue 13 item 2): progress re-arms a call's timeout
 // only up to `timeout_max` (default 10 × timeout); a server that reports
 // progress forever then gets an unknown outcome, and its row stays pending.
-import { afterEach, expect, test } from "bun:test";
-import { join } from "node:path";
+import { expect, test } from "bun:test";
 import { parseManifest } from "../../src/manifest/load.ts";
 import { callDeadlineMs } from "../../src/manifest/types.ts";
 import { BIN, LineSession } from "../helpers.ts";
-import { BUN, FIXTURES, journalRows, jsonFrame, workspace } from "../fixtures/proxy-kit.ts";
+import { fixtureServer, journalRows, jsonFrame, killAfterEach, workspace } from "../fixtures/proxy-kit.ts";
 
-const sessions: LineSession[] = [];
-afterEach(async () => {
-  for (const session of sessions.splice(0)) {
-    session.proc.kill("SIGKILL");
-    await session.proc.exited;
-  }
-});
+const { track } = killAfterEach();
 
 function busyWorkspace(limits: string[]) {
   return workspace(
     [
       "version: 1",
       "servers:",
-      "  slow:",
-      `    command: ${JSON.stringify(BUN)}`,
-      `    args: [${JSON.stringify(join(FIXTURES, "slow-server.ts"))}]`,
-      ...limits.map((line) => `    ${line}`),
+      ...fixtureServer("slow", "slow-server.ts", [], limits),
       "tools:",
       '  - match: "slow.read_value"',
       "    class: readonly",
@@ -38,8 +28,7 @@ function busyWorkspace(limits: string[]) {
 
 test("a call that reports progress forever ends at timeout_max as an unknown outcome: the client is told, the row stays pending", async () => {
   const ws = busyWorkspace(["timeout: 1", "timeout_max: 3"]);
-  const proxy = new LineSession([BIN, "proxy", "--manifest", ws.manifest], { cwd: ws.dir });
-  sessions.push(proxy);
+  const proxy = track(new LineSession([BIN, "proxy", "--manifest", ws.manifest], { cwd: ws.dir }));
   await proxy.initialize();
   proxy.send(jsonFrame(1, "tools/call", { name: "busy_forever", arguments: { ms: 200 }, _meta: { progressToken: "p1" } }));
   // Progress reaches the client and keeps the call alive past its 1 s timeout…
@@ -61,8 +50,7 @@ test("a call that reports progress forever ends at timeout_max as an unknown out
 
 test("without progress, the plain timeout applies", async () => {
   const ws = busyWorkspace(["timeout: 1"]);
-  const proxy = new LineSession([BIN, "proxy", "--manifest", ws.manifest], { cwd: ws.dir });
-  sessions.push(proxy);
+  const proxy = track(new LineSession([BIN, "proxy", "--manifest", ws.manifest], { cwd: ws.dir }));
   await proxy.initialize();
   const reply = await proxy.request(1, "tools/call", { name: "busy_forever", arguments: { ms: 200 } });
   expect(reply.result.content[0].text).toContain('server "slow" did not answer tools/call within 1 s. Its outcome is unknown');

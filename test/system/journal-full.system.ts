@@ -8,29 +8,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { BIN, LineSession } from "../helpers.ts";
-import { BUN, FIXTURES, journalRows, workspace } from "../fixtures/proxy-kit.ts";
+import { journalRows, slowWorkspace } from "../fixtures/proxy-kit.ts";
 
-const ws = workspace(
-  [
-    "version: 1",
-    "servers:",
-    "  slow:",
-    `    command: ${JSON.stringify(BUN)}`,
-    `    args: [${JSON.stringify(join(FIXTURES, "slow-server.ts"))}]`,
-    "tools:",
-    '  - match: "slow.read_value"',
-    "    class: readonly",
-    '  - match: "slow.slow_write"',
-    "    class: reversible",
-    "    snapshot:",
-    '      tool: "slow.read_value"',
-    '      args: { key: "$.key" }',
-    "    inverse:",
-    '      tool: "slow.slow_write"',
-    '      args: { key: "$.key", value: "$snapshot.value", ms: 0 }',
-    "",
-  ].join("\n"),
-);
+const ws = slowWorkspace();
 // Outside the workspace, which the helpers remove after the file (it must be unmounted first).
 const disk = mkdtempSync(join(tmpdir(), "syn-small-disk-"));
 const mount = Bun.spawnSync(["mount", "-t", "tmpfs", "-o", "size=600k", "tmpfs", disk], { stderr: "pipe" });
