@@ -20,7 +20,7 @@ describe("one id, one call", () => {
     const ws = slowWorkspace();
     const session = track(new LineSession([BIN, "proxy", "--manifest", ws.manifest, "--log-level", "warn"], { cwd: ws.dir }));
     await session.initialize();
-    session.send(jsonFrame(7, "tools/call", { name: "slow_write", arguments: { key: "a", value: "A1", ms: 1500 } }));
+    session.send(jsonFrame(7, "tools/call", { name: "slow_write", arguments: { key: "a", value: "A1", ms: 1000 } }));
     await waitFor("the first call's write-ahead row", () => journalRows(ws.journal).find((r) => r.tool === "slow_write"));
     session.send(jsonFrame(7, "tools/call", { name: "slow_write", arguments: { key: "b", value: "B1", ms: 0 } }));
     const duplicate = await session.response(7);

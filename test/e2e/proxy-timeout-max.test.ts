@@ -27,17 +27,17 @@ function busyWorkspace(limits: string[]) {
 }
 
 test("a call that reports progress forever ends at timeout_max as an unknown outcome: the client is told, the row stays pending", async () => {
-  const ws = busyWorkspace(["timeout: 1", "timeout_max: 3"]);
+  const ws = busyWorkspace(["timeout: 0.5", "timeout_max: 1.5"]);
   const proxy = track(new LineSession([BIN, "proxy", "--manifest", ws.manifest], { cwd: ws.dir }));
   await proxy.initialize();
-  proxy.send(jsonFrame(1, "tools/call", { name: "busy_forever", arguments: { ms: 200 }, _meta: { progressToken: "p1" } }));
-  // Progress reaches the client and keeps the call alive past its 1 s timeout…
-  await proxy.next((m) => m.method === "notifications/progress" && m.params.progressToken === "p1" && m.params.progress >= 8, 30_000);
+  proxy.send(jsonFrame(1, "tools/call", { name: "busy_forever", arguments: { ms: 100 }, _meta: { progressToken: "p1" } }));
+  // Progress reaches the client and keeps the call alive past its 0.5 s timeout…
+  await proxy.next((m) => m.method === "notifications/progress" && m.params.progressToken === "p1" && m.params.progress >= 7, 30_000);
   // …until timeout_max.
   const reply = await proxy.response(1, 30_000);
   expect(reply.result.isError).toBe(true);
   expect(reply.result.content[0].text).toBe(
-    'Synartesis forwarded this call, but server "slow" kept reporting progress but did not answer tools/call within its timeout_max of 3 s. ' +
+    'Synartesis forwarded this call, but server "slow" kept reporting progress but did not answer tools/call within its timeout_max of 1.5 s. ' +
       "Its outcome is unknown and is recorded as pending; check the state before trying again.",
   );
   // The proxy goes on serving.
@@ -45,15 +45,15 @@ test("a call that reports progress forever ends at timeout_max as an unknown out
   expect(await proxy.close()).toBe(0);
   const [row] = journalRows(ws.journal);
   expect(row).toMatchObject({ tool: "busy_forever", status: "pending" });
-  expect(row!.error).toContain("within its timeout_max of 3 s; the outcome is unknown");
+  expect(row!.error).toContain("within its timeout_max of 1.5 s; the outcome is unknown");
 }, 60_000);
 
 test("without progress, the plain timeout applies", async () => {
-  const ws = busyWorkspace(["timeout: 1"]);
+  const ws = busyWorkspace(["timeout: 0.5"]);
   const proxy = track(new LineSession([BIN, "proxy", "--manifest", ws.manifest], { cwd: ws.dir }));
   await proxy.initialize();
   const reply = await proxy.request(1, "tools/call", { name: "busy_forever", arguments: { ms: 200 } });
-  expect(reply.result.content[0].text).toContain('server "slow" did not answer tools/call within 1 s. Its outcome is unknown');
+  expect(reply.result.content[0].text).toContain('server "slow" did not answer tools/call within 0.5 s. Its outcome is unknown');
   expect(await proxy.close()).toBe(0);
 }, 60_000);
 
