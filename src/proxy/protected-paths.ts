@@ -3,7 +3,7 @@
 // and the credentials folder. A call whose arguments name one of them — as an
 // absolute or relative path, with `..` and symlinks resolved as far as the
 // path exists — is held for a person's approval whatever its class.
-import { realpathSync, statSync } from "node:fs";
+import { existsSync, realpathSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { basename, dirname, isAbsolute, join, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -32,8 +32,6 @@ interface Guarded {
   what: string;
   /** A folder: anything inside it counts too. */
   folder: boolean;
-  /** dev:ino of the file when it exists (a hard link is the same file). */
-  identity?: string;
 }
 
 function identityOf(path: string): string | undefined {
@@ -64,16 +62,16 @@ export class ProtectedPaths {
    * to each of `bases` (the folders a server may resolve it against).
    */
   find(args: unknown, bases: string[]): { what: string; path: string } | undefined {
-    // Identities are taken now: the journal's -wal and -shm come and go.
-    for (const entry of this.guarded) entry.identity = entry.folder ? undefined : identityOf(entry.paths[entry.paths.length - 1]!);
+    const look = new Lookup(this.guarded);
+    const folders = [...new Set(bases)];
     for (const text of strings(args)) {
-      const hit = this.named(text, bases);
+      const hit = this.named(text, folders, look);
       if (hit) return hit;
     }
     return undefined;
   }
 
-  private named(text: string, bases: string[]): { what: string; path: string } | undefined {
+  private named(text: string, bases: string[], look: Lookup): { what: string; path: string } | undefined {
     let path = text.trim();
     if (path === "" || path.length > LONGEST_PATH || path.includes("\0")) return undefined;
     if (path.startsWith("file:")) {
@@ -84,23 +82,20 @@ export class ProtectedPaths {
       }
     }
     if (path === "~" || path.startsWith("~/")) path = join(homedir(), path.slice(1));
-    for (const candidate of isAbsolute(path) ? [path] : [...new Set(bases)].map((base) => `${base}${sep}${path}`)) {
+    for (const candidate of isAbsolute(path) ? [path] : bases.map((base) => `${base}${sep}${path}`)) {
       // `..` taken literally first (no file system access), then as the file system follows it through symlinks.
       const literal = resolve(candidate);
       const hit = this.match(literal);
       if (hit) return { what: hit.what, path: literal };
-      let real: string;
-      try {
-        real = realpathSync(candidate);
-      } catch {
+      if (!existsSync(candidate)) {
         // It does not exist (yet): its folder may still be a symlink into a guarded place.
-        const inFolder = join(resolvedAsFarAsPossible(dirname(candidate)), basename(candidate));
+        const inFolder = join(look.folder(dirname(candidate)), basename(candidate));
         const folderHit = this.match(inFolder);
         if (folderHit) return { what: folderHit.what, path: inFolder };
         continue;
       }
-      const identity = identityOf(real);
-      const found = this.match(real) ?? this.guarded.find((entry) => entry.identity !== undefined && entry.identity === identity);
+      const real = resolvedAsFarAsPossible(candidate);
+      const found = this.match(real) ?? look.sameFile(real);
       if (found) return { what: found.what, path: real };
     }
     return undefined;
@@ -108,6 +103,30 @@ export class ProtectedPaths {
 
   private match(path: string): Guarded | undefined {
     return this.guarded.find((entry) => entry.paths.some((guarded) => path === guarded || (entry.folder && path.startsWith(guarded + sep))));
+  }
+}
+
+/** What one check looks up at most once: folders' real paths, and the guarded files' identities (taken now: -wal and -shm come and go). */
+class Lookup {
+  private readonly folders = new Map<string, string>();
+  private identities: Array<[string, Guarded]> | undefined;
+
+  constructor(private readonly guarded: Guarded[]) {}
+
+  folder(path: string): string {
+    let real = this.folders.get(path);
+    if (real === undefined) this.folders.set(path, (real = resolvedAsFarAsPossible(path)));
+    return real;
+  }
+
+  /** The guarded file that `path` is (a hard link to it), if any. */
+  sameFile(path: string): Guarded | undefined {
+    this.identities ??= this.guarded.flatMap((entry): Array<[string, Guarded]> => {
+      const identity = entry.folder ? undefined : identityOf(entry.paths[entry.paths.length - 1]!);
+      return identity ? [[identity, entry]] : [];
+    });
+    const identity = identityOf(path);
+    return identity === undefined ? undefined : this.identities.find(([known]) => known === identity)?.[1];
   }
 }
 
