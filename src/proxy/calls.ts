@@ -46,7 +46,6 @@ export interface ToolCall {
   isCancelled?: () => boolean;
 }
 
-
 function isToolError(reply: Reply): boolean {
   return reply.msg.result?.isError === true;
 }

@@ -161,7 +161,8 @@ export class ProxySession {
     if (this.failure) return;
     this.failure = failure;
     const neverInitialized = this.phase === "waiting";
-    this.phase = "failed";
+    // A session that was ready keeps relaying what its servers send while it drains.
+    if (this.phase !== "ready") this.phase = "failed";
     if (this.pendingInitialize) {
       this.options.write(errorLine(this.pendingInitialize, -32603, failureText(failure)));
       this.pendingInitialize = undefined;
