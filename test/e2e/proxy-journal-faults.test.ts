@@ -14,15 +14,13 @@ const { track, pids } = killAfterEach();
 const write = (id: number, key: string, value: string) => jsonFrame(id, "tools/call", { name: "slow_write", arguments: { key, value, ms: 0 } });
 const read = (id: number, key: string) => jsonFrame(id, "tools/call", { name: "read_value", arguments: { key } });
 
-/** A journal with a few runs in it, recorded by the proxy itself. */
-async function recordSomeRuns(ws: ReturnType<typeof slowWorkspace>): Promise<void> {
-  for (let i = 0; i < 3; i++) {
-    const result = await run(["proxy", "--manifest", ws.manifest], {
-      cwd: ws.dir,
-      stdin: [initializeFrame(0, `agent-${i}`), INITIALIZED, write(1, "a", `A${i}`), read(2, "a"), write(3, "b", `B${i}`), ""].join("\n"),
-    });
-    expect(result.code).toBe(0);
-  }
+/** A journal with a run in it, recorded by the proxy itself. */
+async function recordARun(ws: ReturnType<typeof slowWorkspace>): Promise<void> {
+  const result = await run(["proxy", "--manifest", ws.manifest], {
+    cwd: ws.dir,
+    stdin: [initializeFrame(0), INITIALIZED, write(1, "a", "A1"), read(2, "a"), write(3, "b", "B1"), ""].join("\n"),
+  });
+  expect(result.code).toBe(0);
 }
 
 /** Deterministic garbage over pages `first`.. of the file (4 KiB pages). */
@@ -38,7 +36,7 @@ function corruptPages(path: string, first: number, count: number): void {
 describe("a journal that cannot be used (issue 13 item 1)", () => {
   test("corrupt pages: the first call is refused unrun, the proxy exits 2 with one line naming the journal, its server is stopped; list and show say the same", async () => {
     const ws = slowWorkspace();
-    await recordSomeRuns(ws);
+    await recordARun(ws);
     corruptPages(ws.journal, 4, 4);
     const proxy = track(new LineSession([BIN, "proxy", "--manifest", ws.manifest], { cwd: ws.dir }));
     await proxy.initialize();
@@ -63,7 +61,7 @@ describe("a journal that cannot be used (issue 13 item 1)", () => {
 
   test("a journal this user cannot write: exit 2 at start with one line, before any server starts, never a hang", async () => {
     const ws = slowWorkspace();
-    await recordSomeRuns(ws);
+    await recordARun(ws);
     chmodSync(ws.journal, 0o444);
     // As root the file would still be writable: run the proxy as an ordinary user.
     const asUser = process.getuid?.() === 0 ? ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"] : [];
