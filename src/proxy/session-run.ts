@@ -1,32 +1,22 @@
 // The run of one client session (R-PROXY-16): created by the session's first
 // tools/call (a session that only lists leaves none), closed when the session
 // ends; and the context each of its calls is recorded with.
-import { JournalError, type Journal } from "../journal/journal.ts";
+import { JournalError } from "../journal/journal.ts";
 import type { Run } from "../journal/types.ts";
 import type { Matcher } from "../manifest/match.ts";
-import type { Manifest } from "../manifest/types.ts";
 import type { CallContext } from "./calls.ts";
-import type { Logger } from "./log.ts";
-import type { ProtectedPaths } from "./protected-paths.ts";
+import type { SessionOptions } from "./session.ts";
 import type { Upstream } from "./upstream.ts";
 
-export interface SessionRunOptions {
-  manifest: Manifest;
-  journal: Journal;
-  log: Logger;
+export type SessionRunOptions = Pick<
+  SessionOptions,
+  "manifest" | "journal" | "log" | "now" | "newId" | "approveCommand" | "host" | "pid" | "protectedPaths" | "cwd"
+> & {
   matcher: Matcher;
-  now(): Date;
-  newId(): string;
-  approveCommand(id8: string): string;
-  host: string;
-  pid: number;
-  protectedPaths?: ProtectedPaths;
-  /** The proxy's working directory (a relative path in arguments may mean a file there). */
-  cwd: string;
   upstream(server: string): Upstream;
   withServerLock<T>(server: string, work: () => Promise<T>): Promise<T>;
   onJournalError(error: JournalError): void;
-}
+};
 
 export class SessionRun {
   /** The client's name (its clientInfo.name), the run's label. */
