@@ -8,6 +8,7 @@ export type ErrorCode =
   | "unknown_id" // a run or action id prefix that matches nothing, or several
   | "no_journal" // a read-only command found no journal
   | "server" // an upstream server would not start or answer
+  | "journal" // the journal cannot be read or written (corrupt, full, not writable)
   | "refused"; // the command ran and stopped short on purpose (drift, settled gate, …)
 
 export class SynartesisError extends Error {

@@ -37,6 +37,7 @@ const EXIT_CODES: Record<ErrorCode, 1 | 2> = {
   config: 2,
   unknown_id: 2,
   no_journal: 1,
+  journal: 2,
   server: 1,
   refused: 1,
 };

@@ -1,7 +1,7 @@
 // The journal: runs and actions in SQLite (bun:sqlite, WAL). The only module
 // that speaks SQL; every multi-statement change is one IMMEDIATE transaction.
 import { Database } from "bun:sqlite";
-import { existsSync, mkdirSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, openSync, statSync, type Stats } from "node:fs";
 import { dirname } from "node:path";
 import { SynartesisError } from "../errors.ts";
 import type { ToolClass } from "../manifest/types.ts";
@@ -97,26 +97,77 @@ export interface Outcome {
   warnings?: string[];
 }
 
+/**
+ * The journal could not be read or written. `full`: no space left (a later
+ * write may succeed); `busy`: locked by others for too long; `broken`: it
+ * cannot be used at all (corrupt, not a journal, not writable, I/O errors).
+ */
+export class JournalError extends SynartesisError {
+  constructor(
+    readonly journalPath: string,
+    readonly kind: "full" | "busy" | "broken",
+    reason: string,
+  ) {
+    super("journal", `the journal ${journalPath} ${kind === "broken" ? "cannot be used" : "could not be written"}: ${reason}`);
+    this.name = "JournalError";
+  }
+}
+
+const BROKEN_CODES = ["SQLITE_CORRUPT", "SQLITE_NOTADB", "SQLITE_READONLY", "SQLITE_IOERR", "SQLITE_CANTOPEN", "SQLITE_PERM", "SQLITE_NOLFS", "SQLITE_PROTOCOL", "SQLITE_AUTH"];
+
+/** A SQLite failure as a JournalError naming the file; anything else unchanged. */
+function journalFailure(path: string, error: unknown): unknown {
+  if (error instanceof JournalError || !(error instanceof Error) || error.name !== "SQLiteError") return error;
+  const code = String((error as { code?: unknown }).code ?? "");
+  if (code === "SQLITE_FULL") return new JournalError(path, "full", error.message);
+  if (code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED")) return new JournalError(path, "busy", error.message);
+  if (BROKEN_CODES.some((broken) => code.startsWith(broken))) return new JournalError(path, "broken", error.message);
+  return error;
+}
+
+/** The file as it was when opened: a journal deleted or replaced underneath has another identity (or none). */
+type FileIdentity = Pick<Stats, "dev" | "ino">;
+
 export class Journal {
   readonly path: string;
+  /** Things about the file a person should know (e.g. other users can read it). */
+  readonly warnings: string[];
   private readonly db: Database;
+  private readonly identity: FileIdentity;
 
-  private constructor(path: string, db: Database) {
+  private constructor(path: string, db: Database, identity: FileIdentity, warnings: string[]) {
     this.path = path;
     this.db = db;
+    this.identity = identity;
+    this.warnings = warnings;
   }
 
   /**
-   * Open a journal. With `create`, a missing file (and its folder) is made;
-   * without it, a missing journal is refused rather than created.
+   * Open a journal. With `create`, a missing file (and its folder) is made,
+   * private to this user (R-JOURNAL, issue 13 item 9: 0600, folder 0700; SQLite
+   * gives the -wal and -shm files the journal's mode); without it, a missing
+   * journal is refused rather than created.
    */
   static open(path: string, options: { create: boolean }): Journal {
     if (!existsSync(path)) {
       if (!options.create) throw new SynartesisError("no_journal", `there is no journal at ${path}`);
-      mkdirSync(dirname(path), { recursive: true });
+      try {
+        if (!existsSync(dirname(path))) mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+        closeSync(openSync(path, "wx", 0o600));
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw new JournalError(path, "broken", (error as Error).message);
+      }
     }
+    const warnings: string[] = [];
     let db: Database;
+    let identity: FileIdentity;
     try {
+      const stat = statSync(path);
+      identity = { dev: stat.dev, ino: stat.ino };
+      if (stat.mode & 0o077) {
+        const mode = (stat.mode & 0o777).toString(8).padStart(4, "0");
+        warnings.push(`the journal ${path} can be read by other users (mode ${mode}); it holds every recorded argument and result: chmod 600 it`);
+      }
       db = new Database(path, { create: options.create, strict: true });
       db.run(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
       const mode = db.query("PRAGMA journal_mode = WAL").get() as { journal_mode: string };
@@ -126,11 +177,31 @@ export class Journal {
       db.run("PRAGMA synchronous = NORMAL");
       db.run("PRAGMA foreign_keys = ON");
     } catch (error) {
-      throw new SynartesisError("config", `cannot open the journal ${path}: ${(error as Error).message}`);
+      const failure = journalFailure(path, error);
+      throw failure instanceof JournalError ? failure : new JournalError(path, "broken", (error as Error).message);
     }
-    const journal = new Journal(path, db);
+    const journal = new Journal(path, db, identity, warnings);
     journal.migrate();
     return journal;
+  }
+
+  /** Commit one small write now, so a journal that cannot be written is found before any call relies on it. */
+  proveWritable(): void {
+    this.db.transaction(() => this.db.run("UPDATE migrations SET applied_at = applied_at WHERE rowid = (SELECT MIN(rowid) FROM migrations)")).immediate();
+  }
+
+  /** Why the file at `path` is no longer the journal this connection writes into (deleted or replaced), if it is not. */
+  identityLost(): string | undefined {
+    let now: Stats;
+    try {
+      now = statSync(this.path);
+    } catch {
+      return `the journal ${this.path} was deleted while this proxy was recording into it`;
+    }
+    if (now.ino !== this.identity.ino || now.dev !== this.identity.dev) {
+      return `the journal ${this.path} was replaced by another file while this proxy was recording into it`;
+    }
+    return undefined;
   }
 
   close(): void {
@@ -147,11 +218,7 @@ export class Journal {
         this.db.query("INSERT INTO migrations (name, applied_at) VALUES (?, ?)").run(migration.name, new Date().toISOString());
       }
     });
-    try {
-      apply.immediate();
-    } catch (error) {
-      throw new SynartesisError("config", `cannot upgrade the journal ${this.path}: ${(error as Error).message}`);
-    }
+    apply.immediate();
   }
 
   /** Names of the migrations recorded in the file, in the order applied. */
@@ -451,6 +518,22 @@ export class Journal {
       .query("UPDATE actions SET inverse = ?, verify = ?, warnings = ? WHERE id = ?")
       .run(json(inverse), json(verify), warnings.length ? JSON.stringify(warnings) : null, id);
   }
+}
+
+// Every SQLite failure inside the journal reaches its caller as a JournalError
+// naming the file (one line, exit 2), never as a bare "internal error".
+for (const name of Object.getOwnPropertyNames(Journal.prototype)) {
+  const method = Object.getOwnPropertyDescriptor(Journal.prototype, name)?.value;
+  if (name === "constructor" || typeof method !== "function") continue;
+  Object.defineProperty(Journal.prototype, name, {
+    value: function (this: Journal, ...args: unknown[]) {
+      try {
+        return method.apply(this, args);
+      } catch (error) {
+        throw journalFailure(this.path, error);
+      }
+    },
+  });
 }
 
 /** Ids are matched without their dashes, so `4e77975e`, `4e77975e-1a` and `4e77975e1a` all work. */

@@ -268,6 +268,7 @@ interface RawServer {
   headers?: Record<string, string>;
   auth?: unknown;
   timeout?: number;
+  timeout_max?: number;
 }
 
 /**
@@ -347,6 +348,10 @@ export function parseManifest(text: string, file: string, env: Record<string, st
       report(path, `server name "${name}" must not start or end with "_" (with several servers, tools are named SERVER__TOOL)`, true);
     }
     const timeoutMs = (raw.timeout ?? DEFAULT_TIMEOUT_SECONDS) * 1000;
+    const timeoutMaxMs = raw.timeout_max === undefined ? undefined : raw.timeout_max * 1000;
+    if (timeoutMaxMs !== undefined && timeoutMaxMs < timeoutMs) {
+      report([...path, "timeout_max"], `timeout_max (${raw.timeout_max} s) must be at least timeout (${timeoutMs / 1000} s): it caps how far progress can extend a request's timeout`);
+    }
     if (raw.command !== undefined && raw.url !== undefined) {
       report([...path, "url"], `server "${name}" has both "command" and "url"; choose one`, true);
       continue;
@@ -369,6 +374,7 @@ export function parseManifest(text: string, file: string, env: Record<string, st
         env: expandEnv(raw.env, env, [...path, "env"], report),
         cwd,
         timeoutMs,
+        timeoutMaxMs,
         line,
       };
     } else {
@@ -393,7 +399,7 @@ export function parseManifest(text: string, file: string, env: Record<string, st
       if (raw.auth !== undefined && authorization) {
         report([...path, "headers", authorization], `"${authorization}" is set by the OAuth sign-in ("auth"); remove one of them`, true);
       }
-      servers[name] = { name, kind: "url", url: raw.url!, headers, ...(auth ? { auth } : {}), timeoutMs, line };
+      servers[name] = { name, kind: "url", url: raw.url!, headers, ...(auth ? { auth } : {}), timeoutMs, timeoutMaxMs, line };
     }
   }
   // With no servers (already reported) every rule would name an undeclared

@@ -25,6 +25,7 @@ const ServerSchema = Type.Object(
     // Checked by hand in load.ts (auth.ts): `oauth` or a map, each with its own messages.
     auth: Type.Optional(Type.Unknown()),
     timeout: Type.Optional(Type.Number({ exclusiveMinimum: 0 })),
+    timeout_max: Type.Optional(Type.Number({ exclusiveMinimum: 0 })),
   },
   { additionalProperties: false },
 );
@@ -52,7 +53,7 @@ export const ManifestSchema = Type.Object(
 /** The keys each object may have, for "unknown key" messages. */
 export const ALLOWED_KEYS = {
   root: ["version", "servers", "tools"],
-  server: ["command", "args", "env", "cwd", "url", "headers", "auth", "timeout"],
+  server: ["command", "args", "env", "cwd", "url", "headers", "auth", "timeout", "timeout_max"],
   auth: ["type", "scopes", "client_id", "client_secret", "client_metadata_url"],
   rule: ["match", "class", "gate", "snapshot", "inverse"],
   call: ["tool", "args", "absent_when"],

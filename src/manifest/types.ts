@@ -18,6 +18,8 @@ export type ServerSpec =
       /** Absolute working directory (the manifest's folder unless `cwd` says otherwise). */
       cwd: string;
       timeoutMs: number;
+      /** `timeout_max`, when the manifest sets it (see callDeadlineMs). */
+      timeoutMaxMs?: number;
       line: number;
     }
   | {
@@ -28,6 +30,7 @@ export type ServerSpec =
       /** `auth: oauth`: sign in with OAuth (R-AUTH-1); tokens live in the credentials store, never here. */
       auth?: OAuthSettings;
       timeoutMs: number;
+      timeoutMaxMs?: number;
       line: number;
     };
 
@@ -74,3 +77,13 @@ export interface Manifest {
 }
 
 export const DEFAULT_TIMEOUT_SECONDS = 60;
+
+/**
+ * The longest one request to a server may take in all: progress notifications
+ * re-arm its `timeout`, but only up to this (`timeout_max`, default 10 ×
+ * `timeout`), so a server that reports progress forever cannot hold a call,
+ * and the proxy, forever (issue 13 item 2).
+ */
+export function callDeadlineMs(spec: Pick<ServerSpec, "timeoutMs" | "timeoutMaxMs">): number {
+  return spec.timeoutMaxMs ?? spec.timeoutMs * 10;
+}

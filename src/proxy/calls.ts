@@ -1,14 +1,17 @@
 // The tools/call pipeline per class (R-CLASS, R-PROXY-5…7): classify → gate →
 // pre-read → write-ahead intent → forward → resolve inverse → post-read →
 // record outcome. Returns the line to send back to the agent.
+import { canonicalJson } from "../canonical.ts";
+import { JournalError } from "../journal/journal.ts";
 import type { Observation, ResolvedCall, VerifyCall } from "../journal/types.ts";
 import type { Matcher } from "../manifest/match.ts";
 import { payloadOf, ResolveError, resolveTemplate, textOf } from "../manifest/refs.ts";
 import type { Rule, ToolClass } from "../manifest/types.ts";
 import { gateVerdict, passGate, type GateContext, type GateOutcome } from "./gate.ts";
 import type { Logger } from "./log.ts";
+import { toolErrorLine } from "./messages.ts";
 import { readState, type ReadOutcome } from "./observe.ts";
-import { rawMember, withId } from "./raw-json.ts";
+import { rawMember, withIdText } from "./raw-json.ts";
 import { UpstreamError, type Reply, type Upstream } from "./upstream.ts";
 
 export interface CallContext extends GateContext {
@@ -19,23 +22,28 @@ export interface CallContext extends GateContext {
   withServerLock<T>(server: string, work: () => Promise<T>): Promise<T>;
   /** Called with the upstream request id once a call is forwarded (for cancellation). */
   onForwarded?(upstream: Upstream, upstreamId: number): void;
+  /** The journal failed (the session stops when it is broken). */
+  onJournalError?(error: JournalError): void;
+  /** Why nothing more can be recorded (the journal was deleted or replaced), if so. */
+  recordingStopped?(): string | undefined;
+  /** The file of Synartesis's own that these arguments name, if any (issue 13 item 10). */
+  protectedTarget?(server: string, args: unknown): { what: string; path: string } | undefined;
 }
 
 export interface ToolCall {
-  clientId: string | number;
+  /** The client's request id, exactly as it wrote it (JSON text). */
+  clientId: string;
   server: string;
   tool: string;
   args: Record<string, unknown>;
   /** The request line to send upstream (the tool's own name, any id). */
   line: string;
+  /** params besides name and arguments (e.g. _meta), for the line sent once a person approved the call. */
+  otherParams: Record<string, unknown>;
   /** The client's progress token: progress from the server keeps the call's timeout from expiring. */
   progressToken?: unknown;
   /** True once the client cancelled the request; checked before anything is forwarded. */
   isCancelled?: () => boolean;
-}
-
-export function toolErrorLine(id: string | number, text: string): string {
-  return JSON.stringify({ jsonrpc: "2.0", id, result: { content: [{ type: "text", text }], isError: true } });
 }
 
 function isToolError(reply: Reply): boolean {
@@ -54,18 +62,83 @@ function toObservation(read: ReadOutcome): Observation | undefined {
   return undefined;
 }
 
+/** Tell the agent a call did not run because the journal could not record it (nothing was forwarded). */
+export function unrecordedLine(ctx: Pick<CallContext, "log" | "onJournalError">, call: Pick<ToolCall, "server" | "tool" | "clientId">, error: JournalError): string {
+  ctx.log.error("a call was refused: the journal could not record it", { server: call.server, tool: call.tool, error: error.message });
+  ctx.onJournalError?.(error);
+  return toolErrorLine(call.clientId, `Synartesis did not run this call: it could not record it (${error.message}).`);
+}
+
 export async function handleToolCall(ctx: CallContext, call: ToolCall): Promise<string> {
+  try {
+    return await classifyAndRun(ctx, call);
+  } catch (error) {
+    // Whatever records a call after it was forwarded catches its own journal errors (recordOutcome):
+    // one that reaches here was thrown before anything was forwarded.
+    if (!(error instanceof JournalError)) throw error;
+    return unrecordedLine(ctx, call, error);
+  }
+}
+
+/**
+ * Record what happened after a call was forwarded. The call ran whatever the
+ * journal says, so a journal that cannot take the record is logged, never
+ * reported to the agent as a failed call (it would retry and do it twice); a
+ * mutating call's row then stays `pending` with its intent.
+ */
+function recordOutcome(ctx: CallContext, call: ToolCall, action: string | undefined, write: () => void): void {
+  try {
+    write();
+  } catch (error) {
+    if (!(error instanceof JournalError)) throw error;
+    ctx.log.warn("the outcome of a forwarded call could not be journalled; its row stays as it was (pending)", {
+      server: call.server, tool: call.tool, action, error: error.message,
+    });
+    ctx.onJournalError?.(error);
+  }
+}
+
+/** A held or denied call: one info line for the person watching the log (R-PROXY-15), the text for the agent. */
+function refused(ctx: CallContext, call: ToolCall, outcome: Extract<GateOutcome, { proceed: false }>): string {
+  const { kind, ...fields } = outcome.event;
+  const message = kind === "held" ? "call held for approval" : "denial told to the agent";
+  ctx.log.info(message, { server: call.server, tool: call.tool, ...fields });
+  return toolErrorLine(call.clientId, outcome.text);
+}
+
+async function classifyAndRun(ctx: CallContext, call: ToolCall): Promise<string> {
   const classification = ctx.matcher.classify(call.server, call.tool);
-  const verdict = gateVerdict(classification, call.server, call.tool, call.args);
+  let verdict = gateVerdict(classification, call.server, call.tool, call.args);
+  const named = ctx.protectedTarget?.(call.server, call.args);
+  if (named) {
+    verdict = {
+      gated: true,
+      reason: `${call.server}.${call.tool} names ${named.what}, ${named.path}; such a call is held whatever its class, so that an agent cannot change its own policy or record unattended`,
+    };
+  }
+  ctx.log.debug("call", { server: call.server, tool: call.tool, class: classification.class, gated: verdict.gated });
   if (!verdict.gated && (classification.class === "readonly" || verdict.readOnlySql)) {
     return forwardReadOnly(ctx, call);
+  }
+  const stopped = ctx.recordingStopped?.();
+  if (stopped) {
+    return toolErrorLine(call.clientId, `Synartesis did not run this call: it has stopped recording, because ${stopped}. Nothing it runs now could be undone; restart the MCP server entry (the proxy) to record into a journal again.`);
   }
   let approval: GateOutcome | undefined;
   if (verdict.gated) {
     approval = passGate(ctx, { ...call, class: classification.class }, verdict.reason);
-    if (!approval.proceed) return toolErrorLine(call.clientId, approval.text);
+    if (!approval.proceed) return refused(ctx, call, approval);
   }
   return ctx.withServerLock(call.server, () => runMutating(ctx, call, classification.rule, classification.class, approval));
+}
+
+/**
+ * The request as a person approved it: they saw the parsed arguments, so the
+ * server gets exactly those, in their canonical form, not the agent's bytes.
+ */
+function approvedLine(call: ToolCall): string {
+  const rest = JSON.stringify(call.otherParams).slice(1, -1);
+  return `{"jsonrpc":"2.0","id":0,"method":"tools/call","params":{"name":${JSON.stringify(call.tool)},"arguments":${canonicalJson(call.args)}${rest ? `,${rest}` : ""}}}`;
 }
 
 /** Send the agent's call on, (re)starting the server if it is down. */
@@ -86,26 +159,30 @@ async function forwardReadOnly(ctx: CallContext, call: ToolCall): Promise<string
     reply = await forward(ctx, upstream, call);
   } catch (error) {
     if (!(error instanceof UpstreamError)) throw error;
-    ctx.journal.insertAction({
-      id: ctx.newId(), runId: ctx.runId, server: call.server, tool: call.tool, args: call.args,
-      class: "readonly", status: "failed", error: error.message, ts: started,
-    });
+    recordOutcome(ctx, call, undefined, () =>
+      ctx.journal.insertAction({
+        id: ctx.newId(), runId: ctx.runId, server: call.server, tool: call.tool, args: call.args,
+        class: "readonly", status: "failed", error: error.message, ts: started,
+      }),
+    );
     return toolErrorLine(call.clientId, `Synartesis could not complete this call: ${error.message}.`);
   }
   const failure = replyError(reply);
-  ctx.journal.insertAction({
-    id: ctx.newId(),
-    runId: ctx.runId,
-    server: call.server,
-    tool: call.tool,
-    args: call.args,
-    class: "readonly",
-    status: failure === undefined ? "applied" : "failed",
-    resultText: rawMember(reply.raw, "result"),
-    error: failure,
-    ts: started,
-  });
-  return withId(reply.raw, call.clientId);
+  recordOutcome(ctx, call, undefined, () =>
+    ctx.journal.insertAction({
+      id: ctx.newId(),
+      runId: ctx.runId,
+      server: call.server,
+      tool: call.tool,
+      args: call.args,
+      class: "readonly",
+      status: failure === undefined ? "applied" : "failed",
+      resultText: rawMember(reply.raw, "result"),
+      error: failure,
+      ts: started,
+    }),
+  );
+  return withIdText(reply.raw, call.clientId);
 }
 
 async function runMutating(
@@ -150,7 +227,7 @@ async function runMutating(
     if (read.kind === "absent" && toolClass === "reversible" && !approval) {
       const reason = `${call.server}.${call.tool} is reversible, but its pre-read ${readName} found nothing to restore (${read.text.split("\n")[0]})`;
       const held = passGate(ctx, { ...call, class: toolClass }, reason);
-      if (!held.proceed) return toolErrorLine(call.clientId, held.text);
+      if (!held.proceed) return refused(ctx, call, held);
       return runMutating(ctx, call, rule, toolClass, held);
     }
     snapshot = toObservation(read);
@@ -178,16 +255,18 @@ async function runMutating(
 
   let reply: Reply;
   try {
-    reply = await forward(ctx, upstream, call);
+    reply = await forward(ctx, upstream, approval ? { ...call, line: approvedLine(call) } : call);
   } catch (error) {
     if (!(error instanceof UpstreamError)) throw error;
     if (error.kind === "not_sent") {
-      giveBackApproval();
-      ctx.journal.finishAction(intent.id, { status: "failed", error: `never reached the server: ${error.message}` });
+      recordOutcome(ctx, call, intent.id, () => {
+        giveBackApproval();
+        ctx.journal.finishAction(intent.id, { status: "failed", error: `never reached the server: ${error.message}` });
+      });
       return toolErrorLine(call.clientId, `Synartesis did not run this call: it never reached server "${call.server}" (${error.message}).`);
     }
     const why = `${error.message}; the outcome is unknown`;
-    ctx.journal.finishAction(intent.id, { status: "pending", error: why });
+    recordOutcome(ctx, call, intent.id, () => ctx.journal.finishAction(intent.id, { status: "pending", error: why }));
     ctx.log.error("call outcome unknown", { server: call.server, tool: call.tool, action: intent.id, error: error.message });
     return toolErrorLine(
       call.clientId,
@@ -198,8 +277,8 @@ async function runMutating(
   const failure = replyError(reply);
   const resultText = rawMember(reply.raw, "result");
   if (failure !== undefined) {
-    ctx.journal.finishAction(intent.id, { status: "failed", resultText, error: failure });
-    return withId(reply.raw, call.clientId);
+    recordOutcome(ctx, call, intent.id, () => ctx.journal.finishAction(intent.id, { status: "failed", resultText, error: failure }));
+    return withIdText(reply.raw, call.clientId);
   }
 
   const warnings: string[] = [];
@@ -226,7 +305,7 @@ async function runMutating(
     if (!postState) warnings.push(`the post-read ${verify.server}.${verify.tool} failed (${read.kind === "error" ? read.text : ""}); undo cannot check this call for drift`);
   }
 
-  ctx.journal.finishAction(intent.id, { status: "applied", resultText, inverse, postState, warnings });
+  recordOutcome(ctx, call, intent.id, () => ctx.journal.finishAction(intent.id, { status: "applied", resultText, inverse, postState, warnings }));
   for (const warning of warnings) ctx.log.warn(warning, { server: call.server, tool: call.tool, action: intent.id });
-  return withId(reply.raw, call.clientId);
+  return withIdText(reply.raw, call.clientId);
 }

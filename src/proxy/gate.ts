@@ -54,9 +54,14 @@ export interface HeldCall {
   class: ToolClass;
 }
 
+/** What a refusal was, for the log (R-PROXY-15). */
+export type GateEvent =
+  | { kind: "held"; action: string; reason: string; approve: string; newRequest: boolean }
+  | { kind: "denied"; action: string; by?: string; reason?: string };
+
 export type GateOutcome =
   | { proceed: true; approval?: Action; actionId: string }
-  | { proceed: false; text: string };
+  | { proceed: false; text: string; event: GateEvent };
 
 export function heldText(action: Pick<Action, "id">, reason: string, command: string): string {
   return [
@@ -91,10 +96,16 @@ export function passGate(ctx: GateContext, call: HeldCall, reason: string): Gate
   if (approval) return { proceed: true, approval, actionId };
 
   const denial = ctx.journal.takeDenial(call.server, call.tool, argsKey, ctx.runId, now.toISOString());
-  if (denial) return { proceed: false, text: deniedText(denial) };
+  if (denial) {
+    return { proceed: false, text: deniedText(denial), event: { kind: "denied", action: shortId(denial.id), by: denial.approvedBy, reason: denial.reason } };
+  }
 
   const open = ctx.journal.openRequest(call.server, call.tool, argsKey);
-  if (open) return { proceed: false, text: heldText(open, open.error ?? reason, ctx.approveCommand(shortId(open.id))) };
+  if (open) {
+    const approve = ctx.approveCommand(shortId(open.id));
+    const why = open.error ?? reason;
+    return { proceed: false, text: heldText(open, why, approve), event: { kind: "held", action: shortId(open.id), reason: why, approve, newRequest: false } };
+  }
 
   const held = ctx.journal.insertAction({
     id: actionId,
@@ -108,5 +119,6 @@ export function passGate(ctx: GateContext, call: HeldCall, reason: string): Gate
     error: reason,
     ts: now.toISOString(),
   });
-  return { proceed: false, text: heldText(held, reason, ctx.approveCommand(shortId(held.id))) };
+  const approve = ctx.approveCommand(shortId(held.id));
+  return { proceed: false, text: heldText(held, reason, approve), event: { kind: "held", action: shortId(held.id), reason, approve, newRequest: true } };
 }

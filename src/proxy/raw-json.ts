@@ -11,7 +11,7 @@ const CLOSE_BRACKET = 93;
 const COMMA = 44;
 const COLON = 58;
 
-function skipString(text: string, start: number): number {
+export function skipString(text: string, start: number): number {
   // start is at the opening quote; returns the index after the closing quote.
   let i = start + 1;
   for (;;) {
@@ -24,7 +24,7 @@ function skipString(text: string, start: number): number {
   }
 }
 
-function skipValue(text: string, start: number): number {
+export function skipValue(text: string, start: number): number {
   let i = start;
   const first = text.charCodeAt(i);
   if (first === QUOTE) return skipString(text, i);
@@ -53,7 +53,7 @@ function skipValue(text: string, start: number): number {
   return i;
 }
 
-function skipSpace(text: string, i: number): number {
+export function skipSpace(text: string, i: number): number {
   while (i < text.length && text.charCodeAt(i) <= 32) i++;
   return i;
 }
@@ -93,8 +93,27 @@ export function rawMember(text: string, key: string): string | undefined {
 
 /** The same message with its top-level "id" replaced; everything else byte-identical. */
 export function withId(text: string, id: string | number | null): string {
+  return withIdText(text, JSON.stringify(id));
+}
+
+/** withId with the new id given as JSON text (a client's id, echoed as the exact bytes it sent). */
+export function withIdText(text: string, idText: string): string {
   const span = memberSpans(text, ["id"]).get("id");
-  const idText = JSON.stringify(id);
   if (!span) return text;
   return text.slice(0, span[0]) + idText + text.slice(span[1]);
+}
+
+/** The raw text of each element of a JSON array text (a batch), byte-identical. */
+export function rawElements(text: string): string[] {
+  const elements: string[] = [];
+  let i = skipSpace(text, 0);
+  if (text.charCodeAt(i) !== OPEN_BRACKET) return elements;
+  i = skipSpace(text, i + 1);
+  while (i < text.length && text.charCodeAt(i) !== CLOSE_BRACKET) {
+    const end = skipValue(text, i);
+    elements.push(text.slice(i, end));
+    i = skipSpace(text, end);
+    if (text.charCodeAt(i) === COMMA) i = skipSpace(text, i + 1);
+  }
+  return elements;
 }

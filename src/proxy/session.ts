@@ -2,17 +2,22 @@
 // intercepts initialize, the list methods and tools/call, and routes every
 // other message both ways with ids remapped (DESIGN.md).
 import { SynartesisError } from "../errors.ts";
-import type { Journal } from "../journal/journal.ts";
-import type { Run } from "../journal/types.ts";
+import { JournalError, type Journal } from "../journal/journal.ts";
 import { createMatcher } from "../manifest/match.ts";
 import type { Manifest } from "../manifest/types.ts";
 import { missingTools, unusedRules } from "../manifest/verify.ts";
 import { VERSION } from "../version.ts";
-import { handleToolCall, type CallContext } from "./calls.ts";
+import { handleToolCall, unrecordedLine, type CallContext } from "./calls.ts";
+import { drain } from "./drain.ts";
+import { firstAmbiguity, idKey, MAX_NESTING, nestingDepth } from "./json-check.ts";
 import type { Logger } from "./log.ts";
-import { withId } from "./raw-json.ts";
+import { errorLine, isId, messageIdOf, resultLine, toolErrorLine, type MessageId } from "./messages.ts";
+import { rawElements, rawMember, withId, withIdText } from "./raw-json.ts";
 import { Router } from "./router.ts";
 import { signInThroughClient, type ClientChannel } from "./sign-in.ts";
+import type { ProtectedPaths } from "./protected-paths.ts";
+import { SessionRun } from "./session-run.ts";
+import { ToolCatalog } from "./tool-catalog.ts";
 import { startFailure, Upstream, UpstreamError } from "./upstream.ts";
 
 export const INSTRUCTIONS_PREAMBLE = [
@@ -23,24 +28,12 @@ export const INSTRUCTIONS_PREAMBLE = [
   "Never route around a held or denied call by using other tools to reach the same effect.",
 ].join(" ");
 
-type Id = string | number;
-
 /** How long a session that never initialized waits at its end for a server to fail to start. */
 const START_GRACE_MS = 300;
 
-const isId = (value: unknown): value is Id => typeof value === "string" || typeof value === "number";
-
 /** A server's own request id, unique across servers. */
-function serverRequestKey(upstream: Upstream, id: unknown): string {
-  return `${upstream.name}\u0000${JSON.stringify(id)}`;
-}
-
-function errorLine(id: Id | null, code: number, message: string): string {
-  return JSON.stringify({ jsonrpc: "2.0", id, error: { code, message } });
-}
-
-function resultLine(id: Id, result: unknown): string {
-  return JSON.stringify({ jsonrpc: "2.0", id, result });
+function serverRequestKey(upstream: Upstream, idKey: string): string {
+  return `${upstream.name}\u0000${idKey}`;
 }
 
 function mergeCapabilities(all: Array<Record<string, any>>): Record<string, any> {
@@ -68,25 +61,41 @@ export interface SessionOptions {
   approveCommand(id8: string): string;
   host: string;
   pid: number;
+  /** Files of Synartesis's own that a call may name only with a person's approval. */
+  protectedPaths?: ProtectedPaths;
+  /** The proxy's working directory (a relative path in arguments may mean a file there). */
+  cwd: string;
+  /**
+   * When the session fails before any initialize arrived (a server would not
+   * start), how long to wait for one so the client sees why (R-PROXY-14).
+   */
+  initializeWaitMs: number;
+}
+
+/** The text a client gets for a session that cannot go on. */
+function failureText(failure: SynartesisError): string {
+  if (failure.code === "manifest") return `Synartesis will not run with this policy: ${failure.details.join("; ")}`;
+  return [failure.message, ...failure.details].join("\n");
 }
 
 export class ProxySession {
   private readonly router: Router;
   private readonly matcher;
-  private run: Run | undefined;
-  private callContext: CallContext | undefined;
+  private readonly run: SessionRun;
+  private readonly catalog = new ToolCatalog();
   private phase: "waiting" | "initializing" | "ready" | "failed" = "waiting";
   private readonly ready: Promise<void>;
   private markReady!: () => void;
   private clientReady = false;
   private readonly heldForClient: Array<() => void> = [];
   private readonly inflight = new Set<Promise<void>>();
-  private readonly forwardedCalls = new Map<Id, { upstream: Upstream; upstreamId: number }>();
-  /** Client requests it cancelled while they were forwarded: they get no reply (MCP cancellation). */
-  private readonly cancelled = new Set<Id>();
-  /** Client requests received and not yet answered. */
-  private readonly handling = new Set<Id>();
-  private readonly serverRequests = new Map<number, { upstream: Upstream; originalId: Id }>();
+  /** By client id key: the upstream request that carries a client's request. */
+  private readonly forwardedCalls = new Map<string, { upstream: Upstream; upstreamId: number }>();
+  /** Keys of client requests it cancelled while they were forwarded: they get no reply (MCP cancellation). */
+  private readonly cancelled = new Set<string>();
+  /** Client requests received and not yet answered, by id key: an id is used by one request at a time. */
+  private readonly handling = new Map<string, { id: MessageId; method: string }>();
+  private readonly serverRequests = new Map<number, { upstream: Upstream; originalId: MessageId }>();
   private readonly serverRequestIds = new Map<string, number>();
   private nextServerRequestId = 1;
   /** Requests the proxy itself sent the client (a sign-in offered by URL elicitation), by their id. */
@@ -97,11 +106,15 @@ export class ProxySession {
   private logLevel: string | undefined;
   private readonly subscriptions = new Map<Upstream, Set<string>>();
   private finishing = false;
-  /** Rejects when the session cannot go on (a server would not start, a policy names missing tools). */
+  private finished: Promise<void> | undefined;
+  /** An initialize received and not answered yet: a failure is told to it (R-PROXY-14). */
+  private pendingInitialize: MessageId | undefined;
+  /** Rejects when the session cannot go on (a server would not start, a policy names missing tools, the journal broke). */
   readonly fatal: Promise<never>;
-  /** The error `fatal` rejected with, once it did. */
+  /** Why the session cannot go on, once it cannot. */
   failure: SynartesisError | undefined;
-  private raiseFatal!: (error: SynartesisError) => void;
+  private raiseFatal!: () => void;
+  private fatalTimer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(private readonly options: SessionOptions) {
     this.router = new Router(
@@ -117,38 +130,70 @@ export class ProxySession {
       ),
     );
     this.matcher = createMatcher(options.manifest);
+    this.run = new SessionRun({
+      ...options,
+      matcher: this.matcher,
+      upstream: (server) => this.router.server(server)!,
+      withServerLock: (server, work) => this.withServerLock(server, work),
+      onJournalError: (error) => this.journalFailed(error),
+    });
     this.ready = new Promise((resolve) => (this.markReady = resolve));
     this.fatal = new Promise<never>((_, reject) => {
-      this.raiseFatal = (error) => {
-        this.failure ??= error;
-        reject(error);
+      this.raiseFatal = () => {
+        clearTimeout(this.fatalTimer);
+        reject(this.failure);
       };
     });
     this.fatal.catch(() => {});
   }
 
-  /** Start every server now, so one that cannot start is reported before any client talks to us. */
+  /** Start every server now, so one that cannot start is reported as soon as the client says initialize. */
   async open(): Promise<void> {
     const results = await Promise.allSettled(this.router.upstreams.map((u) => u.open()));
     const failed = results.findIndex((r) => r.status === "rejected");
     if (failed !== -1) {
       await this.stopUpstreams();
-      throw startFailure(this.router.upstreams[failed]!, (results[failed] as PromiseRejectedResult).reason);
+      this.fail(startFailure(this.router.upstreams[failed]!, (results[failed] as PromiseRejectedResult).reason));
     }
+  }
+
+  /**
+   * The session cannot go on. The client learns why from its initialize
+   * (R-PROXY-14): the one pending now, or the one it is about to send, for a
+   * little while; then `fatal` rejects and the proxy ends.
+   */
+  private fail(failure: SynartesisError): void {
+    if (this.failure) return;
+    this.failure = failure;
+    const neverInitialized = this.phase === "waiting";
+    // A session that was ready keeps relaying what its servers send while it drains.
+    if (this.phase !== "ready") this.phase = "failed";
+    if (this.pendingInitialize) {
+      this.options.write(errorLine(this.pendingInitialize, -32603, failureText(failure)));
+      this.pendingInitialize = undefined;
+    } else if (neverInitialized && this.options.initializeWaitMs > 0) {
+      this.fatalTimer = setTimeout(() => this.raiseFatal(), this.options.initializeWaitMs);
+      return;
+    }
+    this.raiseFatal();
   }
 
   private upstreamClosed(upstream: Upstream, reason: string): void {
     if (reason === "stopped" || this.finishing) return;
-    if (this.phase === "waiting" || this.phase === "initializing") {
-      this.phase = "failed";
-      this.raiseFatal(startFailure(upstream, new UpstreamError(reason, "closed")));
-    }
+    if (this.phase === "waiting" || this.phase === "initializing") this.fail(startFailure(upstream, new UpstreamError(reason, "closed")));
   }
 
   // ---- from the client ----
 
   handleLine(line: string): void {
     if (line.trim() === "") return;
+    if (nestingDepth(line) > MAX_NESTING) {
+      // Parsed, such a message would only overflow a stack further on: refuse it, naming why.
+      const idText = rawMember(line, "id");
+      const id = idText !== undefined && /^["\d-]/.test(idText) ? { text: idText, key: "" } : null;
+      this.options.write(errorLine(id, -32600, `Invalid Request: nesting too deep (more than ${MAX_NESTING} levels of objects and arrays)`));
+      return;
+    }
     let msg: unknown;
     try {
       msg = JSON.parse(line);
@@ -158,28 +203,30 @@ export class ProxySession {
     }
     if (Array.isArray(msg)) {
       if (msg.length === 0) this.options.write(errorLine(null, -32600, "Invalid Request: empty batch"));
-      for (const item of msg) this.handleMessage(item, JSON.stringify(item));
+      const raws = rawElements(line);
+      msg.forEach((item, index) => this.handleMessage(item, raws[index] ?? JSON.stringify(item)));
       return;
     }
     this.handleMessage(msg, line);
   }
 
   private handleMessage(msg: any, raw: string): void {
+    const id = messageIdOf(msg, raw);
     if (msg === null || typeof msg !== "object" || msg.jsonrpc !== "2.0") {
-      this.options.write(errorLine(isId(msg?.id) ? msg.id : null, -32600, 'Invalid Request: expected a JSON-RPC 2.0 object ("jsonrpc": "2.0")'));
+      this.options.write(errorLine(id ?? null, -32600, 'Invalid Request: expected a JSON-RPC 2.0 object ("jsonrpc": "2.0")'));
       return;
     }
     if (typeof msg.method === "string") {
-      if (isId(msg.id)) this.track(this.onRequest(msg, raw));
+      if (id) this.track(this.onRequest(msg, raw, id));
       else if (msg.id === undefined) this.onNotification(msg, raw);
       else this.options.write(errorLine(null, -32600, "Invalid Request: id must be a string or a number"));
       return;
     }
-    if (isId(msg.id) && (msg.result !== undefined || msg.error !== undefined)) {
+    if (id && (msg.result !== undefined || msg.error !== undefined)) {
       this.onClientResponse(msg, raw);
       return;
     }
-    this.options.write(errorLine(isId(msg.id) ? msg.id : null, -32600, "Invalid Request: no method"));
+    this.options.write(errorLine(id ?? null, -32600, "Invalid Request: no method"));
   }
 
   private track(work: Promise<void>): void {
@@ -187,47 +234,51 @@ export class ProxySession {
     void work.finally(() => this.inflight.delete(work));
   }
 
-  private async onRequest(msg: any, raw: string): Promise<void> {
-    const id: Id = msg.id;
-    this.handling.add(id);
+  private async onRequest(msg: any, raw: string, id: MessageId): Promise<void> {
+    if (this.handling.has(id.key)) {
+      // Two requests under one id would get each other's answers (and one call another's record).
+      this.options.write(errorLine(id, -32600, `Invalid Request: id ${id.text} is already used by a request still in progress`));
+      return;
+    }
+    this.handling.set(id.key, { id, method: msg.method });
     try {
-      if (msg.method === "initialize") return await this.initialize(msg);
+      if (msg.method === "initialize") return await this.initialize(msg, id);
       if (msg.method === "ping") return this.options.write(resultLine(id, {}));
+      if (this.finishing) return this.options.write(errorLine(id, -32603, "Synartesis is shutting down; this request was not run"));
       if (this.phase === "waiting") {
         return this.options.write(errorLine(id, -32002, `${msg.method} before initialize: the client must send initialize first`));
       }
       await Promise.race([this.ready, this.fatal]);
-      await this.dispatch(msg, raw);
+      await this.dispatch(msg, raw, id);
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       this.options.log.error("request failed", { method: msg.method, error: message });
       this.options.write(errorLine(id, -32603, `Synartesis: ${message}`));
     } finally {
-      this.handling.delete(id);
-      this.forwardedCalls.delete(id);
-      this.cancelled.delete(id);
+      this.handling.delete(id.key);
+      this.forwardedCalls.delete(id.key);
+      this.cancelled.delete(id.key);
     }
   }
 
-  private async dispatch(msg: any, raw: string): Promise<void> {
-    const id: Id = msg.id;
+  private async dispatch(msg: any, raw: string, id: MessageId): Promise<void> {
     const params = msg.params;
     const single = this.router.single;
     switch (msg.method) {
       case "tools/call":
-        return this.toolCall(msg, raw);
+        return this.toolCall(msg, raw, id);
       case "tools/list":
-        return single ? this.forward(single, msg, raw) : this.aggregate(id, "tools/list", "tools", "tools", true);
+        return single ? this.forward(single, msg, raw, id) : this.aggregate(id, "tools/list", "tools", "tools", true);
       case "prompts/list":
-        return single ? this.forward(single, msg, raw) : this.aggregate(id, "prompts/list", "prompts", "prompts", true);
+        return single ? this.forward(single, msg, raw, id) : this.aggregate(id, "prompts/list", "prompts", "prompts", true);
       case "resources/list":
-        return single ? this.forward(single, msg, raw) : this.aggregate(id, "resources/list", "resources", "resources", false);
+        return single ? this.forward(single, msg, raw, id) : this.aggregate(id, "resources/list", "resources", "resources", false);
       case "resources/templates/list":
-        return single ? this.forward(single, msg, raw) : this.aggregate(id, "resources/templates/list", "resourceTemplates", "resources", false);
+        return single ? this.forward(single, msg, raw, id) : this.aggregate(id, "resources/templates/list", "resourceTemplates", "resources", false);
       case "prompts/get": {
         const target = typeof params?.name === "string" ? this.router.resolve(params.name) : undefined;
         if (!target) return this.options.write(errorLine(id, -32602, `unknown prompt ${JSON.stringify(params?.name)}`));
-        return this.forward(target.upstream, msg, single ? raw : JSON.stringify({ ...msg, params: { ...params, name: target.name } }));
+        return this.forward(target.upstream, msg, single ? raw : JSON.stringify({ ...msg, params: { ...params, name: target.name } }), id);
       }
       case "resources/read":
       case "resources/subscribe":
@@ -235,29 +286,29 @@ export class ProxySession {
         const owner = typeof params?.uri === "string" ? await this.ownerOf(params.uri) : undefined;
         if (!owner) return this.options.write(errorLine(id, -32602, `no server offers the resource ${JSON.stringify(params?.uri)}`));
         if (msg.method !== "resources/read") this.remember(owner, msg.method, params.uri);
-        return this.forward(owner, msg, raw);
+        return this.forward(owner, msg, raw, id);
       }
       case "completion/complete": {
-        if (single) return this.forward(single, msg, raw);
+        if (single) return this.forward(single, msg, raw, id);
         const ref = params?.ref;
         if (ref?.type === "ref/prompt" && typeof ref.name === "string") {
           const target = this.router.resolve(ref.name);
           if (!target) return this.options.write(errorLine(id, -32602, `unknown prompt ${JSON.stringify(ref.name)}`));
-          return this.forward(target.upstream, msg, JSON.stringify({ ...msg, params: { ...params, ref: { ...ref, name: target.name } } }));
+          return this.forward(target.upstream, msg, JSON.stringify({ ...msg, params: { ...params, ref: { ...ref, name: target.name } } }), id);
         }
         const owner = typeof ref?.uri === "string" ? await this.ownerOf(ref.uri) : undefined;
         if (!owner) return this.options.write(errorLine(id, -32602, "completion/complete: no server owns this reference"));
-        return this.forward(owner, msg, raw);
+        return this.forward(owner, msg, raw, id);
       }
       case "logging/setLevel": {
         this.logLevel = params?.level;
-        if (single) return this.forward(single, msg, raw);
+        if (single) return this.forward(single, msg, raw, id);
         const targets = this.router.upstreams.filter((u) => u.capabilities?.logging);
         await Promise.allSettled(targets.map(async (u) => (await u.ensureReady(), u.request("logging/setLevel", params))));
         return this.options.write(resultLine(id, {}));
       }
       default:
-        if (single) return this.forward(single, msg, raw);
+        if (single) return this.forward(single, msg, raw, id);
         return this.options.write(errorLine(id, -32601, `Method not found: ${msg.method}`));
     }
   }
@@ -271,6 +322,7 @@ export class ProxySession {
 
   /** A restarted server gets the client's logging level and resource subscriptions again. */
   private async replaySetup(upstream: Upstream): Promise<void> {
+    this.catalog.forget(upstream);
     const requests: Array<[string, unknown]> = [];
     if (this.logLevel !== undefined && upstream.capabilities?.logging) requests.push(["logging/setLevel", { level: this.logLevel }]);
     for (const uri of this.subscriptions.get(upstream) ?? []) requests.push(["resources/subscribe", { uri }]);
@@ -282,22 +334,22 @@ export class ProxySession {
     }
   }
 
-  private async forward(upstream: Upstream, msg: any, line: string): Promise<void> {
+  private async forward(upstream: Upstream, msg: any, line: string, id: MessageId): Promise<void> {
     try {
       const answer = await upstream.deliver(line, msg.method, {
-        onSent: (upstreamId) => this.forwardedCalls.set(msg.id, { upstream, upstreamId }),
+        onSent: (upstreamId) => this.forwardedCalls.set(id.key, { upstream, upstreamId }),
         progressToken: msg.params?._meta?.progressToken,
-        stillWanted: () => !this.cancelled.has(msg.id),
+        stillWanted: () => !this.cancelled.has(id.key),
       });
-      if (!this.cancelled.has(msg.id)) this.options.write(withId(answer.raw, msg.id));
+      if (!this.cancelled.has(id.key)) this.options.write(withIdText(answer.raw, id.text));
     } catch (error) {
       if (!(error instanceof UpstreamError)) throw error;
-      if (!this.cancelled.has(msg.id)) this.options.write(errorLine(msg.id, -32603, error.message));
+      if (!this.cancelled.has(id.key)) this.options.write(errorLine(id, -32603, error.message));
     }
   }
 
   /** A list method over several servers: every page of every server, in one answer. */
-  private async aggregate(id: Id, method: string, field: string, capability: string, rename: boolean): Promise<void> {
+  private async aggregate(id: MessageId, method: string, field: string, capability: string, rename: boolean): Promise<void> {
     const items: unknown[] = [];
     for (const upstream of this.router.upstreams) {
       if (!upstream.capabilities?.[capability]) continue;
@@ -329,8 +381,7 @@ export class ProxySession {
     return this.router.ownerOf(uri);
   }
 
-  private async toolCall(msg: any, raw: string): Promise<void> {
-    const id: Id = msg.id;
+  private async toolCall(msg: any, raw: string, id: MessageId): Promise<void> {
     const params = msg.params;
     if (params === null || typeof params !== "object" || typeof params.name !== "string" || params.name === "") {
       return this.options.write(errorLine(id, -32602, "Invalid params: tools/call needs params.name (the tool's name, a string)"));
@@ -339,25 +390,40 @@ export class ProxySession {
     if (args !== undefined && (args === null || typeof args !== "object" || Array.isArray(args))) {
       return this.options.write(errorLine(id, -32602, "Invalid params: tools/call params.arguments must be an object"));
     }
+    // What a person approves, the journal records and the server receives must be the same arguments.
+    const ambiguity = firstAmbiguity(rawMember(raw, "params") ?? "{}", "params", (path) => path.startsWith("params.arguments"));
+    if (ambiguity) return this.options.write(errorLine(id, -32602, `Invalid params: ${ambiguity}; Synartesis did not run this call`));
     const target = this.router.resolve(params.name);
-    if (!target) {
-      return this.options.write(errorLine(id, -32602, `Unknown tool ${JSON.stringify(params.name)}: tool names here are SERVER__TOOL`));
+    if (!target || !(await this.catalog.offers(target.upstream, target.name))) {
+      // As a server answers it (R-PROXY-12): nobody is asked to approve a call that cannot happen.
+      const hint = target ? "" : " (tool names here are SERVER__TOOL)";
+      return this.options.write(errorLine(id, -32602, `Unknown tool: ${params.name}${hint}`));
     }
     const line = this.router.single ? raw : JSON.stringify({ ...msg, params: { ...params, name: target.name } });
+    let calls: CallContext;
+    try {
+      calls = this.run.calls();
+    } catch (error) {
+      if (!(error instanceof JournalError)) throw error;
+      const call = { server: target.upstream.name, tool: target.name, clientId: id.text };
+      return this.options.write(unrecordedLine({ log: this.options.log, onJournalError: (e) => this.journalFailed(e) }, call, error));
+    }
     const ctx: CallContext = {
-      ...this.callContext!,
-      onForwarded: (upstream, upstreamId) => this.forwardedCalls.set(id, { upstream, upstreamId }),
+      ...calls,
+      onForwarded: (upstream, upstreamId) => this.forwardedCalls.set(id.key, { upstream, upstreamId }),
     };
+    const { name: _name, arguments: _arguments, ...otherParams } = params;
     const answer = await handleToolCall(ctx, {
-      clientId: id,
+      clientId: id.text,
       server: target.upstream.name,
       tool: target.name,
       args: args ?? {},
       line,
+      otherParams,
       progressToken: params._meta?.progressToken,
-      isCancelled: () => this.cancelled.has(id),
+      isCancelled: () => this.cancelled.has(id.key),
     });
-    if (!this.cancelled.has(id)) this.options.write(answer);
+    if (!this.cancelled.has(id.key)) this.options.write(answer);
   }
 
   private onNotification(msg: any, raw: string): void {
@@ -367,11 +433,12 @@ export class ProxySession {
         this.releaseHeld();
         return;
       case "notifications/cancelled": {
-        const requestId = msg.params?.requestId;
-        if (!isId(requestId) || !this.handling.has(requestId)) return;
+        const requestIdText = isId(msg.params?.requestId) ? rawMember(rawMember(raw, "params") ?? "", "requestId") : undefined;
+        const key = requestIdText === undefined ? undefined : idKey(requestIdText);
+        if (key === undefined || !this.handling.has(key)) return;
         // Not forwarded yet (waiting for the lock or a pre-read): the call pipeline sees the flag and stops.
-        this.cancelled.add(requestId);
-        const forwarded = this.forwardedCalls.get(requestId);
+        this.cancelled.add(key);
+        const forwarded = this.forwardedCalls.get(key);
         if (forwarded) forwarded.upstream.cancel(forwarded.upstreamId, msg.params?.reason);
         return;
       }
@@ -408,8 +475,8 @@ export class ProxySession {
       return;
     }
     this.serverRequests.delete(msg.id);
-    this.serverRequestIds.delete(serverRequestKey(request.upstream, request.originalId));
-    request.upstream.sendRaw(withId(raw, request.originalId));
+    this.serverRequestIds.delete(serverRequestKey(request.upstream, request.originalId.key));
+    request.upstream.sendRaw(withIdText(raw, request.originalId.text));
   }
 
   // ---- from the servers ----
@@ -421,24 +488,28 @@ export class ProxySession {
 
   private fromUpstream(upstream: Upstream, msg: any, raw: string): void {
     if (typeof msg?.method !== "string") return;
-    if (this.finishing && isId(msg.id)) {
+    if (msg.method === "notifications/tools/list_changed") this.catalog.forget(upstream);
+    const id = messageIdOf(msg, raw);
+    if (this.finishing && id) {
       // The client is gone (stdin closed) or we are stopping: it will never answer.
-      upstream.sendRaw(errorLine(msg.id, -32603, "Synartesis: the client disconnected; nobody can answer this request"));
+      upstream.sendRaw(errorLine(id, -32603, "Synartesis: the client disconnected; nobody can answer this request"));
       return;
     }
     if (!this.clientReady || this.phase !== "ready") {
       this.heldForClient.push(() => this.fromUpstream(upstream, msg, raw));
       return;
     }
-    if (isId(msg.id)) {
+    if (id) {
       const proxyId = this.nextServerRequestId++;
-      this.serverRequests.set(proxyId, { upstream, originalId: msg.id });
-      this.serverRequestIds.set(serverRequestKey(upstream, msg.id), proxyId);
+      this.serverRequests.set(proxyId, { upstream, originalId: id });
+      this.serverRequestIds.set(serverRequestKey(upstream, id.key), proxyId);
       this.options.write(withId(raw, proxyId));
       return;
     }
     if (msg.method === "notifications/cancelled") {
-      const key = serverRequestKey(upstream, msg.params?.requestId);
+      const requestIdText = rawMember(rawMember(raw, "params") ?? "", "requestId");
+      if (requestIdText === undefined) return;
+      const key = serverRequestKey(upstream, idKey(requestIdText));
       const proxyId = this.serverRequestIds.get(key);
       if (proxyId === undefined) return;
       this.serverRequestIds.delete(key);
@@ -451,46 +522,28 @@ export class ProxySession {
 
   // ---- initialize ----
 
-  private async initialize(msg: any): Promise<void> {
-    const id: Id = msg.id;
+  private async initialize(msg: any, id: MessageId): Promise<void> {
+    if (this.failure) {
+      this.options.write(errorLine(id, -32603, failureText(this.failure)));
+      return this.raiseFatal();
+    }
     if (this.phase !== "waiting") return this.options.write(errorLine(id, -32600, "initialize was already received in this session"));
     this.phase = "initializing";
+    this.pendingInitialize = id;
     const params = msg.params ?? {};
     this.clientCapabilities = params.capabilities && typeof params.capabilities === "object" ? params.capabilities : {};
     try {
       await this.startAndVerify(params);
     } catch (error) {
-      const failure =
-        error instanceof SynartesisError ? error : new SynartesisError("server", `the servers could not be set up: ${(error as Error).message}`);
-      const toClient = failure.code === "manifest" ? `Synartesis will not run with this policy: ${failure.details.join("; ")}` : failure.message;
-      this.options.write(errorLine(id, -32603, toClient));
-      this.phase = "failed";
-      this.raiseFatal(failure);
+      this.fail(error instanceof SynartesisError ? error : new SynartesisError("server", `the servers could not be set up: ${(error as Error).message}`));
       return;
     }
+    // A server that died meanwhile already failed the session, and told this initialize.
+    if (this.failure) return;
+    this.pendingInitialize = undefined;
 
-    const now = this.options.now().toISOString();
-    const label = typeof params.clientInfo?.name === "string" && params.clientInfo.name ? params.clientInfo.name : "unknown client";
-    this.run = this.options.journal.startRun({
-      id: this.options.newId(),
-      label,
-      startedAt: now,
-      host: this.options.host,
-      pid: this.options.pid,
-      manifest: this.options.manifest.path,
-    });
-    this.callContext = {
-      journal: this.options.journal,
-      runId: this.run.id,
-      log: this.options.log,
-      matcher: this.matcher,
-      now: this.options.now,
-      newId: this.options.newId,
-      approveCommand: this.options.approveCommand,
-      upstream: (server) => this.router.server(server)!,
-      withServerLock: (server, work) => this.withServerLock(server, work),
-    };
-    this.options.log.info("session started", { run: this.run.id, client: label, journal: this.options.journal.path });
+    if (typeof params.clientInfo?.name === "string" && params.clientInfo.name) this.run.label = params.clientInfo.name;
+    this.options.log.debug("session started", { client: this.run.label, journal: this.options.journal.path });
     this.phase = "ready";
     this.markReady();
     this.options.write(resultLine(id, this.initializeResult()));
@@ -511,6 +564,7 @@ export class ProxySession {
         throw new SynartesisError("server", `server "${upstream.name}" could not list its tools: ${(error as Error).message}`);
       }
       toolsByServer.set(upstream.name, new Set(tools.map((t) => t.name)));
+      this.catalog.remember(upstream, toolsByServer.get(upstream.name)!);
     }
     for (const rule of unusedRules(this.options.manifest, toolsByServer)) {
       this.options.log.warn("a rule matches none of its server's tools (a typo?)", { match: rule.match, line: rule.line });
@@ -537,6 +591,11 @@ export class ProxySession {
     };
   }
 
+  /** A journal that cannot be used at all ends the session (exit 2); one that is full may recover. */
+  private journalFailed(error: JournalError): void {
+    if (error.kind === "broken") this.fail(error);
+  }
+
   private withServerLock<T>(server: string, work: () => Promise<T>): Promise<T> {
     const previous = this.locks.get(server) ?? Promise.resolve();
     const next = previous.then(work, work);
@@ -546,9 +605,16 @@ export class ProxySession {
 
   // ---- the end ----
 
-  /** Answer every request already received, stop the servers, close the run. */
-  async finish(): Promise<void> {
-    if (this.finishing) return;
+  /**
+   * Answer every request already received (within the drain time, R-PROXY-13),
+   * stop the servers, close the run. `forced` resolves on a second signal.
+   */
+  finish(options: { drainMs: number; forced: Promise<void> }): Promise<void> {
+    this.finished ??= this.shutDown(options.drainMs, options.forced);
+    return this.finished;
+  }
+
+  private async shutDown(drainMs: number, forced: Promise<void>): Promise<void> {
     // A client that leaves at once must still learn that a server could not start (R-PROXY-10).
     if (this.phase === "waiting") await Promise.race([this.fatal.catch(() => {}), Bun.sleep(START_GRACE_MS)]);
     this.finishing = true;
@@ -562,13 +628,39 @@ export class ProxySession {
     this.serverRequestIds.clear();
     for (const own of this.ownRequests.values()) own.reject(new Error("the client disconnected before answering"));
     this.ownRequests.clear();
-    while (this.inflight.size) await Promise.allSettled([...this.inflight]);
-    await this.stopUpstreams();
-    if (this.run) this.options.journal.completeRun(this.run.id, this.options.now().toISOString());
+    const end = await drain(
+      {
+        settled: async () => {
+          while (this.inflight.size) await Promise.allSettled([...this.inflight]);
+        },
+        abandon: (reason) => {
+          this.options.log.warn("calls still in flight are given up; their outcome is unknown", { calls: this.handling.size, reason });
+          for (const upstream of this.router.upstreams) upstream.abandon(reason);
+        },
+        answerRest: (reason) => this.answerUnanswered(reason),
+      },
+      drainMs,
+      forced,
+    );
+    await this.stopUpstreams({ quick: end === "second signal" });
+    this.run.close();
   }
 
-  private async stopUpstreams(): Promise<void> {
+  /** The last word for requests nothing else will answer now. */
+  private answerUnanswered(reason: string): void {
+    for (const [key, { id, method }] of this.handling) {
+      if (this.cancelled.has(key)) continue;
+      this.cancelled.add(key);
+      this.options.write(
+        method === "tools/call"
+          ? toolErrorLine(id.text, `Synartesis could not finish this call: ${reason}. If it reached the server, its outcome is unknown (recorded as pending); check the state before trying again.`)
+          : errorLine(id, -32603, `Synartesis: ${reason}`),
+      );
+    }
+  }
+
+  private async stopUpstreams(options: { quick?: boolean } = {}): Promise<void> {
     this.finishing = true;
-    await Promise.all(this.router.upstreams.map((u) => u.stop()));
+    await Promise.all(this.router.upstreams.map((u) => u.stop(options)));
   }
 }

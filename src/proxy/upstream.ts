@@ -7,7 +7,7 @@ import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { AuthFailure, oauthLink, type OAuthLink } from "../auth/connection.ts";
 import type { SignInRequired } from "../auth/provider.ts";
 import { SynartesisError } from "../errors.ts";
-import type { ServerSpec } from "../manifest/types.ts";
+import { callDeadlineMs, type ServerSpec } from "../manifest/types.ts";
 import { selfArgv } from "../self.ts";
 import type { Logger } from "./log.ts";
 import { LineSplitter } from "./lines.ts";
@@ -15,6 +15,8 @@ import { withId } from "./raw-json.ts";
 
 const STDERR_LINES_KEPT = 40;
 const HTTP_CLOSE_WAIT_MS = 300;
+/** After a failed write, how long a server that closed its input gets to exit by itself before it is stopped. */
+const DEAF_GRACE_MS = 200;
 
 /** Why a request got no answer: it timed out, or the server went away. */
 export class UpstreamError extends Error {
@@ -38,7 +40,10 @@ export interface Reply {
 
 interface Link {
   send(line: string): void | Promise<void>;
-  close(): Promise<void>;
+  /** `quick`: no grace for the server to finish (a second signal). */
+  close(quick?: boolean): Promise<void>;
+  /** A write failed because the server closed its input: resolves once the link is closed (it exited, or it was stopped). */
+  closedInput?(): Promise<void>;
   setProtocolVersion?(version: string): void;
 }
 
@@ -83,30 +88,43 @@ function spawnStdio(spec: Extract<ServerSpec, { kind: "command" }>, events: Link
     errors.end();
   })();
   let closing = false;
+  let deaf = false;
   void proc.exited.then((code) => {
-    events.onClose(closing ? "stopped" : proc.signalCode ? `was killed by ${proc.signalCode}` : `exited with code ${code}`);
+    const reason = deaf ? "stopped reading its input (EPIPE)" : proc.signalCode ? `was killed by ${proc.signalCode}` : `exited with code ${code}`;
+    events.onClose(closing ? "stopped" : reason);
   });
+  const exitedWithin = (ms: number) => Promise.race([proc.exited.then(() => true), Bun.sleep(ms).then(() => false)]);
+  const stop = async (graceMs: number) => {
+    proc.kill("SIGTERM");
+    if (!(await exitedWithin(graceMs))) proc.kill("SIGKILL");
+    await proc.exited;
+  };
   return {
     send(line) {
       if (proc.exitCode !== null || proc.signalCode !== null) return;
+      // A server that closed its input fails the write (EPIPE): the caller learns it did not get the line.
       try {
-        proc.stdin.write(line + "\n");
-        void proc.stdin.flush();
-      } catch {
-        // The exit handler reports the closed pipe.
+        // A large write, or its flush, finishes later: either may fail then.
+        const later = [proc.stdin.write(line + "\n"), proc.stdin.flush()].filter((step) => step instanceof Promise);
+        return later.length ? Promise.all(later).then(() => {}) : undefined;
+      } catch (error) {
+        return Promise.reject(error);
       }
     },
-    async close() {
+    async close(quick = false) {
       closing = true;
       try {
-        proc.stdin.end();
+        void Promise.resolve(proc.stdin.end()).catch(() => {});
       } catch {}
-      const exited = (ms: number) => Promise.race([proc.exited.then(() => true), Bun.sleep(ms).then(() => false)]);
-      if (await exited(250)) return;
-      proc.kill("SIGTERM");
-      if (await exited(150)) return;
-      proc.kill("SIGKILL");
-      await proc.exited;
+      if (!quick && (await exitedWithin(250))) return;
+      await stop(quick ? 50 : 150);
+    },
+    async closedInput() {
+      // A server that is exiting is reported as what it is (its exit code, its stderr); one that
+      // stays alive without reading is of no use: stop it, so the next call starts a fresh one.
+      if (await exitedWithin(DEAF_GRACE_MS)) return;
+      deaf = true;
+      await stop(150);
     },
   };
 }
@@ -192,6 +210,8 @@ export class Upstream {
   private exitReason: string | undefined;
   private stopped = false;
   private generation = 0;
+  /** Completed handshakes: every one after the first is a restart. */
+  private starts = 0;
 
   constructor(
     spec: ServerSpec,
@@ -240,6 +260,10 @@ export class Upstream {
       throw new UpstreamError(`it refused initialize: ${reply.msg.error.message} (code ${reply.msg.error.code})`, "start");
     }
     this.initResult = reply.msg.result;
+    this.options.log.info(this.starts++ ? "server restarted" : "server started", {
+      server: this.name,
+      serverInfo: `${this.initResult?.serverInfo?.name ?? "?"} ${this.initResult?.serverInfo?.version ?? ""}`.trim(),
+    });
     this.capabilities = this.initResult?.capabilities ?? {};
     const version = this.initResult?.protocolVersion;
     if (typeof version === "string") this.link?.setProtocolVersion?.(version);
@@ -250,7 +274,7 @@ export class Upstream {
   /** A dead server is started again (with the same handshake) before it is used. */
   async ensureReady(): Promise<void> {
     if (this.link && this.initResult) return;
-    if (this.stopped) throw new UpstreamError(`server "${this.name}" is shutting down`, "closed");
+    if (this.stopped) throw new UpstreamError(`server "${this.name}" is shutting down`, "not_sent");
     if (this.initParams === undefined) throw new UpstreamError(`server "${this.name}" has not been initialized`, "start");
     this.starting ??= (async () => {
       this.options.log.warn("restarting server", { server: this.name, reason: this.exitReason });
@@ -322,16 +346,25 @@ export class Upstream {
 
   private send(id: number, method: string, line: string, timeoutMs: number, progressToken?: unknown): Promise<Reply> {
     return new Promise<Reply>((resolve, reject) => {
+      if (this.stopped) {
+        reject(new UpstreamError(`server "${this.name}" is shutting down`, "not_sent"));
+        return;
+      }
       if (!this.link) {
         reject(new UpstreamError(`server "${this.name}" is not running (${this.exitReason ?? "not started"})`, "not_sent"));
         return;
       }
-      const expire = () => {
+      const expire = (why: string) => {
         this.forget(id);
         this.notify("notifications/cancelled", { requestId: id, reason: "timed out in the Synartesis proxy" });
-        reject(new UpstreamError(`server "${this.name}" did not answer ${method} within ${timeoutMs / 1000} s`, "timeout"));
+        reject(new UpstreamError(why, "timeout"));
       };
-      const timer = timeoutMs > 0 ? setTimeout(expire, timeoutMs) : undefined;
+      const timedOut = () => expire(`server "${this.name}" did not answer ${method} within ${timeoutMs / 1000} s`);
+      const deadlineMs = Math.max(timeoutMs, callDeadlineMs(this.spec));
+      const pastDeadline = () =>
+        expire(`server "${this.name}" kept reporting progress but did not answer ${method} within its timeout_max of ${deadlineMs / 1000} s`);
+      const started = performance.now();
+      const timer = timeoutMs > 0 ? setTimeout(timedOut, timeoutMs) : undefined;
       const progressKey = progressToken === undefined ? undefined : JSON.stringify(progressToken);
       const entry: Pending = {
         method,
@@ -342,16 +375,24 @@ export class Upstream {
         rearm: () => {
           if (timeoutMs <= 0) return;
           clearTimeout(entry.timer);
-          entry.timer = setTimeout(expire, timeoutMs);
+          const left = deadlineMs - (performance.now() - started);
+          entry.timer = left < timeoutMs ? setTimeout(pastDeadline, Math.max(0, left)) : setTimeout(timedOut, timeoutMs);
         },
       };
       if (progressKey !== undefined) this.progress.set(progressKey, id);
       this.pending.set(id, entry);
-      const sent = this.link.send(line);
+      const link = this.link;
+      const sent = link.send(line);
       if (sent instanceof Promise) {
-        sent.catch((error: Error) => {
+        sent.catch(async (error: Error) => {
           if (!this.pending.has(id)) return;
           this.forget(id);
+          if ((error as { code?: unknown }).code === "EPIPE" && link.closedInput) {
+            // It never read this line. Once the link is closed, the caller may send it to a fresh server.
+            await link.closedInput();
+            entry.reject(new UpstreamError(`server "${this.name}" ${this.exitReason ?? "stopped reading its input"} before it read the ${method} request`, "not_sent"));
+            return;
+          }
           const refused = refusedBeforeRunning(error);
           if (error instanceof AuthFailure) entry.reject(new UpstreamError(error.message, "not_sent", error.signIn));
           else entry.reject(new UpstreamError(`could not reach server "${this.name}": ${error.message}`, refused ? "not_sent" : "closed"));
@@ -382,7 +423,12 @@ export class Upstream {
 
   /** Send a line as is (forwarded notifications, answers to the server's requests). */
   sendRaw(line: string): void {
-    const sent = this.link?.send(line);
+    let sent: void | Promise<void>;
+    try {
+      sent = this.link?.send(line);
+    } catch (error) {
+      sent = Promise.reject(error);
+    }
     if (sent instanceof Promise) sent.catch((error: Error) => this.options.log.warn("send failed", { server: this.name, error: error.message }));
   }
 
@@ -453,18 +499,24 @@ export class Upstream {
     return this.exitReason;
   }
 
-  async stop(): Promise<void> {
+  /** Send nothing more, and stop waiting: every request still owed an answer fails with `reason` (its outcome unknown). */
+  abandon(reason: string): void {
+    this.stopped = true;
+    for (const id of [...this.pending.keys()]) this.forget(id)?.reject(new UpstreamError(reason, "closed"));
+  }
+
+  async stop(options: { quick?: boolean } = {}): Promise<void> {
     this.stopped = true;
     const link = this.link;
     if (!link) return;
-    await link.close();
+    await link.close(options.quick);
     this.link = undefined;
   }
 }
 
 /** Turn a start failure into the error the CLI reports (exit 1, the server named, its stderr quoted). */
 export function startFailure(upstream: Upstream, error: unknown): SynartesisError {
-  const exited = error instanceof UpstreamError && error.kind === "closed" && upstream.stopReason;
+  const exited = error instanceof UpstreamError && (error.kind === "closed" || error.kind === "not_sent") && upstream.stopReason;
   const reason = exited ? `it ${upstream.stopReason} before answering` : error instanceof Error ? error.message : String(error);
   const stderr = upstream.stderr().filter((l) => l.trim() !== "").slice(-8);
   return new SynartesisError("server", `server "${upstream.name}" would not start: ${reason}`, {

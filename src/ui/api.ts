@@ -44,6 +44,7 @@ const HTTP_STATUS: Record<ErrorCode, number> = {
   config: 500,
   unknown_id: 404,
   no_journal: 404,
+  journal: 500,
   server: 502,
   refused: 409,
 };

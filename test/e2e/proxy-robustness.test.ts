@@ -1,42 +1,30 @@
 // The proxy under bad input and failure, through the built binary
 // (R-PROXY-5, 7, 9, 10, 11): garbage from the client, kill -9 of the proxy or
 // of its server mid-call, EOF and SIGTERM with calls in flight, config errors.
-import { afterEach, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
-import { BIN, initializeFrame, LineSession, run } from "../helpers.ts";
+import { BIN, connect, initializeFrame, LineSession, run } from "../helpers.ts";
 import {
   ADA,
-  BUN,
   crmStateText,
   crmWorkspace,
   EVERYTHING,
-  FIXTURES,
   INITIALIZED,
   journalRows,
   journalRuns,
   jsonFrame,
+  killAfterEach,
   processExists,
+  slowWorkspace,
   waitFor,
   workspace,
   type Workspace,
 } from "../fixtures/proxy-kit.ts";
 
-const sessions: LineSession[] = [];
-const pids: number[] = [];
-afterEach(async () => {
-  for (const session of sessions.splice(0)) {
-    session.proc.kill("SIGKILL");
-    await session.proc.exited;
-  }
-  // Children of a proxy killed with -9 are not its to clean up any more.
-  for (const pid of pids.splice(0)) if (processExists(pid)) process.kill(pid, "SIGKILL");
-});
+const { track, pids } = killAfterEach();
 
 function proxy(ws: Workspace, extra: string[] = []): LineSession {
-  const session = new LineSession([BIN, "proxy", "--manifest", ws.manifest, ...extra], { cwd: ws.dir });
-  sessions.push(session);
-  return session;
+  return track(new LineSession([BIN, "proxy", "--manifest", ws.manifest, ...extra], { cwd: ws.dir }));
 }
 
 describe("bad input from the client", () => {
@@ -113,32 +101,6 @@ describe("bad input from the client", () => {
     expect(await session.close()).toBe(0);
   }, 60_000);
 });
-
-/** A manifest for the slow fixture: slow_write is reversible (so it is forwarded, with a pre-read), read_value readonly. */
-function slowWorkspace(): Workspace & { pidFile: string } {
-  const ws = workspace(
-    [
-      "version: 1",
-      "servers:",
-      "  slow:",
-      `    command: ${JSON.stringify(BUN)}`,
-      `    args: [${JSON.stringify(join(FIXTURES, "slow-server.ts"))}, "--pid-file", "./slow.pid"]`,
-      "tools:",
-      '  - match: "slow.read_value"',
-      "    class: readonly",
-      '  - match: "slow.slow_write"',
-      "    class: reversible",
-      "    snapshot:",
-      '      tool: "slow.read_value"',
-      '      args: { key: "$.key" }',
-      "    inverse:",
-      '      tool: "slow.slow_write"',
-      '      args: { key: "$.key", value: "$snapshot.value", ms: 0 }',
-      "",
-    ].join("\n"),
-  );
-  return { ...ws, pidFile: join(ws.dir, "slow.pid") };
-}
 
 const readPid = (file: string) => Number(readFileSync(file, "utf8"));
 
@@ -433,16 +395,38 @@ describe("configuration errors", () => {
     expect(level.stdout).toBe("");
   });
 
-  test("a server command that does not exist exits 1 naming the server", async () => {
+  test("a server command that does not exist: the client's initialize gets an error naming the server, then exit 1 (R-PROXY-14)", async () => {
     const ws = workspace(
       ["version: 1", "servers:", "  ghost:", "    command: /nonexistent/bin/ghost-server", '    args: ["--x"]', "tools: []", ""].join("\n"),
     );
     const result = await run(["proxy", "--manifest", ws.manifest], { cwd: ws.dir, stdin: initializeFrame(0) + "\n" });
     expect(result.code).toBe(1);
-    expect(result.stdout).toBe("");
+    expect(result.stdout.trim().split("\n").map((l) => JSON.parse(l))).toEqual([
+      { jsonrpc: "2.0", id: 0, error: { code: -32603, message: 'server "ghost" would not start: command not found: /nonexistent/bin/ghost-server' } },
+    ]);
     expect(result.stderr).toContain('server "ghost"');
     expect(result.stderr).toContain("/nonexistent/bin/ghost-server");
     expect(result.stderr).not.toMatch(/\n\s+at /); // no stack trace
+  });
+
+  test("a client that shows only protocol errors (the SDK's, like the Inspector) shows why the server would not start", async () => {
+    const ws = workspace(
+      [
+        "version: 1",
+        "servers:",
+        "  broken:",
+        "    command: sh",
+        `    args: ["-c", "echo 'cannot open database: permission denied' >&2; echo 'giving up' >&2; exit 3"]`,
+        "tools: []",
+        "",
+      ].join("\n"),
+    );
+    const failure = await connect(BIN, ["proxy", "--manifest", ws.manifest], { cwd: ws.dir }).then(
+      () => "connected",
+      (error: Error) => error.message,
+    );
+    expect(failure).toContain('server "broken" would not start: it exited with code 3 before answering');
+    expect(failure).toContain("its stderr said:\n  cannot open database: permission denied\n  giving up");
   });
 
   test("a server that dies at start exits 1 quoting its stderr", async () => {
@@ -461,8 +445,11 @@ describe("configuration errors", () => {
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('server "broken"');
     expect(result.stderr).toContain("cannot open database: permission denied");
-    // Nothing but a JSON-RPC error, if anything, on stdout.
-    for (const line of result.stdout.split("\n").filter(Boolean)) expect(JSON.parse(line).error).toBeDefined();
+    // The client's initialize is answered with the same: the server and its stderr.
+    const [reply] = result.stdout.trim().split("\n").map((l) => JSON.parse(l));
+    expect(reply.id).toBe(0);
+    expect(reply.error.message).toContain('server "broken" would not start');
+    expect(reply.error.message).toContain("cannot open database: permission denied");
   });
 });
 

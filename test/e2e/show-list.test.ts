@@ -5,7 +5,7 @@ import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { Journal } from "../../src/journal/journal.ts";
 import { BIN, LineSession } from "../helpers.ts";
-import { ADA, cli, crmFolder, json, resultText, type Call } from "../fixtures/counting-support.ts";
+import { ADA, cli, crmFolder, json, resultText, TOY_MANIFEST, type Call } from "../fixtures/counting-support.ts";
 
 /** The keys R-CLI-8 documents for an action. */
 const SPEC_ACTION_KEYS = [
@@ -94,7 +94,9 @@ describe("list", () => {
 
 describe("show", () => {
   test("every kind of row, in text and in the documented JSON shape", async () => {
-    const dir = crmFolder();
+    // No rule covers restore_customer here: a tool the server has but the policy does not name is held.
+    const rule = TOY_MANIFEST.indexOf('  - match: "crm.restore_customer"');
+    const dir = crmFolder(TOY_MANIFEST.slice(0, rule) + TOY_MANIFEST.slice(TOY_MANIFEST.indexOf("  # An email that was sent")));
     const first = await session(dir, "deciding", [
       ["send_email", EMAIL_A],
       ["send_email", EMAIL_B],
@@ -108,7 +110,7 @@ describe("show", () => {
       ["update_customer", { id: "c_001", plan: "platinum" }],
       ["update_customer", { id: "c_999", plan: "free" }],
       ["send_email", EMAIL_B],
-      ["frobnicate", { level: 11 }],
+      ["restore_customer", { id: "c_009" }],
       ["create_customer", { name: "Bogus Customer", email: "bogus@example.com" }],
     ]);
     const [busy, deciding] = await json(dir, ["list"]);
@@ -123,7 +125,7 @@ describe("show", () => {
       [3, "update_customer", "reversible", "failed"],
       [4, "update_customer", "reversible", "gated"],
       [5, "send_email", "irreversible", "applied"],
-      [6, "frobnicate", "irreversible", "gated"],
+      [6, "restore_customer", "irreversible", "gated"],
       [7, "create_customer", "compensable", "applied"],
     ]);
     for (const action of actions) {
@@ -150,7 +152,7 @@ describe("show", () => {
     expect(absent.error).toBe("crm.update_customer is reversible, but its pre-read crm.get_customer found nothing to restore (no customer with id c_999)");
     expect(Object.keys(sent)).toEqual(["id", "runId", "seq", "server", "tool", "args", "class", "status", "result", "approvedBy", "approvedAt", "ts"]);
     expect(sent.approvedBy).toBe("alice");
-    expect(unknown).toMatchObject({ args: { level: 11 }, error: "no rule in the manifest covers crm.frobnicate, so it is treated as irreversible" });
+    expect(unknown).toMatchObject({ args: { id: "c_009" }, error: "no rule in the manifest covers crm.restore_customer, so it is treated as irreversible" });
     expect(Object.keys(created)).toEqual(["id", "runId", "seq", "server", "tool", "args", "class", "status", "result", "inverse", "ts"]);
     expect(created.inverse).toEqual({ server: "crm", tool: "delete_customer", args: { id: "c_004" } });
 
@@ -176,8 +178,8 @@ describe("show", () => {
     expect(text).toMatch(new RegExp(`       approve  \\S+ approve ${id8(absent)} --journal ${journalPath}\\n`));
     expect(text).toContain(`  #5  ⚠ irreversible  applied       crm.send_email ${JSON.stringify(EMAIL_B)}`);
     expect(text).toMatch(/       approved by alice at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d\n       undo     crm\.send_email is irreversible and ran \(approved by alice\); left in place\n/);
-    expect(text).toContain(`  #6  ⚠ irreversible  gated         crm.frobnicate {"level":11}`);
-    expect(text).toContain(`       held     no rule in the manifest covers crm.frobnicate, so it is treated as irreversible\n`);
+    expect(text).toContain(`  #6  ⚠ irreversible  gated         crm.restore_customer {"id":"c_009"}`);
+    expect(text).toContain(`       held     no rule in the manifest covers crm.restore_customer, so it is treated as irreversible\n`);
     expect(text).toContain(`  #7  ↩ compensable   applied       crm.create_customer {"name":"Bogus Customer","email":"bogus@example.com"}`);
     expect(text).toContain(`       undo     crm.delete_customer {"id":"c_004"}\n`);
     // A read has nothing to undo.

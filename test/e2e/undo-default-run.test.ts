@@ -63,6 +63,8 @@ test("close refuses a run whose proxy is still running, unless --force", async (
   const session = new LineSession([BIN, "proxy"], { cwd: dir });
   try {
     await session.initialize("live-agent");
+    // The run exists from the session's first call (R-PROXY-16).
+    await session.request(1, "tools/call", { name: "get_customer", arguments: { id: "c_001" } });
     const refused = await cli(dir, ["close"]);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain(`is not abandoned: its proxy (pid ${session.proc.pid}) is still running`);

@@ -161,7 +161,7 @@ describe("schema (R-MAN-1)", () => {
       ),
     ).toEqual([
       '2:1: unknown key "colour" in the manifest (allowed: version, servers, tools)',
-      '6:5: unknown key "restart" in server "crm" (allowed: command, args, env, cwd, url, headers, auth, timeout)',
+      '6:5: unknown key "restart" in server "crm" (allowed: command, args, env, cwd, url, headers, auth, timeout, timeout_max)',
       '10:5: unknown key "note" in a tool rule (allowed: match, class, gate, snapshot, inverse)',
       '13:7: unknown key "retry" in snapshot (allowed: tool, args, absent_when)',
       '16:7: unknown key "when" in inverse (allowed: tool, args, absent_when)',
@@ -782,7 +782,7 @@ const RULE = (...lines: string[]) => withRules("  - match: crm.update", ...lines
 
 const malformed: Row[] = [
   { name: "unknown top-level key", text: yaml("version: 1", "servers:", "  crm:", "    command: x", "policy: strict"), at: "5:1", message: 'unknown key "policy" in the manifest (allowed: version, servers, tools)' },
-  { name: "unknown server key (a typo of args)", text: yaml(...SERVER, "    command: x", "    arguments: [a]"), at: "5:5", message: 'unknown key "arguments" in server "crm" (allowed: command, args, env, cwd, url, headers, auth, timeout)' },
+  { name: "unknown server key (a typo of args)", text: yaml(...SERVER, "    command: x", "    arguments: [a]"), at: "5:5", message: 'unknown key "arguments" in server "crm" (allowed: command, args, env, cwd, url, headers, auth, timeout, timeout_max)' },
   { name: "unknown rule key", text: RULE("    class: readonly", "    reason: safe"), at: "8:5", message: 'unknown key "reason" in a tool rule (allowed: match, class, gate, snapshot, inverse)' },
   { name: "unknown snapshot key", text: RULE("    class: reversible", "    snapshot:", "      tool: crm.get", "      arguments: {}", "    inverse: { tool: crm.update }"), at: "10:7", message: 'unknown key "arguments" in snapshot (allowed: tool, args, absent_when)' },
   { name: "unknown inverse key", text: RULE("    class: compensable", "    inverse:", "      tool: crm.delete", "      absentWhen: gone"), at: "10:7", message: 'unknown key "absentWhen" in inverse (allowed: tool, args, absent_when)' },

@@ -1,0 +1,47 @@
+// Which tools each server offers, so that a call naming a tool its server does
+// not have is answered as the server would answer it (-32602) instead of being
+// held for approval or journalled (R-PROXY-12). Lists change: a name not seen
+// yet is looked up once more before it is called unknown.
+import type { Upstream } from "./upstream.ts";
+
+export class ToolCatalog {
+  private readonly known = new Map<Upstream, Set<string>>();
+  private readonly refreshing = new Map<Upstream, Promise<void>>();
+
+  remember(upstream: Upstream, names: Iterable<string>): void {
+    this.known.set(upstream, new Set(names));
+  }
+
+  /** The server's list may have changed (it said so, or it restarted): ask again before relying on it. */
+  forget(upstream: Upstream): void {
+    this.known.delete(upstream);
+  }
+
+  /**
+   * Whether the server offers this tool, after one fresh tools/list when the
+   * name is not known. When the list cannot be had, true: the call pipeline
+   * then reports the server's state as it does for any call.
+   */
+  async offers(upstream: Upstream, name: string): Promise<boolean> {
+    if (this.known.get(upstream)?.has(name)) return true;
+    try {
+      await this.refresh(upstream);
+    } catch {
+      return true;
+    }
+    return this.known.get(upstream)?.has(name) ?? true;
+  }
+
+  private refresh(upstream: Upstream): Promise<void> {
+    let pending = this.refreshing.get(upstream);
+    if (!pending) {
+      pending = (async () => {
+        await upstream.ensureReady();
+        const tools = upstream.capabilities?.tools ? await upstream.listAll("tools/list", "tools") : [];
+        this.remember(upstream, tools.map((tool: { name?: unknown }) => String(tool.name)));
+      })().finally(() => this.refreshing.delete(upstream));
+      this.refreshing.set(upstream, pending);
+    }
+    return pending;
+  }
+}

@@ -1,0 +1,158 @@
+// What a hostile or careless client writes is taken exactly as written, or
+// refused (issue 13 items 6, 7 and 12): ids come back as the bytes that were
+// sent, one id is one call, arguments a double would change or that name a key
+// twice are refused before any journal row, and nesting too deep gets a clear
+// error instead of a stack overflow.
+import { describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import { rawMember } from "../../src/proxy/raw-json.ts";
+import { BIN, initializeFrame, LineSession, run, tempDir } from "../helpers.ts";
+import { crmStateText, crmWorkspace, fixtureServer, INITIALIZED, journalRows, jsonFrame, killAfterEach, slowWorkspace, waitFor, workspace } from "../fixtures/proxy-kit.ts";
+
+const { track } = killAfterEach();
+
+/** A raw tools/call line whose id and arguments are written exactly as given. */
+const callLine = (idText: string, name: string, argumentsText: string) =>
+  `{"jsonrpc":"2.0","id":${idText},"method":"tools/call","params":{"name":${JSON.stringify(name)},"arguments":${argumentsText}}}`;
+
+describe("one id, one call", () => {
+  test("a second request under an id still in flight gets -32600, is never forwarded and leaves no row; the first gets its own answer", async () => {
+    const ws = slowWorkspace();
+    const session = track(new LineSession([BIN, "proxy", "--manifest", ws.manifest, "--log-level", "warn"], { cwd: ws.dir }));
+    await session.initialize();
+    session.send(jsonFrame(7, "tools/call", { name: "slow_write", arguments: { key: "a", value: "A1", ms: 1000 } }));
+    await waitFor("the first call's write-ahead row", () => journalRows(ws.journal).find((r) => r.tool === "slow_write"));
+    session.send(jsonFrame(7, "tools/call", { name: "slow_write", arguments: { key: "b", value: "B1", ms: 0 } }));
+    const duplicate = await session.response(7);
+    expect(duplicate.error).toEqual({ code: -32600, message: "Invalid Request: id 7 is already used by a request still in progress" });
+    const first = await session.response(7);
+    expect(first.result.structuredContent).toEqual({ key: "a", value: "A1" });
+    // The second call never reached the server.
+    const b = await session.request(8, "tools/call", { name: "read_value", arguments: { key: "b" } });
+    expect(b.result.structuredContent).toEqual({ key: "b", value: "B0" });
+    // Once the first is answered, its id is free again.
+    const again = await session.request(7, "tools/call", { name: "read_value", arguments: { key: "a" } });
+    expect(again.result.structuredContent).toEqual({ key: "a", value: "A1" });
+    expect(await session.close()).toBe(0);
+    const rows = journalRows(ws.journal);
+    expect(rows.map((r) => `${r.tool}:${JSON.parse(r.args).key}:${r.status}`)).toEqual([
+      "slow_write:a:applied",
+      "read_value:b:applied",
+      "read_value:a:applied",
+    ]);
+  }, 60_000);
+
+  test("ids come back as the exact bytes the client sent: 2^53+1, 1e400, 1.0 and an escaped string", async () => {
+    const ws = crmWorkspace(crmStateText());
+    const ids = ["9007199254740993", "1e400", "1.0", '"caf\\u00e9"', "-0"];
+    const lines = [initializeFrame(0), INITIALIZED];
+    for (const id of ids) {
+      lines.push(callLine(id, "get_customer", '{"id":"c_001"}'));
+      lines.push(`{"jsonrpc":"2.0","id":${id},"method":"ping"}`);
+      lines.push(`{"jsonrpc":"2.0","id":${id},"method":"no/such/method"}`);
+    }
+    // Answered one after the other (the same id twice in flight would rightly be refused).
+    const session = track(new LineSession([BIN, "proxy", "--manifest", ws.manifest, "--log-level", "warn"], { cwd: ws.dir }));
+    session.send(lines[0]!);
+    await session.response(0);
+    session.send(lines[1]!);
+    for (let i = 2; i < lines.length; i++) {
+      const before = session.lines.length;
+      session.send(lines[i]!);
+      await waitFor("an answer", () => session.lines.length > before);
+    }
+    const out = session.lines.splice(0);
+    expect(await session.close()).toBe(0);
+    expect(out).toHaveLength(ids.length * 3);
+    ids.forEach((id, i) => {
+      for (const line of out.slice(i * 3, i * 3 + 3)) expect(rawMember(line, "id")).toBe(id);
+    });
+    expect(out[0]).toContain('"structuredContent"');
+  }, 60_000);
+});
+
+describe("arguments that would not reach the server as they were approved and recorded", () => {
+  test("duplicate keys and numbers a double changes are refused with -32602 before any journal row; exact forms pass", async () => {
+    const ws = crmWorkspace(crmStateText());
+    const refused: Array<[string, string]> = [
+      [callLine("1", "update_customer", '{"id":"c_001","notes":"approved","notes":"actually run"}'), 'params.arguments.notes is given twice (a duplicate key)'],
+      [`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"get_customer","name":"send_email","arguments":{"id":"c_001"}}}`, "params.name is given twice"],
+      [callLine("3", "update_customer", '{"id":"c_001","notes":"x","n":9007199254740993}'), "params.arguments.n is 9007199254740993: it cannot be carried exactly (it would become 9007199254740992)"],
+      [callLine("4", "update_customer", '{"id":"c_001","notes":"x","n":1e400}'), "params.arguments.n is 1e400: it is too large for a JSON number (it would become null)"],
+      [callLine("5", "update_customer", '{"id":"c_001","notes":"x","n":-0}'), "params.arguments.n is -0: it is a negative zero (it would become 0)"],
+      [callLine("6", "update_customer", '{"id":"c_001","notes":"x","list":[1,{"deep":0.10000000000000001}]}'), 'params.arguments.list[1].deep is 0.10000000000000001'],
+    ];
+    const lines = [initializeFrame(0), INITIALIZED, ...refused.map(([line]) => line), callLine("7", "get_customer", '{"id":"c_001","n":1.0,"m":1e2,"z":0.0}'), ""];
+    const result = await run(["proxy", "--manifest", ws.manifest, "--log-level", "warn"], { cwd: ws.dir, stdin: lines.join("\n") });
+    expect(result.code).toBe(0);
+    const out = result.stdout.split("\n").filter(Boolean).map((l) => JSON.parse(l));
+    refused.forEach(([, says], i) => {
+      const reply = out.find((m) => m.id === i + 1);
+      expect(reply.error.code).toBe(-32602);
+      expect(reply.error.message).toContain(says);
+      expect(reply.error.message).toContain("Synartesis did not run this call");
+    });
+    // Written differently but carried exactly, these reach the server (which answers for itself).
+    expect(out.find((m) => m.id === 7).result).toBeDefined();
+    // Only that call ran and was recorded; the CRM is untouched.
+    const rows = journalRows(ws.journal);
+    expect(rows.map((r) => [r.tool, JSON.parse(r.args)])).toEqual([["get_customer", { id: "c_001", n: 1, m: 100, z: 0 }]]);
+    expect(JSON.parse(await Bun.file(ws.state).text())).toEqual(JSON.parse(crmStateText()));
+  }, 60_000);
+});
+
+describe("what the approver sees is what runs", () => {
+  test("an approved call is forwarded as the canonical form that was approved; an ungated one byte for byte", async () => {
+    const received = join(tempDir(), "received.log");
+    const ws = workspace(
+      [
+        "version: 1",
+        "servers:",
+        ...fixtureServer("raw", "raw-server.ts", [], [`env: { RAW_LOG: ${JSON.stringify(received)} }`]),
+        "tools:",
+        '  - match: "raw.raw_read"',
+        "    class: readonly",
+        '  - match: "raw.raw_write"',
+        "    class: irreversible",
+        "",
+      ].join("\n"),
+    );
+    const args = '{ "to" : "caf\\u00e9@example.com", "amount" : 1.50, "n": 1E2, "nested": {"b": 2, "a": [0.0]} }';
+    const session = track(new LineSession([BIN, "proxy", "--manifest", ws.manifest, "--log-level", "warn"], { cwd: ws.dir }));
+    await session.initialize();
+    session.send(callLine("1", "raw_read", args));
+    await session.response(1);
+    session.send(callLine("2", "raw_write", args));
+    const held = await session.response(2);
+    const action = /Action id: ([0-9a-f]{8})/.exec(held.result.content[0].text)![1]!;
+    expect((await run(["approve", action, "--by", "alice", "--journal", ws.journal], { cwd: ws.dir })).code).toBe(0);
+    session.send(callLine("3", "raw_write", args));
+    expect((await session.response(3)).result.structuredContent.word).toBe("café");
+    expect(await session.close()).toBe(0);
+
+    const calls = (await Bun.file(received).text()).split("\n").filter((line) => line.includes('"tools/call"'));
+    const argumentsOf = (line: string) => rawMember(rawMember(line, "params")!, "arguments");
+    expect(calls.map(argumentsOf)).toEqual([
+      args, // the read: the agent's bytes
+      '{"amount":1.5,"n":100,"nested":{"a":[0],"b":2},"to":"café@example.com"}', // the approved write: what alice saw
+    ]);
+  }, 60_000);
+});
+
+describe("nesting too deep", () => {
+  test("100,000 levels of arrays in the arguments get a clear -32600 (not a stack overflow), nothing is journalled, and the proxy keeps serving", async () => {
+    const ws = crmWorkspace(crmStateText());
+    const deep = "[".repeat(100_000) + "]".repeat(100_000);
+    const lines = [initializeFrame(0), INITIALIZED, callLine("1", "update_customer", `{"id":"c_001","notes":${deep}}`), jsonFrame(2, "tools/call", { name: "get_customer", arguments: { id: "c_001" } }), ""];
+    const result = await run(["proxy", "--manifest", ws.manifest, "--log-level", "warn"], { cwd: ws.dir, stdin: lines.join("\n") });
+    expect(result.code).toBe(0);
+    expect(result.stderr).toBe("");
+    const out = result.stdout.split("\n").filter(Boolean).map((l) => JSON.parse(l));
+    expect(out.find((m) => m.id === 1).error).toEqual({
+      code: -32600,
+      message: "Invalid Request: nesting too deep (more than 1000 levels of objects and arrays)",
+    });
+    expect(out.find((m) => m.id === 2).result.structuredContent.id).toBe("c_001");
+    expect(journalRows(ws.journal).map((r) => r.tool)).toEqual(["get_customer"]);
+  }, 60_000);
+});

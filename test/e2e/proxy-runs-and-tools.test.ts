@@ -1,0 +1,110 @@
+// When a run exists and which calls can exist (R-PROXY-12, R-PROXY-16): a
+// session that only lists leaves no run; a call to a tool its server does not
+// list (after one fresh look) is answered -32602 and journals nothing.
+import { afterEach, describe, expect, test } from "bun:test";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { BIN, connect, initializeFrame, run } from "../helpers.ts";
+import { crmStateText, crmWorkspace, fixtureServer, INITIALIZED, journalRows, journalRuns, jsonFrame, workspace } from "../fixtures/proxy-kit.ts";
+
+const clients: Client[] = [];
+afterEach(async () => {
+  for (const client of clients.splice(0)) await client.close().catch(() => {});
+});
+
+describe("a run is created by the first tools/call (R-PROXY-16)", () => {
+  test("sessions that only list tools leave no run; the first call creates one, labelled with the client", async () => {
+    const ws = crmWorkspace(crmStateText());
+    for (let i = 0; i < 3; i++) {
+      const { client } = await connect(BIN, ["proxy", "--manifest", ws.manifest], { cwd: ws.dir, name: `lister-${i}` });
+      expect((await client.listTools()).tools.map((t) => t.name)).toContain("update_customer");
+      await client.close();
+    }
+    expect(journalRuns(ws.journal)).toEqual([]);
+    // `undo` then finds nothing to undo instead of an empty run.
+    const undo = await run(["undo", "--journal", ws.journal], { cwd: ws.dir });
+    expect(undo.code).toBe(1);
+    expect(undo.stderr).toContain("has no runs yet");
+
+    const { client } = await connect(BIN, ["proxy", "--manifest", ws.manifest], { cwd: ws.dir, name: "worker" });
+    clients.push(client);
+    await client.listTools();
+    await client.callTool({ name: "get_customer", arguments: { id: "c_001" } });
+    await client.callTool({ name: "update_customer", arguments: { id: "c_001", notes: "x" } });
+    await client.close();
+    const runs = journalRuns(ws.journal);
+    expect(runs.map((r) => [r.label, r.status])).toEqual([["worker", "complete"]]);
+    expect(journalRows(ws.journal).map((r) => r.tool)).toEqual(["get_customer", "update_customer"]);
+  }, 60_000);
+});
+
+describe("unknown tools (R-PROXY-12)", () => {
+  test("a tool the server does not list gets -32602 'Unknown tool: NAME', is never held, and journals nothing", async () => {
+    const ws = crmWorkspace(crmStateText());
+    const result = await run(["proxy", "--manifest", ws.manifest, "--log-level", "warn"], {
+      cwd: ws.dir,
+      stdin: [
+        initializeFrame(0),
+        INITIALIZED,
+        jsonFrame(1, "tools/call", { name: "drop_all_customers", arguments: {} }),
+        jsonFrame(2, "tools/call", { name: "send_emails_to_everyone", arguments: { subject: "hi" } }),
+        "",
+      ].join("\n"),
+    });
+    expect(result.code).toBe(0);
+    const out = result.stdout.split("\n").filter(Boolean).map((l) => JSON.parse(l));
+    expect(out.find((m) => m.id === 1).error).toEqual({ code: -32602, message: "Unknown tool: drop_all_customers" });
+    expect(out.find((m) => m.id === 2).error).toEqual({ code: -32602, message: "Unknown tool: send_emails_to_everyone" });
+    // Nothing recorded, not even a run, and nobody is asked to approve anything.
+    expect(journalRuns(ws.journal)).toEqual([]);
+    const gates = await run(["gates", "--json", "--journal", ws.journal], { cwd: ws.dir });
+    expect([gates.code, JSON.parse(gates.stdout)]).toEqual([0, []]);
+  }, 60_000);
+
+  test("a tool the server lists only now (its list changed) is found by one fresh tools/list and called", async () => {
+    const ws = workspace(
+      [
+        "version: 1",
+        "servers:",
+        ...fixtureServer("raw", "raw-server.ts", ["--late-tool"]),
+        "tools:",
+        '  - match: "raw.*"',
+        "    class: readonly",
+        "",
+      ].join("\n"),
+    );
+    const result = await run(["proxy", "--manifest", ws.manifest, "--log-level", "warn"], {
+      cwd: ws.dir,
+      stdin: [initializeFrame(0), INITIALIZED, jsonFrame(1, "tools/call", { name: "late_read", arguments: {} }), jsonFrame(2, "tools/call", { name: "never_listed", arguments: {} }), ""].join("\n"),
+    });
+    expect(result.code).toBe(0);
+    const out = result.stdout.split("\n").filter(Boolean).map((l) => JSON.parse(l));
+    expect(out.find((m) => m.id === 1).result.structuredContent.word).toBe("café");
+    expect(out.find((m) => m.id === 2).error).toEqual({ code: -32602, message: "Unknown tool: never_listed" });
+    expect(journalRows(ws.journal).map((r) => `${r.tool}:${r.status}`)).toEqual(["late_read:applied"]);
+  }, 60_000);
+
+  test("with several servers, an unknown server prefix or tool is -32602 too", async () => {
+    const ws = workspace(
+      [
+        "version: 1",
+        "servers:",
+        "  crm:",
+        "    command: synartesis",
+        '    args: ["toy-crm"]',
+        ...fixtureServer("raw", "raw-server.ts"),
+        "tools:",
+        '  - match: "*.*"',
+        "    class: readonly",
+        "",
+      ].join("\n"),
+    );
+    const result = await run(["proxy", "--manifest", ws.manifest, "--log-level", "warn"], {
+      cwd: ws.dir,
+      stdin: [initializeFrame(0), INITIALIZED, jsonFrame(1, "tools/call", { name: "crm__nope", arguments: {} }), jsonFrame(2, "tools/call", { name: "ghost__get_customer", arguments: {} }), ""].join("\n"),
+    });
+    const out = result.stdout.split("\n").filter(Boolean).map((l) => JSON.parse(l));
+    expect(out.find((m) => m.id === 1).error).toEqual({ code: -32602, message: "Unknown tool: crm__nope" });
+    expect(out.find((m) => m.id === 2).error).toEqual({ code: -32602, message: "Unknown tool: ghost__get_customer (tool names here are SERVER__TOOL)" });
+    expect(journalRuns(ws.journal)).toEqual([]);
+  }, 60_000);
+});

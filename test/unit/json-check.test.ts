@@ -1,0 +1,57 @@
+import { describe, expect, test } from "bun:test";
+import { firstAmbiguity, idKey, inexactNumber, nestingDepth } from "../../src/proxy/json-check.ts";
+import { rawElements, withIdText } from "../../src/proxy/raw-json.ts";
+
+describe("inexactNumber", () => {
+  test("numbers a double carries exactly, however they are written", () => {
+    for (const literal of ["0", "0.0", "-1", "1.0", "1e2", "1E+2", "100e-2", "0.1", "1.5", "-2.50", "9007199254740992", "1e21", "5e-324", "123456789012345680000"]) {
+      expect([literal, inexactNumber(literal)]).toEqual([literal, undefined]);
+    }
+  });
+
+  test("numbers that change on their way through a double", () => {
+    expect(inexactNumber("9007199254740993")).toBe("it cannot be carried exactly (it would become 9007199254740992)");
+    expect(inexactNumber("0.10000000000000001")).toBe("it cannot be carried exactly (it would become 0.1)");
+    expect(inexactNumber("1e400")).toBe("it is too large for a JSON number (it would become null)");
+    expect(inexactNumber("-1e400")).toBe("it is too large for a JSON number (it would become null)");
+    expect(inexactNumber("1e-400")).toBe("it cannot be carried exactly (it would become 0)");
+    expect(inexactNumber("-0")).toBe("it is a negative zero (it would become 0)");
+    expect(inexactNumber("-0.0e5")).toBe("it is a negative zero (it would become 0)");
+  });
+});
+
+describe("firstAmbiguity", () => {
+  const everywhere = () => true;
+  test("finds a duplicate key at any depth, naming its path", () => {
+    expect(firstAmbiguity('{"a":1,"b":{"c":[{"d":1,"d":2}]}}', "x", everywhere)).toBe("x.b.c[0].d is given twice (a duplicate key)");
+    expect(firstAmbiguity('{"odd key":1,"odd key":2}', "x", everywhere)).toBe('x["odd key"] is given twice (a duplicate key)');
+    // Keys are compared as strings: an escape is the same key.
+    expect(firstAmbiguity('{"to":1,"t\\u006f":2}', "x", everywhere)).toBe("x.to is given twice (a duplicate key)");
+  });
+
+  test("checks numbers only where asked", () => {
+    const text = '{ "meta" : 9007199254740993 , "arguments" : { "n" : [ 1 , 9007199254740993 ] } }';
+    expect(firstAmbiguity(text, "params", (p) => p.startsWith("params.arguments"))).toBe(
+      "params.arguments.n[1] is 9007199254740993: it cannot be carried exactly (it would become 9007199254740992)",
+    );
+    expect(firstAmbiguity('{"a":"9007199254740993","b":[true,null,{}],"c":[]}', "x", everywhere)).toBeUndefined();
+  });
+});
+
+test("nestingDepth counts objects and arrays, not brackets inside strings", () => {
+  expect(nestingDepth('{"a":[1,{"b":"[[[[{{{"}]}')).toBe(3);
+  expect(nestingDepth('"\\"[["')).toBe(0);
+  expect(nestingDepth("[".repeat(5000) + "]".repeat(5000))).toBe(5000);
+});
+
+test("idKey: one id however a number is written, two ids where a double would merge them", () => {
+  expect(idKey("1")).toBe(idKey("1.0"));
+  expect(idKey('"a"')).toBe(idKey('"\\u0061"'));
+  expect(idKey("9007199254740993")).not.toBe(idKey("9007199254740992"));
+  expect(idKey('"1"')).not.toBe(idKey("1"));
+});
+
+test("rawElements and withIdText keep every byte", () => {
+  expect(rawElements(' [ {"id":1.0} , "x\\"y" ,2 ] ')).toEqual(['{"id":1.0}', '"x\\"y"', "2"]);
+  expect(withIdText('{"result":{"n":1.50},"id":3}', "9007199254740993")).toBe('{"result":{"n":1.50},"id":9007199254740993}');
+});
