@@ -198,8 +198,11 @@ try {
   if (readFileSync(join(run, "crm.json"), "utf8") !== changed) fail("undo --dry-run changed the state file");
   const planned = (dry.stdout.match(/would revert/g) ?? []).length;
   if (planned !== calls) {
-    const why = dry.stdout.split("\n").filter((line) => !/^#\d+\s+would revert|^\s+would call:/.test(line));
-    fail(`undo --dry-run planned ${planned} of ${calls} calls`, why.join("\n"));
+    const step = /^#\d+\s+would revert|^\s+would call:/;
+    const lines = dry.stdout.split("\n").filter((line) => line.trim() !== "");
+    // A dry run ends with its summary; ending on a step, its output was cut (the process left before its pipe drained).
+    const cut = step.test(lines.at(-1) ?? "") ? `\n(the output, ${dry.stdout.length} characters, ends on a step, before any summary: it was cut short)` : "";
+    fail(`undo --dry-run planned ${planned} of ${calls} calls`, lines.filter((line) => !step.test(line)).join("\n") + cut);
   }
   report("undo --dry-run of that run", ms(dry.ms), perCall(dry.ms, calls));
 

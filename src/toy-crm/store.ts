@@ -79,7 +79,8 @@ export class CrmStore {
     try {
       const bytes = readStateFile(this.path);
       const known = this.fileBytes;
-      if (known !== undefined && (bytes === null || known === null ? bytes === known : bytes.equals(known))) return;
+      const unchanged = known !== undefined && (bytes === null || known === null ? bytes === known : bytes.equals(known));
+      if (unchanged) return;
       this.state = bytes === null ? seedState() : parseState(bytes.toString("utf8"));
       this.text = new StateText(this.state);
       this.fileBytes = bytes;

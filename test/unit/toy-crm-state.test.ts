@@ -178,6 +178,7 @@ describe("the store over a large state file", () => {
     expect(store.get("c_003").notes).toBe("xyz");
     expect(store.update("c_003", { plan: "pro" })).toMatchObject({ notes: "xyz", plan: "pro" });
     writeFileSync(path, "{ not json");
-    expect(() => store.get("c_001")).toThrow(new CrmError(`state file ${path}: not valid JSON: JSON Parse error: Expected '}'`));
+    expect(() => store.get("c_001")).toThrow(CrmError);
+    expect(() => store.get("c_001")).toThrow(`state file ${path}: not valid JSON: `);
   });
 });
