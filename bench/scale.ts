@@ -116,7 +116,7 @@ async function pipeAll(args: string[], cwd: string, input: string, expected: num
   await proc.stdin.flush();
 
   const replies = new Map<number, any>();
-  let ms = NaN;
+  let lastAnswer = NaN;
   let rss = NaN;
   let buffered = "";
   const decoder = new TextDecoder();
@@ -128,8 +128,8 @@ async function pipeAll(args: string[], cwd: string, input: string, expected: num
       const message = JSON.parse(line);
       if (typeof message.id === "number" && message.id > 0 && !("method" in message)) replies.set(message.id, message);
     }
-    if (replies.size === expected && Number.isNaN(ms)) {
-      ms = performance.now() - started;
+    if (replies.size === expected && Number.isNaN(lastAnswer)) {
+      lastAnswer = performance.now() - started;
       rss = peakRss(proc.pid);
       proc.stdin.end();
     }
@@ -139,7 +139,7 @@ async function pipeAll(args: string[], cwd: string, input: string, expected: num
   if (replies.size !== expected) fail(`${args[0]}: ${replies.size} of ${expected} requests answered`, await stderr);
   // At its default level the proxy logs only what went wrong (a failed post-read, an unknown outcome, …).
   if ((await stderr) !== "") fail(`${args[0]} reported problems`, await stderr);
-  return { ms, replies, peakRss: rss };
+  return { ms: lastAnswer, replies, peakRss: rss };
 }
 
 function assertAllSucceeded(what: string, piped: Piped): void {
