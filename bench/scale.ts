@@ -33,8 +33,12 @@ function parseFlags(argv: string[]) {
   return { ...flags, customers: numbers.customers!, calls: numbers.calls!, runs: numbers.runs!, actions: numbers.actions!, workers: numbers.workers! };
 }
 
+/** The bench's folder once it exists: kept when the bench fails, for a look. */
+let workDir: string | undefined;
+
 function fail(message: string, detail = ""): never {
-  console.error(`bench/scale: ${message}${detail ? `\n${detail.slice(-3000)}` : ""}`);
+  const kept = workDir ? `\n(its folders are kept: ${workDir})` : "";
+  console.error(`bench/scale: ${message}${detail ? `\n${detail.slice(-3000)}` : ""}${kept}`);
   process.exit(1);
 }
 
@@ -180,6 +184,7 @@ function report(what: string, figure: string, detail = ""): void {
 const { customers, calls } = options;
 const seed = seedText(customers);
 const base = realpathSync(mkdtempSync(join(tmpdir(), "syn-bench-scale-")));
+workDir = base;
 console.log(`scale bench: toy CRM with ${customers} customers in its --state file, ${calls} calls (${process.platform}-${process.arch}, ${navigator.hardwareConcurrency} cores)`);
 try {
   const direct = project(join(base, "direct"), seed);
