@@ -228,6 +228,56 @@ describe("toy-crm --state", () => {
     );
   });
 
+  test("over 1000 customers, every change leaves the file exactly as serialising the whole state would", async () => {
+    const dir = tempDir();
+    const path = join(dir, "crm.json");
+    const model = new Map<string, any>();
+    for (let n = 1; n <= 1000; n++) {
+      const id = `c_${String(n).padStart(3, "0")}`;
+      model.set(id, { id, name: `Customer ${n}`, email: `c${n}@example.com`, plan: ["free", "pro", "enterprise"][n % 3], notes: `note ${n}` });
+    }
+    const sorted = () => Object.fromEntries([...model.entries()].sort(([a], [b]) => Number(a.slice(2)) - Number(b.slice(2))));
+    writeFileSync(path, JSON.stringify({ customers: sorted(), outbox: [] }, null, 2) + "\n");
+    const client = await crm(["--state", path]);
+    let lastId = 1000;
+    const outbox: unknown[] = [];
+    for (let i = 1; i <= 120; i++) {
+      const target = `c_${String(((i * 37) % 1000) + 1).padStart(3, "0")}`;
+      let changed: any;
+      switch (i % 6) {
+        case 0:
+          changed = record(await call(client, "create_customer", { name: `New ${i}`, email: `new${i}@example.com`, notes: 'with "quotes"\nand a line' }));
+          expect(changed.id).toBe(`c_${++lastId}`);
+          model.set(changed.id, changed);
+          break;
+        case 1:
+        case 2:
+          if (!model.has(target)) continue;
+          changed = record(await call(client, "update_customer", { id: target, notes: `edit ${i} — ✓`, plan: "enterprise" }));
+          expect(changed).toEqual({ ...model.get(target), notes: `edit ${i} — ✓`, plan: "enterprise" });
+          model.set(target, changed);
+          break;
+        case 3:
+          if (!model.has(target)) continue;
+          expect(record(await call(client, "delete_customer", { id: target }))).toEqual(model.get(target));
+          model.delete(target);
+          break;
+        case 4: {
+          // Back under an id of its own, beyond every one issued so far: the counter follows.
+          const back = { id: `c_${1100 + i}`, name: `Back ${i}`, email: "back@example.com", plan: "pro", notes: "" };
+          expect(record(await call(client, "restore_customer", back))).toEqual(back);
+          model.set(back.id, back);
+          lastId = 1100 + i;
+          break;
+        }
+        case 5:
+          outbox.push(record(await call(client, "send_email", { to: "x@example.com", subject: `S${i}`, body: "B" })));
+          break;
+      }
+      expect(readFileSync(path, "utf8")).toBe(fileText(sorted(), outbox, lastId));
+    }
+  });
+
   test("a restored id counts as issued", async () => {
     const dir = tempDir();
     const client = await crm(["--state", join(dir, "crm.json")]);
