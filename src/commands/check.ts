@@ -8,7 +8,7 @@ import { TOOL_CLASSES, type Manifest, type ServerSpec } from "../manifest/types.
 import { missingTools, unusedRules } from "../manifest/verify.ts";
 import { createLogger } from "../proxy/log.ts";
 import { startFailure, Upstream } from "../proxy/upstream.ts";
-import { styleFor, table } from "../render/style.ts";
+import { callName, printable, styleFor, table } from "../render/style.ts";
 import { VERSION } from "../version.ts";
 import { manifestArg, writeLines } from "./shared.ts";
 
@@ -66,10 +66,10 @@ export default defineCommand({
     if (gatedRules.length === 0) lines.push("  (no rule is gated)");
     for (const rule of gatedRules) {
       // Every server's tools: the server part of a match may itself be a pattern.
-      const hits = [...tools].flatMap(([server, names]) => [...names].filter((t) => matcher.classify(server, t).rule === rule).map((t) => `${server}.${t}`));
+      const hits = [...tools].flatMap(([server, names]) => [...names].filter((t) => matcher.classify(server, t).rule === rule).map((tool) => callName({ server, tool })));
       lines.push(`  ${rule.match}  ${rule.class}, gate: ${rule.gate}${hits.length ? `  → ${hits.join(", ")}` : ""}`);
     }
-    const uncovered = [...tools].flatMap(([server, names]) => [...names].filter((t) => !matcher.classify(server, t).rule).map((t) => `${server}.${t}`));
+    const uncovered = [...tools].flatMap(([server, names]) => [...names].filter((t) => !matcher.classify(server, t).rule).map((tool) => callName({ server, tool })));
     lines.push(
       "",
       `${style.bold("Not covered by any rule")} (treated as irreversible and gated, like any tool a manifest does not mention): ${
@@ -86,11 +86,11 @@ export default defineCommand({
     lines.push("");
     if (missing.length) {
       lines.push(style.red(`${missing.length} problem${missing.length === 1 ? "" : "s"}: the manifest names tools its servers do not have`));
-      lines.push(...missing.map((m) => `  ${m}`));
+      lines.push(...missing.map((m) => `  ${printable(m)}`));
     } else if (failures.length === 0) {
       lines.push(style.green("Every snapshot and inverse tool the manifest names exists."));
     }
-    for (const failure of failures) lines.push(style.red(failure[0]!), ...failure.slice(1).map((l) => `  ${l}`));
+    for (const failure of failures) lines.push(style.red(printable(failure[0]!)), ...failure.slice(1).map((l) => `  ${printable(l)}`));
     lines.push(
       "Note: check proves that each tool exists. It calls none of them, so it cannot prove that a path such as $snapshot.email resolves; that is only known when a call runs (an unresolved inverse is recorded as a warning).",
     );

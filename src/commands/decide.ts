@@ -4,7 +4,7 @@ import { userInfo } from "node:os";
 import { SynartesisError } from "../errors.ts";
 import type { Action } from "../journal/types.ts";
 import { shortId } from "../journal/types.ts";
-import { oneLine } from "../render/style.ts";
+import { callName, oneLine, printable } from "../render/style.ts";
 import { openExistingJournal, writeLines } from "./shared.ts";
 
 /** The logged-in user: $USER, then $LOGNAME, then the OS account name. */
@@ -51,7 +51,7 @@ export async function decide(
       if (waiting.length === 0) throw new SynartesisError("refused", "nothing is waiting for approval");
       if (waiting.length > 1) {
         throw new SynartesisError("usage", `${waiting.length} calls are waiting; name one (or use --all)`, {
-          details: waiting.map((a) => `${shortId(a.id)}  ${a.server}.${a.tool} ${oneLine(a.args, 100)}`),
+          details: waiting.map((a) => `${shortId(a.id)}  ${callName(a)} ${oneLine(a.args, 100)}`),
         });
       }
       targets = waiting;
@@ -62,7 +62,7 @@ export async function decide(
     let refused = 0;
     for (const target of targets) {
       const outcome = journal.decide(target.id, { status, by, at: new Date().toISOString(), reason: args.reason });
-      const what = `${shortId(target.id)} ${target.server}.${target.tool} ${oneLine(target.args, 100)}`;
+      const what = `${shortId(target.id)} ${callName(target)} ${oneLine(target.args, 100)}`;
       if ("settled" in outcome) {
         const shown = outcome.settled === "approved" && journal.getAction(target.id)?.spentBy ? "used" : outcome.settled;
         process.stderr.write(`synartesis: ${shortId(target.id)} is no longer awaiting approval (it is ${shown})\n`);
@@ -71,8 +71,8 @@ export async function decide(
       }
       lines.push(
         verb === "approve"
-          ? `Approved ${what} (by ${by}). It runs once when the agent makes the same call again, within the next hour.`
-          : `Denied ${what} (by ${by}${args.reason ? `: ${args.reason}` : ""}). The agent is told on its next try.`,
+          ? `Approved ${what} (by ${printable(by)}). It runs once when the agent makes the same call again, within the next hour.`
+          : `Denied ${what} (by ${printable(by)}${args.reason ? `: ${printable(args.reason)}` : ""}). The agent is told on its next try.`,
       );
     }
     writeLines(lines);

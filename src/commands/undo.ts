@@ -7,7 +7,7 @@ import { findManifest } from "../manifest/discover.ts";
 import { loadManifest } from "../manifest/load.ts";
 import type { Logger } from "../proxy/log.ts";
 import { callText, renderStep, runHeader } from "../render/runs.ts";
-import { formatTime, styleFor } from "../render/style.ts";
+import { callName, formatTime, printable, styleFor } from "../render/style.ts";
 import { shellQuote } from "../self.ts";
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
@@ -18,7 +18,7 @@ import { journalArg, manifestArg, openExistingJournal, runArg, writeLines } from
 
 function cliLogger(): Logger {
   const say = (msg: string, fields?: Record<string, unknown>) =>
-    process.stderr.write(`synartesis: ${fields?.server ? `server "${fields.server}": ` : ""}${msg}${fields?.reason ? ` (${fields.reason})` : ""}\n`);
+    process.stderr.write(printable(`synartesis: ${fields?.server ? `server "${fields.server}": ` : ""}${msg}${fields?.reason ? ` (${fields.reason})` : ""}`) + "\n");
   const quiet = () => {};
   return { trace: quiet, debug: quiet, info: quiet, warn: say, error: say };
 }
@@ -100,7 +100,7 @@ export default defineCommand({
         onStep: (step) => writeLines(renderStep(step, style, { dryRun, width })),
         onReplan: (action) =>
           writeLines([
-            `  replanned #${action.seq} ${action.server}.${action.tool}: ${action.inverse ? `undo with ${callText(action.inverse)}` : "no usable inverse"}`,
+            `  replanned #${action.seq} ${callName(action)}: ${action.inverse ? `undo with ${callText(action.inverse)}` : "no usable inverse"}`,
           ]),
       });
       const reverted = report.steps.filter((s) => s.outcome === "revert").length;

@@ -3,7 +3,7 @@
 import { shortId, type Action, type Run, type RunSummary } from "../journal/types.ts";
 import { isStop, staticVerdict, type Step } from "../undo/plan.ts";
 import { sideBySide } from "./diff.ts";
-import { classLabel, colourStatus, displayStatus, formatTime, oneLine, padVisible, table, type Style } from "./style.ts";
+import { callName, classLabel, colourStatus, displayStatus, formatTime, oneLine, padVisible, printable, table, type Style } from "./style.ts";
 
 export function renderRunList(runs: RunSummary[], style: Style): string[] {
   if (runs.length === 0) return ["No runs recorded yet."];
@@ -11,7 +11,7 @@ export function renderRunList(runs: RunSummary[], style: Style): string[] {
   for (const run of runs) {
     rows.push([
       shortId(run.id),
-      run.label,
+      printable(run.label),
       formatTime(run.startedAt),
       colourStatus(style, run.status),
       String(run.actions),
@@ -23,22 +23,23 @@ export function renderRunList(runs: RunSummary[], style: Style): string[] {
 }
 
 export function callText(call: { server: string; tool: string; args: unknown }, max = 400): string {
-  return `${call.server}.${call.tool} ${oneLine(call.args, max)}`;
+  return `${callName(call)} ${oneLine(call.args, max)}`;
 }
 
 export function runHeader(run: Run, count: number, style: Style): string {
   const ended = run.endedAt ? `, ended ${formatTime(run.endedAt)}` : "";
-  return `${style.bold(`Run ${run.id}`)}  ${run.label}  started ${formatTime(run.startedAt)}${ended}  ${colourStatus(style, run.status)}  ${count} action${count === 1 ? "" : "s"}`;
+  return `${style.bold(`Run ${run.id}`)}  ${printable(run.label)}  started ${formatTime(run.startedAt)}${ended}  ${colourStatus(style, run.status)}  ${count} action${count === 1 ? "" : "s"}`;
 }
 
 /** One action as `show` prints it. */
 export function renderAction(action: Action, style: Style, approveCommand: (id8: string) => string): string[] {
   const status = displayStatus(action);
   const lines = [
-    `${style.bold(`#${action.seq}`.padStart(4))}  ${classLabel(action.class).padEnd(14)}  ${padVisible(colourStatus(style, status), 12)}  ${style.cyan(`${action.server}.${action.tool}`)} ${oneLine(action.args, 300)}`,
+    `${style.bold(`#${action.seq}`.padStart(4))}  ${classLabel(action.class).padEnd(14)}  ${padVisible(colourStatus(style, status), 12)}  ${style.cyan(callName(action))} ${oneLine(action.args, 300)}`,
   ];
   const indent = "       ";
-  const note = (label: string, text: string) => lines.push(`${indent}${style.dim(label.padEnd(9))}${text}`);
+  // Every note may carry text from the agent or a server: made printable here, once.
+  const note = (label: string, text: string, paint = (t: string) => t) => lines.push(`${indent}${style.dim(label.padEnd(9))}${paint(printable(text))}`);
   note("id", `${shortId(action.id)}  at ${formatTime(action.ts)}`);
   if (action.status === "gated") {
     note("held", action.error ?? "awaiting approval");
@@ -52,12 +53,12 @@ export function renderAction(action: Action, style: Style, approveCommand: (id8:
     if (action.approvedBy) note("approved", `by ${action.approvedBy} at ${formatTime(action.approvedAt)}`);
     if (action.error) note(action.status === "pending" ? "unknown" : "error", action.error);
   }
-  for (const warning of action.warnings) note("warning", style.yellow(warning));
-  if (action.undoNote) note("undo try", style.yellow(action.undoNote));
+  for (const warning of action.warnings) note("warning", warning, style.yellow);
+  if (action.undoNote) note("undo try", action.undoNote, style.yellow);
   if (action.inverse) note("undo", callText(action.inverse));
   else if (action.status === "applied" && action.class !== "readonly") {
     const verdict = staticVerdict(action);
-    if ("why" in verdict) note("undo", style.yellow(verdict.why));
+    if ("why" in verdict) note("undo", verdict.why, style.yellow);
   }
   if (action.verify) note("verify", callText(action.verify));
   return lines;
@@ -75,8 +76,8 @@ export function renderGates(waiting: Action[], style: Style, approveCommand: (id
   const lines: string[] = [];
   for (const action of waiting) {
     lines.push(
-      `${style.bold(shortId(action.id))}  ${classLabel(action.class)}  ${style.cyan(`${action.server}.${action.tool}`)} ${oneLine(action.args, 300)}`,
-      `          ${style.dim("why      ")}${action.error ?? ""}`,
+      `${style.bold(shortId(action.id))}  ${classLabel(action.class)}  ${style.cyan(callName(action))} ${oneLine(action.args, 300)}`,
+      `          ${style.dim("why      ")}${printable(action.error ?? "")}`,
       `          ${style.dim("since    ")}${formatTime(action.ts)} (run ${shortId(action.runId)})`,
       `          ${style.dim("approve  ")}${approveCommand(shortId(action.id))}`,
       `          ${style.dim("deny     ")}${approveCommand(shortId(action.id)).replace(" approve ", " deny ")} --reason "…"`,
@@ -98,7 +99,6 @@ const OUTCOME_LABEL: Record<Step["outcome"], string> = {
 /** One undo step. `dryRun` words reverts as what would happen. */
 export function renderStep(step: Step, style: Style, options: { dryRun: boolean; width: number }): string[] {
   const action = step.action;
-  const name = `${action.server}.${action.tool}`;
   let label = OUTCOME_LABEL[step.outcome];
   if (step.outcome === "revert") label = options.dryRun ? "would revert" : "reverted";
   if (step.unverified) label += " [unverified]";
@@ -110,19 +110,19 @@ export function renderStep(step: Step, style: Style, options: { dryRun: boolean;
         : step.outcome === "left"
           ? style.yellow
           : style.dim;
-  const lines = [`${style.bold(`#${action.seq}`.padStart(4))}  ${paint(label.padEnd(16))}  ${style.cyan(name)} ${oneLine(action.args, 200)}`];
+  const lines = [`${style.bold(`#${action.seq}`.padStart(4))}  ${paint(label.padEnd(16))}  ${style.cyan(callName(action))} ${oneLine(action.args, 200)}`];
   const indent = "        ";
   if (step.call && (step.outcome === "revert" || step.outcome === "halt" || step.outcome === "unrestored")) {
     lines.push(`${indent}${options.dryRun ? "would call" : "called"}: ${callText(step.call, 2000)}`);
   }
-  if (step.outcome !== "revert" || step.unverified) lines.push(`${indent}${step.why}`);
-  if (step.caution) lines.push(`${indent}${style.yellow(`note: ${step.caution}`)}`);
+  if (step.outcome !== "revert" || step.unverified) lines.push(`${indent}${printable(step.why)}`);
+  if (step.caution) lines.push(`${indent}${style.yellow(`note: ${printable(step.caution)}`)}`);
   if (step.outcome === "drift" || step.outcome === "unrestored") {
     lines.push(`${indent}read: ${step.action.verify ? callText(step.action.verify) : ""}`);
     const labels: [string, string] =
       step.outcome === "drift" ? ["expected (as the agent left it)", "actual (now)"] : ["before the agent's call", "now, after the inverse"];
     lines.push(...sideBySide(step.expected, step.actual, style, options.width, labels));
   }
-  if (step.hint && isStop(step)) lines.push(`${indent}${step.hint}`);
+  if (step.hint && isStop(step)) lines.push(`${indent}${printable(step.hint)}`);
   return lines;
 }
