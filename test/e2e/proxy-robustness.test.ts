@@ -131,6 +131,7 @@ function slowWorkspace(): Workspace & { pidFile: string } {
       "    snapshot:",
       '      tool: "slow.read_value"',
       '      args: { key: "$.key" }',
+      '      absent_when: "no such key"',
       "    inverse:",
       '      tool: "slow.slow_write"',
       '      args: { key: "$.key", value: "$snapshot.value", ms: 0 }',
