@@ -24,6 +24,7 @@ export interface ServerBlock {
   command: string;
   args: string[];
   env?: Record<string, string>;
+  cwd?: string;
 }
 
 /** One rule to write, with the comment that goes above it. */
@@ -45,6 +46,17 @@ function shippedServerName(doc: Document): string | undefined {
   if (!isMap(servers) || servers.items.length !== 1) return undefined;
   const key = servers.items[0]!.key;
   return isScalar(key) ? String(key.value) : undefined;
+}
+
+/** What a shipped policy's server block sets besides how to start it: its env (with ${VAR} placeholders) and cwd. */
+function shippedSetting(doc: Document, server: string): Pick<ServerBlock, "env" | "cwd"> {
+  const block = doc.getIn(["servers", server], true);
+  if (!isMap(block)) return {};
+  const { env, cwd } = block.toJSON() as { env?: Record<string, unknown>; cwd?: unknown };
+  return {
+    ...(env && typeof env === "object" ? { env: Object.fromEntries(Object.entries(env).map(([k, v]) => [k, String(v)])) } : {}),
+    ...(typeof cwd === "string" ? { cwd } : {}),
+  };
 }
 
 /** The comment at the top of a manifest (yaml attaches it to the document or to its first key). */
@@ -69,7 +81,7 @@ export function adoptShipped(
   shipped: ShippedManifest[],
   name: string,
   tools: string[],
-): { from: ShippedManifest; rules: YAMLMap[]; header: string | undefined } | undefined {
+): { from: ShippedManifest; rules: YAMLMap[]; header: string | undefined; server: Pick<ServerBlock, "env" | "cwd"> } | undefined {
   const available = new Set(tools);
   for (const manifest of shipped) {
     const doc = parseDocument(manifest.text);
@@ -97,7 +109,7 @@ export function adoptShipped(
       }
       return copy;
     });
-    return { from: manifest, rules: renamed, header: headerComment(doc) };
+    return { from: manifest, rules: renamed, header: headerComment(doc), server: shippedSetting(doc, original) };
   }
   return undefined;
 }
@@ -190,8 +202,13 @@ export function writeServer(options: {
     removeServer(doc, options.name);
   }
   serversMap.flow = false;
+  const adopted = options.draftOnly ? undefined : adoptShipped(options.shipped, options.name, options.tools.map((t) => t.name));
+  // The policy's own env and cwd stay (placeholders included); what the command line set wins.
+  const env = { ...adopted?.server.env, ...options.server.env };
   const block: Record<string, unknown> = { command: options.server.command, args: options.server.args };
-  if (options.server.env && Object.keys(options.server.env).length) block.env = options.server.env;
+  if (Object.keys(env).length) block.env = env;
+  const cwd = options.server.cwd ?? adopted?.server.cwd;
+  if (cwd !== undefined) block.cwd = cwd;
   serversMap.set(options.name, doc.createNode(block));
 
   let rules = doc.get("tools", true);
@@ -202,7 +219,6 @@ export function writeServer(options: {
   const seq = rules as YAMLSeq;
   seq.flow = false;
 
-  const adopted = options.draftOnly ? undefined : adoptShipped(options.shipped, options.name, options.tools.map((t) => t.name));
   const counts = { adopted: 0, readonly: 0, todo: 0 };
   if (adopted) {
     if (adopted.rules[0]) {

@@ -8,7 +8,7 @@ import { isAlias, isMap, isPair, isScalar, isSeq, LineCounter, parseDocument, vi
 import { SynartesisError } from "../errors.ts";
 import { ALLOWED_KEYS, ManifestSchema } from "./schema.ts";
 import { parseTemplate, refsOf, type Namespace } from "./refs.ts";
-import { DEFAULT_TIMEOUT_SECONDS, type CallSpec, type Gate, type Manifest, type Rule, type ServerSpec, type ToolClass } from "./types.ts";
+import { DEFAULT_TIMEOUT_SECONDS, type CallSpec, type Gate, type Manifest, type Rule, type ServerSpec, type ToolClass, type UnsetVariable } from "./types.ts";
 import { patternToRegExp } from "./match.ts";
 
 type Path = Array<string | number>;
@@ -205,22 +205,28 @@ const withArticle = (word: string) => (/^[aeiou]/.test(word) ? `an ${word}` : `a
 
 const ENV_REFERENCE = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
 
+/**
+ * ${VAR} expanded from `env`. An unset variable is handed to `unset` (with the
+ * message that names it); its key is left out, so a server started anyway sees
+ * only what it inherits.
+ */
 function expandEnv(
   values: Record<string, string> | undefined,
   env: Record<string, string | undefined>,
   path: Path,
-  report: (path: Path, message: string) => void,
+  unset: (path: Path, variable: string, message: string) => void,
 ): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [key, value] of Object.entries(values ?? {})) {
-    out[key] = value.replace(ENV_REFERENCE, (whole, variable: string) => {
+    let complete = true;
+    const expanded = value.replace(ENV_REFERENCE, (whole, variable: string) => {
       const found = env[variable];
-      if (found === undefined) {
-        report([...path, key], `"${key}" uses \${${variable}}, which is not set in the environment`);
-        return whole;
-      }
-      return found;
+      if (found !== undefined) return found;
+      complete = false;
+      unset([...path, key], variable, `"${key}" uses \${${variable}}, which is not set in the environment`);
+      return whole;
     });
+    if (complete) out[key] = expanded;
   }
   return out;
 }
@@ -262,11 +268,20 @@ interface RawServer {
   timeout?: number;
 }
 
+export interface ParseOptions {
+  /**
+   * "error" (the default): an unset ${VAR} is a load error at its line (R-MAN-6).
+   * "warn": it is listed in `unsetVariables` instead, for `check` and `init`,
+   * which cannot know the environment a client will start the proxy with.
+   */
+  unsetVariables?: "error" | "warn";
+}
+
 /**
  * Parse and check manifest text. `file` is the absolute path (used for
  * messages and to resolve relative paths); `env` expands ${VAR}.
  */
-export function parseManifest(text: string, file: string, env: Record<string, string | undefined>): Manifest {
+export function parseManifest(text: string, file: string, env: Record<string, string | undefined>, options: ParseOptions = {}): Manifest {
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
   const problems: Problem[] = [];
@@ -275,9 +290,11 @@ export function parseManifest(text: string, file: string, env: Record<string, st
     problems.push({ line: Math.max(pos.line, 1), col: Math.max(pos.col, 1), message });
   };
   const report = (path: Path, message: string, blameKey = false) => at(locate(doc, path, blameKey), message);
+  const unsetVariables: UnsetVariable[] = [];
   const fail = (): never => {
     const unique = new Map<string, Problem>();
-    for (const p of problems) unique.set(`${p.line}:${p.col}:${p.message}`, p);
+    // A manifest that does not load anyway: an unset variable is one more of its problems.
+    for (const p of [...problems, ...unsetVariables]) unique.set(`${p.line}:${p.col}:${p.message}`, p);
     throw new ManifestError(file, [...unique.values()].sort((a, b) => a.line - b.line || a.col - b.col));
   };
 
@@ -328,6 +345,11 @@ export function parseManifest(text: string, file: string, env: Record<string, st
     tools: (Array.isArray(rawRoot.tools) ? rawRoot.tools : []) as RawRule[],
   };
   const dir = dirname(file);
+  const unset = (path: Path, variable: string, message: string) => {
+    if (options.unsetVariables !== "warn") return report(path, message);
+    const pos = lineCounter.linePos(locate(doc, path, false));
+    unsetVariables.push({ variable, line: pos.line, col: pos.col, message });
+  };
   const servers: Record<string, ServerSpec> = {};
   for (const [name, raw] of Object.entries(root.servers)) {
     const path: Path = ["servers", name];
@@ -356,7 +378,7 @@ export function parseManifest(text: string, file: string, env: Record<string, st
         kind: "command",
         command,
         args: raw.args ?? [],
-        env: expandEnv(raw.env, env, [...path, "env"], report),
+        env: expandEnv(raw.env, env, [...path, "env"], unset),
         cwd,
         timeoutMs,
         line,
@@ -378,7 +400,7 @@ export function parseManifest(text: string, file: string, env: Record<string, st
         name,
         kind: "url",
         url: raw.url!,
-        headers: expandEnv(raw.headers, env, [...path, "headers"], report),
+        headers: expandEnv(raw.headers, env, [...path, "headers"], unset),
         timeoutMs,
         line,
       };
@@ -473,11 +495,11 @@ export function parseManifest(text: string, file: string, env: Record<string, st
   });
 
   if (problems.length) fail();
-  return { path: file, dir, servers, rules };
+  return { path: file, dir, servers, rules, unsetVariables };
 }
 
 /** Read and parse a manifest file. */
-export function loadManifest(file: string, env: Record<string, string | undefined> = process.env): Manifest {
+export function loadManifest(file: string, env: Record<string, string | undefined> = process.env, options: ParseOptions = {}): Manifest {
   const path = resolve(file);
   let text: string;
   try {
@@ -488,5 +510,5 @@ export function loadManifest(file: string, env: Record<string, string | undefine
       hint: code === "ENOENT" ? "Create one with `synartesis init NAME -- COMMAND ARGS…`, or pass --manifest PATH." : undefined,
     });
   }
-  return parseManifest(text, path, env);
+  return parseManifest(text, path, env, options);
 }

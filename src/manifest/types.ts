@@ -49,6 +49,14 @@ export interface Rule {
   line: number;
 }
 
+/** A ${VAR} the environment does not set (only when loaded to warn about it rather than fail). */
+export interface UnsetVariable {
+  variable: string;
+  line: number;
+  col: number;
+  message: string;
+}
+
 export interface Manifest {
   /** Absolute path of the manifest file. */
   path: string;
@@ -56,6 +64,8 @@ export interface Manifest {
   dir: string;
   servers: Record<string, ServerSpec>;
   rules: Rule[];
+  /** Empty unless loaded with `unsetVariables: "warn"`. */
+  unsetVariables: UnsetVariable[];
 }
 
 export const DEFAULT_TIMEOUT_SECONDS = 60;

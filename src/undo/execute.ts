@@ -11,8 +11,8 @@ import { textOf } from "../manifest/refs.ts";
 import { DEFAULT_TIMEOUT_SECONDS, type Manifest } from "../manifest/types.ts";
 import type { Logger } from "../proxy/log.ts";
 import { readState } from "../proxy/observe.ts";
-import { Upstream, UpstreamError, startFailure } from "../proxy/upstream.ts";
-import { VERSION } from "../version.ts";
+import { ownInitialize, ownUpstream } from "../proxy/own-client.ts";
+import { UpstreamError, startFailure, type Upstream } from "../proxy/upstream.ts";
 import { inScope, isStop, judge, judgeUnknown, planUndo, readsNeeded, staticVerdict, verifyKey, type Observed, type Step } from "./plan.ts";
 import { replanAction } from "./replan.ts";
 
@@ -37,10 +37,10 @@ export class ServerPool {
           new SynartesisError("config", `the run used server "${name}", which is no longer in the manifest ${this.manifest.path}`),
         );
       }
-      const created = new Upstream(spec, { log: this.log, onMessage: () => {} });
+      const created = ownUpstream(spec, this.log);
       this.all.push(created);
       upstream = created
-        .start({ protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "synartesis-undo", version: VERSION } })
+        .start(ownInitialize("synartesis-undo"))
         .then(
           () => created,
           (error) => {
