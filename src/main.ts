@@ -21,6 +21,7 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandMod
   approve: { summary: "Approve a held call (it runs when the agent retries it)", load: () => import("./commands/approve.ts") },
   deny: { summary: "Deny a held call (the agent is told why on its next retry)", load: () => import("./commands/deny.ts") },
   watch: { summary: "Live view of calls, runs and pending approvals", load: () => import("./commands/watch.ts") },
+  settle: { summary: "Record whether a call of unknown outcome (or an interrupted undo's inverse) ran", load: () => import("./commands/settle.ts") },
   close: { summary: "Mark an abandoned active run complete", load: () => import("./commands/close.ts") },
   "toy-crm": { summary: "A toy CRM MCP server built into the binary, to try the whole loop", load: () => import("./commands/toy-crm.ts") },
 };

@@ -1,28 +1,9 @@
 // What `approve` and `deny` share: pick the held calls, record the decision.
-import { readFileSync } from "node:fs";
-import { userInfo } from "node:os";
 import { SynartesisError } from "../errors.ts";
 import type { Action } from "../journal/types.ts";
 import { shortId } from "../journal/types.ts";
-import { callName, oneLine, printable } from "../render/style.ts";
-import { openExistingJournal, writeLines } from "./shared.ts";
-
-/** The logged-in user: $USER, then $LOGNAME, then the OS account name. */
-export function currentUser(env: Record<string, string | undefined> = process.env): string {
-  if (env.USER) return env.USER;
-  if (env.LOGNAME) return env.LOGNAME;
-  try {
-    const name = userInfo().username;
-    if (name && name !== "unknown") return name;
-  } catch {}
-  // Some runtimes cannot look the account up; /etc/passwd still can.
-  try {
-    const uid = String(process.getuid?.());
-    const entry = readFileSync("/etc/passwd", "utf8").split("\n").find((line) => line.split(":")[2] === uid);
-    if (entry) return entry.split(":")[0]!;
-  } catch {}
-  return "unknown";
-}
+import { callName, displayStatus, formatTime, oneLine, printable } from "../render/style.ts";
+import { currentUser, openExistingJournal, writeLines } from "./shared.ts";
 
 export const decisionArgs = {
   id: { type: "positional", required: false, description: "Action id or any unique prefix (default: the only call waiting)" },
@@ -64,8 +45,11 @@ export async function decide(
       const outcome = journal.decide(target.id, { status, by, at: new Date().toISOString(), reason: args.reason });
       const what = `${shortId(target.id)} ${callName(target)} ${oneLine(target.args, 100)}`;
       if ("settled" in outcome) {
-        const shown = outcome.settled === "approved" && journal.getAction(target.id)?.spentBy ? "used" : outcome.settled;
-        process.stderr.write(`synartesis: ${shortId(target.id)} is no longer awaiting approval (it is ${shown})\n`);
+        const now = journal.getAction(target.id) ?? target;
+        const why = now.withdrawnAt
+          ? `: it was withdrawn by the undo of run ${shortId(now.runId)} (${printable(now.withdrawnBy ?? "?")} at ${formatTime(now.withdrawnAt)})`
+          : ` (it is ${displayStatus(now)})`;
+        process.stderr.write(`synartesis: ${shortId(target.id)} is no longer awaiting approval${why}\n`);
         refused++;
         continue;
       }

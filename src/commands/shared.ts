@@ -1,8 +1,13 @@
 // Argument definitions shared by several commands, and the strict flag check
 // citty does not do (it accepts unknown flags silently).
 import type { ArgsDef } from "citty";
+import { existsSync, readFileSync } from "node:fs";
+import { userInfo } from "node:os";
+import { resolve } from "node:path";
 import { SynartesisError } from "../errors.ts";
 import type { Journal } from "../journal/journal.ts";
+import { shortId, type Run } from "../journal/types.ts";
+import { findManifest } from "../manifest/discover.ts";
 
 export const manifestArg = {
   manifest: {
@@ -118,4 +123,42 @@ export function writeLines(lines: string[]): void {
 
 export function writeJson(value: unknown): void {
   process.stdout.write(JSON.stringify(value, null, 2) + "\n");
+}
+
+/** The logged-in user: $USER, then $LOGNAME, then the OS account name. */
+export function currentUser(env: Record<string, string | undefined> = process.env): string {
+  if (env.USER) return env.USER;
+  if (env.LOGNAME) return env.LOGNAME;
+  try {
+    const name = userInfo().username;
+    if (name && name !== "unknown") return name;
+  } catch {}
+  // Some runtimes cannot look the account up; /etc/passwd still can.
+  try {
+    const uid = String(process.getuid?.());
+    const entry = readFileSync("/etc/passwd", "utf8").split("\n").find((line) => line.split(":")[2] === uid);
+    if (entry) return entry.split(":")[0]!;
+  } catch {}
+  return "unknown";
+}
+
+/**
+ * The manifest to undo a run with: the one it was recorded with (undo must
+ * start the same servers), unless --manifest says otherwise.
+ */
+export function manifestForRun(run: Run, explicit: string | undefined, cwd: string): string {
+  if (explicit) {
+    const path = resolve(cwd, explicit);
+    if (run.manifest && run.manifest !== path) {
+      process.stderr.write(`synartesis: note: run ${shortId(run.id)} was recorded with ${run.manifest}; using ${path} as you asked\n`);
+    }
+    return path;
+  }
+  if (!run.manifest) return findManifest(cwd);
+  if (!existsSync(run.manifest)) {
+    throw new SynartesisError("manifest", `run ${shortId(run.id)} was recorded with the manifest ${run.manifest}, which is not there any more`, {
+      hint: "Pass --manifest PATH to undo it with the manifest that now starts the same servers.",
+    });
+  }
+  return run.manifest;
 }

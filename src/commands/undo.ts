@@ -3,45 +3,23 @@
 import { defineCommand } from "citty";
 import { hostname } from "node:os";
 import { SynartesisError } from "../errors.ts";
-import { findManifest } from "../manifest/discover.ts";
 import { loadManifest } from "../manifest/load.ts";
+import { processAlive } from "../processes.ts";
 import type { Logger } from "../proxy/log.ts";
 import { callText, renderStep, runHeader } from "../render/runs.ts";
 import { callName, formatTime, printable, styleFor } from "../render/style.ts";
 import { shellQuote } from "../self.ts";
-import { existsSync } from "node:fs";
 import { resolve } from "node:path";
-import { shortId, type Run } from "../journal/types.ts";
+import { shortId } from "../journal/types.ts";
 import { undoRun } from "../undo/execute.ts";
-import { hasWork } from "../undo/plan.ts";
-import { journalArg, manifestArg, openExistingJournal, runArg, writeLines } from "./shared.ts";
+import { hasWork, inScope, type Step } from "../undo/plan.ts";
+import { currentUser, journalArg, manifestArg, manifestForRun, openExistingJournal, runArg, writeLines } from "./shared.ts";
 
 function cliLogger(): Logger {
   const say = (msg: string, fields?: Record<string, unknown>) =>
     process.stderr.write(printable(`synartesis: ${fields?.server ? `server "${fields.server}": ` : ""}${msg}${fields?.reason ? ` (${fields.reason})` : ""}`) + "\n");
   const quiet = () => {};
   return { trace: quiet, debug: quiet, info: quiet, warn: say, error: say };
-}
-
-/**
- * The manifest to undo a run with: the one it was recorded with (undo must
- * start the same servers), unless --manifest says otherwise.
- */
-function manifestForRun(run: Run, explicit: string | undefined, cwd: string): string {
-  if (explicit) {
-    const path = resolve(cwd, explicit);
-    if (run.manifest && run.manifest !== path) {
-      process.stderr.write(`synartesis: note: run ${shortId(run.id)} was recorded with ${run.manifest}; undoing it with ${path} as you asked\n`);
-    }
-    return path;
-  }
-  if (!run.manifest) return findManifest(cwd);
-  if (!existsSync(run.manifest)) {
-    throw new SynartesisError("manifest", `run ${shortId(run.id)} was recorded with the manifest ${run.manifest}, which is not there any more`, {
-      hint: "Pass --manifest PATH to undo it with the manifest that now starts the same servers.",
-    });
-  }
-  return run.manifest;
 }
 
 export default defineCommand({
@@ -55,6 +33,7 @@ export default defineCommand({
     "dry-run": { type: "boolean", description: "Print each step and the exact call it would make; change nothing" },
     to: { type: "string", valueHint: "seq", description: "Undo only the calls with seq >= SEQ" },
     replan: { type: "boolean", description: "Rebuild inverses from the current manifest and the state captured at call time" },
+    force: { type: "boolean", description: "Undo a run even though its proxy is still recording it" },
     ...manifestArg,
     ...journalArg,
   },
@@ -68,34 +47,66 @@ export default defineCommand({
     const journal = await openExistingJournal(args);
     try {
       const run = journal.findRun(args.run);
+      const dryRun = Boolean(args["dry-run"]);
+      // Undoing a run while its proxy still records into it would race the agent (issue 13 item 11).
+      if (!dryRun && run.status === "active" && processAlive(run.host, run.pid) && !args.force) {
+        throw new SynartesisError("refused", `run ${shortId(run.id)} is still being recorded: its proxy (pid ${run.pid}) is running`, {
+          hint: "Undo it once its client has disconnected (the run is then complete), or pass --force to undo what it has recorded so far.",
+        });
+      }
       const manifest = loadManifest(manifestForRun(run, args.manifest, cwd));
       const style = styleFor();
-      const dryRun = Boolean(args["dry-run"]);
       const width = process.stdout.columns ?? 100;
       const actions = journal.actionsOfRun(run.id);
       const lastSeq = Math.max(0, ...actions.map((a) => a.seq));
       if (fromSeq > 1 && fromSeq > lastSeq) {
         throw new SynartesisError("usage", `--to ${fromSeq} is past the last call of run ${shortId(run.id)} (#${lastSeq})`);
       }
+      const by = currentUser();
+      const openRequests = inScope(actions, fromSeq).filter((a) => a.status === "gated");
       if (!hasWork(actions, fromSeq)) {
+        if (run.status === "rolled_back") {
+          const when = run.undoneAt ?? run.endedAt;
+          writeLines([
+            runHeader(run, actions.length, style),
+            "",
+            `Nothing to undo: run ${shortId(run.id)} was already rolled back${when ? ` at ${formatTime(when)}` : ""}${run.undoneBy ? ` by ${printable(run.undoneBy)}` : ""}.`,
+          ]);
+          return 0;
+        }
         // A client that reconnected after the damage leaves an empty newest run: point at the one that matters.
         const older =
-          args.run || args.to ? undefined : journal.listRuns().find((r) => r.id !== run.id && hasWork(journal.actionsOfRun(r.id)));
+          args.run || args.to || openRequests.length
+            ? undefined
+            : journal.listRuns().find((r) => r.id !== run.id && hasWork(journal.actionsOfRun(r.id)));
         if (older) {
           throw new SynartesisError("refused", `the most recent run ${shortId(run.id)} (${run.label}, ${run.status}) has nothing to undo`, {
             hint: `The most recent run with something to undo is ${shortId(older.id)} (${older.label}, started ${formatTime(older.startedAt)}): synartesis undo ${shortId(older.id)}`,
           });
         }
-        writeLines([runHeader(run, actions.length, style), "", `Nothing to undo: no call in this run${fromSeq > 1 ? ` from #${fromSeq} on` : ""} changed anything.`]);
+        const lines = [runHeader(run, actions.length, style), ""];
+        if (openRequests.length && !dryRun) {
+          const now = new Date().toISOString();
+          const withdrawn = journal.withdrawRequests(run.id, fromSeq, by, now);
+          lines.push(...withdrawn.map((a) => `Withdrew the request for approval of #${a.seq} ${callText(a, 200)}: it will not run.`));
+          journal.setRunStatus(run.id, "rolled_back", now, by);
+        } else if (openRequests.length) {
+          lines.push(...openRequests.map((a) => `Would withdraw the request for approval of #${a.seq} ${callText(a, 200)}.`));
+        }
+        lines.push(`Nothing${openRequests.length ? " else" : ""} to undo: no call in this run${fromSeq > 1 ? ` from #${fromSeq} on` : ""} changed anything.`);
+        writeLines(lines);
         return 0;
       }
       writeLines([`${dryRun ? "Dry run — nothing will be changed. " : ""}${runHeader(run, actions.length, style)}`, ""]);
+      // Its requests for approval go first, so none of them can be approved and run while the run is undone (R-GATE-7).
+      if (!dryRun) journal.withdrawRequests(run.id, fromSeq, by, new Date().toISOString());
       const report = await undoRun(journal, manifest, run, {
         fromSeq,
         dryRun,
         replan: Boolean(args.replan),
         now: () => new Date(),
         owner: `${hostname()}:${process.pid}:${crypto.randomUUID()}`,
+        by,
         log: cliLogger(),
         onStep: (step) => writeLines(renderStep(step, style, { dryRun, width })),
         onReplan: (action) =>
@@ -107,6 +118,7 @@ export default defineCommand({
       const left = report.steps.filter((s) => s.outcome === "left").length;
       const summary: string[] = [""];
       const runRef = shortId(run.id);
+      const journalFlag = args.journal ? ["--journal", shellQuote(journal.path)] : [];
       if (report.halted) {
         const where = `#${report.halted.action.seq}`;
         summary.push(
@@ -116,11 +128,12 @@ export default defineCommand({
               ? style.red(`Stopped after ${where}: its inverse ran but did not give back the state from before. ${reverted} reverted before it. Run ${runRef} is marked partial.`)
               : style.red(`Stopped at ${where}; nothing older than it was touched. ${reverted} reverted before stopping. Run ${runRef} is marked partial.`),
         );
+        if (report.halted.settle) summary.push(...settleLines(report.halted, journalFlag));
         // Keep --to: continuing without it would widen the undo to calls the person left out.
         if (!dryRun) {
           const again = ["synartesis", "undo", runRef, ...(fromSeq > 1 ? ["--to", String(fromSeq)] : [])];
           if (args.manifest) again.push("--manifest", shellQuote(resolve(cwd, args.manifest)));
-          if (args.journal) again.push("--journal", shellQuote(journal.path));
+          again.push(...journalFlag);
           summary.push(`When the cause is dealt with, continue with: ${again.join(" ")}`);
         }
         writeLines(summary);
@@ -144,3 +157,15 @@ export default defineCommand({
     }
   },
 });
+
+/** The exact settle commands for an unknown outcome undo stopped at. */
+function settleLines(step: Step, journalFlag: string[]): string[] {
+  const id = shortId(step.action.id);
+  const command = (flag: string) => ["synartesis", "settle", id, flag, ...journalFlag].join(" ");
+  const what = step.settle === "inverse" ? `the inverse undo sent for #${step.action.seq}` : `#${step.action.seq}`;
+  return [
+    `Once you know whether ${what} ran, record it:`,
+    `  ${command("--applied")}       (it ran)`,
+    `  ${command("--not-applied")}   (it did not run)`,
+  ];
+}

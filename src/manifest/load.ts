@@ -254,6 +254,7 @@ interface RawRule {
   match: string;
   class: ToolClass;
   gate?: Gate;
+  idempotent?: boolean;
   snapshot?: RawCall;
   inverse?: RawCall;
 }
@@ -445,6 +446,9 @@ export function parseManifest(text: string, file: string, env: Record<string, st
     if (raw.class === "reversible" && !raw.snapshot) {
       report(path, `a reversible rule needs a "snapshot" (the read that captures the state it replaces); without one, make it compensable`);
     }
+    if (raw.idempotent !== undefined && !needsInverse) {
+      report([...path, "idempotent"], `"idempotent" says undo may resend this rule's inverse, and ${withArticle(raw.class)} rule has none`, true);
+    }
     if (raw.inverse?.absent_when !== undefined) {
       report([...path, "inverse", "absent_when"], `"absent_when" belongs to a snapshot (the read that may find nothing), not to an inverse`, true);
     }
@@ -485,6 +489,7 @@ export function parseManifest(text: string, file: string, env: Record<string, st
       match: raw.match,
       class: raw.class,
       gate: raw.gate ?? (raw.class === "irreversible" ? "always" : "never"),
+      idempotent: raw.idempotent === true,
       line,
     };
     const snapshot = call("snapshot");

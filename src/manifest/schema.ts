@@ -34,6 +34,7 @@ const RuleSchema = Type.Object(
     gate: Type.Optional(Type.Enum([...GATES])),
     snapshot: Type.Optional(CallSchema),
     inverse: Type.Optional(CallSchema),
+    idempotent: Type.Optional(Type.Boolean()),
   },
   { additionalProperties: false },
 );
@@ -51,6 +52,6 @@ export const ManifestSchema = Type.Object(
 export const ALLOWED_KEYS = {
   root: ["version", "servers", "tools"],
   server: ["command", "args", "env", "cwd", "url", "headers", "timeout"],
-  rule: ["match", "class", "gate", "snapshot", "inverse"],
+  rule: ["match", "class", "gate", "snapshot", "inverse", "idempotent"],
   call: ["tool", "args", "absent_when"],
 } as const;

@@ -45,6 +45,11 @@ export interface Rule {
   gate: Gate;
   snapshot?: CallSpec;
   inverse?: CallSpec;
+  /**
+   * The inverse's server honours `_meta` idempotency keys: an inverse whose
+   * outcome is unknown may be sent again with the same key (issue 13 item 5).
+   */
+  idempotent?: boolean;
   /** 1-based line of the rule in the manifest, for messages. */
   line: number;
 }

@@ -1,6 +1,6 @@
 // Text renderings of runs, actions, gates and undo steps. Pure: data and a
 // style in, lines out.
-import { shortId, type Action, type Run, type RunSummary } from "../journal/types.ts";
+import { shortId, type Action, type Run, type RunSummary, type Settled } from "../journal/types.ts";
 import { isStop, staticVerdict, type Step } from "../undo/plan.ts";
 import { sideBySide } from "./diff.ts";
 import { callName, classLabel, colourStatus, displayStatus, formatTime, oneLine, padVisible, printable, table, type Style } from "./style.ts";
@@ -31,6 +31,13 @@ export function runHeader(run: Run, count: number, style: Style): string {
   return `${style.bold(`Run ${run.id}`)}  ${printable(run.label)}  started ${formatTime(run.startedAt)}${ended}  ${colourStatus(style, run.status)}  ${count} action${count === 1 ? "" : "s"}`;
 }
 
+const SETTLED_TEXT: Record<Settled, string> = {
+  applied: "it ran",
+  not_applied: "it did not run",
+  inverse_applied: "the inverse an interrupted undo sent ran",
+  inverse_not_applied: "the inverse an interrupted undo sent did not run",
+};
+
 /** One action as `show` prints it. */
 export function renderAction(action: Action, style: Style, approveCommand: (id8: string) => string): string[] {
   const status = displayStatus(action);
@@ -44,6 +51,9 @@ export function renderAction(action: Action, style: Style, approveCommand: (id8:
   if (action.status === "gated") {
     note("held", action.error ?? "awaiting approval");
     note("approve", approveCommand(shortId(action.id)));
+  } else if (action.withdrawnAt) {
+    if (action.error) note("held", action.error);
+    note("gate", `withdrawn by the undo of this run (${action.withdrawnBy ?? "?"} at ${formatTime(action.withdrawnAt)}); it never ran`);
   } else if (action.status === "approved" || action.status === "denied") {
     if (action.error) note("held", action.error);
     const verb = action.status === "denied" ? "denied" : "approved";
@@ -52,6 +62,9 @@ export function renderAction(action: Action, style: Style, approveCommand: (id8:
   } else {
     if (action.approvedBy) note("approved", `by ${action.approvedBy} at ${formatTime(action.approvedAt)}`);
     if (action.error) note(action.status === "pending" ? "unknown" : "error", action.error);
+  }
+  if (action.settled) {
+    note("settled", `${SETTLED_TEXT[action.settled]}: found by ${action.settledBy ?? "?"} at ${formatTime(action.settledAt)}${action.settledNote ? ` (${action.settledNote})` : ""}`);
   }
   for (const warning of action.warnings) note("warning", warning, style.yellow);
   if (action.undoNote) note("undo try", action.undoNote, style.yellow);
@@ -62,6 +75,25 @@ export function renderAction(action: Action, style: Style, approveCommand: (id8:
   }
   if (action.verify) note("verify", callText(action.verify));
   return lines;
+}
+
+/** What undo will do with an action as it stands, in a sentence (printed by settle). */
+export function undoOutlook(action: Action): string {
+  const verdict = staticVerdict(action);
+  switch (verdict.kind) {
+    case "skip":
+      return `Undo steps over it: ${verdict.why}.`;
+    case "left":
+      return `Undo leaves it in place: ${verdict.why}.`;
+    case "halt":
+      return `Undo stops at it: ${verdict.why}.`;
+    case "check":
+      return `Undo reads ${callText(verdict.verify)} to check for drift, then calls ${callText(verdict.call)}.`;
+    case "revert":
+      return `Undo calls ${callText(verdict.call)} (${verdict.why}).`;
+    case "unknown":
+      return `Undo reads ${callText(verdict.verify)} first: its outcome is unknown.`;
+  }
 }
 
 export function renderShow(run: Run, actions: Action[], style: Style, approveCommand: (id8: string) => string): string[] {
@@ -115,12 +147,16 @@ export function renderStep(step: Step, style: Style, options: { dryRun: boolean;
   if (step.call && (step.outcome === "revert" || step.outcome === "halt" || step.outcome === "unrestored")) {
     lines.push(`${indent}${options.dryRun ? "would call" : "called"}: ${callText(step.call, 2000)}`);
   }
-  if (step.outcome !== "revert" || step.unverified) lines.push(`${indent}${printable(step.why)}`);
+  if (step.outcome !== "revert" || step.unverified || step.resent) lines.push(`${indent}${printable(step.why)}`);
   if (step.caution) lines.push(`${indent}${style.yellow(`note: ${printable(step.caution)}`)}`);
-  if (step.outcome === "drift" || step.outcome === "unrestored") {
+  if (step.expected || step.actual) {
     lines.push(`${indent}read: ${step.action.verify ? callText(step.action.verify) : ""}`);
     const labels: [string, string] =
-      step.outcome === "drift" ? ["expected (as the agent left it)", "actual (now)"] : ["before the agent's call", "now, after the inverse"];
+      step.outcome === "drift"
+        ? ["expected (as the agent left it)", "actual (now)"]
+        : step.outcome === "unrestored"
+          ? ["before the agent's call", "now, after the inverse"]
+          : ["before the agent's call", "now"];
     lines.push(...sideBySide(step.expected, step.actual, style, options.width, labels));
   }
   if (step.hint && isStop(step)) lines.push(`${indent}${printable(step.hint)}`);

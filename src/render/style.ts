@@ -45,9 +45,14 @@ export function classLabel(toolClass: ToolClass): string {
   return `${CLASS_MARK[toolClass]} ${toolClass}`;
 }
 
-/** The status a person sees: a spent approval shows as `used` (R-JOURNAL-3). */
-export function displayStatus(action: { status: ActionStatus; spentBy?: string }): string {
-  return action.status === "approved" && action.spentBy ? "used" : action.status;
+/**
+ * The status a person sees: a spent approval shows as `used` (R-JOURNAL-3), a
+ * request an undo withdrew as `withdrawn` (R-GATE-7).
+ */
+export function displayStatus(action: { status: ActionStatus; spentBy?: string; withdrawnAt?: string }): string {
+  if (action.status === "approved" && action.spentBy) return "used";
+  if (action.status === "denied" && action.withdrawnAt) return "withdrawn";
+  return action.status;
 }
 
 export function colourStatus(style: Style, status: string): string {

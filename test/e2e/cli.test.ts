@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { BIN, initializeFrame, run, tempDir } from "../helpers.ts";
 import { VERSION } from "../../src/version.ts";
 
-const COMMANDS = ["proxy", "init", "check", "list", "show", "undo", "gates", "approve", "deny", "watch", "close", "toy-crm"];
+const COMMANDS = ["proxy", "init", "check", "list", "show", "undo", "gates", "approve", "deny", "watch", "settle", "close", "toy-crm"];
 
 describe("synartesis CLI", () => {
   test("--help lists every command and exits 0", async () => {

@@ -104,6 +104,8 @@ describe("undo against itself", () => {
     expect(resumed.stdout).toContain("#3  skip");
     expect(resumed.stdout).toContain("already undone");
     expect(resumed.stdout).toMatch(/#2 +reverted/);
+    // The toy policy says its server honours idempotency keys: the interrupted inverse is sent again, and undo says so.
+    expect(resumed.stdout).toContain("sent again with the same idempotency key (the rule is idempotent) and reverted");
     expect(resumed.stdout).toMatch(/#1 +reverted/);
     expect(state(dir).customers).toEqual(SEED);
     expect((await json(dir, ["list"]))[0].status).toBe("rolled_back");
@@ -167,7 +169,9 @@ describe("undo against itself", () => {
     expect(halted.code).toBe(1);
     expect(halted.stdout).toContain("#2  STOP");
     expect(halted.stdout).toContain("whether it landed is unknown");
-    expect(halted.stdout).toContain("Run undo again: it re-checks this record before sending the inverse again, with the same idempotency key.");
+    expect(halted.stdout).toContain(
+      "Run undo again: it reads the record first, and sends the inverse again only with the same idempotency key, which the rule says its server honours (idempotent: true).",
+    );
     expect(halted.stdout).toContain("Stopped at #2");
     expect(state(dir).customers.c_001.plan).toBe("free");
     expect(journalRows(dir, "SELECT seq, status FROM actions ORDER BY seq")).toEqual([
