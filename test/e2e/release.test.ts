@@ -116,7 +116,9 @@ describe("install.sh | bash from a release", () => {
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
     const installed = join(r.home, ".local", "bin", "synartesis");
-    expect(r.stdout).toContain(`Downloading ${hostAsset()}.tar.gz (the latest release) from file://${RELEASE}`);
+    // A local folder holds whatever was built there: it is not called "the latest release".
+    expect(r.stdout).toContain(`Downloading ${hostAsset()}.tar.gz from file://${RELEASE}\n`);
+    expect(r.stdout).not.toContain("latest");
     expect(r.stdout).toContain(`to ${installed}`);
     // ~/.local/bin is not on this PATH: say so, with the line that fixes it.
     expect(r.stdout).toContain(`${r.home}/.local/bin is not on your PATH`);
