@@ -4,15 +4,18 @@
 // the original Synartesis undoes a delete and holds a write to a missing
 // record for approval; with absent_when, only its phrases (in any case) mean
 // absence; and `check` names each snapshot that has none, and what it risks.
-import { describe, expect, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { join } from "node:path";
 import { agent, cli, crmFolder, editState, journalRows, resultText, SEED, state, TOY_MANIFEST } from "../fixtures/counting-support.ts";
+
+// The preload's default timeout reaches only the first file bun runs; tests sharing the machine need the room.
+setDefaultTimeout(60_000);
 
 /** The shipped toy CRM policy as the original Synartesis read it: no absent_when anywhere. */
 const ORIGINAL_FORM = TOY_MANIFEST.split("\n").filter((line) => !line.includes("absent_when")).join("\n");
 const withPhrase = (phrase: string) => TOY_MANIFEST.replaceAll('absent_when: "no customer with id"', `absent_when: ${JSON.stringify(phrase)}`);
 
-describe("a manifest without absent_when", () => {
+describe.concurrent("a manifest without absent_when", () => {
   test("undoes a delete (the absent post-state is recorded, and compared with absent) and holds a write to a missing record", async () => {
     expect(ORIGINAL_FORM).not.toContain("absent_when");
     const dir = crmFolder(ORIGINAL_FORM);
@@ -73,7 +76,7 @@ describe("a manifest without absent_when", () => {
   });
 });
 
-describe("a manifest with absent_when", () => {
+describe.concurrent("a manifest with absent_when", () => {
   test("its phrase means absence in any case; any other error of the read is a failure and nothing is forwarded", async () => {
     const shouting = crmFolder(withPhrase("NO CUSTOMER WITH ID"));
     const held = await agent(shouting, [["update_customer", { id: "c_042", plan: "pro" }]]);

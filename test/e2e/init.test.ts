@@ -1,15 +1,18 @@
 // `synartesis init` through the built binary: adopt a shipped policy, draft
 // TODOs, extend an existing manifest keeping its comments, refuse cleanly.
-import { describe, expect, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse } from "yaml";
 import { BIN, ROOT, run, tempDir } from "../helpers.ts";
 
+// The preload's default timeout reaches only the first file bun runs; tests sharing the machine need the room.
+setDefaultTimeout(60_000);
+
 const manifestOf = (dir: string) => parse(readFileSync(join(dir, "synartesis.yaml"), "utf8"));
 const matches = (doc: any) => doc.tools.map((r: any) => `${r.match} ${r.class}${r.gate ? ` ${r.gate}` : ""}`);
 
-describe("init", () => {
+describe.concurrent("init", () => {
   test("the toy CRM adopts the shipped policy and prints the client block", async () => {
     const dir = tempDir();
     const result = await run(["init", "crm", "--", "synartesis", "toy-crm", "--state", "./crm.json"], { cwd: dir });

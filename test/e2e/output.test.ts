@@ -2,11 +2,14 @@
 // and stderr before it exits, also into a pipe whose reader is slower than the
 // writer. The reader here starts reading a moment late (as `| (sleep 1; cat)`
 // does); nothing about timing is asserted, only that every byte arrived.
-import { describe, expect, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Journal } from "../../src/journal/journal.ts";
 import { BIN, run, tempDir } from "../helpers.ts";
+
+// The preload's default timeout reaches only the first file bun runs; tests sharing the machine need the room.
+setDefaultTimeout(60_000);
 
 /** A journal holding one run whose call carries `size` bytes of notes, recorded as a proxy would. */
 function bigJournal(size: number): string {
@@ -41,7 +44,7 @@ async function slowlyRead(command: string): Promise<{ code: number; stdoutBytes:
   return { code: result.code, stdoutBytes: Number(result.stdout.trim()), stderrBytes: Number((await Bun.file(errCount).text()).trim()) };
 }
 
-describe("a slow reader gets every byte", () => {
+describe.concurrent("a slow reader gets every byte", () => {
   const journal = bigJournal(3 * 1024 * 1024);
   const q = (s: string) => `'${s}'`;
 

@@ -110,7 +110,8 @@ describe("bun run release", () => {
   }, 120_000);
 });
 
-describe("install.sh | bash from a release", () => {
+// The installs share nothing (each its own HOME, TMPDIR and folder): they run concurrently.
+describe.concurrent("install.sh | bash from a release", () => {
   test("over file:// installs into ~/.local/bin; the binary reports the version and commit", async () => {
     const r = await pipedInstall({ SYNARTESIS_RELEASE_URL: `file://${RELEASE}` });
     expect(r.stderr).toBe("");

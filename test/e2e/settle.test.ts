@@ -5,7 +5,7 @@
 // goes on accordingly. An inverse whose outcome an undo never learnt (killed
 // with kill -9 while the server held its answer) is itself an unknown
 // outcome: the next undo stops there unless the rule says idempotent: true.
-import { describe, expect, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { BIN } from "../helpers.ts";
@@ -28,12 +28,16 @@ import {
 import { tempDir } from "../helpers.ts";
 import { crmStateText } from "../fixtures/proxy-kit.ts";
 
-/** The counting CRM with the toy policy, its server given up on after one second, and `idempotent: true` as chosen. */
-function folder(options: { idempotent: boolean }): { dir: string; log: string } {
+// The preload's default timeout reaches only the first file bun runs; tests sharing the machine need the room.
+setDefaultTimeout(60_000);
+
+/** The counting CRM with the toy policy, `idempotent: true` as chosen, and optionally a server given up on after one second. */
+function folder(options: { idempotent: boolean; oneSecond?: boolean }): { dir: string; log: string } {
   const dir = tempDir("syn-settle-");
   const log = join(dir, "calls.log");
   const policy = options.idempotent ? TOY_MANIFEST : TOY_MANIFEST.replaceAll("    idempotent: true\n", "");
-  const manifest = countingManifest(log, policy).replace("    env: { COUNTING_LOG:", "    timeout: 1\n    env: { COUNTING_LOG:");
+  let manifest = countingManifest(log, policy);
+  if (options.oneSecond) manifest = manifest.replace("    env: { COUNTING_LOG:", "    timeout: 1\n    env: { COUNTING_LOG:");
   writeFileSync(join(dir, "synartesis.yaml"), manifest);
   return { dir, log };
 }
@@ -45,9 +49,10 @@ async function unanswered(dir: string, tool: string, calls: Call[]) {
 
 const row = (dir: string, seq: number) => journalRows(dir, "SELECT * FROM actions WHERE seq = ?", seq)[0];
 
+// Serial: the one-second server timeout that leaves these calls pending must not be eaten by other tests.
 describe("settle: a call whose outcome is unknown", () => {
   test("undo stops showing before and now; settled as applied, a reversible call is reverted without a drift check, saying so", async () => {
-    const { dir } = folder({ idempotent: true });
+    const { dir } = folder({ idempotent: true, oneSecond: true });
     const replies = await unanswered(dir, "update_customer", [["update_customer", { id: "c_001", plan: "free" }]]);
     expect(resultText(replies.get(1))).toContain("Its outcome is unknown and is recorded as pending");
     const id = row(dir, 1).id as string;
@@ -91,7 +96,7 @@ describe("settle: a call whose outcome is unknown", () => {
   });
 
   test("settled as not applied, undo steps over it; usage is checked", async () => {
-    const { dir } = folder({ idempotent: true });
+    const { dir } = folder({ idempotent: true, oneSecond: true });
     await unanswered(dir, "create_customer", [
       ["update_customer", { id: "c_002", plan: "free" }],
       ["create_customer", { name: "Bogus", email: "bogus@example.com" }],
@@ -121,7 +126,7 @@ describe("settle: a call whose outcome is unknown", () => {
   });
 });
 
-describe("an inverse whose outcome an interrupted undo never learnt", () => {
+describe.concurrent("an inverse whose outcome an interrupted undo never learnt", () => {
   /** Start undo, wait until the server has received the inverse it holds, then kill -9 the undo. */
   async function killUndoInFlight(dir: string, log: string, heldKey: string, env: Record<string, string>): Promise<void> {
     const undo = Bun.spawn([BIN, "undo"], { cwd: dir, env: { ...process.env, NO_COLOR: "1", ...env }, stdout: "pipe", stderr: "pipe" });

@@ -2,12 +2,15 @@
 // sequences in a client name, a tool name, arguments, results and reasons are
 // shown with their control characters visible in every command that prints
 // them — list, show, gates, approve, deny, undo, check (watch has its own test).
-import { describe, expect, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { join } from "node:path";
 import { agent, cli, crmFolder, editState, resultText, state } from "../fixtures/counting-support.ts";
 import { HOSTILE_TOOL } from "../fixtures/hostile-server.ts";
 import { workspace } from "../fixtures/proxy-kit.ts";
 import { initializeFrame, ROOT, run, type RunResult } from "../helpers.ts";
+
+// The preload's default timeout reaches only the first file bun runs; tests sharing the machine need the room.
+setDefaultTimeout(60_000);
 
 /** Any control character but the newlines that end our own lines, any C1 code, any bidi override. */
 const RAW_CONTROL = /[\x00-\x09\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/;
@@ -24,7 +27,7 @@ const heldId = (reply: any) => /^Action id: ([0-9a-f]{8})\.$/m.exec(resultText(r
 const AGENT = "helper\x1b]0;pwned\x07\x1b[2K";
 const AGENT_SHOWN = "helper\\x1b]0;pwned\\x07\\x1b[2K";
 
-describe("the toy CRM, driven by an agent that writes escape sequences", () => {
+describe.concurrent("the toy CRM, driven by an agent that writes escape sequences", () => {
   test("list, show, gates, approve, deny and undo (with its drift report) show them as escapes", async () => {
     const dir = crmFolder();
     const replies = await agent(
@@ -77,7 +80,7 @@ describe("the toy CRM, driven by an agent that writes escape sequences", () => {
   });
 });
 
-describe("a server whose tool name carries escape sequences", () => {
+describe.concurrent("a server whose tool name carries escape sequences", () => {
   const SHOWN = "evil.notify\\x1b[2K\\r\\x1b[32mharmless_read\\x1b[0m";
   const manifest = [
     "version: 1",

@@ -2,14 +2,17 @@
 // the run's open requests for approval (R-GATE-7), says when and by whom a run
 // was already rolled back, and refuses a run its proxy is still recording
 // unless --force (issue 13 item 11).
-import { describe, expect, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { agent, cli, crmFolder, json, outbox, resultText, SEED, state } from "../fixtures/counting-support.ts";
 import { BIN, LineSession } from "../helpers.ts";
+
+// The preload's default timeout reaches only the first file bun runs; tests sharing the machine need the room.
+setDefaultTimeout(60_000);
 
 const EMAIL = { to: "ada@example.com", subject: "Plan", body: "You are on free now." };
 const heldId = (reply: any) => /^Action id: ([0-9a-f]{8})\.$/m.exec(resultText(reply))![1]!;
 
-describe("undo withdraws the run's requests for approval", () => {
+describe.concurrent("undo withdraws the run's requests for approval", () => {
   test("gates no longer lists them, approving one says it was withdrawn by the undo, and a retry asks afresh", async () => {
     const dir = crmFolder();
     const replies = await agent(dir, [
@@ -65,7 +68,7 @@ describe("undo withdraws the run's requests for approval", () => {
   });
 });
 
-test("undo of a run already rolled back says so, when and by whom", async () => {
+test.concurrent("undo of a run already rolled back says so, when and by whom", async () => {
   const dir = crmFolder();
   await agent(dir, [["update_customer", { id: "c_001", plan: "free" }]]);
   expect((await cli(dir, ["undo"], { USER: "ada" })).code).toBe(0);
@@ -75,7 +78,7 @@ test("undo of a run already rolled back says so, when and by whom", async () => 
   expect(again.stdout).not.toContain("no call in this run changed anything");
 });
 
-test("undo refuses a run whose proxy is still recording it, unless --force; a dry run is allowed", async () => {
+test.concurrent("undo refuses a run whose proxy is still recording it, unless --force; a dry run is allowed", async () => {
   const dir = crmFolder();
   const session = new LineSession([BIN, "proxy"], { cwd: dir });
   try {

@@ -2,7 +2,7 @@
 // through the built proxy and `synartesis undo` (R-SHIP-2): overwrites and
 // edits come back byte for byte, a new file and the irreversible tools are
 // held, and undo refuses to overwrite a person's later edit.
-import { describe, expect, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseDocument } from "yaml";
@@ -10,6 +10,9 @@ import { NODE_MODULES, ROOT, run, tempDir } from "../helpers.ts";
 import { agent as startAgent, endSession, text } from "./agent-kit.ts";
 import { loadManifest } from "../../src/manifest/load.ts";
 import { createMatcher } from "../../src/manifest/match.ts";
+
+// The preload's default timeout reaches only the first file bun runs; tests sharing the machine need the room.
+setDefaultTimeout(60_000);
 
 const SHIPPED = join(ROOT, "manifests", "filesystem.yaml");
 const SERVER = join(NODE_MODULES, "@modelcontextprotocol", "server-filesystem", "dist", "index.js");
@@ -62,7 +65,7 @@ async function showJson(ws: Workspace): Promise<any> {
   return JSON.parse(shown.stdout);
 }
 
-describe("manifests/filesystem.yaml", () => {
+describe.concurrent("manifests/filesystem.yaml", () => {
   test("the shipped file loads, says where the server stops, and names a rule for each of the server's 14 tools", async () => {
     const shipped = loadManifest(SHIPPED, {});
     expect(Object.keys(shipped.servers)).toEqual(["filesystem"]);
