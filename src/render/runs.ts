@@ -63,6 +63,10 @@ export function renderAction(action: Action, style: Style, approveCommand: (id8:
     if (action.approvedBy) note("approved", `by ${action.approvedBy} at ${formatTime(action.approvedAt)}`);
     if (action.error) note(action.status === "pending" ? "unknown" : "error", action.error);
   }
+  // An unknown outcome only a person can settle: say how, pasteable from any folder.
+  if (action.status === "pending" || (action.status === "rolling_back" && action.inverseSentAt)) {
+    note("settle", `${approveCommand(shortId(action.id)).replace(" approve ", " settle ")} --applied | --not-applied`);
+  }
   if (action.settled) {
     note("settled", `${SETTLED_TEXT[action.settled]}: found by ${action.settledBy ?? "?"} at ${formatTime(action.settledAt)}${action.settledNote ? ` (${action.settledNote})` : ""}`);
   }

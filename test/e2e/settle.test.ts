@@ -67,6 +67,8 @@ describe("settle: a call whose outcome is unknown", () => {
     expect(stopped.stdout).toMatch(/≠\s+"plan": "pro",\s+│\s+"plan": "free",/);
     expect(stopped.stdout).toContain(`Once you know whether #1 ran, record it:\n  synartesis settle ${id.replace(/-/g, "").slice(0, 8)} --applied       (it ran)\n`);
     expect(state(dir).customers.c_001.plan).toBe("free");
+    // show says how to settle it, pasteable from any folder.
+    expect((await cli(dir, ["show"])).stdout).toContain(` settle ${id.slice(0, 8)} --journal ${join(dir, "synartesis.db")} --applied | --not-applied\n`);
 
     const settled = await cli(dir, ["settle", id.slice(0, 8), "--applied", "--by", "jo", "--note", "the CRM shows plan free"]);
     expect(settled.stderr).toBe("");
