@@ -8,9 +8,10 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { BIN } from "../helpers.ts";
+import { BIN, LineSession } from "../helpers.ts";
 import {
   ADA,
+  ageCalls,
   agent,
   cli,
   countingLog,
@@ -31,30 +32,46 @@ import { crmStateText } from "../fixtures/proxy-kit.ts";
 // The preload's default timeout reaches only the first file bun runs; tests sharing the machine need the room.
 setDefaultTimeout(60_000);
 
-/** The counting CRM with the toy policy, `idempotent: true` as chosen, and optionally a server given up on after one second. */
-function folder(options: { idempotent: boolean; oneSecond?: boolean }): { dir: string; log: string } {
+/** The counting CRM with the toy policy, with or without `idempotent: true`. */
+function folder(options: { idempotent: boolean }): { dir: string; log: string } {
   const dir = tempDir("syn-settle-");
   const log = join(dir, "calls.log");
   const policy = options.idempotent ? TOY_MANIFEST : TOY_MANIFEST.replaceAll("    idempotent: true\n", "");
-  let manifest = countingManifest(log, policy);
-  if (options.oneSecond) manifest = manifest.replace("    env: { COUNTING_LOG:", "    timeout: 1\n    env: { COUNTING_LOG:");
-  writeFileSync(join(dir, "synartesis.yaml"), manifest);
+  writeFileSync(join(dir, "synartesis.yaml"), countingManifest(log, policy));
   return { dir, log };
 }
 
-/** Calls whose server never answers `tool`: the proxy gives up after the timeout and leaves them pending. */
-async function unanswered(dir: string, tool: string, calls: Call[]) {
-  return agent(dir, calls, { env: { COUNTING_HANG_TOOL: tool } });
+/**
+ * A session whose call of `tool` never gets an answer (the server holds it):
+ * the proxy is killed while it waits, leaving that call pending, and the calls
+ * are aged past the server's timeout, as if its answer could no longer come.
+ */
+async function leftPending(dir: string, log: string, tool: string, calls: Call[]): Promise<void> {
+  const session = new LineSession([BIN, "proxy"], { cwd: dir, env: { COUNTING_HANG_TOOL: tool } });
+  try {
+    await session.initialize();
+    for (const [i, [name, args]] of calls.entries()) {
+      if (name !== tool) {
+        expect((await session.request(i + 1, "tools/call", { name, arguments: args })).result.isError).toBeUndefined();
+        continue;
+      }
+      session.send({ jsonrpc: "2.0", id: i + 1, method: "tools/call", params: { name, arguments: args } });
+      await until(() => countingLog(log).some((e) => e.event === "recv" && e.tool === tool), `${tool} to reach the server`);
+    }
+  } finally {
+    session.proc.kill(9);
+    await session.proc.exited;
+  }
+  ageCalls(dir, 61_000);
 }
 
 const row = (dir: string, seq: number) => journalRows(dir, "SELECT * FROM actions WHERE seq = ?", seq)[0];
 
-// Serial: the one-second server timeout that leaves these calls pending must not be eaten by other tests.
-describe("settle: a call whose outcome is unknown", () => {
+describe.concurrent("settle: a call whose outcome is unknown", () => {
   test("undo stops showing before and now; settled as applied, a reversible call is reverted without a drift check, saying so", async () => {
-    const { dir } = folder({ idempotent: true, oneSecond: true });
-    const replies = await unanswered(dir, "update_customer", [["update_customer", { id: "c_001", plan: "free" }]]);
-    expect(resultText(replies.get(1))).toContain("Its outcome is unknown and is recorded as pending");
+    const { dir, log } = folder({ idempotent: true });
+    await leftPending(dir, log, "update_customer", [["update_customer", { id: "c_001", plan: "free" }]]);
+    expect(row(dir, 1).status).toBe("pending");
     const id = row(dir, 1).id as string;
     // What a person finds in the CRM: the change did land after all.
     writeFileSync(join(dir, "crm.json"), crmStateText({ ...SEED, c_001: { ...ADA, plan: "free" } }));
@@ -98,8 +115,8 @@ describe("settle: a call whose outcome is unknown", () => {
   });
 
   test("settled as not applied, undo steps over it; usage is checked", async () => {
-    const { dir } = folder({ idempotent: true, oneSecond: true });
-    await unanswered(dir, "create_customer", [
+    const { dir, log } = folder({ idempotent: true });
+    await leftPending(dir, log, "create_customer", [
       ["update_customer", { id: "c_002", plan: "free" }],
       ["create_customer", { name: "Bogus", email: "bogus@example.com" }],
     ]);
