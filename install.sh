@@ -369,8 +369,12 @@ install_download() {
   else
     base="$REPO_URL/releases/latest/download"
   fi
-  label="${version:+v$version}"
-  label="${label:-the latest release}"
+  # Which release this is, when known: a base from SYNARTESIS_RELEASE_URL holds
+  # whatever was put there (a mirror, a local build), not necessarily the latest.
+  label="${version:+ (v$version)}"
+  if [ -z "$label" ] && [ -z "${SYNARTESIS_RELEASE_URL:-}" ]; then
+    label=" (the latest release)"
+  fi
 
   command -v tar >/dev/null 2>&1 || die "tar is not installed; install it and run this again."
   command -v sha256sum >/dev/null 2>&1 || command -v shasum >/dev/null 2>&1 ||
@@ -380,7 +384,7 @@ install_download() {
   trap cleanup EXIT
   trap 'cleanup; exit 130' INT TERM
 
-  step "Downloading $asset ($label) from $base"
+  step "Downloading $asset$label from $base"
   fetch "$base/$asset" "$TMP_DIR/$asset" ||
     die "could not download $base/$asset" \
       "Is there a release for $OS-$ARCH${VARIANT:+-$VARIANT}${version:+ at version $version}? Releases: $REPO_URL/releases"

@@ -5,6 +5,7 @@ import type { CommandDef } from "citty";
 import { parseArgs, renderUsage } from "citty";
 import { describeError, isSynartesisError, SynartesisError, type ErrorCode } from "./errors.ts";
 import { checkFlags, type CommandData } from "./commands/shared.ts";
+import { printable } from "./render/style.ts";
 import { versionLine } from "./version.ts";
 
 type CommandModule = { default: CommandDef<any> };
@@ -23,6 +24,7 @@ const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandMod
   ui: { summary: "Serve the review page: runs, calls, approvals and undo in a browser", load: () => import("./commands/ui.ts") },
   login: { summary: "Sign in to a url server that declares auth: oauth (opens a browser)", load: () => import("./commands/login.ts") },
   logout: { summary: "Forget the sign-in kept for a server", load: () => import("./commands/logout.ts") },
+  settle: { summary: "Record whether a call of unknown outcome (or an interrupted undo's inverse) ran", load: () => import("./commands/settle.ts") },
   close: { summary: "Mark an abandoned active run complete", load: () => import("./commands/close.ts") },
   "toy-crm": { summary: "A toy CRM MCP server built into the binary, to try the whole loop", load: () => import("./commands/toy-crm.ts") },
 };
@@ -74,14 +76,15 @@ async function writeAll(stream: NodeJS.WriteStream, text: string): Promise<void>
   await new Promise<void>((resolve) => stream.write(text, () => resolve()));
 }
 
+/** An error's lines; each is made printable, since a message may quote a tool name, a client name or a server's words. */
 function printError(error: unknown): void {
   if (isSynartesisError(error)) {
     const lines = [`synartesis: ${error.message}`, ...error.details.map((d) => `  ${d}`)];
     if (error.hint) lines.push(error.hint);
-    process.stderr.write(lines.join("\n") + "\n");
+    process.stderr.write(lines.map(printable).join("\n") + "\n");
     return;
   }
-  process.stderr.write(`synartesis: internal error: ${describeError(error)}\n`);
+  process.stderr.write(`synartesis: internal error: ${printable(describeError(error))}\n`);
   if (process.env.SYNARTESIS_DEBUG) process.stderr.write(`${(error as Error)?.stack ?? ""}\n`);
 }
 
@@ -141,8 +144,32 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
+/**
+ * Let stdout and stderr drain before the process exits: process.exit drops
+ * whatever a slow reader has not taken yet (R-CLI-9). A reader that has gone
+ * (EPIPE) ends the wait at once. `boundMs` limits it for the proxy, whose
+ * client may stop reading without closing the pipe (R-PROXY-13).
+ */
+export async function finishOutput(boundMs?: number): Promise<void> {
+  const finish = (stream: NodeJS.WriteStream) =>
+    new Promise<void>((resolve) => {
+      stream.once("error", () => resolve());
+      try {
+        stream.end(() => resolve());
+      } catch {
+        resolve();
+      }
+    });
+  const both = Promise.all([finish(process.stdout), finish(process.stderr)]);
+  await (boundMs === undefined ? both : Promise.race([both, Bun.sleep(boundMs)]));
+}
+
+/** The proxy's reader is a client that may stop reading without closing: its last output waits only this long. */
+const PROXY_FLUSH_MS = 5000;
+
 if (import.meta.main) {
-  const code = await main(process.argv.slice(2));
-  await writeAll(process.stdout, "");
+  const argv = process.argv.slice(2);
+  const code = await main(argv);
+  await finishOutput(argv[0] === "proxy" ? PROXY_FLUSH_MS : undefined);
   process.exit(code);
 }

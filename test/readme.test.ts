@@ -8,6 +8,9 @@ import { BIN, ROOT, run, tempDir, type RunResult } from "./helpers.ts";
 const readme = readFileSync(join(ROOT, "README.md"), "utf8");
 const walkthrough = readme.slice(readme.indexOf("## Walkthrough"), readme.indexOf("\n## ", readme.indexOf("## Walkthrough") + 3));
 const blocks = [...walkthrough.matchAll(/<!-- readme-test: ([a-z-]+) -->\n```sh\n([\s\S]*?)```/g)].map((m) => ({ name: m[1]!, script: m[2]! }));
+/** The outputs the walkthrough shows, by name: each is compared with the real one. */
+const shown = new Map([...walkthrough.matchAll(/<!-- readme-output: ([a-z-]+) -->\n```\n([\s\S]*?)```/g)].map((m) => [m[1]!, m[2]!]));
+const compared = new Set<string>();
 
 let folder: string;
 let pathWithSynartesis: string;
@@ -25,8 +28,29 @@ beforeAll(() => {
 async function runBlock(name: string): Promise<RunResult> {
   const block = blocks.find((b) => b.name === name);
   if (!block) throw new Error(`README has no walkthrough block "${name}"`);
-  return run(["-c", block.script], { bin: "bash", cwd: folder, env: { PATH: pathWithSynartesis } });
+  return run(["-c", block.script], { bin: "bash", cwd: folder, env: { PATH: pathWithSynartesis, USER: "you" } });
 }
+
+/** What differs from run to run — ids, times, this folder, this binary — written as the README writes it. */
+function normalised(text: string): string {
+  return text
+    .replaceAll(folder, "/home/you/crm-demo")
+    .replaceAll(BIN, "/home/you/.local/bin/synartesis")
+    .replace(/\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/g, "<run id>")
+    .replace(/\b[0-9a-f]{8}\b/g, "<id>")
+    .replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z/g, "<time>")
+    .replace(/\d{4}-\d\d-\d\d \d\d:\d\d:\d\d/g, "<time>");
+}
+
+/** The README shows exactly this output (ids, times and paths aside). */
+function expectShown(name: string, actual: string): void {
+  const text = shown.get(name);
+  if (text === undefined) throw new Error(`README shows no output "${name}"`);
+  compared.add(name);
+  expect(normalised(actual)).toBe(normalised(text));
+}
+
+const lastReplyText = () => replies().at(-1).result.content[0].text + "\n";
 
 const state = () => JSON.parse(readFileSync(join(folder, "crm.json"), "utf8"));
 const replies = () =>
@@ -54,6 +78,7 @@ describe("README walkthrough", () => {
     expect(result.stdout).toContain("6 rules adopted from the shipped policy for the toy CRM (manifests/toy-crm.yaml)");
     expect(result.stdout).toContain('"mcpServers"');
     expect(result.stdout).toContain(`"${join(folder, "synartesis.yaml")}"`);
+    expectShown("init", result.stdout);
   });
 
   test("2. the damage goes through the proxy", async () => {
@@ -75,6 +100,7 @@ describe("README walkthrough", () => {
     expect(result.stdout).toContain('undo     crm.update_customer {"id":"c_001","name":"Ada Lovelace","email":"ada@example.com","plan":"pro","notes":"founding customer"}');
     expect(result.stdout).toContain('undo     crm.restore_customer {"id":"c_002","name":"Grace Hopper","email":"grace@example.com","plan":"enterprise","notes":"renewal in March"}');
     expect(result.stdout).toContain('undo     crm.delete_customer {"id":"c_004"}');
+    expectShown("look", result.stdout);
   });
 
   test("4. the dry run changes nothing", async () => {
@@ -85,6 +111,7 @@ describe("README walkthrough", () => {
     expect(result.stdout).toContain('would call: crm.restore_customer {"id":"c_002","name":"Grace Hopper","email":"grace@example.com","plan":"enterprise","notes":"renewal in March"}');
     expect(result.stdout).toContain("3 calls would be reverted. Run without --dry-run to do it.");
     expect(readFileSync(join(folder, "crm.json")).equals(before)).toBe(true);
+    expectShown("dry-run", result.stdout);
   });
 
   test("5. undo puts everything back", async () => {
@@ -92,6 +119,7 @@ describe("README walkthrough", () => {
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(/Run [0-9a-f]{8} is rolled back: 3 calls reverted\./);
     expect(state().customers).toEqual(SEED);
+    expectShown("undo", result.stdout);
   });
 
   test("6. drift: undo refuses and the colleague's text survives", async () => {
@@ -101,6 +129,7 @@ describe("README walkthrough", () => {
     expect(result.stdout).toMatch(/≠\s+"notes": "agent was here"\s+│\s+"notes": "call back on Monday \(Jo\)"/);
     expect(result.stdout).toMatch(/Stopped at #1; nothing older than it was touched\. 0 reverted before stopping\. Run [0-9a-f]{8} is marked partial\./);
     expect(state().customers.c_001.notes).toBe("call back on Monday (Jo)");
+    expectShown("drift", result.stdout);
   });
 
   test("7. a send is held, with the command that approves it", async () => {
@@ -113,6 +142,8 @@ describe("README walkthrough", () => {
     expect(text).toMatch(new RegExp(`\\n  synartesis approve [0-9a-f]{8} --journal ${join(folder, "synartesis.db").replace(/[.]/g, "\\.")}\\n`));
     expect(result.stdout).toContain('crm.send_email {"to":"ada@example.com","subject":"Your plan","body":"You are on the pro plan."}');
     expect(state().outbox).toEqual([]);
+    expectShown("held", result.stdout);
+    expectShown("held-reply", lastReplyText());
   });
 
   test("8. approved, the identical retry runs once", async () => {
@@ -121,6 +152,7 @@ describe("README walkthrough", () => {
     expect(result.stdout).toMatch(/^Approved [0-9a-f]{8} crm\.send_email/);
     expect(replies().at(-1).result.isError).toBeUndefined();
     expect(state().outbox.map((m: any) => [m.to, m.subject])).toEqual([["ada@example.com", "Your plan"]]);
+    expectShown("approve", result.stdout);
   });
 
   test("9. denied, the retry is told who and why", async () => {
@@ -131,5 +163,11 @@ describe("README walkthrough", () => {
     expect(told.isError).toBe(true);
     expect(told.content[0].text).toMatch(/^DENIED — Synartesis did not run this call: jo denied it at \S+ with the reason: we do not pressure customers\./);
     expect(state().outbox.length).toBe(1);
+    expectShown("deny", result.stdout);
+    expectShown("deny-reply", lastReplyText());
+  });
+
+  test("every output the walkthrough shows was compared with the real one", () => {
+    expect([...compared].sort()).toEqual([...shown.keys()].sort());
   });
 });

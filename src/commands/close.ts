@@ -3,6 +3,7 @@ import { defineCommand } from "citty";
 import { SynartesisError } from "../errors.ts";
 import { processAlive } from "../processes.ts";
 import { shortId } from "../journal/types.ts";
+import { printable } from "../render/style.ts";
 import { journalArg, manifestArg, runArg, withExistingJournal, writeLines } from "./shared.ts";
 
 export default defineCommand({
@@ -25,7 +26,7 @@ export default defineCommand({
         });
       }
       journal.completeRun(run.id, new Date().toISOString());
-      writeLines([`Run ${shortId(run.id)} (${run.label}) is now marked complete.`]);
+      writeLines([`Run ${shortId(run.id)} (${printable(run.label)}) is now marked complete.`]);
     });
   },
 });

@@ -1,29 +1,10 @@
 // What `approve` and `deny` share: pick the held calls, record the decision.
-import { readFileSync } from "node:fs";
-import { userInfo } from "node:os";
 import { SynartesisError } from "../errors.ts";
 import type { Action } from "../journal/types.ts";
 import { shortId } from "../journal/types.ts";
 import { decisionText, settledText } from "../render/runs.ts";
-import { oneLine } from "../render/style.ts";
-import { openExistingJournal, writeLines } from "./shared.ts";
-
-/** The logged-in user: $USER, then $LOGNAME, then the OS account name. */
-export function currentUser(env: Record<string, string | undefined> = process.env): string {
-  if (env.USER) return env.USER;
-  if (env.LOGNAME) return env.LOGNAME;
-  try {
-    const name = userInfo().username;
-    if (name && name !== "unknown") return name;
-  } catch {}
-  // Some runtimes cannot look the account up; /etc/passwd still can.
-  try {
-    const uid = String(process.getuid?.());
-    const entry = readFileSync("/etc/passwd", "utf8").split("\n").find((line) => line.split(":")[2] === uid);
-    if (entry) return entry.split(":")[0]!;
-  } catch {}
-  return "unknown";
-}
+import { callName, oneLine } from "../render/style.ts";
+import { currentUser, openExistingJournal, writeLines } from "./shared.ts";
 
 export const decisionArgs = {
   id: { type: "positional", required: false, description: "Action id or any unique prefix (default: the only call waiting)" },
@@ -52,7 +33,7 @@ export async function decide(
       if (waiting.length === 0) throw new SynartesisError("refused", "nothing is waiting for approval");
       if (waiting.length > 1) {
         throw new SynartesisError("usage", `${waiting.length} calls are waiting; name one (or use --all)`, {
-          details: waiting.map((a) => `${shortId(a.id)}  ${a.server}.${a.tool} ${oneLine(a.args, 100)}`),
+          details: waiting.map((a) => `${shortId(a.id)}  ${callName(a)} ${oneLine(a.args, 100)}`),
         });
       }
       targets = waiting;

@@ -11,9 +11,9 @@ import { ManifestError, parseManifest } from "../manifest/load.ts";
 import { SHIPPED_MANIFESTS } from "../manifest/shipped.ts";
 import { DEFAULT_TIMEOUT_SECONDS, type ServerSpec } from "../manifest/types.ts";
 import { createLogger } from "../proxy/log.ts";
-import { startFailure, Upstream, UpstreamError } from "../proxy/upstream.ts";
+import { ownInitialize, ownUpstream } from "../proxy/own-client.ts";
+import { startFailure, UpstreamError } from "../proxy/upstream.ts";
 import { selfArgv } from "../self.ts";
-import { VERSION } from "../version.ts";
 import { type CommandData, writeLines } from "./shared.ts";
 
 const looksRelativePath = (value: string) => value.startsWith("./") || value.startsWith("../");
@@ -50,9 +50,9 @@ export function serverBlock(argv: string[], cwd: string): CommandBlock {
 }
 
 async function discoverTools(spec: ServerSpec): Promise<ToolInfo[]> {
-  const upstream = new Upstream(spec, { log: createLogger("silent"), onMessage: () => {} });
+  const upstream = ownUpstream(spec, createLogger("silent"));
   try {
-    const init = await upstream.start({ protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "synartesis-init", version: VERSION } });
+    const init = await upstream.start(ownInitialize("synartesis-init"));
     if (!init?.capabilities?.tools) return [];
     return (await upstream.listAll("tools/list", "tools")) as ToolInfo[];
   } catch (error) {
@@ -135,8 +135,10 @@ export default defineCommand({
 
     const existing = existsSync(manifestPath) ? readFileSync(manifestPath, "utf8") : undefined;
     const draft = writeServer({ existing, name, server: block, tools, shipped: SHIPPED_MANIFESTS, force: Boolean(args.force), draftOnly: Boolean(args.draft) });
+    let written;
     try {
-      parseManifest(draft.text, manifestPath, process.env);
+      // A ${VAR} unset here may well be set where the client starts the proxy: warned about below, not refused.
+      written = parseManifest(draft.text, manifestPath, process.env, { unsetVariables: "warn" });
     } catch (error) {
       if (error instanceof ManifestError) {
         throw new SynartesisError("manifest", `nothing was written: the manifest init would write does not load`, {
@@ -166,5 +168,11 @@ export default defineCommand({
       `Check the policy any time with: synartesis check --manifest ${manifestPath}`,
     );
     writeLines(lines);
+    for (const unset of written.unsetVariables) {
+      process.stderr.write(
+        `synartesis: warning: ${unset.variable} is not set. The manifest keeps \${${unset.variable}} (${manifestPath}:${unset.line}:${unset.col}); ` +
+          `the proxy will not start until the environment your client starts it with sets ${unset.variable} (for example an "env" entry beside "command" in the client's configuration).\n`,
+      );
+    }
   },
 });

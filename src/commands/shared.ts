@@ -1,8 +1,13 @@
 // Argument definitions shared by several commands, and the strict flag check
 // citty does not do (it accepts unknown flags silently).
 import type { ArgsDef } from "citty";
+import { existsSync, readFileSync } from "node:fs";
+import { userInfo } from "node:os";
+import { resolve } from "node:path";
 import { SynartesisError } from "../errors.ts";
 import type { Journal } from "../journal/journal.ts";
+import { shortId, type Run } from "../journal/types.ts";
+import { manifestForRun } from "../manifest/discover.ts";
 
 export const manifestArg = {
   manifest: {
@@ -118,4 +123,28 @@ export function writeLines(lines: string[]): void {
 
 export function writeJson(value: unknown): void {
   process.stdout.write(JSON.stringify(value, null, 2) + "\n");
+}
+
+/** The logged-in user: $USER, then $LOGNAME, then the OS account name. */
+export function currentUser(env: Record<string, string | undefined> = process.env): string {
+  if (env.USER) return env.USER;
+  if (env.LOGNAME) return env.LOGNAME;
+  try {
+    const name = userInfo().username;
+    if (name && name !== "unknown") return name;
+  } catch {}
+  // Some runtimes cannot look the account up; /etc/passwd still can.
+  try {
+    const uid = String(process.getuid?.());
+    const entry = readFileSync("/etc/passwd", "utf8").split("\n").find((line) => line.split(":")[2] === uid);
+    if (entry) return entry.split(":")[0]!;
+  } catch {}
+  return "unknown";
+}
+
+/** The manifest to use for a run (the one it was recorded with, unless --manifest says otherwise); a note about the choice goes to stderr. */
+export function manifestPathForRun(run: Run, explicit: string | undefined, cwd: string): string {
+  const choice = manifestForRun(run, explicit, cwd);
+  if (choice.note) process.stderr.write(`synartesis: note: ${choice.note}\n`);
+  return choice.path;
 }

@@ -8,7 +8,7 @@ import { SynartesisError } from "../errors.ts";
 import { findJournal, findManifest } from "../manifest/discover.ts";
 import { approveCommandFor } from "../self.ts";
 import { startUiServer } from "../ui/server.ts";
-import { currentUser } from "./decide.ts";
+import { currentUser } from "./shared.ts";
 import { journalArg, manifestArg, writeLines } from "./shared.ts";
 
 function parsePort(value: string | undefined): number {

@@ -3,21 +3,20 @@
 import { defineCommand } from "citty";
 import { hostname } from "node:os";
 import { SynartesisError } from "../errors.ts";
-import { manifestForRun } from "../manifest/discover.ts";
 import { loadManifest } from "../manifest/load.ts";
 import type { Logger } from "../proxy/log.ts";
-import { renderStep, runHeader } from "../render/runs.ts";
-import { formatTime, styleFor, type Style } from "../render/style.ts";
-import { continueCommand, nothingToUndo, replannedText, undoHeading, undoSummary, type SummaryTone } from "../render/undo.ts";
+import { renderStep } from "../render/runs.ts";
+import { printable, styleFor, type Style } from "../render/style.ts";
+import { continueCommand, nothingToUndo, replannedText, settleLines, undoHeading, undoSummary, type SummaryTone } from "../render/undo.ts";
 import { resolve } from "node:path";
 import { shortId } from "../journal/types.ts";
+import { openUndo } from "../undo/begin.ts";
 import { undoRun } from "../undo/execute.ts";
-import { checkScope, hasWork } from "../undo/plan.ts";
-import { journalArg, manifestArg, openExistingJournal, runArg, writeLines } from "./shared.ts";
+import { currentUser, journalArg, manifestArg, manifestPathForRun, openExistingJournal, runArg, writeLines } from "./shared.ts";
 
 function cliLogger(): Logger {
   const say = (msg: string, fields?: Record<string, unknown>) =>
-    process.stderr.write(`synartesis: ${fields?.server ? `server "${fields.server}": ` : ""}${msg}${fields?.reason ? ` (${fields.reason})` : ""}\n`);
+    process.stderr.write(printable(`synartesis: ${fields?.server ? `server "${fields.server}": ` : ""}${msg}${fields?.reason ? ` (${fields.reason})` : ""}`) + "\n");
   const quiet = () => {};
   return { trace: quiet, debug: quiet, info: quiet, warn: say, error: say };
 }
@@ -37,6 +36,7 @@ export default defineCommand({
     "dry-run": { type: "boolean", description: "Print each step and the exact call it would make; change nothing" },
     to: { type: "string", valueHint: "seq", description: "Undo only the calls with seq >= SEQ" },
     replan: { type: "boolean", description: "Rebuild inverses from the current manifest and the state captured at call time" },
+    force: { type: "boolean", description: "Undo a run even though its proxy is still recording it" },
     ...manifestArg,
     ...journalArg,
   },
@@ -50,27 +50,18 @@ export default defineCommand({
     const journal = await openExistingJournal(args);
     try {
       const run = journal.findRun(args.run);
-      const manifestChoice = manifestForRun(run, args.manifest, cwd);
-      if (manifestChoice.note) process.stderr.write(`synartesis: note: ${manifestChoice.note}\n`);
-      const manifest = loadManifest(manifestChoice.path);
-      const style = styleFor();
       const dryRun = Boolean(args["dry-run"]);
+      const style = styleFor();
       const width = process.stdout.columns ?? 100;
       const actions = journal.actionsOfRun(run.id);
       const runRef = shortId(run.id);
-      checkScope(actions, fromSeq, runRef);
-      if (!hasWork(actions, fromSeq)) {
-        // A client that reconnected after the damage leaves an empty newest run: point at the one that matters.
-        const older =
-          args.run || args.to ? undefined : journal.listRuns().find((r) => r.id !== run.id && hasWork(journal.actionsOfRun(r.id)));
-        if (older) {
-          throw new SynartesisError("refused", `the most recent run ${runRef} (${run.label}, ${run.status}) has nothing to undo`, {
-            hint: `The most recent run with something to undo is ${shortId(older.id)} (${older.label}, started ${formatTime(older.startedAt)}): synartesis undo ${shortId(older.id)}`,
-          });
-        }
-        writeLines([runHeader(run, actions.length, style), "", nothingToUndo(fromSeq)]);
+      const by = currentUser();
+      const opening = openUndo(journal, run, actions, { fromSeq, dryRun, force: Boolean(args.force), by, now: () => new Date(), picked: !args.run });
+      if (opening.kind !== "work") {
+        writeLines([undoHeading(run, actions.length, false, style), "", ...nothingToUndo(run, opening, fromSeq)]);
         return 0;
       }
+      const manifest = loadManifest(manifestPathForRun(run, args.manifest, cwd));
       writeLines([undoHeading(run, actions.length, dryRun, style), ""]);
       const report = await undoRun(journal, manifest, run, {
         fromSeq,
@@ -78,12 +69,14 @@ export default defineCommand({
         replan: Boolean(args.replan),
         now: () => new Date(),
         owner: `${hostname()}:${process.pid}:${crypto.randomUUID()}`,
+        by,
         log: cliLogger(),
         onStep: (step) => writeLines(renderStep(step, style, { dryRun, width })),
         onReplan: (action) => writeLines([replannedText(action)]),
       });
       const summary = undoSummary(report, { dryRun, runRef, fromSeq });
       const lines = ["", paint(style, summary.tone)(summary.text + (dryRun && !report.halted ? " Run without --dry-run to do it." : ""))];
+      if (report.halted) lines.push(...settleLines(report.halted, args.journal && journal.path));
       if (report.halted && !dryRun) {
         lines.push(continueCommand(runRef, fromSeq, { manifest: args.manifest && resolve(cwd, args.manifest), journal: args.journal && journal.path }));
       }

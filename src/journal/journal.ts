@@ -6,7 +6,7 @@ import { dirname } from "node:path";
 import { SynartesisError } from "../errors.ts";
 import type { ToolClass } from "../manifest/types.ts";
 import { MIGRATIONS } from "./migrations.ts";
-import type { Action, ActionStatus, Observation, ResolvedCall, Run, RunStatus, RunSummary, VerifyCall } from "./types.ts";
+import type { Action, ActionStatus, Observation, ResolvedCall, Run, RunStatus, RunSummary, Settled, VerifyCall } from "./types.ts";
 
 type Row = Record<string, string | number | null>;
 
@@ -48,7 +48,7 @@ function toRun(row: Row): Run {
   if (row.host !== null) run.host = String(row.host);
   if (row.pid !== null) run.pid = Number(row.pid);
   if (row.manifest !== null && row.manifest !== undefined) run.manifest = String(row.manifest);
-  return run;
+  return withDefined(run, { undoneBy: str(row.undone_by), undoneAt: str(row.undone_at) });
 }
 
 function toAction(row: Row): Action {
@@ -80,6 +80,13 @@ function toAction(row: Row): Action {
     claimedBy: str(row.claimed_by),
     claimedAt: str(row.claimed_at),
     undoNote: str(row.undo_note),
+    inverseSentAt: str(row.inverse_sent_at),
+    settled: str(row.settled) as Settled | undefined,
+    settledBy: str(row.settled_by),
+    settledAt: str(row.settled_at),
+    settledNote: str(row.settled_note),
+    withdrawnBy: str(row.withdrawn_by),
+    withdrawnAt: str(row.withdrawn_at),
   };
   return withDefined(action, optional);
 }
@@ -246,9 +253,10 @@ export class Journal {
     this.db.query("UPDATE runs SET ended_at = COALESCE(ended_at, ?) WHERE id = ?").run(endedAt, id);
   }
 
-  /** Undo's verdict on a run (rolled_back or partial). */
-  setRunStatus(id: string, status: RunStatus, at: string): void {
+  /** Undo's verdict on a run (rolled_back or partial); `undoneBy` when this undo is done with it. */
+  setRunStatus(id: string, status: RunStatus, at: string, undoneBy?: string): void {
     this.db.query("UPDATE runs SET status = ?, ended_at = COALESCE(ended_at, ?) WHERE id = ?").run(status, at, id);
+    if (undoneBy !== undefined) this.db.query("UPDATE runs SET undone_by = ?, undone_at = ? WHERE id = ?").run(undoneBy, at, id);
   }
 
   getRun(id: string): Run | undefined {
@@ -444,7 +452,7 @@ export class Journal {
       const row = this.db
         .query(
           `SELECT * FROM actions WHERE server = ? AND tool = ? AND args_key = ? AND status = 'denied' AND spent_by IS NULL
-            ORDER BY approved_at DESC LIMIT 1`,
+              AND withdrawn_at IS NULL ORDER BY approved_at DESC LIMIT 1`,
         )
         .get(server, tool, argsKey) as Row | null;
       if (!row) return undefined;
@@ -468,6 +476,21 @@ export class Journal {
       return changed.changes === 1 ? { action } : { settled: action.status };
     });
     return decideTx.immediate();
+  }
+
+  /**
+   * An undo of a run withdraws its open requests for approval from seq
+   * `fromSeq` on (R-GATE-7): they leave `gates`, are settled as denied, and no
+   * agent is ever told of them as a denial. Returns the withdrawn requests.
+   */
+  withdrawRequests(runId: string, fromSeq: number, by: string, at: string): Action[] {
+    const rows = this.db
+      .query(
+        `UPDATE actions SET status = 'denied', withdrawn_by = ?, withdrawn_at = ?
+          WHERE run_id = ? AND seq >= ? AND status = 'gated' RETURNING *`,
+      )
+      .all(by, at, runId, fromSeq) as Row[];
+    return rows.map(toAction).sort((a, b) => a.seq - b.seq);
   }
 
   // ---- undo ----
@@ -498,13 +521,62 @@ export class Journal {
    */
   settleClaim(id: string, owner: string, status: ActionStatus, undoNote?: string): void {
     this.db
-      .query("UPDATE actions SET status = ?, undo_note = ? WHERE id = ? AND claimed_by = ?")
+      .query("UPDATE actions SET status = ?, undo_note = ?, inverse_sent_at = NULL WHERE id = ? AND claimed_by = ?")
       .run(status, undoNote ?? null, id, owner);
+  }
+
+  /**
+   * Written before a claimed action's inverse leaves (like a call's intent):
+   * an undo killed before it records the outcome leaves an unknown outcome,
+   * not a row that looks untouched.
+   */
+  markInverseSent(id: string, owner: string, at: string): void {
+    this.db.query("UPDATE actions SET inverse_sent_at = ? WHERE id = ? AND claimed_by = ?").run(at, id, owner);
+  }
+
+  /** Keep a claim whose inverse's outcome is unknown, saying why undo stopped there. */
+  noteClaim(id: string, owner: string, undoNote: string): void {
+    this.db.query("UPDATE actions SET undo_note = ? WHERE id = ? AND claimed_by = ?").run(undoNote, id, owner);
   }
 
   /** Say why undo stepped over an action, without changing its status. */
   noteUndo(id: string, note: string): void {
     this.db.query("UPDATE actions SET undo_note = ? WHERE id = ?").run(note, id);
+  }
+
+  /**
+   * Record what a person found about an unknown outcome (synartesis settle):
+   * the row moves from `from` to `status`, only if it is still there (and, for
+   * a claimed inverse, still held by `claimedBy`). `inverse` and `warnings`,
+   * when given, replace the row's (an inverse built now that the call is known to have run).
+   */
+  settle(
+    id: string,
+    from: { status: ActionStatus; claimedBy?: string },
+    finding: { status: ActionStatus; settled: Settled; by: string; at: string; note?: string; inverse?: ResolvedCall; warnings?: string[] },
+  ): boolean {
+    const result = this.db
+      .query(
+        `UPDATE actions SET status = ?, settled = ?, settled_by = ?, settled_at = ?, settled_note = ?,
+                            inverse = COALESCE(?, inverse), warnings = CASE WHEN ? THEN ? ELSE warnings END,
+                            undo_note = NULL, inverse_sent_at = NULL
+          WHERE id = ? AND status = ? AND (? IS NULL OR claimed_by = ?)`,
+      )
+      .run(
+        finding.status,
+        finding.settled,
+        finding.by,
+        finding.at,
+        finding.note ?? null,
+        json(finding.inverse),
+        finding.warnings ? 1 : 0,
+        finding.warnings?.length ? JSON.stringify(finding.warnings) : null,
+        id,
+        from.status,
+        from.claimedBy ?? null,
+        from.claimedBy ?? null,
+      );
+    return result.changes === 1;
   }
 
   /** Mark an action that undo can never revert (an irreversible call that ran). */

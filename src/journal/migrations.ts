@@ -65,4 +65,29 @@ export const MIGRATIONS: Migration[] = [
       ALTER TABLE actions ADD COLUMN undo_note TEXT;
     `,
   },
+  {
+    // When undo sent an inverse whose outcome it has not recorded yet (written
+    // before it leaves, like a call's intent), and what a person then found
+    // about an unknown outcome (synartesis settle): the agent's call ran or
+    // not, or the inverse an interrupted undo sent ran or not.
+    name: "0003-sent-inverses-and-settled-outcomes",
+    sql: `
+      ALTER TABLE actions ADD COLUMN inverse_sent_at TEXT;
+      ALTER TABLE actions ADD COLUMN settled TEXT CHECK (settled IN ('applied', 'not_applied', 'inverse_applied', 'inverse_not_applied'));
+      ALTER TABLE actions ADD COLUMN settled_by TEXT;
+      ALTER TABLE actions ADD COLUMN settled_at TEXT;
+      ALTER TABLE actions ADD COLUMN settled_note TEXT;
+    `,
+  },
+  {
+    // A request for approval that an undo of its run withdrew (its status is
+    // then denied, and no agent is told of it as a denial), and who last undid a run.
+    name: "0004-withdrawn-requests-and-undone-runs",
+    sql: `
+      ALTER TABLE actions ADD COLUMN withdrawn_by TEXT;
+      ALTER TABLE actions ADD COLUMN withdrawn_at TEXT;
+      ALTER TABLE runs ADD COLUMN undone_by TEXT;
+      ALTER TABLE runs ADD COLUMN undone_at TEXT;
+    `,
+  },
 ];

@@ -24,6 +24,9 @@ export interface Run {
   pid?: number;
   /** The manifest the proxy ran with (absolute path). */
   manifest?: string;
+  /** Who ran the last undo of this run, and when it ended. */
+  undoneBy?: string;
+  undoneAt?: string;
 }
 
 export interface RunSummary extends Run {
@@ -77,8 +80,24 @@ export interface Action {
   claimedAt?: string;
   /** What the last undo attempt ran into, when it did not finish the action. */
   undoNote?: string;
+  /** When an undo sent this action's inverse without (yet) learning its outcome. */
+  inverseSentAt?: string;
+  /** What a person found about an unknown outcome (`synartesis settle`), by whom, when, and their note. */
+  settled?: Settled;
+  settledBy?: string;
+  settledAt?: string;
+  settledNote?: string;
+  /** A request for approval withdrawn by an undo of its run (R-GATE-7): by whom, when. */
+  withdrawnBy?: string;
+  withdrawnAt?: string;
   ts: string;
 }
+
+/**
+ * A person's finding on an unknown outcome: the agent's call ran (applied) or
+ * did not; or the inverse an interrupted undo sent ran (inverse_applied) or did not.
+ */
+export type Settled = "applied" | "not_applied" | "inverse_applied" | "inverse_not_applied";
 
 /** The short form of a run or action id people type: its first 8 hex digits. */
 export function shortId(id: string): string {

@@ -24,6 +24,7 @@ export interface CommandBlock {
   command: string;
   args: string[];
   env?: Record<string, string>;
+  cwd?: string;
 }
 
 /** A remote server: its URL, and whether it signs in with OAuth. */
@@ -34,10 +35,14 @@ export interface UrlBlock {
 
 export type ServerBlock = CommandBlock | UrlBlock;
 
-function serverNode(server: ServerBlock): Record<string, unknown> {
+/** The server's block; an adopted policy's own env and cwd stay (placeholders included), and what the command line set wins. */
+function serverNode(server: ServerBlock, adopted?: { env?: Record<string, string>; cwd?: string }): Record<string, unknown> {
   if ("url" in server) return { url: server.url, ...(server.auth ? { auth: server.auth } : {}) };
   const block: Record<string, unknown> = { command: server.command, args: server.args };
-  if (server.env && Object.keys(server.env).length) block.env = server.env;
+  const env = { ...adopted?.env, ...server.env };
+  if (Object.keys(env).length) block.env = env;
+  const cwd = server.cwd ?? adopted?.cwd;
+  if (cwd !== undefined) block.cwd = cwd;
   return block;
 }
 
@@ -62,6 +67,17 @@ function shippedServerName(doc: Document): string | undefined {
   return isScalar(key) ? String(key.value) : undefined;
 }
 
+/** What a shipped policy's server block sets besides how to start it: its env (with ${VAR} placeholders) and cwd. */
+function shippedSetting(doc: Document, server: string): Pick<CommandBlock, "env" | "cwd"> {
+  const block = doc.getIn(["servers", server], true);
+  if (!isMap(block)) return {};
+  const { env, cwd } = block.toJSON() as { env?: Record<string, unknown>; cwd?: unknown };
+  return {
+    ...(env && typeof env === "object" ? { env: Object.fromEntries(Object.entries(env).map(([k, v]) => [k, String(v)])) } : {}),
+    ...(typeof cwd === "string" ? { cwd } : {}),
+  };
+}
+
 /** The comment at the top of a manifest (yaml attaches it to the document or to its first key). */
 function headerComment(doc: Document): string | undefined {
   if (doc.commentBefore) return doc.commentBefore;
@@ -84,7 +100,7 @@ export function adoptShipped(
   shipped: ShippedManifest[],
   name: string,
   tools: string[],
-): { from: ShippedManifest; rules: YAMLMap[]; header: string | undefined } | undefined {
+): { from: ShippedManifest; rules: YAMLMap[]; header: string | undefined; server: Pick<CommandBlock, "env" | "cwd"> } | undefined {
   const available = new Set(tools);
   for (const manifest of shipped) {
     const doc = parseDocument(manifest.text);
@@ -112,7 +128,7 @@ export function adoptShipped(
       }
       return copy;
     });
-    return { from: manifest, rules: renamed, header: headerComment(doc) };
+    return { from: manifest, rules: renamed, header: headerComment(doc), server: shippedSetting(doc, original) };
   }
   return undefined;
 }
@@ -205,7 +221,8 @@ export function writeServer(options: {
     removeServer(doc, options.name);
   }
   serversMap.flow = false;
-  serversMap.set(options.name, doc.createNode(serverNode(options.server)));
+  const adopted = options.draftOnly ? undefined : adoptShipped(options.shipped, options.name, options.tools.map((t) => t.name));
+  serversMap.set(options.name, doc.createNode(serverNode(options.server, adopted?.server)));
 
   let rules = doc.get("tools", true);
   if (!isSeq(rules)) {
@@ -215,7 +232,6 @@ export function writeServer(options: {
   const seq = rules as YAMLSeq;
   seq.flow = false;
 
-  const adopted = options.draftOnly ? undefined : adoptShipped(options.shipped, options.name, options.tools.map((t) => t.name));
   const counts = { adopted: 0, readonly: 0, todo: 0 };
   if (adopted) {
     if (adopted.rules[0]) {

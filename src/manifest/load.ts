@@ -9,7 +9,7 @@ import { SynartesisError } from "../errors.ts";
 import { parseAuth } from "./auth.ts";
 import { ALLOWED_KEYS, ManifestSchema } from "./schema.ts";
 import { parseTemplate, refsOf, type Namespace } from "./refs.ts";
-import { DEFAULT_TIMEOUT_SECONDS, type CallSpec, type Gate, type Manifest, type Rule, type ServerSpec, type ToolClass } from "./types.ts";
+import { DEFAULT_TIMEOUT_SECONDS, type CallSpec, type Gate, type Manifest, type Rule, type ServerSpec, type ToolClass, type UnsetVariable } from "./types.ts";
 import { patternToRegExp } from "./match.ts";
 
 type Path = Array<string | number>;
@@ -209,26 +209,39 @@ const withArticle = (word: string) => (/^[aeiou]/.test(word) ? `an ${word}` : `a
 
 const ENV_REFERENCE = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
 
-/** `${VAR}` in one value, from the environment; an unset one is reported at `path`. */
-function expandValue(value: string, env: Record<string, string | undefined>, path: Path, report: (path: Path, message: string) => void): string {
-  return value.replace(ENV_REFERENCE, (whole, variable: string) => {
+/**
+ * ${VAR} in one value, from `env`. An unset variable is handed to `unset`
+ * (with the message that names it) and the value comes back undefined.
+ */
+function expandValue(
+  value: string,
+  env: Record<string, string | undefined>,
+  path: Path,
+  unset: (path: Path, variable: string, message: string) => void,
+): string | undefined {
+  let complete = true;
+  const expanded = value.replace(ENV_REFERENCE, (whole, variable: string) => {
     const found = env[variable];
-    if (found === undefined) {
-      report(path, `"${path[path.length - 1]}" uses \${${variable}}, which is not set in the environment`);
-      return whole;
-    }
-    return found;
+    if (found !== undefined) return found;
+    complete = false;
+    unset(path, variable, `"${path[path.length - 1]}" uses \${${variable}}, which is not set in the environment`);
+    return whole;
   });
+  return complete ? expanded : undefined;
 }
 
+/** ${VAR} expanded in every value; a key whose value uses an unset variable is left out, so a server started anyway sees only what it inherits. */
 function expandEnv(
   values: Record<string, string> | undefined,
   env: Record<string, string | undefined>,
   path: Path,
-  report: (path: Path, message: string) => void,
+  unset: (path: Path, variable: string, message: string) => void,
 ): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [key, value] of Object.entries(values ?? {})) out[key] = expandValue(value, env, [...path, key], report);
+  for (const [key, value] of Object.entries(values ?? {})) {
+    const expanded = expandValue(value, env, [...path, key], unset);
+    if (expanded !== undefined) out[key] = expanded;
+  }
   return out;
 }
 
@@ -255,6 +268,7 @@ interface RawRule {
   match: string;
   class: ToolClass;
   gate?: Gate;
+  idempotent?: boolean;
   snapshot?: RawCall;
   inverse?: RawCall;
 }
@@ -271,11 +285,20 @@ interface RawServer {
   timeout_max?: number;
 }
 
+export interface ParseOptions {
+  /**
+   * "error" (the default): an unset ${VAR} is a load error at its line (R-MAN-6).
+   * "warn": it is listed in `unsetVariables` instead, for `check` and `init`,
+   * which cannot know the environment a client will start the proxy with.
+   */
+  unsetVariables?: "error" | "warn";
+}
+
 /**
  * Parse and check manifest text. `file` is the absolute path (used for
  * messages and to resolve relative paths); `env` expands ${VAR}.
  */
-export function parseManifest(text: string, file: string, env: Record<string, string | undefined>): Manifest {
+export function parseManifest(text: string, file: string, env: Record<string, string | undefined>, options: ParseOptions = {}): Manifest {
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
   const problems: Problem[] = [];
@@ -284,9 +307,11 @@ export function parseManifest(text: string, file: string, env: Record<string, st
     problems.push({ line: Math.max(pos.line, 1), col: Math.max(pos.col, 1), message });
   };
   const report = (path: Path, message: string, blameKey = false) => at(locate(doc, path, blameKey), message);
+  const unsetVariables: UnsetVariable[] = [];
   const fail = (): never => {
     const unique = new Map<string, Problem>();
-    for (const p of problems) unique.set(`${p.line}:${p.col}:${p.message}`, p);
+    // A manifest that does not load anyway: an unset variable is one more of its problems.
+    for (const p of [...problems, ...unsetVariables]) unique.set(`${p.line}:${p.col}:${p.message}`, p);
     throw new ManifestError(file, [...unique.values()].sort((a, b) => a.line - b.line || a.col - b.col));
   };
 
@@ -337,6 +362,11 @@ export function parseManifest(text: string, file: string, env: Record<string, st
     tools: (Array.isArray(rawRoot.tools) ? rawRoot.tools : []) as RawRule[],
   };
   const dir = dirname(file);
+  const unset = (path: Path, variable: string, message: string) => {
+    if (options.unsetVariables !== "warn") return report(path, message);
+    const pos = lineCounter.linePos(locate(doc, path, false));
+    unsetVariables.push({ variable, line: pos.line, col: pos.col, message });
+  };
   const servers: Record<string, ServerSpec> = {};
   for (const [name, raw] of Object.entries(root.servers)) {
     const path: Path = ["servers", name];
@@ -371,7 +401,7 @@ export function parseManifest(text: string, file: string, env: Record<string, st
         kind: "command",
         command,
         args: raw.args ?? [],
-        env: expandEnv(raw.env, env, [...path, "env"], report),
+        env: expandEnv(raw.env, env, [...path, "env"], unset),
         cwd,
         timeoutMs,
         timeoutMaxMs,
@@ -390,11 +420,11 @@ export function parseManifest(text: string, file: string, env: Record<string, st
       if (url && url.protocol !== "http:" && url.protocol !== "https:") {
         report([...path, "url"], `url must start with http:// or https:// (found ${url.protocol})`);
       }
-      const headers = expandEnv(raw.headers, env, [...path, "headers"], report);
+      const headers = expandEnv(raw.headers, env, [...path, "headers"], unset);
       const auth =
         raw.auth === undefined
           ? undefined
-          : parseAuth(raw.auth, [...path, "auth"], report, (value, at) => expandValue(value, env, at, report), file);
+          : parseAuth(raw.auth, [...path, "auth"], report, (value, at) => expandValue(value, env, at, unset) ?? value, file);
       const authorization = Object.keys(headers).find((key) => key.toLowerCase() === "authorization");
       if (raw.auth !== undefined && authorization) {
         report([...path, "headers", authorization], `"${authorization}" is set by the OAuth sign-in ("auth"); remove one of them`, true);
@@ -441,6 +471,9 @@ export function parseManifest(text: string, file: string, env: Record<string, st
     if (raw.class === "reversible" && !raw.snapshot) {
       report(path, `a reversible rule needs a "snapshot" (the read that captures the state it replaces); without one, make it compensable`);
     }
+    if (raw.idempotent !== undefined && !needsInverse) {
+      report([...path, "idempotent"], `"idempotent" says undo may resend this rule's inverse, and ${withArticle(raw.class)} rule has none`, true);
+    }
     if (raw.inverse?.absent_when !== undefined) {
       report([...path, "inverse", "absent_when"], `"absent_when" belongs to a snapshot (the read that may find nothing), not to an inverse`, true);
     }
@@ -481,6 +514,7 @@ export function parseManifest(text: string, file: string, env: Record<string, st
       match: raw.match,
       class: raw.class,
       gate: raw.gate ?? (raw.class === "irreversible" ? "always" : "never"),
+      idempotent: raw.idempotent === true,
       line,
     };
     const snapshot = call("snapshot");
@@ -491,11 +525,11 @@ export function parseManifest(text: string, file: string, env: Record<string, st
   });
 
   if (problems.length) fail();
-  return { path: file, dir, servers, rules };
+  return { path: file, dir, servers, rules, unsetVariables };
 }
 
 /** Read and parse a manifest file. */
-export function loadManifest(file: string, env: Record<string, string | undefined> = process.env): Manifest {
+export function loadManifest(file: string, env: Record<string, string | undefined> = process.env, options: ParseOptions = {}): Manifest {
   const path = resolve(file);
   let text: string;
   try {
@@ -506,5 +540,5 @@ export function loadManifest(file: string, env: Record<string, string | undefine
       hint: code === "ENOENT" ? "Create one with `synartesis init NAME -- COMMAND ARGS…`, or pass --manifest PATH." : undefined,
     });
   }
-  return parseManifest(text, path, env);
+  return parseManifest(text, path, env, options);
 }

@@ -145,6 +145,11 @@ export function refsOf(template: Template, at: Array<string | number> = []): Arr
   }
 }
 
+/** Whether a template reads the snapshot (an inverse that writes back the state from before). */
+export function readsSnapshot(template: Template): boolean {
+  return refsOf(template).some(({ ref }) => ref.namespace === "snapshot");
+}
+
 export interface RefContext {
   args: unknown;
   snapshot?: unknown;

@@ -37,6 +37,7 @@ const RuleSchema = Type.Object(
     gate: Type.Optional(Type.Enum([...GATES])),
     snapshot: Type.Optional(CallSchema),
     inverse: Type.Optional(CallSchema),
+    idempotent: Type.Optional(Type.Boolean()),
   },
   { additionalProperties: false },
 );
@@ -55,6 +56,6 @@ export const ALLOWED_KEYS = {
   root: ["version", "servers", "tools"],
   server: ["command", "args", "env", "cwd", "url", "headers", "auth", "timeout", "timeout_max"],
   auth: ["type", "scopes", "client_id", "client_secret", "client_metadata_url"],
-  rule: ["match", "class", "gate", "snapshot", "inverse"],
+  rule: ["match", "class", "gate", "snapshot", "inverse", "idempotent"],
   call: ["tool", "args", "absent_when"],
 } as const;

@@ -63,8 +63,21 @@ export interface Rule {
   gate: Gate;
   snapshot?: CallSpec;
   inverse?: CallSpec;
+  /**
+   * The inverse's server honours `_meta` idempotency keys: an inverse whose
+   * outcome is unknown may be sent again with the same key (issue 13 item 5).
+   */
+  idempotent?: boolean;
   /** 1-based line of the rule in the manifest, for messages. */
   line: number;
+}
+
+/** A ${VAR} the environment does not set (only when loaded to warn about it rather than fail). */
+export interface UnsetVariable {
+  variable: string;
+  line: number;
+  col: number;
+  message: string;
 }
 
 export interface Manifest {
@@ -74,6 +87,8 @@ export interface Manifest {
   dir: string;
   servers: Record<string, ServerSpec>;
   rules: Rule[];
+  /** Empty unless loaded with `unsetVariables: "warn"`. */
+  unsetVariables: UnsetVariable[];
 }
 
 export const DEFAULT_TIMEOUT_SECONDS = 60;

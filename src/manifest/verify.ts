@@ -1,7 +1,10 @@
 // The second-stage check (R-MAN-7): every snapshot and inverse tool the
 // manifest names must exist on its server. Pure: the tool lists come in.
+import { isMap } from "yaml";
+import { adoptShipped } from "./draft.ts";
 import { patternToRegExp } from "./match.ts";
-import type { Manifest, Rule } from "./types.ts";
+import type { ShippedManifest } from "./shipped.ts";
+import type { CallSpec, Manifest, Rule } from "./types.ts";
 
 export function missingTools(manifest: Manifest, toolsByServer: Map<string, Set<string>>): string[] {
   const problems: string[] = [];
@@ -33,4 +36,33 @@ export function unusedRules(manifest: Manifest, toolsByServer: Map<string, Set<s
     }
     return known;
   });
+}
+
+/** A snapshot without absent_when: every error of its read is taken to mean "does not exist" (R-ABSENT-1). */
+export interface AbsenceRisk {
+  rule: Rule;
+  snapshot: CallSpec;
+  /** What this server says when a record does not exist, when its shipped policy tells. */
+  phrases?: string[];
+}
+
+/** Every snapshot without absent_when, with the phrase its server uses when a shipped policy knows it (R-ABSENT-3). */
+export function absenceRisks(manifest: Manifest, toolsByServer: Map<string, Set<string>>, shipped: ShippedManifest[]): AbsenceRisk[] {
+  const risks: AbsenceRisk[] = [];
+  for (const rule of manifest.rules) {
+    const snapshot = rule.snapshot;
+    if (!snapshot || snapshot.absentWhen.length > 0) continue;
+    const tools = toolsByServer.get(snapshot.server);
+    const known = tools ? adoptShipped(shipped, snapshot.server, [...tools]) : undefined;
+    let phrases: string[] | undefined;
+    for (const adopted of known?.rules ?? []) {
+      const read = adopted.get("snapshot", true);
+      if (!isMap(read) || String(read.get("tool")) !== `${snapshot.server}.${snapshot.tool}`) continue;
+      const absentWhen = read.toJSON().absent_when as string | string[] | undefined;
+      if (absentWhen !== undefined) phrases = [absentWhen].flat();
+      break;
+    }
+    risks.push({ rule, snapshot, ...(phrases ? { phrases } : {}) });
+  }
+  return risks;
 }

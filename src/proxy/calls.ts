@@ -5,7 +5,7 @@ import { canonicalJson } from "../canonical.ts";
 import { JournalError } from "../journal/journal.ts";
 import type { Observation, ResolvedCall, VerifyCall } from "../journal/types.ts";
 import type { Matcher } from "../manifest/match.ts";
-import { payloadOf, ResolveError, resolveTemplate, textOf } from "../manifest/refs.ts";
+import { payloadOf, readsSnapshot, ResolveError, resolveTemplate, textOf } from "../manifest/refs.ts";
 import type { Rule, ToolClass } from "../manifest/types.ts";
 import { gateVerdict, passGate, type GateContext, type GateOutcome } from "./gate.ts";
 import type { Logger } from "./log.ts";
@@ -283,7 +283,9 @@ async function runMutating(
 
   const warnings: string[] = [];
   let inverse: ResolvedCall | undefined;
-  if (rule?.inverse) {
+  // Nothing existed before: an inverse that writes back the state from before has nothing to write,
+  // which is no fault of the manifest (undo says it leaves this call in place).
+  if (rule?.inverse && !(snapshot?.absent && readsSnapshot(rule.inverse.args))) {
     try {
       const args = resolveTemplate(rule.inverse.args, {
         args: call.args,

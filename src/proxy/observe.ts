@@ -6,21 +6,26 @@ import { UpstreamError, type Upstream } from "./upstream.ts";
 
 export type ReadOutcome = { kind: "present"; payload: unknown } | { kind: "absent"; text: string } | { kind: "error"; text: string };
 
-function isAbsent(text: string, absentWhen: string[]): boolean {
-  return absentWhen.some((marker) => text.includes(marker));
+/**
+ * Whether a read's tool-level error means "the thing does not exist" (R-ABSENT-1):
+ * with absent_when, only when one of its phrases occurs (in any case); without
+ * it, always — the way manifests written for the original Synartesis read.
+ */
+export function meansAbsent(text: string, absentWhen: string[]): boolean {
+  if (absentWhen.length === 0) return true;
+  const lower = text.toLowerCase();
+  return absentWhen.some((phrase) => lower.includes(phrase.toLowerCase()));
 }
 
 export async function readState(upstream: Upstream, call: VerifyCall): Promise<ReadOutcome> {
   try {
     const reply = await upstream.ask("tools/call", { name: call.tool, arguments: call.args });
-    if (reply.msg.error) {
-      const text = `${reply.msg.error.message} (JSON-RPC error ${reply.msg.error.code})`;
-      return isAbsent(reply.msg.error.message, call.absentWhen) ? { kind: "absent", text } : { kind: "error", text };
-    }
+    // A protocol error never means absence: the read did not happen as a read.
+    if (reply.msg.error) return { kind: "error", text: `${reply.msg.error.message} (JSON-RPC error ${reply.msg.error.code})` };
     const result = reply.msg.result;
     if (result?.isError) {
       const text = textOf(result) || JSON.stringify(result);
-      return isAbsent(text, call.absentWhen) ? { kind: "absent", text } : { kind: "error", text };
+      return meansAbsent(text, call.absentWhen) ? { kind: "absent", text } : { kind: "error", text };
     }
     return { kind: "present", payload: payloadOf(result) };
   } catch (error) {

@@ -1,7 +1,7 @@
 // Expected vs actual, side by side, for a drift report: both values
 // pretty-printed, lines aligned by a longest-common-subsequence diff. Pure.
 import type { Observation } from "../journal/types.ts";
-import { padVisible, truncate, type Style } from "./style.ts";
+import { padVisible, printable, truncate, type Style } from "./style.ts";
 
 /**
  * JSON, pretty-printed, except that a string holding several lines (a file's
@@ -30,13 +30,14 @@ function pretty(value: unknown, indent: string, prefix: string, suffix: string, 
   out.push(`${indent}${prefix}${JSON.stringify(value) ?? "undefined"}${suffix}`);
 }
 
+/** The lines to show, each safe to print (a record's text is the server's, or the agent's). */
 function linesOf(observation: Observation | undefined): string[] {
   if (!observation) return ["(nothing recorded)"];
   if (observation.absent) return ["(does not exist)"];
-  if (typeof observation.payload === "string") return observation.payload.split("\n");
+  if (typeof observation.payload === "string") return observation.payload.split("\n").map(printable);
   const out: string[] = [];
   pretty(observation.payload, "", "", "", out);
-  return out;
+  return out.map(printable);
 }
 
 /** One line of a side-by-side comparison: the two sides, and whether they are equal. */

@@ -12,7 +12,7 @@ function payload(observation: Observation | undefined): unknown {
 }
 
 export function runJson(run: Run): Record<string, unknown> {
-  return compact({ id: run.id, label: run.label, startedAt: run.startedAt, endedAt: run.endedAt, status: run.status });
+  return compact({ id: run.id, label: run.label, startedAt: run.startedAt, endedAt: run.endedAt, status: run.status, undoneBy: run.undoneBy, undoneAt: run.undoneAt });
 }
 
 export function runSummaryJson(run: RunSummary): Record<string, unknown> {
@@ -38,6 +38,13 @@ export function actionJson(action: Action): Record<string, unknown> {
     warnings: action.warnings.length ? action.warnings : undefined,
     reason: action.reason,
     undoNote: action.undoNote,
+    inverseSentAt: action.inverseSentAt,
+    settled: action.settled,
+    settledBy: action.settledBy,
+    settledAt: action.settledAt,
+    settledNote: action.settledNote,
+    withdrawnBy: action.withdrawnBy,
+    withdrawnAt: action.withdrawnAt,
     approvedBy: action.approvedBy,
     approvedAt: action.approvedAt,
     ts: action.ts,

@@ -1,9 +1,9 @@
 // Text renderings of runs, actions, gates and undo steps. Pure: data and a
 // style in, lines out.
-import { shortId, type Action, type Run, type RunSummary } from "../journal/types.ts";
+import { shortId, type Action, type Run, type RunSummary, type Settled } from "../journal/types.ts";
 import { isStop, staticVerdict, type Step } from "../undo/plan.ts";
 import { sideBySide } from "./diff.ts";
-import { classLabel, colourStatus, displayStatus, formatTime, oneLine, padVisible, table, type Style } from "./style.ts";
+import { callName, classLabel, colourStatus, displayStatus, formatTime, oneLine, padVisible, printable, table, type Style } from "./style.ts";
 
 export function renderRunList(runs: RunSummary[], style: Style): string[] {
   if (runs.length === 0) return ["No runs recorded yet."];
@@ -11,7 +11,7 @@ export function renderRunList(runs: RunSummary[], style: Style): string[] {
   for (const run of runs) {
     rows.push([
       shortId(run.id),
-      run.label,
+      printable(run.label),
       formatTime(run.startedAt),
       colourStatus(style, run.status),
       String(run.actions),
@@ -23,13 +23,20 @@ export function renderRunList(runs: RunSummary[], style: Style): string[] {
 }
 
 export function callText(call: { server: string; tool: string; args: unknown }, max = 400): string {
-  return `${call.server}.${call.tool} ${oneLine(call.args, max)}`;
+  return `${callName(call)} ${oneLine(call.args, max)}`;
 }
 
 export function runHeader(run: Run, count: number, style: Style): string {
   const ended = run.endedAt ? `, ended ${formatTime(run.endedAt)}` : "";
-  return `${style.bold(`Run ${run.id}`)}  ${run.label}  started ${formatTime(run.startedAt)}${ended}  ${colourStatus(style, run.status)}  ${count} action${count === 1 ? "" : "s"}`;
+  return `${style.bold(`Run ${run.id}`)}  ${printable(run.label)}  started ${formatTime(run.startedAt)}${ended}  ${colourStatus(style, run.status)}  ${count} action${count === 1 ? "" : "s"}`;
 }
+
+const SETTLED_TEXT: Record<Settled, string> = {
+  applied: "it ran",
+  not_applied: "it did not run",
+  inverse_applied: "the inverse an interrupted undo sent ran",
+  inverse_not_applied: "the inverse an interrupted undo sent did not run",
+};
 
 /** A labelled line under an action: what `show` prints and the review page lists. */
 export interface Note {
@@ -42,11 +49,15 @@ export interface Note {
 /** The notes under one action: id and time, the decision, errors, warnings, and the exact call that undoes it. */
 export function actionNotes(action: Action, approveCommand: (id8: string) => string): Note[] {
   const notes: Note[] = [];
-  const note = (label: string, text: string, warn?: boolean) => notes.push(warn ? { label, text, warn } : { label, text });
+  // Every note may carry text from the agent or a server: made printable here, once.
+  const note = (label: string, text: string, warn?: boolean) => notes.push(warn ? { label, text: printable(text), warn } : { label, text: printable(text) });
   note("id", `${shortId(action.id)}  at ${formatTime(action.ts)}`);
   if (action.status === "gated") {
     note("held", action.error ?? "awaiting approval");
     note("approve", approveCommand(shortId(action.id)));
+  } else if (action.withdrawnAt) {
+    if (action.error) note("held", action.error);
+    note("gate", `withdrawn by the undo of this run (${action.withdrawnBy ?? "?"} at ${formatTime(action.withdrawnAt)}); it never ran`);
   } else if (action.status === "approved" || action.status === "denied") {
     if (action.error) note("held", action.error);
     const verb = action.status === "denied" ? "denied" : "approved";
@@ -55,6 +66,13 @@ export function actionNotes(action: Action, approveCommand: (id8: string) => str
   } else {
     if (action.approvedBy) note("approved", `by ${action.approvedBy} at ${formatTime(action.approvedAt)}`);
     if (action.error) note(action.status === "pending" ? "unknown" : "error", action.error);
+  }
+  // An unknown outcome only a person can settle: say how, pasteable from any folder.
+  if (action.status === "pending" || (action.status === "rolling_back" && action.inverseSentAt)) {
+    note("settle", `${approveCommand(shortId(action.id)).replace(" approve ", " settle ")} --applied | --not-applied`);
+  }
+  if (action.settled) {
+    note("settled", `${SETTLED_TEXT[action.settled]}: found by ${action.settledBy ?? "?"} at ${formatTime(action.settledAt)}${action.settledNote ? ` (${action.settledNote})` : ""}`);
   }
   for (const warning of action.warnings) note("warning", warning, true);
   if (action.undoNote) note("undo try", action.undoNote, true);
@@ -71,12 +89,31 @@ export function actionNotes(action: Action, approveCommand: (id8: string) => str
 export function renderAction(action: Action, style: Style, approveCommand: (id8: string) => string): string[] {
   const status = displayStatus(action);
   const lines = [
-    `${style.bold(`#${action.seq}`.padStart(4))}  ${classLabel(action.class).padEnd(14)}  ${padVisible(colourStatus(style, status), 12)}  ${style.cyan(`${action.server}.${action.tool}`)} ${oneLine(action.args, 300)}`,
+    `${style.bold(`#${action.seq}`.padStart(4))}  ${classLabel(action.class).padEnd(14)}  ${padVisible(colourStatus(style, status), 12)}  ${style.cyan(callName(action))} ${oneLine(action.args, 300)}`,
   ];
   for (const note of actionNotes(action, approveCommand)) {
     lines.push(`       ${style.dim(note.label.padEnd(9))}${note.warn ? style.yellow(note.text) : note.text}`);
   }
   return lines;
+}
+
+/** What undo will do with an action as it stands, in a sentence (printed by settle). */
+export function undoOutlook(action: Action): string {
+  const verdict = staticVerdict(action);
+  switch (verdict.kind) {
+    case "skip":
+      return `Undo steps over it: ${verdict.why}.`;
+    case "left":
+      return `Undo leaves it in place: ${verdict.why}.`;
+    case "halt":
+      return `Undo stops at it: ${verdict.why}.`;
+    case "check":
+      return `Undo reads ${callText(verdict.verify)} to check for drift, then calls ${callText(verdict.call)}.`;
+    case "revert":
+      return `Undo calls ${callText(verdict.call)} (${verdict.why}).`;
+    case "unknown":
+      return `Undo reads ${callText(verdict.verify)} first: its outcome is unknown.`;
+  }
 }
 
 export function renderShow(run: Run, actions: Action[], style: Style, approveCommand: (id8: string) => string): string[] {
@@ -96,8 +133,8 @@ export function renderGates(waiting: Action[], style: Style, approveCommand: (id
   const lines: string[] = [];
   for (const action of waiting) {
     lines.push(
-      `${style.bold(shortId(action.id))}  ${classLabel(action.class)}  ${style.cyan(`${action.server}.${action.tool}`)} ${oneLine(action.args, 300)}`,
-      `          ${style.dim("why      ")}${action.error ?? ""}`,
+      `${style.bold(shortId(action.id))}  ${classLabel(action.class)}  ${style.cyan(callName(action))} ${oneLine(action.args, 300)}`,
+      `          ${style.dim("why      ")}${printable(action.error ?? "")}`,
       `          ${style.dim("since    ")}${formatTime(action.ts)} (run ${shortId(action.runId)})`,
       `          ${style.dim("approve  ")}${approveCommand(shortId(action.id))}`,
       `          ${style.dim("deny     ")}${denyCommand(approveCommand(shortId(action.id)))}`,
@@ -108,15 +145,18 @@ export function renderGates(waiting: Action[], style: Style, approveCommand: (id
 
 /** What `approve`/`deny` and the review page say after recording a decision. */
 export function decisionText(verb: "approve" | "deny", action: Action, by: string, reason?: string): string {
-  const what = `${shortId(action.id)} ${action.server}.${action.tool} ${oneLine(action.args, 100)}`;
+  const what = `${shortId(action.id)} ${callName(action)} ${oneLine(action.args, 100)}`;
   return verb === "approve"
-    ? `Approved ${what} (by ${by}). It runs once when the agent makes the same call again, within the next hour.`
-    : `Denied ${what} (by ${by}${reason ? `: ${reason}` : ""}). The agent is told on its next try.`;
+    ? `Approved ${what} (by ${printable(by)}). It runs once when the agent makes the same call again, within the next hour.`
+    : `Denied ${what} (by ${printable(by)}${reason ? `: ${printable(reason)}` : ""}). The agent is told on its next try.`;
 }
 
-/** Why a decision was not recorded: the call was settled already. */
+/** Why a decision was not recorded: the call was settled already, or an undo withdrew it. */
 export function settledText(action: Action): string {
-  return `${shortId(action.id)} is no longer awaiting approval (it is ${displayStatus(action)})`;
+  const why = action.withdrawnAt
+    ? `: it was withdrawn by the undo of run ${shortId(action.runId)} (${printable(action.withdrawnBy ?? "?")} at ${formatTime(action.withdrawnAt)})`
+    : ` (it is ${displayStatus(action)})`;
+  return `${shortId(action.id)} is no longer awaiting approval${why}`;
 }
 
 const OUTCOME_LABEL: Record<Step["outcome"], string> = {
@@ -159,17 +199,22 @@ export function stepView(step: Step, options: { dryRun: boolean }): StepView {
   if (step.unverified) label += " [unverified]";
   const tone: StepTone =
     step.outcome === "revert" || step.outcome === "already" ? "good" : isStop(step) ? "stop" : step.outcome === "left" ? "left" : "quiet";
-  const view: StepView = { seq: action.seq, label, tone, name: `${action.server}.${action.tool}`, args: oneLine(action.args, 200) };
+  const view: StepView = { seq: action.seq, label, tone, name: callName(action), args: oneLine(action.args, 200) };
   if (step.call && (step.outcome === "revert" || step.outcome === "halt" || step.outcome === "unrestored")) {
     view.call = `${options.dryRun ? "would call" : "called"}: ${callText(step.call, 2000)}`;
   }
-  if (step.outcome !== "revert" || step.unverified) view.why = step.why;
-  if (step.caution) view.caution = `note: ${step.caution}`;
-  if (step.outcome === "drift" || step.outcome === "unrestored") {
+  if (step.outcome !== "revert" || step.unverified || step.resent) view.why = printable(step.why);
+  if (step.caution) view.caution = `note: ${printable(step.caution)}`;
+  if (step.expected || step.actual) {
     view.read = `read: ${action.verify ? callText(action.verify) : ""}`;
-    view.labels = step.outcome === "drift" ? ["expected (as the agent left it)", "actual (now)"] : ["before the agent's call", "now, after the inverse"];
+    view.labels =
+      step.outcome === "drift"
+        ? ["expected (as the agent left it)", "actual (now)"]
+        : step.outcome === "unrestored"
+          ? ["before the agent's call", "now, after the inverse"]
+          : ["before the agent's call", "now"];
   }
-  if (step.hint && isStop(step)) view.hint = step.hint;
+  if (step.hint && isStop(step)) view.hint = printable(step.hint);
   return view;
 }
 

@@ -45,9 +45,14 @@ export function classLabel(toolClass: ToolClass): string {
   return `${CLASS_MARK[toolClass]} ${toolClass}`;
 }
 
-/** The status a person sees: a spent approval shows as `used` (R-JOURNAL-3). */
-export function displayStatus(action: { status: ActionStatus; spentBy?: string }): string {
-  return action.status === "approved" && action.spentBy ? "used" : action.status;
+/**
+ * The status a person sees: a spent approval shows as `used` (R-JOURNAL-3), a
+ * request an undo withdrew as `withdrawn` (R-GATE-7).
+ */
+export function displayStatus(action: { status: ActionStatus; spentBy?: string; withdrawnAt?: string }): string {
+  if (action.status === "approved" && action.spentBy) return "used";
+  if (action.status === "denied" && action.withdrawnAt) return "withdrawn";
+  return action.status;
 }
 
 export function colourStatus(style: Style, status: string): string {
@@ -96,9 +101,9 @@ export function truncate(text: string, max: number): string {
   return max <= 1 ? chars.slice(0, max).join("") : chars.slice(0, max - 1).join("") + "…";
 }
 
-/** A compact JSON rendering of a value, shortened for one line. */
+/** A compact JSON rendering of a value, shortened for one line and safe to print. */
 export function oneLine(value: unknown, max = 160): string {
-  return truncate(JSON.stringify(value) ?? "undefined", max);
+  return truncate(printable(JSON.stringify(value) ?? "undefined"), max);
 }
 
 /** Lay rows out as columns (the first row is the header). */
@@ -162,12 +167,24 @@ export function fitWidth(text: string, max: number): string {
   return out + "…" + (coloured ? "\x1b[0m" : "");
 }
 
+const NAMED_ESCAPES: Record<string, string> = { "\n": "\\n", "\r": "\\r", "\t": "\\t" };
+
 /**
- * Text from outside (agent names, arguments, errors) made safe to print on a
- * terminal: control characters, C1 codes and bidi overrides become "�".
+ * Text from outside (tool names, client names, arguments, results, reasons)
+ * made safe to print on a terminal: control characters, C1 codes and bidi
+ * overrides are shown as escapes (`\x1b`, `\n`, `\u202e`), so an agent can
+ * neither drive the terminal nor start a line of its own.
  */
 export function printable(text: string): string {
-  return text.replace(/[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/g, "\ufffd");
+  return text.replace(/[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/g, (c) => {
+    const code = c.charCodeAt(0);
+    return NAMED_ESCAPES[c] ?? (code <= 0xff ? `\\x${code.toString(16).padStart(2, "0")}` : `\\u${code.toString(16).padStart(4, "0")}`);
+  });
+}
+
+/** `server.tool`, safe to print (the tool name is the agent's choice). */
+export function callName(call: { server: string; tool: string }): string {
+  return printable(`${call.server}.${call.tool}`);
 }
 
 /** Local "HH:MM:SS" for a timestamp on the same day as `now`, else "YYYY-MM-DD HH:MM". */

@@ -1,17 +1,40 @@
 // What undo says around its steps — the heading, "nothing to undo", the
 // closing summary and how to continue — for the CLI and the review page. Pure.
-import type { Action, Run } from "../journal/types.ts";
+import { shortId, type Action, type Run } from "../journal/types.ts";
 import { shellQuote } from "../self.ts";
+import type { UndoOpening } from "../undo/begin.ts";
 import type { UndoReport } from "../undo/execute.ts";
+import type { Step } from "../undo/plan.ts";
 import { callText, runHeader } from "./runs.ts";
-import type { Style } from "./style.ts";
+import { callName, formatTime, printable, type Style } from "./style.ts";
 
 export function undoHeading(run: Run, count: number, dryRun: boolean, style: Style): string {
   return `${dryRun ? "Dry run — nothing will be changed. " : ""}${runHeader(run, count, style)}`;
 }
 
-export function nothingToUndo(fromSeq: number): string {
-  return `Nothing to undo: no call in this run${fromSeq > 1 ? ` from #${fromSeq} on` : ""} changed anything.`;
+/** What undo says when there is nothing to revert (the run already rolled back, or nothing in scope changed anything). */
+export function nothingToUndo(run: Run, opening: Exclude<UndoOpening, { kind: "work" }>, fromSeq: number): string[] {
+  if (opening.kind === "already") {
+    return [`Nothing to undo: run ${shortId(run.id)} was already rolled back${opening.when ? ` at ${formatTime(opening.when)}` : ""}${opening.by ? ` by ${printable(opening.by)}` : ""}.`];
+  }
+  return [
+    ...opening.withdrawn.map((a) => `Withdrew the request for approval of #${a.seq} ${callText(a, 200)}: it will not run.`),
+    ...opening.wouldWithdraw.map((a) => `Would withdraw the request for approval of #${a.seq} ${callText(a, 200)}.`),
+    `Nothing${opening.withdrawn.length || opening.wouldWithdraw.length ? " else" : ""} to undo: no call in this run${fromSeq > 1 ? ` from #${fromSeq} on` : ""} changed anything.`,
+  ];
+}
+
+/** The exact settle commands for an unknown outcome undo stopped at. */
+export function settleLines(step: Step, journalPath?: string): string[] {
+  if (!step.settle) return [];
+  const id = shortId(step.action.id);
+  const command = (flag: string) => ["synartesis", "settle", id, flag, ...(journalPath ? ["--journal", shellQuote(journalPath)] : [])].join(" ");
+  const what = step.settle === "inverse" ? `the inverse undo sent for #${step.action.seq}` : `#${step.action.seq}`;
+  return [
+    `Once you know whether ${what} ran, record it:`,
+    `  ${command("--applied")}       (it ran)`,
+    `  ${command("--not-applied")}   (it did not run)`,
+  ];
 }
 
 export type SummaryTone = "good" | "stop" | "partial" | "plain";
@@ -54,5 +77,5 @@ export function continueCommand(runRef: string, fromSeq: number, paths: { manife
 
 /** What --replan rebuilt for one action. */
 export function replannedText(action: Action): string {
-  return `  replanned #${action.seq} ${action.server}.${action.tool}: ${action.inverse ? `undo with ${callText(action.inverse)}` : "no usable inverse"}`;
+  return `  replanned #${action.seq} ${callName(action)}: ${action.inverse ? `undo with ${callText(action.inverse)}` : "no usable inverse"}`;
 }

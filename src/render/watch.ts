@@ -4,6 +4,7 @@ import { shortId, type Action, type RunSummary } from "../journal/types.ts";
 import { shellQuote } from "../self.ts";
 import {
   ago,
+  callName,
   CLASS_MARK,
   classLabel,
   clockTime,
@@ -120,8 +121,8 @@ function title(state: WatchState, columns: number, style: Style): string {
   return `${style.bold(name)}  ${style.dim(shownPath)}${gap}${right}`;
 }
 
-function callName(action: Action, style: Style): string {
-  return style.cyan(printable(`${action.server}.${action.tool}`));
+function styledName(action: Action, style: Style): string {
+  return style.cyan(callName(action));
 }
 
 function runLines(runs: WatchRun[], state: WatchState, style: Style): string[][] {
@@ -151,7 +152,7 @@ function waitingBlock(action: Action, state: WatchState, columns: number, style:
     return [label(name) + first!.slice(indent.length), ...rest];
   };
   return [
-    `  ${style.bold(id)}  ${style.yellow(classLabel(action.class))}  ${callName(action, style)} ${printable(oneLine(action.args, 400))}`,
+    `  ${style.bold(id)}  ${style.yellow(classLabel(action.class))}  ${styledName(action, style)} ${oneLine(action.args, 400)}`,
     label("why") + printable(action.error ?? "held for approval"),
     label("since") + `${clockTime(action.ts, state.now)} (${ago(action.ts, state.now)}), run ${shortId(action.runId)}`,
     ...command("approve", commands.approve),
@@ -164,7 +165,7 @@ function recentLines(recent: Action[], state: WatchState, style: Style): string[
     `  ${clockTime(action.ts, state.now)}`,
     CLASS_MARK[action.class] ?? "?",
     colourStatus(style, displayStatus(action)),
-    `${callName(action, style)} ${printable(oneLine(action.args, 400))}`,
+    `${styledName(action, style)} ${oneLine(action.args, 400)}`,
   ]);
   return table(rows).map((line) => [line]);
 }

@@ -12,9 +12,9 @@ import type { Logger } from "../proxy/log.ts";
 import { processAlive } from "../processes.ts";
 import { decisionText, settledText } from "../render/runs.ts";
 import { plain } from "../render/style.ts";
-import { continueCommand, nothingToUndo, replannedText, undoHeading, undoSummary } from "../render/undo.ts";
+import { continueCommand, nothingToUndo, replannedText, settleLines, undoHeading, undoSummary } from "../render/undo.ts";
+import { openUndo } from "../undo/begin.ts";
 import { undoRun } from "../undo/execute.ts";
-import { checkScope, hasWork } from "../undo/plan.ts";
 import type { JournalSource } from "./source.ts";
 import { gateView, runRow, runView, stepJson, type Envelope, type GatesView, type UndoEvent } from "./views.ts";
 
@@ -186,9 +186,13 @@ async function undo(ctx: ApiContext, request: Request, id: string): Promise<Resp
   const run = findRun(journal, id);
   const runRef = shortId(run.id);
   const actions = journal.actionsOfRun(run.id);
-  checkScope(actions, fromSeq, runRef);
+  const by = textField(body, "by", MAX_NAME, false) ?? ctx.decider;
+  // The page undoes the run it shows, never "the most recent"; it cannot force past a live proxy.
+  const opening = openUndo(journal, run, actions, { fromSeq, dryRun, force: false, by, now: ctx.now, picked: false });
+  if (opening.kind !== "work") {
+    return ndjson([{ kind: "nothing", heading: undoHeading(run, actions.length, false, plain), text: nothingToUndo(run, opening, fromSeq).join("\n") }]);
+  }
   const heading = undoHeading(run, actions.length, dryRun, plain);
-  if (!hasWork(actions, fromSeq)) return ndjson([{ kind: "nothing", heading, text: nothingToUndo(fromSeq) }]);
   const choice = manifestForRun(run, ctx.manifest, ctx.cwd);
   const manifest = loadManifest(choice.path);
 
@@ -203,6 +207,7 @@ async function undo(ctx: ApiContext, request: Request, id: string): Promise<Resp
     replan,
     now: ctx.now,
     owner: `${hostname()}:${process.pid}:${crypto.randomUUID()}`,
+    by,
     log,
     onStep: (step) => stream.send({ kind: "step", step: stepJson(step, dryRun) }),
     onReplan: (action) => stream.send({ kind: "replan", text: replannedText(action).trim() }),
@@ -217,6 +222,7 @@ async function undo(ctx: ApiContext, request: Request, id: string): Promise<Resp
         summary: summary.text,
         halted: Boolean(report.halted),
         ...(continueWith ? { continueWith } : {}),
+        ...(report.halted?.settle ? { settle: settleLines(report.halted, journal.path) } : {}),
         ...(report.runStatus ? { runStatus: report.runStatus } : {}),
       });
     })

@@ -89,7 +89,7 @@ export type UndoEvent =
   | { kind: "replan"; text: string }
   | { kind: "log"; text: string }
   | { kind: "step"; step: StepJson }
-  | { kind: "end"; tone: string; summary: string; halted: boolean; continueWith?: string; runStatus?: string }
+  | { kind: "end"; tone: string; summary: string; halted: boolean; continueWith?: string; settle?: string[]; runStatus?: string }
   | { kind: "error"; error: string; hint?: string };
 
 /** A value as indented JSON (a string as itself), cut at MAX_VALUE_TEXT. */

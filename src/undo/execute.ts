@@ -6,14 +6,28 @@ import { SynartesisError } from "../errors.ts";
 import { processAlive } from "../processes.ts";
 import type { Journal } from "../journal/journal.ts";
 import type { Action, ResolvedCall, Run, RunStatus, VerifyCall } from "../journal/types.ts";
-import { createMatcher } from "../manifest/match.ts";
+import { createMatcher, type Matcher } from "../manifest/match.ts";
 import { textOf } from "../manifest/refs.ts";
 import { DEFAULT_TIMEOUT_SECONDS, type Manifest } from "../manifest/types.ts";
 import type { Logger } from "../proxy/log.ts";
 import { readState } from "../proxy/observe.ts";
-import { Upstream, UpstreamError, startFailure } from "../proxy/upstream.ts";
-import { VERSION } from "../version.ts";
-import { inScope, isStop, judge, judgeUnknown, planUndo, readsNeeded, staticVerdict, verifyKey, type Observed, type Step } from "./plan.ts";
+import { ownInitialize, ownUpstream } from "../proxy/own-client.ts";
+import { UpstreamError, startFailure, type Upstream } from "../proxy/upstream.ts";
+import {
+  inScope,
+  isStop,
+  judge,
+  judgeInterrupted,
+  judgeUnknown,
+  planUndo,
+  readsNeeded,
+  SETTLE_INVERSE_HINT,
+  staticStep,
+  staticVerdict,
+  verifyKey,
+  type Observed,
+  type Step,
+} from "./plan.ts";
 import { replanAction } from "./replan.ts";
 
 export const IDEMPOTENCY_KEY = "synartesis/idempotency-key";
@@ -23,10 +37,19 @@ export class ServerPool {
   private readonly started = new Map<string, Promise<Upstream>>();
   private readonly all: Upstream[] = [];
 
+  private readonly matcher: Matcher;
+
   constructor(
     readonly manifest: Manifest,
     private readonly log: Logger,
-  ) {}
+  ) {
+    this.matcher = createMatcher(manifest);
+  }
+
+  /** Whether the rule of an action declares its server honours idempotency keys. */
+  idempotent(action: Action): boolean {
+    return this.matcher.classify(action.server, action.tool).rule?.idempotent === true;
+  }
 
   get(name: string): Promise<Upstream> {
     let upstream = this.started.get(name);
@@ -37,10 +60,10 @@ export class ServerPool {
           new SynartesisError("config", `the run used server "${name}", which is no longer in the manifest ${this.manifest.path}`),
         );
       }
-      const created = new Upstream(spec, { log: this.log, onMessage: () => {} });
+      const created = ownUpstream(spec, this.log);
       this.all.push(created);
       upstream = created
-        .start({ protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "synartesis-undo", version: VERSION } })
+        .start(ownInitialize("synartesis-undo"))
         .then(
           () => created,
           (error) => {
@@ -107,6 +130,8 @@ export interface UndoOptions {
   replan: boolean;
   now(): Date;
   owner: string;
+  /** The person undoing (recorded on the run). */
+  by: string;
   log: Logger;
   /** Each step as it is decided (and, for reverts, done). */
   onStep(step: Step): void;
@@ -161,11 +186,13 @@ async function dryRun(journal: Journal, actions: Action[], pool: ServerPool, opt
     }
   }
   const landing = new Map<string, string>();
+  const interrupted = new Map<string, boolean>();
   for (const action of actions) {
     const why = action.status === "pending" ? stillLanding(journal, pool.manifest, action, options.now()) : undefined;
     if (why) landing.set(action.id, why);
+    if (interruptedInverse(action, options.now(), pool.manifest)) interrupted.set(action.id, pool.idempotent(action));
   }
-  const steps = planUndo(actions, options.fromSeq, observations, landing);
+  const steps = planUndo(actions, options.fromSeq, observations, landing, interrupted);
   steps.forEach((step) => options.onStep(step));
   const halted = steps.find(isStop);
   return { steps, ...(halted ? { halted } : {}) };
@@ -200,23 +227,28 @@ async function executeRun(journal: Journal, run: Run, pool: ServerPool, options:
     return verdict.kind !== "skip";
   });
   const runStatus: RunStatus = halted || remaining.length > 0 ? "partial" : "rolled_back";
-  journal.setRunStatus(run.id, runStatus, options.now().toISOString());
+  journal.setRunStatus(run.id, runStatus, options.now().toISOString(), options.by);
   return { steps, runStatus, ...(halted ? { halted } : {}) };
+}
+
+/**
+ * An inverse an earlier undo sent and never recorded the outcome of: the row
+ * is claimed, marked sent, and the undo holding it is gone.
+ */
+function interruptedInverse(action: Action, now: Date, manifest: Manifest): boolean {
+  return action.status === "rolling_back" && action.inverseSentAt !== undefined && !claimAlive(action.claimedBy, action.claimedAt, now, claimLease(manifest));
 }
 
 /** Undo one action, claiming it first; waits for (or takes over from) another undo holding it. */
 async function undoOne(journal: Journal, pool: ServerPool, actionId: string, options: UndoOptions): Promise<Step> {
   let announced = false;
-  let resumed = false;
   for (;;) {
     const action = journal.getAction(actionId)!;
     const verdict = staticVerdict(action);
-    if (verdict.kind === "skip" || verdict.kind === "halt") {
-      return { action, outcome: verdict.kind, why: verdict.why, ...(verdict.kind === "halt" && verdict.hint ? { hint: verdict.hint } : {}) };
-    }
+    if (verdict.kind === "skip" || verdict.kind === "halt") return staticStep(action, verdict);
     if (verdict.kind === "left") {
       journal.markUnrecoverable(action.id);
-      return { action, outcome: "left", why: verdict.why };
+      return staticStep(action, verdict);
     }
     if (verdict.kind === "unknown") {
       // Nothing is sent for a call of unknown outcome: a read decides whether it left a trace.
@@ -231,6 +263,7 @@ async function undoOne(journal: Journal, pool: ServerPool, actionId: string, opt
     }
 
     const now = options.now();
+    let interrupted = false;
     if (action.status === "rolling_back" && action.claimedBy !== options.owner) {
       if (claimAlive(action.claimedBy, action.claimedAt, now, claimLease(pool.manifest))) {
         if (!announced) options.log.warn(`waiting for another undo (${action.claimedBy?.split(":").slice(0, 2).join(" pid ")}) that is undoing #${action.seq}`);
@@ -238,16 +271,33 @@ async function undoOne(journal: Journal, pool: ServerPool, actionId: string, opt
         await Bun.sleep(CLAIM_WAIT_MS);
         continue;
       }
-      // An undo that was interrupted: take over; the checks below decide whether its inverse landed.
+      // An undo that is gone: take over. If it had sent the inverse, that inverse's outcome is unknown.
       if (!journal.takeOverClaim(action.id, action.claimedBy ?? "", options.owner, now.toISOString())) continue;
-      resumed = true;
+      interrupted = action.inverseSentAt !== undefined;
     } else if (action.status === "applied") {
       if (!journal.claim(action.id, options.owner, now.toISOString(), ["applied"])) continue;
     }
 
     const release = (why: string) => journal.settleClaim(action.id, options.owner, "applied", why);
+    const call = verdict.call;
+    let resent = false;
 
-    if (verdict.kind === "check") {
+    if (interrupted) {
+      const observed = action.verify
+        ? await observe(pool, action.verify).catch((error: Error): Observed => ({ kind: "error", text: error.message }))
+        : undefined;
+      const judged = judgeInterrupted(action, call, observed, pool.idempotent(action));
+      if (judged.outcome === "already") {
+        journal.settleClaim(action.id, options.owner, "rolled_back");
+        return judged;
+      }
+      if (judged.outcome !== "revert") {
+        // Still unknown: the claim (and the mark that the inverse was sent) stays for the next undo or a person.
+        journal.noteClaim(action.id, options.owner, judged.why);
+        return judged;
+      }
+      resent = true;
+    } else if (verdict.kind === "check") {
       let observed: Observed;
       try {
         observed = await observe(pool, verdict.verify);
@@ -266,7 +316,7 @@ async function undoOne(journal: Journal, pool: ServerPool, actionId: string, opt
       }
     }
 
-    const call = verdict.call;
+    journal.markInverseSent(action.id, options.owner, options.now().toISOString());
     let outcome: InverseOutcome;
     try {
       outcome = await callInverse(pool, action, call);
@@ -274,7 +324,7 @@ async function undoOne(journal: Journal, pool: ServerPool, actionId: string, opt
       release(`undo could not reach the server: ${(error as Error).message}`);
       throw error;
     }
-    const unverified = verdict.kind === "revert";
+    const unverified = verdict.kind === "revert" && !resent;
     if (outcome.kind === "ok") {
       // A compensating call is not built from the snapshot, so it may not give that state back
       // (a delete where a record existed before): read again, and say so loudly if it did not.
@@ -300,29 +350,36 @@ async function undoOne(journal: Journal, pool: ServerPool, actionId: string, opt
         }
       }
       journal.settleClaim(action.id, options.owner, "rolled_back");
-      return { action, outcome: "revert", why: unverified ? "reverted without a drift check" : "reverted", call, ...(unverified ? { unverified } : {}) };
+      const why = resent ? "sent again with the same idempotency key (the rule is idempotent) and reverted" : verdict.kind === "revert" ? verdict.why : "reverted";
+      return { action, outcome: "revert", why, call, ...(unverified ? { unverified } : {}), ...(resent ? { resent } : {}) };
     }
     if (outcome.kind === "failed") {
       release(`undo's inverse failed: ${outcome.text}`);
       return {
         action,
         outcome: "halt",
-        why: resumed
+        why: resent
           ? `an earlier undo was interrupted after sending this inverse, and ${call.server}.${call.tool} now refuses it: ${outcome.text}`
           : `the inverse ${call.server}.${call.tool} failed: ${outcome.text}`,
-        hint: resumed
+        hint: resent
           ? "The interrupted attempt most likely landed. Check the record by hand before doing anything else."
           : "Nothing was changed by this step. Fix the cause (or the manifest, then use --replan) and run undo again.",
         call,
       };
     }
-    // No answer: the inverse may or may not have landed. Keep the claim so the next undo checks before resending.
+    // No answer: the inverse may or may not have landed. The claim stays, marked sent: the next undo
+    // treats it as an unknown outcome (and resends it only when the rule is idempotent).
+    const idempotent = pool.idempotent(action);
+    journal.noteClaim(action.id, options.owner, `the inverse got no answer (${outcome.text}); whether it landed is unknown`);
     return {
       action,
       outcome: "halt",
       why: `the inverse ${call.server}.${call.tool} got no answer (${outcome.text}); whether it landed is unknown`,
-      hint: "Run undo again: it re-checks this record before sending the inverse again, with the same idempotency key.",
+      hint: idempotent
+        ? "Run undo again: it reads the record first, and sends the inverse again only with the same idempotency key, which the rule says its server honours (idempotent: true)."
+        : SETTLE_INVERSE_HINT,
       call,
+      ...(idempotent ? {} : { settle: "inverse" as const }),
     };
   }
 }

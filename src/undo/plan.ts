@@ -12,11 +12,11 @@ export type Observed = { kind: "present"; payload: unknown } | { kind: "absent" 
 export type StaticVerdict =
   | { kind: "skip"; why: string }
   | { kind: "left"; why: string }
-  | { kind: "halt"; why: string; hint?: string }
+  | { kind: "halt"; why: string; hint?: string; settle?: "call" }
   | { kind: "check"; call: ResolvedCall; verify: VerifyCall }
   /** A call whose outcome is unknown, but whose pre-state was captured: a read can tell whether it left a trace. */
   | { kind: "unknown"; verify: VerifyCall }
-  | { kind: "revert"; call: ResolvedCall; unverified: true };
+  | { kind: "revert"; call: ResolvedCall; unverified: true; why: string };
 
 /** unrestored: the inverse ran, but the state read afterwards is not the state from before the call. */
 export type StepOutcome = "skip" | "left" | "halt" | "revert" | "already" | "drift" | "unrestored";
@@ -32,9 +32,16 @@ export interface Step {
   unverified?: boolean;
   /** Something a person should know about a revert before it runs. */
   caution?: string;
-  /** For "drift": what the agent left, and what is there now; for "unrestored": what was there before, and now. */
+  /**
+   * For "drift": what the agent left, and what is there now; for "unrestored"
+   * and an unknown outcome: what was there before the agent's call, and now.
+   */
   expected?: Observation;
   actual?: Observation;
+  /** An unknown outcome a person can settle (synartesis settle) to let undo go on. */
+  settle?: "call" | "inverse";
+  /** An inverse sent again after an interrupted undo (the rule is idempotent). */
+  resent?: boolean;
 }
 
 /** Stops: the steps after which undo does not go on. */
@@ -65,12 +72,14 @@ export function staticVerdict(action: Action): StaticVerdict {
   const name = `${action.server}.${action.tool}`;
   switch (action.status) {
     case "gated":
-      return { kind: "skip", why: "held for approval; it never ran" };
+      return { kind: "skip", why: "held for approval; it never ran (a real undo withdraws the request)" };
     case "approved":
       return { kind: "skip", why: action.spentBy ? "an approval, spent by the call that ran" : "approved, but never retried; it never ran" };
     case "denied":
+      if (action.withdrawnAt) return { kind: "skip", why: `its request for approval was withdrawn by an undo (${action.withdrawnBy ?? "?"}, ${action.withdrawnAt}); it never ran` };
       return { kind: "skip", why: "denied; it never ran" };
     case "failed":
+      if (action.settled === "not_applied") return { kind: "skip", why: `${settledBy(action)} found that it did not run: nothing to undo` };
       return { kind: "skip", why: "it failed, so it changed nothing to undo" };
     case "rolled_back":
       return { kind: "skip", why: "already undone" };
@@ -83,7 +92,8 @@ export function staticVerdict(action: Action): StaticVerdict {
       return {
         kind: "halt",
         why: `the outcome of ${name} is unknown (the proxy never learnt whether it ran)`,
-        hint: "Check the state by hand. Undo will not guess past a call whose effect is unknown.",
+        hint: SETTLE_CALL_HINT,
+        settle: "call",
       };
     case "applied":
     case "rolling_back":
@@ -96,7 +106,10 @@ export function staticVerdict(action: Action): StaticVerdict {
   }
   if (!action.inverse) {
     if (action.snapshot?.absent) {
-      return { kind: "left", why: `${name} ran where nothing existed before, so there is no earlier state to restore; left in place` };
+      return {
+        kind: "left",
+        why: `there was nothing there before ${name} ran, and its rule's inverse can only write back a state from before; undo leaves what it created in place (remove it by hand if it must go)`,
+      };
     }
     return {
       kind: "halt",
@@ -105,6 +118,14 @@ export function staticVerdict(action: Action): StaticVerdict {
     };
   }
   if (action.verify && action.postState) return { kind: "check", call: action.inverse, verify: action.verify };
+  if (action.verify && !action.postState && action.settled === "applied") {
+    return {
+      kind: "revert",
+      call: action.inverse,
+      unverified: true,
+      why: `${settledBy(action)} found that it ran; no state after it was recorded, so it is reverted without a drift check`,
+    };
+  }
   if (action.verify && !action.postState) {
     return {
       kind: "halt",
@@ -112,7 +133,20 @@ export function staticVerdict(action: Action): StaticVerdict {
       hint: "Compare the state by hand; undo will not overwrite what it cannot check.",
     };
   }
-  return { kind: "revert", call: action.inverse, unverified: true };
+  return { kind: "revert", call: action.inverse, unverified: true, why: "no pre-read was declared, so drift cannot be checked" };
+}
+
+const SETTLE_CALL_HINT =
+  "Check the state by hand, then record what you found with synartesis settle (below). Undo will not guess past a call whose effect is unknown.";
+
+function settledBy(action: Action): string {
+  return `${action.settledBy ?? "a person"} (${action.settledAt ?? "?"})`;
+}
+
+/** The step for a verdict that needs no read: skip, left or halt. */
+export function staticStep(action: Action, verdict: Extract<StaticVerdict, { kind: "skip" | "left" | "halt" }>): Step {
+  if (verdict.kind !== "halt") return { action, outcome: verdict.kind, why: verdict.why };
+  return { action, outcome: "halt", why: verdict.why, ...(verdict.hint ? { hint: verdict.hint } : {}), ...(verdict.settle ? { settle: verdict.settle } : {}) };
 }
 
 function observationOf(observed: Observed): Observation | undefined {
@@ -189,9 +223,74 @@ export function judgeUnknown(action: Action, observed: Observed, stillLanding?: 
     action,
     outcome: "halt",
     why: `the outcome of ${name} is unknown (the proxy never learnt whether it ran), and the state is not what it was before it`,
-    hint: "Check the state by hand. Undo will not guess past a call whose effect is unknown.",
+    hint: SETTLE_CALL_HINT,
+    settle: "call",
+    ...beforeAndNow(action, observed),
   };
 }
+
+/** What was there before the agent's call, and what is there now: for a person deciding an unknown outcome. */
+function beforeAndNow(action: Action, observed: Observed | undefined): Pick<Step, "expected" | "actual"> {
+  const now = observed ? observationOf(observed) : undefined;
+  return { ...(action.snapshot ? { expected: action.snapshot } : {}), ...(now ? { actual: now } : {}) };
+}
+
+/**
+ * An action whose inverse an earlier undo sent and never learnt the outcome
+ * of (it was killed, or no answer came): that inverse is itself an unknown
+ * outcome. A read that finds the state from before shows it landed; otherwise
+ * undo sends it again only when the rule declares the server idempotent
+ * (same idempotency key), and else stops for a person to settle it.
+ * `observed` is the verification read now, when the action has one.
+ */
+export function judgeInterrupted(action: Action, call: ResolvedCall, observed: Observed | undefined, idempotent: boolean): Step {
+  const inverse = `${call.server}.${call.tool}`;
+  if (observed && sameObservation(observationOf(observed), action.snapshot)) {
+    return { action, outcome: "already", why: `an earlier undo sent ${inverse}, and the state is what it was before the call: it landed` };
+  }
+  if (observed?.kind === "error") {
+    return {
+      action,
+      outcome: "halt",
+      why: `an earlier undo sent ${inverse} without learning whether it landed, and undo could not read the record to see: ${observed.text}`,
+      hint: "Fix the cause and run undo again.",
+      call,
+    };
+  }
+  if (observed && action.postState && !sameObservation(observationOf(observed), action.postState)) {
+    return {
+      action,
+      outcome: "halt",
+      why: `an earlier undo sent ${inverse} without learning whether it landed, and the state is neither what it was before the call nor what the agent left`,
+      hint: SETTLE_INVERSE_HINT,
+      call,
+      settle: "inverse",
+      ...beforeAndNow(action, observed),
+    };
+  }
+  if (idempotent) {
+    return {
+      action,
+      outcome: "revert",
+      why: `an earlier undo sent this inverse without learning whether it landed; sent again with the same idempotency key, which the rule says its server honours (idempotent: true)`,
+      call,
+      resent: true,
+      ...(observed ? {} : { unverified: true as const }),
+    };
+  }
+  return {
+    action,
+    outcome: "halt",
+    why: `an earlier undo sent ${inverse} without learning whether it landed; sending it again could apply it twice (the rule does not declare idempotent: true)`,
+    hint: SETTLE_INVERSE_HINT,
+    call,
+    settle: "inverse",
+    ...beforeAndNow(action, observed),
+  };
+}
+
+export const SETTLE_INVERSE_HINT =
+  "Check the record by hand, then record whether that inverse ran with synartesis settle (below): undo then goes on without sending it twice.";
 
 export function verifyKey(verify: VerifyCall): string {
   return canonicalJson({ server: verify.server, tool: verify.tool, args: verify.args });
@@ -208,18 +307,30 @@ export function planUndo(
   observations: Map<string, Observed>,
   /** Calls of unknown outcome whose answer may still come, with why. */
   stillLanding: Map<string, string> = new Map(),
+  /** Actions whose inverse an interrupted undo sent with no outcome recorded, and whether their rule is idempotent. */
+  interrupted: Map<string, boolean> = new Map(),
 ): Step[] {
   const simulated = new Map(observations);
   const steps: Step[] = [];
   for (const action of inScope(actions, fromSeq)) {
     const verdict = staticVerdict(action);
     if (verdict.kind === "skip" || verdict.kind === "left" || verdict.kind === "halt") {
-      steps.push({ action, outcome: verdict.kind, why: verdict.why, ...(verdict.kind === "halt" && verdict.hint ? { hint: verdict.hint } : {}) });
+      steps.push(staticStep(action, verdict));
       if (verdict.kind === "halt") break;
       continue;
     }
+    const idempotent = interrupted.get(action.id);
+    if (idempotent !== undefined && (verdict.kind === "check" || verdict.kind === "revert")) {
+      const observed = action.verify ? (simulated.get(verifyKey(action.verify)) ?? { kind: "error", text: "not observed" }) : undefined;
+      const step = judgeInterrupted(action, verdict.call, observed, idempotent);
+      steps.push(step);
+      if (isStop(step)) break;
+      if (action.verify && action.snapshot) simulated.set(verifyKey(action.verify), observedOf(action.snapshot));
+      continue;
+    }
     if (verdict.kind === "revert") {
-      steps.push({ action, outcome: "revert", why: "no pre-read was declared, so drift cannot be checked", call: verdict.call, unverified: true });
+      steps.push({ action, outcome: "revert", why: verdict.why, call: verdict.call, unverified: true });
+      if (action.verify && action.snapshot) simulated.set(verifyKey(action.verify), observedOf(action.snapshot));
       continue;
     }
     if (verdict.kind === "unknown") {
@@ -233,10 +344,13 @@ export function planUndo(
     const step = judge(action, verdict, observed);
     steps.push(step);
     if (isStop(step)) break;
-    const before = action.snapshot!;
-    simulated.set(key, before.absent ? { kind: "absent" } : { kind: "present", payload: before.payload });
+    simulated.set(key, observedOf(action.snapshot!));
   }
   return steps;
+}
+
+function observedOf(observation: Observation): Observed {
+  return observation.absent ? { kind: "absent" } : { kind: "present", payload: observation.payload };
 }
 
 /** The verification reads a dry run needs (distinct, newest first). */
@@ -245,6 +359,7 @@ export function readsNeeded(actions: Action[], fromSeq: number): VerifyCall[] {
   for (const action of inScope(actions, fromSeq)) {
     const verdict = staticVerdict(action);
     if (verdict.kind === "check" || verdict.kind === "unknown") reads.set(verifyKey(verdict.verify), verdict.verify);
+    else if (verdict.kind === "revert" && action.verify && action.inverseSentAt) reads.set(verifyKey(action.verify), action.verify);
   }
   return [...reads.values()];
 }

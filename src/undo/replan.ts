@@ -2,7 +2,7 @@
 // the current manifest, using the state captured when the call ran. Pure.
 import type { Action, ResolvedCall, VerifyCall } from "../journal/types.ts";
 import type { Matcher } from "../manifest/match.ts";
-import { payloadOf, ResolveError, resolveTemplate } from "../manifest/refs.ts";
+import { payloadOf, readsSnapshot, ResolveError, resolveTemplate } from "../manifest/refs.ts";
 
 export interface Replanned {
   inverse?: ResolvedCall;
@@ -22,6 +22,7 @@ export function replanAction(action: Action, matcher: Matcher): Replanned | unde
     warnings.push(`the current manifest has no inverse for ${action.server}.${action.tool}; undo has no usable inverse for this call`);
     return out;
   }
+  if (action.snapshot?.absent && readsSnapshot(rule.inverse.args)) return out; // nothing before: nothing to write back
   const snapshot = action.snapshot && !action.snapshot.absent ? action.snapshot.payload : undefined;
   const result = action.resultText === undefined ? undefined : payloadOf(JSON.parse(action.resultText));
   try {

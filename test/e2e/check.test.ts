@@ -2,13 +2,16 @@
 // the summary for a good manifest, missing tools (exit 2), servers that will not
 // start (exit 1, their stderr quoted), malformed manifests (exit 2, file:line:col),
 // and a Streamable HTTP server started inside the test.
-import { afterAll, describe, expect, test } from "bun:test";
+import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { chmodSync, copyFileSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { BIN, ROOT, run, tempDir } from "../helpers.ts";
+
+// The preload's default timeout reaches only the first file bun runs; tests sharing the machine need the room.
+setDefaultTimeout(60_000);
 
 const yaml = (...lines: string[]) => lines.join("\n") + "\n";
 
@@ -67,7 +70,7 @@ function closedPort(): number {
   return port;
 }
 
-describe("synartesis check: a manifest whose tools all exist", () => {
+describe.concurrent("synartesis check: a manifest whose tools all exist", () => {
   test("the toy CRM manifest: exit 0, with servers, rules per class, gated tools and both notes", async () => {
     const { dir, manifest } = project();
     copyFileSync(join(ROOT, "manifests", "toy-crm.yaml"), manifest);
@@ -155,7 +158,7 @@ describe("synartesis check: a manifest whose tools all exist", () => {
   });
 });
 
-test("a rule that matches none of its server's tools is pointed out (its tool falls to another rule)", async () => {
+test.concurrent("a rule that matches none of its server's tools is pointed out (its tool falls to another rule)", async () => {
   const { dir, manifest } = project(
     "version: 1",
     "servers:",
@@ -173,7 +176,7 @@ test("a rule that matches none of its server's tools is pointed out (its tool fa
   expect(result.stdout).toContain(`Rules that match none of their server's tools (a typo? the tools they meant fall to other rules):\n  ${manifest}:7: crm.updte_customer\n`);
 });
 
-describe("synartesis check: a tool the server does not have", () => {
+describe.concurrent("synartesis check: a tool the server does not have", () => {
   test("an inverse naming a missing tool: exit 2, the tool named at file:line:col", async () => {
     const { dir, manifest } = project(
       "version: 1",
@@ -231,7 +234,7 @@ describe("synartesis check: a tool the server does not have", () => {
   });
 });
 
-describe("synartesis check: servers that will not start (exit 1)", () => {
+describe.concurrent("synartesis check: servers that will not start (exit 1)", () => {
   test("a command that does not exist: the server is named", async () => {
     const { dir } = project("version: 1", "servers:", "  ledger:", "    command: synartesis-no-such-server-xyz", '    args: ["--db", "ledger.db"]');
     const result = await run(["check"], { cwd: dir });
@@ -288,7 +291,7 @@ describe("synartesis check: servers that will not start (exit 1)", () => {
   });
 });
 
-describe("synartesis check: a malformed manifest (exit 2, nothing started)", () => {
+describe.concurrent("synartesis check: a malformed manifest (exit 2, nothing started)", () => {
   test("one problem: the file:line:col line on stderr, nothing on stdout", async () => {
     const marker = join(tempDir("syn-marker-"), "started");
     const { dir, manifest } = project(
@@ -363,7 +366,7 @@ describe("synartesis check: a malformed manifest (exit 2, nothing started)", () 
   });
 });
 
-describe("synartesis check: a Streamable HTTP server", () => {
+describe.concurrent("synartesis check: a Streamable HTTP server", () => {
   test("its tools are listed over HTTP, headers carry expanded ${VAR}s, and a * server segment finds its tools", async () => {
     const notes = httpServer(["get_note", "put_note", "delete_note", "archive_note"]);
     const { dir } = project(

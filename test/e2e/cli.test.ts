@@ -1,14 +1,17 @@
 // The CLI surface through the built binary: help, version, strict flags, exit
 // codes, and the binary working alone in an empty folder without node on PATH.
-import { describe, expect, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { copyFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { BIN, initializeFrame, run, tempDir } from "../helpers.ts";
 import { VERSION } from "../../src/version.ts";
 
-const COMMANDS = ["proxy", "init", "check", "list", "show", "undo", "gates", "approve", "deny", "watch", "ui", "login", "logout", "close", "toy-crm"];
+// The preload's default timeout reaches only the first file bun runs; tests sharing the machine need the room.
+setDefaultTimeout(60_000);
 
-describe("synartesis CLI", () => {
+const COMMANDS = ["proxy", "init", "check", "list", "show", "undo", "gates", "approve", "deny", "watch", "ui", "settle", "login", "logout", "close", "toy-crm"];
+
+describe.concurrent("synartesis CLI", () => {
   test("--help lists every command and exits 0", async () => {
     const result = await run(["--help"]);
     expect(result.code).toBe(0);
@@ -66,7 +69,7 @@ describe("synartesis CLI", () => {
   });
 });
 
-describe("the binary on its own", () => {
+describe.concurrent("the binary on its own", () => {
   test("copied alone into an empty folder, without node on PATH, it answers --help and serves toy-crm", async () => {
     const dir = tempDir();
     const bin = join(dir, "synartesis");

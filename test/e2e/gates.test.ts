@@ -4,7 +4,7 @@
 // session goes through once. Denials, --all, prefixes, settled decisions,
 // `gates` (text and JSON), --by and the default decider.
 import { Database } from "bun:sqlite";
-import { afterEach, describe, expect, test } from "bun:test";
+import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -16,8 +16,12 @@ const EMAIL = { to: "ada@example.com", subject: "Your plan changed", body: "You 
 const OTHER = { to: "grace@example.com", subject: "Your plan changed", body: "You are now on the free plan." };
 const REASON = "crm.send_email is irreversible: once it runs it cannot be undone";
 
+// The preload's default timeout reaches only the first file bun runs; tests sharing the machine need the room.
+setDefaultTimeout(60_000);
+
+// Closed at the end of the file: the tests run concurrently, so one test's cleanup must not close another's clients.
 const open: Client[] = [];
-afterEach(async () => {
+afterAll(async () => {
   for (const client of open.splice(0)) await client.close();
 });
 
@@ -60,7 +64,7 @@ function shell(command: string, cwd: string, env: Record<string, string | undefi
 
 const decider = (name: string) => ({ USER: name, LOGNAME: undefined });
 
-describe("a held call, approved from another folder", () => {
+describe.concurrent("a held call, approved from another folder", () => {
   test("refused at once → approved by pasting the command → runs once in a new session → held again", async () => {
     const dir = crmFolder();
     const first = await agent(dir, "agent-one");
@@ -165,7 +169,7 @@ describe("a held call, approved from another folder", () => {
   });
 });
 
-describe("deny", () => {
+describe.concurrent("deny", () => {
   test("the agent's retry is told who denied it and why; the retry after that raises a new request", async () => {
     const dir = crmFolder();
     const client = await agent(dir);
@@ -201,7 +205,7 @@ describe("deny", () => {
   });
 });
 
-describe("deciding", () => {
+describe.concurrent("deciding", () => {
   test("--all, prefixes, no id, --by, and settled decisions", async () => {
     const dir = crmFolder();
     const client = await agent(dir);

@@ -1,15 +1,18 @@
 // `synartesis init` through the built binary: adopt a shipped policy, draft
 // TODOs, extend an existing manifest keeping its comments, refuse cleanly.
-import { describe, expect, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse } from "yaml";
 import { BIN, ROOT, run, tempDir } from "../helpers.ts";
 
+// The preload's default timeout reaches only the first file bun runs; tests sharing the machine need the room.
+setDefaultTimeout(60_000);
+
 const manifestOf = (dir: string) => parse(readFileSync(join(dir, "synartesis.yaml"), "utf8"));
 const matches = (doc: any) => doc.tools.map((r: any) => `${r.match} ${r.class}${r.gate ? ` ${r.gate}` : ""}`);
 
-describe("init", () => {
+describe.concurrent("init", () => {
   test("the toy CRM adopts the shipped policy and prints the client block", async () => {
     const dir = tempDir();
     const result = await run(["init", "crm", "--", "synartesis", "toy-crm", "--state", "./crm.json"], { cwd: dir });
@@ -56,6 +59,51 @@ describe("init", () => {
     expect(doc.tools.find((r: any) => r.match === "files.move_file").class).toBe("irreversible");
     expect(doc.tools.find((r: any) => r.match === "files.read_text_file").class).toBe("readonly");
     expect((await run(["check"], { cwd: dir })).code).toBe(0);
+  });
+
+  test("asks as a full client: server-everything's tools for capable clients get rules too, and check agrees", async () => {
+    const dir = tempDir();
+    const everything = join(ROOT, "node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    const result = await run(["init", "ev", "--", "node", everything, "stdio"], { cwd: dir });
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    const rules: string[] = manifestOf(dir).tools.map((r: any) => r.match);
+    for (const tool of ["trigger-sampling-request", "trigger-elicitation-request", "get-roots-list", "echo"]) expect(rules).toContain(`ev.${tool}`);
+    expect(result.stdout).toContain(`server "ev" (${rules.length} tools)`);
+    const check = await run(["check"], { cwd: dir });
+    expect(check.code).toBe(0);
+    expect(check.stdout).toContain(`ev  node ${everything} stdio  ${rules.length} tools`);
+    expect(check.stdout).toContain("Not covered by any rule (treated as irreversible and gated, like any tool a manifest does not mention): none");
+    expect(check.stdout).toMatch(/ev\.trigger-sampling-request\s+irreversible, gate: always/);
+  });
+
+  test("adopting the memory policy keeps MEMORY_FILE_PATH as a placeholder and warns while it is unset; check warns too", async () => {
+    const dir = tempDir();
+    const memory = join(ROOT, "node_modules/@modelcontextprotocol/server-memory/dist/index.js");
+    const unset = await run(["init", "mem", "--", "node", memory], { cwd: dir, env: { MEMORY_FILE_PATH: undefined } });
+    expect(unset.code).toBe(0);
+    expect(unset.stdout).toContain("rules adopted from the shipped policy for @modelcontextprotocol/server-memory (manifests/memory.yaml)");
+    expect(manifestOf(dir).servers.mem).toEqual({ command: "node", args: [memory], env: { MEMORY_FILE_PATH: "${MEMORY_FILE_PATH}" } });
+    const at = `${join(dir, "synartesis.yaml")}:${readFileSync(join(dir, "synartesis.yaml"), "utf8").split("\n").findIndex((l) => l.includes("MEMORY_FILE_PATH:")) + 1}`;
+    expect(unset.stderr).toBe(
+      `synartesis: warning: MEMORY_FILE_PATH is not set. The manifest keeps \${MEMORY_FILE_PATH} (${at}:25); the proxy will not start until the environment your client starts it with sets MEMORY_FILE_PATH (for example an "env" entry beside "command" in the client's configuration).\n`,
+    );
+
+    const check = await run(["check"], { cwd: dir, env: { MEMORY_FILE_PATH: undefined } });
+    expect(check.code).toBe(0);
+    expect(check.stdout).toContain("Variables not set here (the proxy will not start until the environment its client gives it sets them):");
+    expect(check.stdout).toContain(`  ${at}:25: "MEMORY_FILE_PATH" uses \${MEMORY_FILE_PATH}, which is not set in the environment`);
+    const proxy = await run(["proxy"], { cwd: dir, env: { MEMORY_FILE_PATH: undefined }, stdin: "" });
+    expect(proxy.code).toBe(2);
+    expect(proxy.stderr).toContain(`${at}:25: "MEMORY_FILE_PATH" uses \${MEMORY_FILE_PATH}, which is not set in the environment`);
+
+    // Set, nothing to warn about; and a value given on the command line wins over the placeholder.
+    const set = await run(["init", "mem", "--force", "--", "node", memory], { cwd: dir, env: { MEMORY_FILE_PATH: join(dir, "graph.jsonl") } });
+    expect(set.code).toBe(0);
+    expect(set.stderr).toBe("");
+    const given = await run(["init", "mem", "--force", "--", "env", `MEMORY_FILE_PATH=${join(dir, "g.jsonl")}`, "node", memory], { cwd: dir, env: { MEMORY_FILE_PATH: undefined } });
+    expect(given.stderr).toBe("");
+    expect(manifestOf(dir).servers.mem.env).toEqual({ MEMORY_FILE_PATH: join(dir, "g.jsonl") });
   });
 
   test("--draft: readOnlyHint tools become readonly, every other tool a gated TODO", async () => {
@@ -173,12 +221,12 @@ describe("init", () => {
 
   test("refuses to write a manifest that would not load; bad names and usage exit 2", async () => {
     const dir = tempDir();
-    const broken = `version: 1\nservers:\n  crm:\n    command: ${BIN}\n    env: { TOKEN: "\${SYNARTESIS_TEST_UNSET_VARIABLE}" }\n`;
+    const broken = `version: 1\nservers:\n  crm:\n    command: ${BIN}\ntools:\n  - match: crm.update_customer\n    class: reversible\n`;
     writeFileSync(join(dir, "synartesis.yaml"), broken);
     const result = await run(["init", "crm2", "--", "synartesis", "toy-crm"], { cwd: dir });
     expect(result.code).toBe(2);
     expect(result.stderr).toContain("nothing was written: the manifest init would write does not load");
-    expect(result.stderr).toContain(`${join(dir, "synartesis.yaml")}:5:19: "TOKEN" uses \${SYNARTESIS_TEST_UNSET_VARIABLE}, which is not set in the environment`);
+    expect(result.stderr).toMatch(new RegExp(`  ${join(dir, "synartesis.yaml")}:\\d+:5: a reversible rule needs an "inverse" \\(the call that puts the state back\\)\\n`));
     expect(readFileSync(join(dir, "synartesis.yaml"), "utf8")).toBe(broken);
 
     expect((await run(["init", "a.b", "--", "synartesis", "toy-crm"], { cwd: dir })).code).toBe(2);

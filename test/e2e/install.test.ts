@@ -45,6 +45,7 @@ function toolFarm(dir: string, skip: string[]): string {
   return dir;
 }
 
+// Serial: these share one clone, which each install builds into.
 describe("install.sh from a clone", () => {
   let clone: string;
   let home: string;
@@ -139,7 +140,7 @@ describe("install.sh from a clone", () => {
   });
 });
 
-describe("install.sh flags", () => {
+describe.concurrent("install.sh flags", () => {
   test("--help prints usage and exits 0; unknown options exit 2", async () => {
     const home = tempDir("syn-home-");
     const help = await bash(["-s", "--", "--help"], { HOME: home, PATH: "/usr/bin:/bin" }, { stdin: readFileSync(INSTALL_SH, "utf8") });
@@ -154,7 +155,7 @@ describe("install.sh flags", () => {
   });
 });
 
-describe("install.sh platform detection (download mode)", () => {
+describe.concurrent("install.sh platform detection (download mode)", () => {
   // An empty release folder: every download fails, and the message names the
   // archive the script picked for the (faked) platform.
   let emptyRelease: string;

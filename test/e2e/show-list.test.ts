@@ -1,11 +1,14 @@
 // `list` and `show` through the built binary (R-CLI-4, R-CLI-8): runs newest
 // first with their counts, every kind of action row in text, and the JSON
 // shapes the spec documents (camelCase, absent values omitted).
-import { describe, expect, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { join } from "node:path";
 import { Journal } from "../../src/journal/journal.ts";
 import { BIN, LineSession } from "../helpers.ts";
 import { ADA, cli, crmFolder, json, resultText, TOY_MANIFEST, type Call } from "../fixtures/counting-support.ts";
+
+// The preload's default timeout reaches only the first file bun runs; tests sharing the machine need the room.
+setDefaultTimeout(60_000);
 
 /** The keys R-CLI-8 documents for an action. */
 const SPEC_ACTION_KEYS = [
@@ -43,7 +46,7 @@ const heldId = (reply: any) => /^Action id: ([0-9a-f]{8})\.$/m.exec(resultText(r
 const EMAIL_A = { to: "ada@example.com", subject: "Plan", body: "You are on free now." };
 const EMAIL_B = { to: "grace@example.com", subject: "Plan", body: "You are on free now." };
 
-describe("list", () => {
+describe.concurrent("list", () => {
   test("a journal with no runs", async () => {
     const dir = crmFolder();
     Journal.open(join(dir, "synartesis.db"), { create: true }).close();
@@ -92,7 +95,7 @@ describe("list", () => {
   });
 });
 
-describe("show", () => {
+describe.concurrent("show", () => {
   test("every kind of row, in text and in the documented JSON shape", async () => {
     // No rule covers restore_customer here: a tool the server has but the policy does not name is held.
     const rule = TOY_MANIFEST.indexOf('  - match: "crm.restore_customer"');

@@ -1,6 +1,6 @@
 // The toy CRM server (R-SHIP-1) through the built binary over real pipes:
 // tools, errors, the state file, the id counter, idempotency keys, resources, exit.
-import { afterEach, describe, expect, test } from "bun:test";
+import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -14,8 +14,12 @@ const SEED = { c_001: ADA, c_002: GRACE, c_003: ALAN };
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 const KEY = "synartesis/idempotency-key";
 
+// The preload's default timeout reaches only the first file bun runs; tests sharing the machine need the room.
+setDefaultTimeout(60_000);
+
+// Closed at the end of the file: the tests run concurrently, so one test's cleanup must not close another's clients.
 const clients: Client[] = [];
-afterEach(async () => {
+afterAll(async () => {
   for (const client of clients.splice(0)) await client.close();
 });
 
@@ -49,7 +53,7 @@ function fileText(customers: Record<string, unknown>, outbox: unknown[], lastId:
   return JSON.stringify({ customers, outbox, lastId }, null, 2) + "\n";
 }
 
-describe("toy-crm over stdio", () => {
+describe.concurrent("toy-crm over stdio", () => {
   test("identifies itself and lists six annotated tools", async () => {
     const client = await crm();
     expect(client.getServerVersion()).toMatchObject({ name: "synartesis-toy-crm", version: VERSION });
@@ -136,7 +140,7 @@ describe("toy-crm over stdio", () => {
   });
 });
 
-describe("toy-crm --state", () => {
+describe.concurrent("toy-crm --state", () => {
   test("rewrites the file after every change, in the documented form", async () => {
     const dir = tempDir();
     const path = join(dir, "crm.json");
@@ -329,7 +333,7 @@ describe("toy-crm --state", () => {
   });
 });
 
-describe("toy-crm idempotency keys", () => {
+describe.concurrent("toy-crm idempotency keys", () => {
   test("a repeated key returns the first result and changes nothing again, across restarts", async () => {
     const dir = tempDir();
     const path = join(dir, "crm.json");
@@ -400,7 +404,7 @@ async function readJson(client: Client, uri: string): Promise<unknown> {
   return JSON.parse(content.text!);
 }
 
-describe("toy-crm resources", () => {
+describe.concurrent("toy-crm resources", () => {
   test("crm://customers lists everyone; crm://customers/{id} reads one; a missing id is a JSON-RPC error", async () => {
     const client = await crm();
     const { resources } = await client.listResources();
@@ -425,7 +429,7 @@ describe("toy-crm resources", () => {
   });
 });
 
-describe("toy-crm process", () => {
+describe.concurrent("toy-crm process", () => {
   const frame = (id: number, method: string, params?: unknown) =>
     JSON.stringify({ jsonrpc: "2.0", id, method, ...(params === undefined ? {} : { params }) });
 

@@ -1,12 +1,15 @@
 // Which run a bare `synartesis undo` takes: the most recent, except that an
 // empty newest run (a client that reconnected) is not silently "undone".
-import { expect, test } from "bun:test";
+import { expect, setDefaultTimeout, test } from "bun:test";
 import { renameSync } from "node:fs";
 import { join } from "node:path";
 import { agent, cli, crmFolder, SEED, state } from "../fixtures/counting-support.ts";
 import { BIN, LineSession } from "../helpers.ts";
 
-test("a bare undo after a reconnect points at the run with the damage; an explicit empty run has nothing to undo", async () => {
+// The preload's default timeout reaches only the first file bun runs; tests sharing the machine need the room.
+setDefaultTimeout(60_000);
+
+test.concurrent("a bare undo after a reconnect points at the run with the damage; an explicit empty run has nothing to undo", async () => {
   const dir = crmFolder();
   await agent(dir, [["update_customer", { id: "c_001", plan: "free" }]], { name: "damaging-agent" });
   await agent(dir, [["get_customer", { id: "c_001" }]], { name: "reconnected-agent" });
@@ -31,7 +34,7 @@ test("a bare undo after a reconnect points at the run with the damage; an explic
   expect(state(dir).customers).toEqual(SEED);
 });
 
-test("undo --journal from another project's folder uses the manifest the run was recorded with", async () => {
+test.concurrent("undo --journal from another project's folder uses the manifest the run was recorded with", async () => {
   const projectA = crmFolder();
   const projectB = crmFolder();
   await agent(projectA, [["create_customer", { name: "Agent Junk", email: "junk@example.com" }]]);
@@ -50,7 +53,7 @@ test("undo --journal from another project's folder uses the manifest the run was
   expect(state(projectA).customers.c_005.name).toBe("More Junk");
 });
 
-test("--to past the last call is refused", async () => {
+test.concurrent("--to past the last call is refused", async () => {
   const dir = crmFolder();
   await agent(dir, [["update_customer", { id: "c_001", plan: "free" }]]);
   const past = await cli(dir, ["undo", "--to", "9"]);
@@ -58,7 +61,7 @@ test("--to past the last call is refused", async () => {
   expect(past.stderr).toContain("--to 9 is past the last call of run");
 });
 
-test("close refuses a run whose proxy is still running, unless --force", async () => {
+test.concurrent("close refuses a run whose proxy is still running, unless --force", async () => {
   const dir = crmFolder();
   const session = new LineSession([BIN, "proxy"], { cwd: dir });
   try {

@@ -2,13 +2,14 @@
 // (damage → list/show → dry run → undo → drift refusal), a record touched four
 // times, --to, --replan, a pending outcome, an irreversible call left in place,
 // run-id prefixes, close, and read-only commands on a missing journal.
-import { describe, expect, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Journal } from "../../src/journal/journal.ts";
 import { BIN, LineSession, tempDir } from "../helpers.ts";
 import {
   ADA,
+  ageCalls,
   agent,
   ALAN,
   cli,
@@ -28,6 +29,9 @@ import {
   type Call,
 } from "../fixtures/counting-support.ts";
 
+// The preload's default timeout reaches only the first file bun runs; tests sharing the machine need the room.
+setDefaultTimeout(60_000);
+
 const DAMAGE: Call[] = [
   ["update_customer", { id: "c_001", plan: "free", notes: "wrong notes" }],
   ["delete_customer", { id: "c_002" }],
@@ -43,7 +47,7 @@ async function runs(dir: string): Promise<any[]> {
   return json(dir, ["list"]);
 }
 
-describe("the walkthrough", () => {
+describe.concurrent("the walkthrough", () => {
   test("damage → list/show → dry run → undo → a second run refused on drift", async () => {
     const dir = crmFolder();
     const replies = await agent(dir, DAMAGE, { name: "claude-code" });
@@ -194,7 +198,7 @@ describe("the walkthrough", () => {
   });
 });
 
-describe("undo options", () => {
+describe.concurrent("undo options", () => {
   test("--to SEQ undoes only seq ≥ SEQ, exits 0 and marks the run partial; a full undo finishes it", async () => {
     const dir = crmFolder();
     await agent(dir, [
@@ -333,9 +337,6 @@ describe("undo options", () => {
 
   test("a pending action (the proxy died mid-call) halts undo; close marks the abandoned run complete", async () => {
     const { dir, log } = countingFolder();
-    // A short timeout, so that the unknown call's answer can no longer come by the time undo looks.
-    const manifestPath = join(dir, "synartesis.yaml");
-    writeFileSync(manifestPath, readFileSync(manifestPath, "utf8").replace("    env: {", "    timeout: 1\n    env: {"));
     const session = new LineSession([BIN, "proxy"], { cwd: dir, env: { COUNTING_HANG_TOOL: "delete_customer" } });
     try {
       await session.initialize("doomed-agent");
@@ -371,8 +372,8 @@ describe("undo options", () => {
     expect(twice.code).toBe(1);
     expect(twice.stderr.trim()).toBe(`synartesis: run ${short} is not active (it is complete)`);
 
-    // The unknown call's answer could come for up to its server's timeout (1 s here): let that pass.
-    await Bun.sleep(1100);
+    // The unknown call's answer could come for up to its server's timeout (60 s): as if that had passed.
+    ageCalls(dir, 61_000);
     // Suppose the delete did land before the proxy died: the record is not what it was, so undo stops.
     editState(dir, (crm) => delete crm.customers.c_002);
     const dry = await cli(dir, ["undo", "--dry-run"]);
@@ -449,7 +450,7 @@ describe("undo options", () => {
   });
 });
 
-describe("run ids", () => {
+describe.concurrent("run ids", () => {
   function journalWithRuns(dir: string, ids: string[]): void {
     const journal = Journal.open(join(dir, "synartesis.db"), { create: true });
     try {
@@ -485,7 +486,7 @@ describe("run ids", () => {
   });
 });
 
-describe("a missing journal", () => {
+describe.concurrent("a missing journal", () => {
   const COMMANDS = [["list"], ["list", "--json"], ["show"], ["show", "--json"], ["gates"], ["gates", "--json"], ["undo"], ["undo", "--dry-run"], ["approve", "abcd"], ["deny", "--all"], ["close"]];
 
   test("read-only commands say there is no journal, exit 1, and create nothing (empty folder)", async () => {

@@ -1,15 +1,17 @@
 // What the real-server tests share: agent sessions through the built proxy,
-// closed after each test, and the text of a tool result.
-import { afterEach } from "bun:test";
+// closed at the end of the file if a test left one open (tests run
+// concurrently, so one test's cleanup must not close another's sessions),
+// and the text of a tool result.
+import { afterAll } from "bun:test";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { BIN, connect } from "../helpers.ts";
 
 const clients: Client[] = [];
-afterEach(async () => {
+afterAll(async () => {
   for (const client of clients.splice(0)) await client.close().catch(() => {});
 });
 
-/** An SDK client talking to `synartesis proxy` in `dir` (closed after the test if still open). */
+/** An SDK client talking to `synartesis proxy` in `dir` (closed at the end of the file if still open). */
 export async function agent(dir: string, name: string, env?: Record<string, string>): Promise<Client> {
   const { client } = await connect(BIN, ["proxy", "--log-level", "warn"], { cwd: dir, name, ...(env ? { env } : {}) });
   clients.push(client);

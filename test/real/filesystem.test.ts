@@ -2,7 +2,7 @@
 // through the built proxy and `synartesis undo` (R-SHIP-2): overwrites and
 // edits come back byte for byte, a new file and the irreversible tools are
 // held, and undo refuses to overwrite a person's later edit.
-import { describe, expect, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseDocument } from "yaml";
@@ -10,6 +10,9 @@ import { NODE_MODULES, ROOT, run, tempDir } from "../helpers.ts";
 import { agent as startAgent, endSession, text } from "./agent-kit.ts";
 import { loadManifest } from "../../src/manifest/load.ts";
 import { createMatcher } from "../../src/manifest/match.ts";
+
+// The preload's default timeout reaches only the first file bun runs; tests sharing the machine need the room.
+setDefaultTimeout(60_000);
 
 const SHIPPED = join(ROOT, "manifests", "filesystem.yaml");
 const SERVER = join(NODE_MODULES, "@modelcontextprotocol", "server-filesystem", "dist", "index.js");
@@ -62,7 +65,7 @@ async function showJson(ws: Workspace): Promise<any> {
   return JSON.parse(shown.stdout);
 }
 
-describe("manifests/filesystem.yaml", () => {
+describe.concurrent("manifests/filesystem.yaml", () => {
   test("the shipped file loads, says where the server stops, and names a rule for each of the server's 14 tools", async () => {
     const shipped = loadManifest(SHIPPED, {});
     expect(Object.keys(shipped.servers)).toEqual(["filesystem"]);
@@ -144,19 +147,35 @@ describe("manifests/filesystem.yaml", () => {
     expect(readdirSync(ws.root).sort()).toEqual(["config.ini", "notes.md"]);
   }, SLOW);
 
-  test("write_file to a path that does not exist is held: its pre-read finds nothing to restore", async () => {
+  test("write_file to a path that does not exist is held; approved, show and undo say plainly that undo leaves the new file", async () => {
     const ws = workspace();
     const fresh = join(ws.root, "fresh.txt");
     const client = await agent(ws);
     const result = await client.callTool({ name: "write_file", arguments: { path: fresh, content: "new\n" } });
-    expectHeld(result);
+    const held = expectHeld(result);
     expect(text(result)).toContain("found nothing to restore (ENOENT: no such file or directory");
-    await endSession(client);
     expect(existsSync(fresh)).toBe(false);
 
     const gates = await run(["gates", "--json"], { cwd: ws.dir });
     expect(gates.code).toBe(0);
     expect(JSON.parse(gates.stdout)).toMatchObject([{ tool: "write_file", class: "reversible", status: "gated", args: { path: fresh } }]);
+
+    expect((await run(["approve", held, "--by", "test"], { cwd: ws.dir })).code).toBe(0);
+    const retried = (await client.callTool({ name: "write_file", arguments: { path: fresh, content: "new\n" } })) as any;
+    expect(retried.isError).toBeFalsy();
+    await endSession(client);
+    expect(readFileSync(fresh, "utf8")).toBe("new\n");
+
+    const leaves =
+      "there was nothing there before filesystem.write_file ran, and its rule's inverse can only write back a state from before; undo leaves what it created in place (remove it by hand if it must go)";
+    const shown = await run(["show"], { cwd: ws.dir });
+    expect(shown.stdout).toContain(`undo     ${leaves}`);
+    expect(shown.stdout).not.toContain("warning");
+    expect(shown.stdout).not.toContain("could not be resolved");
+    const undone = await run(["undo"], { cwd: ws.dir });
+    expect(undone.code).toBe(0);
+    expect(undone.stdout).toContain(leaves);
+    expect(readFileSync(fresh, "utf8")).toBe("new\n");
   }, SLOW);
 
   test("create_directory and move_file are held; once approved and run, undo leaves them in place and says so", async () => {

@@ -2,7 +2,7 @@
 // repository, through the built proxy and `synartesis undo` (R-SHIP-2):
 // staging is undone, a person's later staging stops the undo, everything
 // else that writes is held, and git failures pass through as JSON-RPC errors.
-import { describe, expect, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
@@ -11,6 +11,9 @@ import { NODE_MODULES, ROOT, run, tempDir } from "../helpers.ts";
 import { agent as startAgent, endSession, text } from "./agent-kit.ts";
 import { loadManifest } from "../../src/manifest/load.ts";
 import { createMatcher } from "../../src/manifest/match.ts";
+
+// The preload's default timeout reaches only the first file bun runs; tests sharing the machine need the room.
+setDefaultTimeout(60_000);
 
 const SHIPPED = join(ROOT, "manifests", "git.yaml");
 const SERVER = join(NODE_MODULES, "mcp-git", "dist", "cli.js");
@@ -69,7 +72,7 @@ const agent = (ws: Workspace) => startAgent(ws.dir, "git-agent", GIT_ENV);
 
 const undo = (ws: Workspace) => run(["undo"], { cwd: ws.dir, env: GIT_ENV });
 
-describe("manifests/git.yaml", () => {
+describe.concurrent("manifests/git.yaml", () => {
   test("the shipped file loads, says where the server stops, and names a rule for each of the server's 15 tools", async () => {
     loadManifest(SHIPPED, {});
     expect(readFileSync(SHIPPED, "utf8")).toContain("Where this server's abilities end");

@@ -2,7 +2,7 @@
 // through the built proxy and `synartesis undo` (R-SHIP-2): what the agent
 // created is deleted and nothing else, deleted relations come back, and the
 // tools with no inverse are held. The state is read from the graph file.
-import { describe, expect, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseDocument } from "yaml";
@@ -10,6 +10,9 @@ import { NODE_MODULES, ROOT, run, tempDir } from "../helpers.ts";
 import { agent as startAgent, endSession, text } from "./agent-kit.ts";
 import { loadManifest } from "../../src/manifest/load.ts";
 import { createMatcher } from "../../src/manifest/match.ts";
+
+// The preload's default timeout reaches only the first file bun runs; tests sharing the machine need the room.
+setDefaultTimeout(60_000);
 
 const SHIPPED = join(ROOT, "manifests", "memory.yaml");
 const SERVER = join(NODE_MODULES, "@modelcontextprotocol", "server-memory", "dist", "index.js");
@@ -68,7 +71,7 @@ const ADA: Entity = { name: "Ada Lovelace", entityType: "person", observations: 
 const BABBAGE: Entity = { name: "Charles Babbage", entityType: "person", observations: ["designed the Analytical Engine"] };
 const MENABREA: Entity = { name: "Luigi Menabrea", entityType: "person", observations: ["wrote the paper Ada translated"] };
 
-describe("manifests/memory.yaml", () => {
+describe.concurrent("manifests/memory.yaml", () => {
   test("the shipped file needs MEMORY_FILE_PATH, loads with it, and names a rule for each of the server's 9 tools", async () => {
     expect(() => loadManifest(SHIPPED, {})).toThrow(/MEMORY_FILE_PATH/);
     const shipped = loadManifest(SHIPPED, { MEMORY_FILE_PATH: "/abs/memory.jsonl" });

@@ -64,7 +64,7 @@ describe("a valid manifest", () => {
       env: {},
       cwd: join(ROOT, "manifests"),
       timeoutMs: 60_000,
-      line: 10,
+      line: 16,
     });
     expect(manifest.rules.map((r) => [r.match, r.class, r.gate])).toEqual([
       ["crm.get_customer", "readonly", "never"],
@@ -74,10 +74,11 @@ describe("a valid manifest", () => {
       ["crm.restore_customer", "compensable", "never"],
       ["crm.send_*", "irreversible", "always"],
     ]);
+    expect(manifest.rules.map((r) => r.idempotent)).toEqual([false, true, true, true, true, false]);
     const update = manifest.rules[1]!;
-    expect(update.line).toBe(21);
-    expect(update.snapshot).toMatchObject({ server: "crm", tool: "get_customer", absentWhen: ["no customer with id"], at: { line: 24, col: 13 } });
-    expect(update.inverse).toMatchObject({ server: "crm", tool: "update_customer", absentWhen: [], at: { line: 28, col: 13 } });
+    expect(update.line).toBe(27);
+    expect(update.snapshot).toMatchObject({ server: "crm", tool: "get_customer", absentWhen: ["no customer with id"], at: { line: 31, col: 13 } });
+    expect(update.inverse).toMatchObject({ server: "crm", tool: "update_customer", absentWhen: [], at: { line: 35, col: 13 } });
   });
 
   test("the smallest manifest: a version and one server, no tools", () => {
@@ -162,7 +163,7 @@ describe("schema (R-MAN-1)", () => {
     ).toEqual([
       '2:1: unknown key "colour" in the manifest (allowed: version, servers, tools)',
       '6:5: unknown key "restart" in server "crm" (allowed: command, args, env, cwd, url, headers, auth, timeout, timeout_max)',
-      '10:5: unknown key "note" in a tool rule (allowed: match, class, gate, snapshot, inverse)',
+      '10:5: unknown key "note" in a tool rule (allowed: match, class, gate, snapshot, inverse, idempotent)',
       '13:7: unknown key "retry" in snapshot (allowed: tool, args, absent_when)',
       '16:7: unknown key "when" in inverse (allowed: tool, args, absent_when)',
     ]);
@@ -172,7 +173,7 @@ describe("schema (R-MAN-1)", () => {
     expect(problems(withRules("  - match: crm.a", "    class: reversible", "    undo: crm.b"))).toEqual([
       '6:5: a reversible rule needs an "inverse" (the call that puts the state back)',
       '6:5: a reversible rule needs a "snapshot" (the read that captures the state it replaces); without one, make it compensable',
-      '8:5: unknown key "undo" in a tool rule (allowed: match, class, gate, snapshot, inverse)',
+      '8:5: unknown key "undo" in a tool rule (allowed: match, class, gate, snapshot, inverse, idempotent)',
     ]);
   });
 
@@ -326,6 +327,16 @@ describe("cross-field rules (R-MAN-3)", () => {
   test("absent_when belongs to a snapshot, not an inverse", () => {
     expect(rule("  - match: crm.a", "    class: compensable", "    inverse: { tool: crm.b, absent_when: gone }")).toEqual([
       '8:29: "absent_when" belongs to a snapshot (the read that may find nothing), not to an inverse',
+    ]);
+  });
+
+  test("idempotent is true or false, and only on a rule with an inverse to resend", () => {
+    expect(load(withRules("  - match: crm.a", "    class: compensable", "    idempotent: true", "    inverse: { tool: crm.b }")).rules[0]!.idempotent).toBe(true);
+    expect(rule("  - match: crm.a", "    class: compensable", "    idempotent: yes please", "    inverse: { tool: crm.b }")).toEqual([
+      '8:17: "idempotent" must be true or false, found a string',
+    ]);
+    expect(rule("  - match: crm.a", "    class: irreversible", "    idempotent: true")).toEqual([
+      '8:5: "idempotent" says undo may resend this rule\'s inverse, and an irreversible rule has none',
     ]);
   });
 
@@ -735,7 +746,7 @@ describe("YAML and the file as a whole (R-MAN-2)", () => {
     expect(error.details).toEqual([
       `${FILE}:5:19: "TOKEN" uses \${NOPE}, which is not set in the environment`,
       `${FILE}:6:3: server name "mail.out" must not be empty or contain "." or "__" (they separate server and tool names)`,
-      `${FILE}:11:5: unknown key "colour" in a tool rule (allowed: match, class, gate, snapshot, inverse)`,
+      `${FILE}:11:5: unknown key "colour" in a tool rule (allowed: match, class, gate, snapshot, inverse, idempotent)`,
       `${FILE}:14:44: $result.id cannot be used in snapshot args (allowed here: $.)`,
       `${FILE}:15:49: "$5" is not a reference (use $, $.path, $snapshot.path or $result.path; write $$ for a literal dollar sign)`,
       `${FILE}:16:5: a compensable rule needs an "inverse" (the call that puts the state back)`,
@@ -783,7 +794,7 @@ const RULE = (...lines: string[]) => withRules("  - match: crm.update", ...lines
 const malformed: Row[] = [
   { name: "unknown top-level key", text: yaml("version: 1", "servers:", "  crm:", "    command: x", "policy: strict"), at: "5:1", message: 'unknown key "policy" in the manifest (allowed: version, servers, tools)' },
   { name: "unknown server key (a typo of args)", text: yaml(...SERVER, "    command: x", "    arguments: [a]"), at: "5:5", message: 'unknown key "arguments" in server "crm" (allowed: command, args, env, cwd, url, headers, auth, timeout, timeout_max)' },
-  { name: "unknown rule key", text: RULE("    class: readonly", "    reason: safe"), at: "8:5", message: 'unknown key "reason" in a tool rule (allowed: match, class, gate, snapshot, inverse)' },
+  { name: "unknown rule key", text: RULE("    class: readonly", "    reason: safe"), at: "8:5", message: 'unknown key "reason" in a tool rule (allowed: match, class, gate, snapshot, inverse, idempotent)' },
   { name: "unknown snapshot key", text: RULE("    class: reversible", "    snapshot:", "      tool: crm.get", "      arguments: {}", "    inverse: { tool: crm.update }"), at: "10:7", message: 'unknown key "arguments" in snapshot (allowed: tool, args, absent_when)' },
   { name: "unknown inverse key", text: RULE("    class: compensable", "    inverse:", "      tool: crm.delete", "      absentWhen: gone"), at: "10:7", message: 'unknown key "absentWhen" in inverse (allowed: tool, args, absent_when)' },
   { name: "missing version", text: yaml("servers:", "  crm:", "    command: x"), at: "1:1", message: 'the manifest is missing "version"' },

@@ -4,7 +4,7 @@
 import { describe, expect, test } from "bun:test";
 import type { Action, ActionStatus, Observation, ResolvedCall, VerifyCall } from "../../src/journal/types.ts";
 import type { ToolClass } from "../../src/manifest/types.ts";
-import { inScope, judge, judgeUnknown, planUndo, readsNeeded, staticVerdict, verifyKey, type Observed, type StaticVerdict } from "../../src/undo/plan.ts";
+import { inScope, judge, judgeInterrupted, judgeUnknown, planUndo, readsNeeded, staticVerdict, verifyKey, type Observed, type StaticVerdict } from "../../src/undo/plan.ts";
 
 const ADA = { id: "c_001", name: "Ada Lovelace", email: "ada@example.com", plan: "pro", notes: "founding customer" };
 const GRACE = { id: "c_002", name: "Grace Hopper", email: "grace@example.com", plan: "enterprise", notes: "renewal in March" };
@@ -66,7 +66,7 @@ describe("staticVerdict", () => {
 
   // Statuses that decide alone, whatever the class.
   const settled: Array<[ActionStatus, Partial<Action>, StaticVerdict]> = [
-    ["gated", {}, { kind: "skip", why: "held for approval; it never ran" }],
+    ["gated", {}, { kind: "skip", why: "held for approval; it never ran (a real undo withdraws the request)" }],
     ["approved", {}, { kind: "skip", why: "approved, but never retried; it never ran" }],
     ["approved", { spentBy: "other-action" }, { kind: "skip", why: "an approval, spent by the call that ran" }],
     ["denied", {}, { kind: "skip", why: "denied; it never ran" }],
@@ -91,7 +91,8 @@ describe("staticVerdict", () => {
       expect(staticVerdict(bare)).toEqual({
         kind: "halt",
         why: `the outcome of crm.${bare.tool} is unknown (the proxy never learnt whether it ran)`,
-        hint: "Check the state by hand. Undo will not guess past a call whose effect is unknown.",
+        hint: "Check the state by hand, then record what you found with synartesis settle (below). Undo will not guess past a call whose effect is unknown.",
+        settle: "call",
       });
     }
   });
@@ -134,7 +135,7 @@ describe("staticVerdict", () => {
 
         test(`${toolClass} with an inverse but no verification read → revert [unverified]`, () => {
           const row = action({ seq: 1, status, class: toolClass, inverse });
-          expect(staticVerdict(row)).toEqual({ kind: "revert", call: inverse, unverified: true });
+          expect(staticVerdict(row)).toEqual({ kind: "revert", call: inverse, unverified: true, why: "no pre-read was declared, so drift cannot be checked" });
         });
 
         test(`${toolClass} whose post-read failed → halt`, () => {
@@ -160,7 +161,7 @@ describe("staticVerdict", () => {
           const verdict = staticVerdict(action({ seq: 1, status, class: toolClass, snapshot: ABSENT }));
           expect(verdict).toEqual({
             kind: "left",
-            why: "crm.update_customer ran where nothing existed before, so there is no earlier state to restore; left in place",
+            why: "there was nothing there before crm.update_customer ran, and its rule's inverse can only write back a state from before; undo leaves what it created in place (remove it by hand if it must go)",
           });
         });
       }
@@ -247,6 +248,61 @@ describe("judge", () => {
   });
 });
 
+describe("settled and withdrawn rows", () => {
+  const settled = { settledBy: "jo", settledAt: "2026-01-01T01:00:00.000Z" };
+
+  test("a reversible call settled as applied, with no post-state: reverted without a drift check, saying why", () => {
+    const row = action({ seq: 1, inverse: restoreCall(ADA), verify: readOf("c_001"), snapshot: present(ADA), settled: "applied", ...settled });
+    expect(staticVerdict(row)).toEqual({
+      kind: "revert",
+      call: restoreCall(ADA),
+      unverified: true,
+      why: "jo (2026-01-01T01:00:00.000Z) found that it ran; no state after it was recorded, so it is reverted without a drift check",
+    });
+  });
+
+  test("a call settled as not applied, and a withdrawn request, are stepped over", () => {
+    expect(staticVerdict(action({ seq: 1, status: "failed", settled: "not_applied", ...settled }))).toEqual({
+      kind: "skip",
+      why: "jo (2026-01-01T01:00:00.000Z) found that it did not run: nothing to undo",
+    });
+    const withdrawn = action({ seq: 2, status: "denied", withdrawnBy: "ada", withdrawnAt: "2026-01-01T02:00:00.000Z" });
+    expect(staticVerdict(withdrawn)).toEqual({ kind: "skip", why: "its request for approval was withdrawn by an undo (ada, 2026-01-01T02:00:00.000Z); it never ran" });
+  });
+});
+
+describe("judgeInterrupted: an inverse sent by an undo that never learnt its outcome", () => {
+  const row = update(2, ADA, { ...ADA, plan: "free" }, { status: "rolling_back", inverseSentAt: "2026-01-01T00:00:01.000Z" });
+  const call = restoreCall(ADA);
+
+  test("the state from before: it landed", () => {
+    expect(judgeInterrupted(row, call, seen(ADA), false).outcome).toBe("already");
+  });
+
+  test("as the agent left it, not idempotent: stop for a person to settle, showing before and now", () => {
+    const step = judgeInterrupted(row, call, seen({ ...ADA, plan: "free" }), false);
+    expect(step).toMatchObject({ outcome: "halt", settle: "inverse", expected: present(ADA), actual: present({ ...ADA, plan: "free" }), call });
+    expect(step.why).toContain("sending it again could apply it twice (the rule does not declare idempotent: true)");
+  });
+
+  test("idempotent: sent again with the same key; without a read, unverified", () => {
+    expect(judgeInterrupted(row, call, seen({ ...ADA, plan: "free" }), true)).toMatchObject({ outcome: "revert", resent: true, call });
+    expect(judgeInterrupted({ ...row, verify: undefined }, call, undefined, true)).toMatchObject({ outcome: "revert", resent: true, unverified: true });
+    expect(judgeInterrupted({ ...row, verify: undefined }, call, undefined, false)).toMatchObject({ outcome: "halt", settle: "inverse" });
+  });
+
+  test("something else changed it, or it cannot be read: stop whatever the rule says", () => {
+    expect(judgeInterrupted(row, call, seen({ ...ADA, plan: "enterprise" }), true)).toMatchObject({ outcome: "halt", settle: "inverse" });
+    expect(judgeInterrupted(row, call, { kind: "error", text: "timed out" }, true)).toMatchObject({ outcome: "halt", hint: "Fix the cause and run undo again." });
+  });
+
+  test("a dry run plans the same: an interrupted inverse stops the plan unless idempotent", () => {
+    const reads = observations([["c_001", seen({ ...ADA, plan: "free" })]]);
+    expect(outcomes(planUndo([row], 1, reads, new Map(), new Map([[row.id, false]])))).toEqual(["#2 halt"]);
+    expect(outcomes(planUndo([row], 1, reads, new Map(), new Map([[row.id, true]])))).toEqual(["#2 revert"]);
+  });
+});
+
 describe("planUndo", () => {
   const S0 = ADA;
   const S1 = { ...ADA, plan: "free" };
@@ -312,7 +368,8 @@ describe("planUndo", () => {
     const steps = planUndo(actions, 1, observations([["c_001", seen(S2)]]));
     expect(outcomes(steps)).toEqual(["#3 revert", "#2 halt"]);
     expect(steps[1]!.why).toBe("the outcome of crm.delete_customer is unknown (the proxy never learnt whether it ran)");
-    expect(steps[1]!.hint).toBe("Check the state by hand. Undo will not guess past a call whose effect is unknown.");
+    expect(steps[1]!.hint).toBe("Check the state by hand, then record what you found with synartesis settle (below). Undo will not guess past a call whose effect is unknown.");
+    expect(steps[1]!.settle).toBe("call");
   });
 
   test("an irreversible call that ran is left in place; the rest is reverted", () => {

@@ -94,7 +94,7 @@ describe("renderWatch", () => {
 
       Live runs (2)
         9c0ffee0  cursor                    1 call, 1 waiting                          since 15:29:00 (1m…
-        4e77975e  claude-code � with a ra…  8 calls, 1 waiting, 1 unknown, proxy gone  since 15:20:00 (10…
+        4e77975e  claude-code \\x07 with a…  8 calls, 1 waiting, 1 unknown, proxy gone  since 15:20:00 (10…
 
       Recent calls, newest first
         15:29:50          ↺  gated    db.run_sql {"sql":"DELETE FROM customers"}
@@ -131,7 +131,7 @@ describe("renderWatch", () => {
 
       Live runs (2)
         9c0ffee0  cursor                    1 call, 1 waiting    …
-        4e77975e  claude-code � with a ra…  8 calls, 1 waiting, 1…
+        4e77975e  claude-code \\x07 with a…  8 calls, 1 waiting, 1…
 
       Recent calls, newest first
         15:29:50          ↺  gated    db.run_sql {"sql":"DELETE F…
@@ -162,7 +162,7 @@ describe("renderWatch", () => {
 
       Live runs (2)
         9c0ffee0  cursor                    1 call, 1 waiting                          since 15:29:00 (1m ago)
-        4e77975e  claude-code � with a ra…  8 calls, 1 waiting, 1 unknown, proxy gone  since 15:20:00 (10m ago)
+        4e77975e  claude-code \\x07 with a…  8 calls, 1 waiting, 1 unknown, proxy gone  since 15:20:00 (10m ago)
 
       Recent calls, newest first
         15:29:50          ↺  gated    db.run_sql {"sql":"DELETE FROM customers"}
@@ -257,7 +257,7 @@ describe("renderWatch", () => {
     const text = frame(STATE, 160, 40);
     expect(text).toMatch(/15:29:00 +⚠ +used +crm\.send_email/);
     expect(text).not.toMatch(/[\x00-\x09\x0b-\x1f]/);
-    expect(text).toContain("claude-code � with");
+    expect(text).toContain("claude-code \\x07 with");
   });
 
   test("colour is the plain frame plus SGR codes only", () => {
@@ -295,8 +295,8 @@ describe("style helpers for screens", () => {
     expect(fitWidth("abc", 0)).toBe("");
   });
 
-  test("printable replaces control characters and bidi overrides", () => {
-    expect(printable("a\x1b[2Jb\u202ec\x9bd\te")).toBe("a�[2Jb�c�d�e");
+  test("printable shows control characters and bidi overrides as escapes", () => {
+    expect(printable("a\x1b[2Jb\u202ec\x9bd\te\nf\x00")).toBe("a\\x1b[2Jb\\u202ec\\x9bd\\te\\nf\\x00");
   });
 });
 

@@ -63,11 +63,12 @@ export function undoPanel(runId: string): { element: HTMLElement; update(view: R
         if (event.kind === "start") into.insertBefore(h("p", { class: "undo-heading" }, event.heading), progress);
         if (event.kind === "start" && event.note) into.insertBefore(h("p", { class: "warn" }, `note: ${event.note}`), progress);
         if (event.kind === "start") into.insertBefore(steps, progress);
-        if (event.kind === "nothing") into.insertBefore(h("div", {}, h("p", { class: "undo-heading" }, event.heading), h("p", { class: "summary" }, event.text)), progress);
+        if (event.kind === "nothing") into.insertBefore(h("div", {}, h("p", { class: "undo-heading" }, event.heading), h("p", { class: "summary lines" }, event.text)), progress);
         if (event.kind === "replan" || event.kind === "log") steps.before(h("p", { class: "log" }, event.text));
         if (event.kind === "step") steps.append(stepItem(event.step));
         if (event.kind === "end") {
           into.insertBefore(h("p", { class: `summary tone-${event.tone}`, tabindex: "-1" }, event.summary), progress);
+          if (event.settle?.length) into.insertBefore(h("pre", { class: "hint" }, event.settle.join("\n")), progress);
           if (event.continueWith) into.insertBefore(h("p", { class: "hint" }, h("code", {}, event.continueWith)), progress);
         }
         if (event.kind === "error") into.insertBefore(problem(event.error, event.hint), progress);

@@ -1,0 +1,127 @@
+// `synartesis settle ACTION --applied | --not-applied`: record what a person
+// found about an unknown outcome — a call left pending (a crashed server, a
+// killed proxy) or an inverse an interrupted undo sent — so undo can go on.
+import { defineCommand } from "citty";
+import { SynartesisError } from "../errors.ts";
+import type { Journal } from "../journal/journal.ts";
+import { shortId, type Action } from "../journal/types.ts";
+import { loadManifest } from "../manifest/load.ts";
+import { createMatcher } from "../manifest/match.ts";
+import { processAlive } from "../processes.ts";
+import { callText, undoOutlook } from "../render/runs.ts";
+import { displayStatus, printable } from "../render/style.ts";
+import { replanAction } from "../undo/replan.ts";
+import { currentUser, journalArg, manifestArg, manifestPathForRun, openExistingJournal, writeLines } from "./shared.ts";
+
+interface SettleArgs {
+  id: string;
+  applied?: boolean;
+  "not-applied"?: boolean;
+  by?: string;
+  note?: string;
+  force?: boolean;
+  journal?: string;
+  manifest?: string;
+}
+
+export default defineCommand({
+  meta: {
+    name: "settle",
+    description:
+      "Record what you found about a call whose outcome is unknown (left pending), or about an inverse an interrupted undo sent: it ran (--applied) or it did not (--not-applied). Undo then goes on accordingly.",
+  },
+  args: {
+    id: { type: "positional", required: true, description: "Action id or any unique prefix" },
+    applied: { type: "boolean", description: "It ran: the agent's call (or the inverse undo sent) took effect" },
+    "not-applied": { type: "boolean", description: "It did not run: nothing changed" },
+    by: { type: "string", valueHint: "name", description: "Who found it out (default: the logged-in user)" },
+    note: { type: "string", valueHint: "text", description: "What you saw (kept in the journal, shown by show)" },
+    force: { type: "boolean", description: "Settle even though the process that made the call or sent the inverse still runs" },
+    ...journalArg,
+    ...manifestArg,
+  },
+  async run({ args }) {
+    const flags = args as SettleArgs;
+    if (Boolean(flags.applied) === Boolean(flags["not-applied"])) {
+      throw new SynartesisError("usage", "say what you found: --applied (it ran) or --not-applied (it did not)");
+    }
+    const journal = await openExistingJournal(flags);
+    try {
+      const action = journal.findAction(flags.id);
+      const lines = action.status === "rolling_back" ? settleInverse(journal, action, flags) : settleCall(journal, action, flags);
+      writeLines([...lines, undoOutlook(journal.getAction(action.id)!)].map(printable));
+      return 0;
+    } finally {
+      journal.close();
+    }
+  },
+});
+
+function describe(action: Action): string {
+  return `#${action.seq} ${callText(action, 200)} (action ${shortId(action.id)}, run ${shortId(action.runId)})`;
+}
+
+function finding(flags: SettleArgs) {
+  return { by: flags.by ?? currentUser(), at: new Date().toISOString(), ...(flags.note ? { note: flags.note } : {}) };
+}
+
+/** A call whose outcome is unknown: it ran (undo reverts it from what was captured) or it did not (nothing to undo). */
+function settleCall(journal: Journal, action: Action, flags: SettleArgs): string[] {
+  if (action.status !== "pending") {
+    throw new SynartesisError("refused", `${shortId(action.id)} is ${displayStatus(action)}: its outcome is known, so there is nothing to settle`, {
+      hint: "settle records what you found about an unknown outcome: a call left pending, or an inverse an interrupted undo sent (rolling_back).",
+    });
+  }
+  const run = journal.getRun(action.runId)!;
+  // A proxy still waiting for the answer would record it itself (and a settled row would drop it).
+  if (processAlive(run.host, run.pid) && action.error === undefined && !flags.force) {
+    throw new SynartesisError("refused", `${shortId(action.id)} is still in flight: the proxy that made it (pid ${run.pid}) is running and waiting for its answer`, {
+      hint: "Settle it once that proxy has given up on it or exited, or pass --force if you know better.",
+    });
+  }
+  const found = finding(flags);
+  if (flags["not-applied"]) {
+    if (!journal.settle(action.id, { status: "pending" }, { status: "failed", settled: "not_applied", ...found })) changedMeanwhile(action);
+    return [`Settled ${describe(action)}: it did not run (${found.by}).`];
+  }
+  // It ran: build its inverse now from what was captured before it (its result never came).
+  const manifest = loadManifest(manifestPathForRun(run, flags.manifest, process.cwd()));
+  const rebuilt = replanAction({ ...action, status: "applied" }, createMatcher(manifest));
+  const settled = journal.settle(
+    action.id,
+    { status: "pending" },
+    { status: "applied", settled: "applied", ...found, ...(rebuilt ? { inverse: rebuilt.inverse, warnings: rebuilt.warnings } : {}) },
+  );
+  if (!settled) changedMeanwhile(action);
+  return [`Settled ${describe(action)}: it ran (${found.by}).`];
+}
+
+/** An inverse an interrupted undo sent: it ran (the action is undone) or it did not (the next undo sends it). */
+function settleInverse(journal: Journal, action: Action, flags: SettleArgs): string[] {
+  const inverse = action.inverse ? callText(action.inverse, 200) : "its inverse";
+  if (action.inverseSentAt === undefined) {
+    throw new SynartesisError("refused", `an undo has claimed ${shortId(action.id)} but had not sent ${inverse}: there is no unknown outcome to settle`, {
+      hint: "Run undo again: it takes over from an undo that is gone.",
+    });
+  }
+  const [host, pid] = (action.claimedBy ?? "").split(":");
+  if (processAlive(host, Number(pid)) !== false && !flags.force) {
+    throw new SynartesisError("refused", `the undo that sent ${inverse} (${host} pid ${pid}) may still be running and learn its outcome itself`, {
+      hint: "Settle it once that undo has exited, or pass --force if you know better.",
+    });
+  }
+  const found = finding(flags);
+  const from = { status: "rolling_back" as const, ...(action.claimedBy ? { claimedBy: action.claimedBy } : {}) };
+  const applied = Boolean(flags.applied);
+  const ok = journal.settle(action.id, from, {
+    status: applied ? "rolled_back" : "applied",
+    settled: applied ? "inverse_applied" : "inverse_not_applied",
+    ...found,
+  });
+  if (!ok) changedMeanwhile(action);
+  return [`Settled the inverse of ${describe(action)}, ${inverse}: it ${applied ? "ran" : "did not run"} (${found.by}).`];
+}
+
+function changedMeanwhile(action: Action): never {
+  throw new SynartesisError("refused", `${shortId(action.id)} changed while it was being settled; look again with synartesis show ${shortId(action.runId)}`);
+}

@@ -1,0 +1,66 @@
+// What an undo decides before its first step, for the CLI and the review page
+// alike: a run still being recorded is refused (unless forced), the scope is
+// checked, a run already rolled back or with nothing to revert says so, and
+// the run's open requests for approval are withdrawn (R-GATE-7).
+import { SynartesisError } from "../errors.ts";
+import type { Journal } from "../journal/journal.ts";
+import { shortId, type Action, type Run } from "../journal/types.ts";
+import { processAlive } from "../processes.ts";
+import { formatTime, printable } from "../render/style.ts";
+import { checkScope, hasWork, inScope } from "./plan.ts";
+
+export type UndoOpening =
+  /** Nothing to revert, because an undo already rolled the run back. */
+  | { kind: "already"; when?: string; by?: string }
+  /** Nothing to revert; `withdrawn` (real undo) or `wouldWithdraw` (dry run) are its open requests. */
+  | { kind: "nothing"; withdrawn: Action[]; wouldWithdraw: Action[] }
+  /** Steps to take; the run's open requests in scope were withdrawn first (none in a dry run). */
+  | { kind: "work"; withdrawn: Action[] };
+
+export interface OpeningOptions {
+  fromSeq: number;
+  dryRun: boolean;
+  /** Undo even though the run's proxy is still recording it. */
+  force: boolean;
+  /** The person undoing (recorded on withdrawn requests and on the run). */
+  by: string;
+  now: () => Date;
+  /** Whether the run was picked as "the most recent" (then an empty one points at an older run with work). */
+  picked: boolean;
+}
+
+export function openUndo(journal: Journal, run: Run, actions: Action[], options: OpeningOptions): UndoOpening {
+  const { fromSeq, dryRun, by } = options;
+  // Undoing a run while its proxy still records into it would race the agent.
+  if (!dryRun && run.status === "active" && processAlive(run.host, run.pid) && !options.force) {
+    throw new SynartesisError("refused", `run ${shortId(run.id)} is still being recorded: its proxy (pid ${run.pid}) is running`, {
+      hint: "Undo it once its client has disconnected (the run is then complete), or pass --force to undo what it has recorded so far.",
+    });
+  }
+  checkScope(actions, fromSeq, shortId(run.id));
+  const openRequests = inScope(actions, fromSeq).filter((a) => a.status === "gated");
+  if (hasWork(actions, fromSeq)) {
+    // Requests go first, so none of them can be approved and run while the run is undone.
+    const withdrawn = dryRun ? [] : journal.withdrawRequests(run.id, fromSeq, by, options.now().toISOString());
+    return { kind: "work", withdrawn };
+  }
+  if (run.status === "rolled_back") {
+    const when = run.undoneAt ?? run.endedAt;
+    return { kind: "already", ...(when ? { when } : {}), ...(run.undoneBy ? { by: run.undoneBy } : {}) };
+  }
+  // A client that reconnected after the damage leaves an empty newest run: point at the one that matters.
+  const older =
+    options.picked && fromSeq === 1 && openRequests.length === 0
+      ? journal.listRuns().find((r) => r.id !== run.id && hasWork(journal.actionsOfRun(r.id)))
+      : undefined;
+  if (older) {
+    throw new SynartesisError("refused", `the most recent run ${shortId(run.id)} (${printable(run.label)}, ${run.status}) has nothing to undo`, {
+      hint: `The most recent run with something to undo is ${shortId(older.id)} (${printable(older.label)}, started ${formatTime(older.startedAt)}): synartesis undo ${shortId(older.id)}`,
+    });
+  }
+  if (dryRun || openRequests.length === 0) return { kind: "nothing", withdrawn: [], wouldWithdraw: dryRun ? openRequests : [] };
+  const at = options.now().toISOString();
+  const withdrawn = journal.withdrawRequests(run.id, fromSeq, by, at);
+  journal.setRunStatus(run.id, "rolled_back", at, by);
+  return { kind: "nothing", withdrawn, wouldWithdraw: [] };
+}
