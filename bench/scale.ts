@@ -193,7 +193,7 @@ try {
   report(`${calls} update_customer, direct → last answer`, ms(directWrites.ms), perCall(directWrites.ms, calls));
 
   const run = project(join(base, "run"), seed);
-  const recorded = await pipeAll(["proxy"], run, session(writes(calls, customers)), calls);
+  const recorded = await pipeAll(["proxy", "--log-level", "warn"], run, session(writes(calls, customers)), calls);
   assertAllSucceeded("recorded writes", recorded);
   report(`  the same through the proxy (recorded)`, ms(recorded.ms), `${perCall(recorded.ms, calls)}, +${perCall(recorded.ms - directWrites.ms, calls)} over direct`);
   report("proxy peak RSS during those writes", mb(recorded.peakRss), "VmHWM");
@@ -220,7 +220,7 @@ try {
   const mixedDirect = await pipeAll(["toy-crm", "--state", "crm.json"], project(join(base, "mixed-direct"), seed), session(mixed(calls)), calls);
   assertAllSucceeded("direct mixed calls", mixedDirect);
   report(`${calls} mixed calls piped at once, direct`, ms(mixedDirect.ms), "50% reads, 30% updates, 10% creates, 10% deletes");
-  const mixedProxied = await pipeAll(["proxy"], project(join(base, "mixed"), seed), session(mixed(calls)), calls);
+  const mixedProxied = await pipeAll(["proxy", "--log-level", "warn"], project(join(base, "mixed"), seed), session(mixed(calls)), calls);
   assertAllSucceeded("mixed calls through the proxy", mixedProxied);
   report(`  the same through the proxy → last answer`, ms(mixedProxied.ms), `every request answered`);
 
@@ -235,7 +235,7 @@ try {
         const dir = project(join(base, "journal", `worker-${w}`), seed);
         while (next < runs) {
           const r = next++;
-          const piped = await pipeAll(["proxy", "--journal", journal], dir, session(writes(actions, customers, (r * actions) % customers + 1, `run ${r + 1}`)), actions);
+          const piped = await pipeAll(["proxy", "--log-level", "warn", "--journal", journal], dir, session(writes(actions, customers, (r * actions) % customers + 1, `run ${r + 1}`)), actions);
           assertAllSucceeded(`journal run ${r + 1}`, piped);
         }
       }),

@@ -228,7 +228,8 @@ describe("undo from the page", () => {
     expect(state(dir).customers).toEqual(SEED);
 
     const nothing = await server.undo(cookie, runId, { dryRun: true });
-    expect(nothing).toEqual([{ kind: "nothing", heading: expect.stringContaining("rolled_back"), text: "Nothing to undo: no call in this run changed anything." }]);
+    // The same words as the CLI: undoing it again says it was already rolled back, when and by whom.
+    expect(nothing).toEqual([{ kind: "nothing", heading: expect.stringContaining("rolled_back"), text: expect.stringMatching(/^Nothing to undo: run [0-9a-f]{8} was already rolled back at \S+ \S+ by \S+\.$/) }]);
   });
 
   test("drift: the plan stops with both states side by side, and the real undo changes nothing", async () => {
