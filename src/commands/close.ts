@@ -15,8 +15,8 @@ export default defineCommand({
     ...manifestArg,
   },
   async run({ args }) {
-    await withExistingJournal(args, (journal) => {
-      const run = journal.findRun(args.run);
+    await withExistingJournal(args, async (journal) => {
+      const run = await journal.findRun(args.run);
       if (run.status !== "active") {
         throw new SynartesisError("refused", `run ${shortId(run.id)} is not active (it is ${run.status})`);
       }
@@ -25,7 +25,7 @@ export default defineCommand({
           hint: "It is marked complete when its client disconnects. Pass --force to mark it complete anyway.",
         });
       }
-      journal.completeRun(run.id, new Date().toISOString());
+      await journal.completeRun(run.id, new Date().toISOString());
       writeLines([`Run ${shortId(run.id)} (${printable(run.label)}) is now marked complete.`]);
     });
   },

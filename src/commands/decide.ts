@@ -21,15 +21,15 @@ export async function decide(
   try {
     let targets: Action[];
     if (args.all) {
-      targets = journal.waiting();
+      targets = await journal.waiting();
       if (targets.length === 0) {
         writeLines(["Nothing is waiting for approval."]);
         return 0;
       }
     } else if (args.id) {
-      targets = [journal.findAction(args.id)];
+      targets = [await journal.findAction(args.id)];
     } else {
-      const waiting = journal.waiting();
+      const waiting = await journal.waiting();
       if (waiting.length === 0) throw new SynartesisError("refused", "nothing is waiting for approval");
       if (waiting.length > 1) {
         throw new SynartesisError("usage", `${waiting.length} calls are waiting; name one (or use --all)`, {
@@ -43,9 +43,9 @@ export async function decide(
     const lines: string[] = [];
     let refused = 0;
     for (const target of targets) {
-      const outcome = journal.decide(target.id, { status, by, at: new Date().toISOString(), reason: args.reason });
+      const outcome = await journal.decide(target.id, { status, by, at: new Date().toISOString(), reason: args.reason });
       if ("settled" in outcome) {
-        process.stderr.write(`synartesis: ${settledText(journal.getAction(target.id) ?? target)}\n`);
+        process.stderr.write(`synartesis: ${settledText(await journal.getAction(target.id) ?? target)}\n`);
         refused++;
         continue;
       }
@@ -54,6 +54,6 @@ export async function decide(
     writeLines(lines);
     return refused > 0 ? 1 : 0;
   } finally {
-    journal.close();
+    await journal.close();
   }
 }

@@ -10,7 +10,7 @@ export default defineCommand({
   meta: { name: "gates", description: "List calls held for a person's approval: tool, arguments, class, why, and how to approve or deny." },
   args: { ...jsonArg, ...journalArg, ...manifestArg },
   async run({ args }) {
-    const { waiting, path } = await withExistingJournal(args, (journal) => ({ waiting: journal.waiting(), path: journal.path }));
+    const { waiting, path } = await withExistingJournal(args, async (journal) => ({ waiting: await journal.waiting(), path: journal.path }));
     if (args.json) return writeJson(waiting.map(actionJson));
     writeLines(renderGates(waiting, styleFor(), approveCommandFor(path)));
   },

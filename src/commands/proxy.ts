@@ -2,7 +2,7 @@
 import { defineCommand } from "citty";
 import { hostname } from "node:os";
 import { describeError, SynartesisError } from "../errors.ts";
-import { Journal } from "../journal/journal.ts";
+import { openJournal } from "../journal/journal.ts";
 import { findJournal, findManifest } from "../manifest/discover.ts";
 import { loadManifest } from "../manifest/load.ts";
 import { DEFAULT_DRAIN_SECONDS } from "../proxy/drain.ts";
@@ -61,12 +61,12 @@ export default defineCommand({
     process.on("unhandledRejection", (error) => log.error("internal error", { error: describeError(error) }));
     const cwd = process.cwd();
     const manifest = loadManifest(findManifest(cwd, args.manifest));
-    const journal = Journal.open(findJournal(cwd, { journal: args.journal, manifest: args.manifest ?? manifest.path }), { create: true });
+    const journal = await openJournal(findJournal(cwd, { journal: args.journal, manifest: args.manifest ?? manifest.path }), { create: true });
     try {
       // A journal that cannot be written stops the proxy here, before any call relies on it (exit 2).
-      journal.proveWritable();
+      await journal.proveWritable();
     } catch (error) {
-      journal.close();
+      await journal.close();
       throw error;
     }
     for (const warning of journal.warnings) log.warn(warning);
@@ -141,7 +141,7 @@ export default defineCommand({
     await Promise.race([input.catch(() => {}), stopRequested, session.fatal.catch(() => {})]);
     await session.finish({ drainMs: drainSeconds * 1000, forced });
     try {
-      journal.close();
+      await journal.close();
     } catch {}
     await Promise.race([flushStdout(), forced]);
     // stdin may close while a server is failing to start: that still ends with its error (R-PROXY-10).

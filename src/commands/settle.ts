@@ -47,12 +47,12 @@ export default defineCommand({
     }
     const journal = await openExistingJournal(flags);
     try {
-      const action = journal.findAction(flags.id);
-      const lines = action.status === "rolling_back" ? settleInverse(journal, action, flags) : settleCall(journal, action, flags);
-      writeLines([...lines, undoOutlook(journal.getAction(action.id)!)].map(printable));
+      const action = await journal.findAction(flags.id);
+      const lines = action.status === "rolling_back" ? await settleInverse(journal, action, flags) : await settleCall(journal, action, flags);
+      writeLines([...lines, undoOutlook((await journal.getAction(action.id))!)].map(printable));
       return 0;
     } finally {
-      journal.close();
+      await journal.close();
     }
   },
 });
@@ -66,13 +66,13 @@ function finding(flags: SettleArgs) {
 }
 
 /** A call whose outcome is unknown: it ran (undo reverts it from what was captured) or it did not (nothing to undo). */
-function settleCall(journal: Journal, action: Action, flags: SettleArgs): string[] {
+async function settleCall(journal: Journal, action: Action, flags: SettleArgs): Promise<string[]> {
   if (action.status !== "pending") {
     throw new SynartesisError("refused", `${shortId(action.id)} is ${displayStatus(action)}: its outcome is known, so there is nothing to settle`, {
       hint: "settle records what you found about an unknown outcome: a call left pending, or an inverse an interrupted undo sent (rolling_back).",
     });
   }
-  const run = journal.getRun(action.runId)!;
+  const run = (await journal.getRun(action.runId))!;
   // A proxy still waiting for the answer would record it itself (and a settled row would drop it).
   if (processAlive(run.host, run.pid) && action.error === undefined && !flags.force) {
     throw new SynartesisError("refused", `${shortId(action.id)} is still in flight: the proxy that made it (pid ${run.pid}) is running and waiting for its answer`, {
@@ -81,13 +81,13 @@ function settleCall(journal: Journal, action: Action, flags: SettleArgs): string
   }
   const found = finding(flags);
   if (flags["not-applied"]) {
-    if (!journal.settle(action.id, { status: "pending" }, { status: "failed", settled: "not_applied", ...found })) changedMeanwhile(action);
+    if (!await journal.settle(action.id, { status: "pending" }, { status: "failed", settled: "not_applied", ...found })) changedMeanwhile(action);
     return [`Settled ${describe(action)}: it did not run (${found.by}).`];
   }
   // It ran: build its inverse now from what was captured before it (its result never came).
   const manifest = loadManifest(manifestPathForRun(run, flags.manifest, process.cwd()));
   const rebuilt = replanAction({ ...action, status: "applied" }, createMatcher(manifest));
-  const settled = journal.settle(
+  const settled = await journal.settle(
     action.id,
     { status: "pending" },
     { status: "applied", settled: "applied", ...found, ...(rebuilt ? { inverse: rebuilt.inverse, warnings: rebuilt.warnings } : {}) },
@@ -97,7 +97,7 @@ function settleCall(journal: Journal, action: Action, flags: SettleArgs): string
 }
 
 /** An inverse an interrupted undo sent: it ran (the action is undone) or it did not (the next undo sends it). */
-function settleInverse(journal: Journal, action: Action, flags: SettleArgs): string[] {
+async function settleInverse(journal: Journal, action: Action, flags: SettleArgs): Promise<string[]> {
   const inverse = action.inverse ? callText(action.inverse, 200) : "its inverse";
   if (action.inverseSentAt === undefined) {
     throw new SynartesisError("refused", `an undo has claimed ${shortId(action.id)} but had not sent ${inverse}: there is no unknown outcome to settle`, {
@@ -113,7 +113,7 @@ function settleInverse(journal: Journal, action: Action, flags: SettleArgs): str
   const found = finding(flags);
   const from = { status: "rolling_back" as const, ...(action.claimedBy ? { claimedBy: action.claimedBy } : {}) };
   const applied = Boolean(flags.applied);
-  const ok = journal.settle(action.id, from, {
+  const ok = await journal.settle(action.id, from, {
     status: applied ? "rolled_back" : "applied",
     settled: applied ? "inverse_applied" : "inverse_not_applied",
     ...found,

@@ -103,8 +103,8 @@ export function checkFlags(rawArgs: string[], argsDef: ArgsDef): void {
 
 /** The journal for a command that only reads: it must exist already (R-CLI-1). */
 export async function openExistingJournal(flags: { journal?: string; manifest?: string }) {
-  const [{ Journal }, { existingJournal }] = await Promise.all([import("../journal/journal.ts"), import("../manifest/discover.ts")]);
-  return Journal.open(existingJournal(process.cwd(), flags), { create: false });
+  const [{ openJournal }, { existingJournal }] = await Promise.all([import("../journal/journal.ts"), import("../manifest/discover.ts")]);
+  return openJournal(existingJournal(process.cwd(), flags), { create: false });
 }
 
 /** Run `work` with the existing journal, closing it whatever happens. */
@@ -113,7 +113,7 @@ export async function withExistingJournal<T>(flags: { journal?: string; manifest
   try {
     return await work(journal);
   } finally {
-    journal.close();
+    await journal.close();
   }
 }
 

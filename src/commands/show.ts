@@ -16,9 +16,9 @@ export default defineCommand({
     ...manifestArg,
   },
   async run({ args }) {
-    await withExistingJournal(args, (journal) => {
-      const run = journal.findRun(args.run);
-      const actions = journal.actionsOfRun(run.id);
+    await withExistingJournal(args, async (journal) => {
+      const run = await journal.findRun(args.run);
+      const actions = await journal.actionsOfRun(run.id);
       if (args.json) return writeJson({ run: runJson(run), actions: actions.map(actionJson) });
       writeLines(renderShow(run, actions, styleFor(), approveCommandFor(journal.path)));
     });

@@ -49,14 +49,14 @@ export default defineCommand({
     const cwd = process.cwd();
     const journal = await openExistingJournal(args);
     try {
-      const run = journal.findRun(args.run);
+      const run = await journal.findRun(args.run);
       const dryRun = Boolean(args["dry-run"]);
       const style = styleFor();
       const width = process.stdout.columns ?? 100;
-      const actions = journal.actionsOfRun(run.id);
+      const actions = await journal.actionsOfRun(run.id);
       const runRef = shortId(run.id);
       const by = currentUser();
-      const opening = openUndo(journal, run, actions, { fromSeq, dryRun, force: Boolean(args.force), by, now: () => new Date(), picked: !args.run });
+      const opening = await openUndo(journal, run, actions, { fromSeq, dryRun, force: Boolean(args.force), by, now: () => new Date(), picked: !args.run });
       if (opening.kind !== "work") {
         writeLines([undoHeading(run, actions.length, false, style), "", ...nothingToUndo(run, opening, fromSeq)]);
         return 0;
@@ -83,7 +83,7 @@ export default defineCommand({
       writeLines(lines);
       return report.halted ? 1 : 0;
     } finally {
-      journal.close();
+      await journal.close();
     }
   },
 });

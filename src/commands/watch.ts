@@ -4,7 +4,7 @@
 import { defineCommand } from "citty";
 import { existsSync, statSync } from "node:fs";
 import { SynartesisError } from "../errors.ts";
-import { Journal } from "../journal/journal.ts";
+import { openJournal, type Journal } from "../journal/journal.ts";
 import { findJournal } from "../manifest/discover.ts";
 import { Screen } from "../render/screen.ts";
 import { styleFor, type Style } from "../render/style.ts";
@@ -35,22 +35,22 @@ class Feed {
   constructor(readonly path: string) {}
 
   /** Re-read when the journal changed (or `force`); true when the view may differ. */
-  poll(recentLimit: number, force = false): boolean {
+  async poll(recentLimit: number, force = false): Promise<boolean> {
     try {
       if (!this.journal) {
         // An empty file is a journal the proxy is creating this instant: let it finish.
         if (!existsSync(this.path) || statSync(this.path).size === 0) return this.reset(undefined);
-        this.journal = Journal.open(this.path, { create: false });
+        this.journal = await openJournal(this.path, { create: false });
         this.version = undefined;
       }
-      const version = this.journal.dataVersion();
+      const version = await this.journal.dataVersion();
       if (!force && version === this.version) return false;
       this.version = version;
-      const runs = this.journal.listRuns().filter((run) => run.status === "active");
+      const runs = (await this.journal.listRuns()).filter((run) => run.status === "active");
       this.view = {
         runs: runs.map((run): WatchRun => (proxyGone(run) ? { ...run, gone: true } : run)),
-        recent: this.journal.recentActions(recentLimit),
-        waiting: this.journal.waiting(),
+        recent: await this.journal.recentActions(recentLimit),
+        waiting: await this.journal.waiting(),
       };
       this.problem = undefined;
       return true;
@@ -77,19 +77,16 @@ class Feed {
   }
 
   close(): void {
-    try {
-      this.journal?.close();
-    } catch {
-      // Closing a journal whose file vanished.
-    }
+    // Closing a journal whose file vanished may fail: nothing to do about it.
+    this.journal?.close().catch(() => {});
     this.journal = undefined;
     this.version = undefined;
   }
 }
 
-function printOnce(path: string, style: Style, command: string): void {
+async function printOnce(path: string, style: Style, command: string): Promise<void> {
   const feed = new Feed(path);
-  feed.poll(ONCE_RECENT);
+  await feed.poll(ONCE_RECENT);
   feed.close();
   if (feed.problem !== undefined) {
     throw new SynartesisError("config", feed.problem);
@@ -111,10 +108,10 @@ async function live(path: string, style: Style, command: string): Promise<void> 
   // Cheap when nothing happens: one PRAGMA data_version per tick; a redraw (of
   // the changed lines only) when the data, the size or the clock's second changed.
   let failure: { error: unknown } | undefined;
-  const update = () => {
+  const update = async () => {
     const force = resized;
     resized = false;
-    let changed = feed.poll(screen.rows, force) || force;
+    let changed = (await feed.poll(screen.rows, force)) || force;
     const now = Math.floor(Date.now() / 1000);
     if (now !== second) {
       second = now;
@@ -126,13 +123,17 @@ async function live(path: string, style: Style, command: string): Promise<void> 
     screen.draw(renderWatch(state, screen.columns, screen.rows, style));
   };
   // A bug must not leave the terminal in the alternate screen: stop, restore, then report it.
+  // One update at a time: a tick that comes while the last one still reads is skipped.
+  let busy = false;
   const tick = () => {
-    try {
-      update();
-    } catch (error) {
-      failure = { error };
-      stop();
-    }
+    if (busy) return;
+    busy = true;
+    update()
+      .catch((error) => {
+        failure = { error };
+        stop();
+      })
+      .finally(() => (busy = false));
   };
   const onResize = () => {
     screen.invalidate();

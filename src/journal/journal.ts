@@ -1,95 +1,9 @@
-// The journal: runs and actions in SQLite (bun:sqlite, WAL). The only module
-// that speaks SQL; every multi-statement change is one IMMEDIATE transaction.
-import { Database } from "bun:sqlite";
-import { closeSync, existsSync, mkdirSync, openSync, statSync, type Stats } from "node:fs";
-import { dirname } from "node:path";
+// The journal as the rest of the program sees it: runs and actions, claims
+// and approvals, each change one transaction (R-JOURNAL). Every method is
+// async, so a journal on a database server fits behind the same interface;
+// all SQL lives in this folder (sqlite.ts is the embedded default).
 import { SynartesisError } from "../errors.ts";
-import type { ToolClass } from "../manifest/types.ts";
-import { MIGRATIONS } from "./migrations.ts";
 import type { Action, ActionStatus, Observation, ResolvedCall, Run, RunStatus, RunSummary, Settled, VerifyCall } from "./types.ts";
-
-type Row = Record<string, string | number | null>;
-
-const BUSY_TIMEOUT_MS = 10_000;
-
-function json(value: unknown): string | null {
-  return value === undefined ? null : JSON.stringify(value);
-}
-
-function parse<T>(text: string | number | null | undefined): T | undefined {
-  return typeof text === "string" ? (JSON.parse(text) as T) : undefined;
-}
-
-function str(value: string | number | null | undefined): string | undefined {
-  return value === null || value === undefined ? undefined : String(value);
-}
-
-function observation(payload: string | number | null | undefined, absent: string | number | null | undefined): Observation | undefined {
-  if (absent === 1) return { absent: true };
-  return typeof payload === "string" ? { absent: false, payload: JSON.parse(payload) } : undefined;
-}
-
-/** `base` with every defined value of `optional` set on it (absent stays absent). */
-function withDefined<T extends object>(base: T, optional: Partial<T>): T {
-  for (const [key, value] of Object.entries(optional)) {
-    if (value !== undefined) (base as Record<string, unknown>)[key] = value;
-  }
-  return base;
-}
-
-function toRun(row: Row): Run {
-  const run: Run = {
-    id: String(row.id),
-    label: String(row.label),
-    startedAt: String(row.started_at),
-    status: row.status as RunStatus,
-  };
-  if (row.ended_at !== null) run.endedAt = String(row.ended_at);
-  if (row.host !== null) run.host = String(row.host);
-  if (row.pid !== null) run.pid = Number(row.pid);
-  if (row.manifest !== null && row.manifest !== undefined) run.manifest = String(row.manifest);
-  return withDefined(run, { undoneBy: str(row.undone_by), undoneAt: str(row.undone_at) });
-}
-
-function toAction(row: Row): Action {
-  const action: Action = {
-    id: String(row.id),
-    runId: String(row.run_id),
-    seq: Number(row.seq),
-    server: String(row.server),
-    tool: String(row.tool),
-    args: JSON.parse(String(row.args)),
-    class: row.class as ToolClass,
-    status: row.status as ActionStatus,
-    warnings: parse<string[]>(row.warnings) ?? [],
-    ts: String(row.ts),
-  };
-  const optional: Partial<Action> = {
-    argsKey: str(row.args_key),
-    snapshot: observation(row.snapshot, row.snapshot_absent),
-    postState: observation(row.post_state, row.post_absent),
-    resultText: str(row.result),
-    inverse: parse<ResolvedCall>(row.inverse),
-    verify: parse<VerifyCall>(row.verify),
-    error: str(row.error),
-    approvedBy: str(row.approved_by),
-    approvedAt: str(row.approved_at),
-    reason: str(row.reason),
-    spentBy: str(row.spent_by),
-    spentAt: str(row.spent_at),
-    claimedBy: str(row.claimed_by),
-    claimedAt: str(row.claimed_at),
-    undoNote: str(row.undo_note),
-    inverseSentAt: str(row.inverse_sent_at),
-    settled: str(row.settled) as Settled | undefined,
-    settledBy: str(row.settled_by),
-    settledAt: str(row.settled_at),
-    settledNote: str(row.settled_note),
-    withdrawnBy: str(row.withdrawn_by),
-    withdrawnAt: str(row.withdrawn_at),
-  };
-  return withDefined(action, optional);
-}
 
 /** What a caller gives to record a new action; seq and the rest come from the journal. */
 export type NewAction = Pick<Action, "id" | "runId" | "server" | "tool" | "args" | "class" | "status" | "ts"> &
@@ -120,430 +34,92 @@ export class JournalError extends SynartesisError {
   }
 }
 
-const BROKEN_CODES = ["SQLITE_CORRUPT", "SQLITE_NOTADB", "SQLITE_READONLY", "SQLITE_IOERR", "SQLITE_CANTOPEN", "SQLITE_PERM", "SQLITE_NOLFS", "SQLITE_PROTOCOL", "SQLITE_AUTH"];
-
-/** A SQLite failure as a JournalError naming the file; anything else unchanged. */
-function journalFailure(path: string, error: unknown): unknown {
-  if (error instanceof JournalError || !(error instanceof Error) || error.name !== "SQLiteError") return error;
-  const code = String((error as { code?: unknown }).code ?? "");
-  if (code === "SQLITE_FULL") return new JournalError(path, "full", error.message);
-  if (code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED")) return new JournalError(path, "busy", error.message);
-  if (BROKEN_CODES.some((broken) => code.startsWith(broken))) return new JournalError(path, "broken", error.message);
-  return error;
-}
-
-/** The file as it was when opened: a journal deleted or replaced underneath has another identity (or none). */
-type FileIdentity = Pick<Stats, "dev" | "ino">;
-
-export class Journal {
+export interface Journal {
+  /** Where it is, as people should see it (a file path; never a password). */
   readonly path: string;
-  /** Things about the file a person should know (e.g. other users can read it). */
+  /** Things about the journal a person should know (e.g. other users can read it). */
   readonly warnings: string[];
-  private readonly db: Database;
-  private readonly identity: FileIdentity;
-
-  private constructor(path: string, db: Database, identity: FileIdentity, warnings: string[]) {
-    this.path = path;
-    this.db = db;
-    this.identity = identity;
-    this.warnings = warnings;
-  }
-
-  /**
-   * Open a journal. With `create`, a missing file (and its folder) is made,
-   * private to this user (R-JOURNAL, issue 13 item 9: 0600, folder 0700; SQLite
-   * gives the -wal and -shm files the journal's mode); without it, a missing
-   * journal is refused rather than created.
-   */
-  static open(path: string, options: { create: boolean }): Journal {
-    if (!existsSync(path)) {
-      if (!options.create) throw new SynartesisError("no_journal", `there is no journal at ${path}`);
-      try {
-        if (!existsSync(dirname(path))) mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-        closeSync(openSync(path, "wx", 0o600));
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw new JournalError(path, "broken", (error as Error).message);
-      }
-    }
-    const warnings: string[] = [];
-    let db: Database;
-    let identity: FileIdentity;
-    try {
-      const stat = statSync(path);
-      identity = { dev: stat.dev, ino: stat.ino };
-      if (stat.mode & 0o077) {
-        const mode = (stat.mode & 0o777).toString(8).padStart(4, "0");
-        warnings.push(`the journal ${path} can be read by other users (mode ${mode}); it holds every recorded argument and result: chmod 600 it`);
-      }
-      db = new Database(path, { create: options.create, strict: true });
-      db.run(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
-      const mode = db.query("PRAGMA journal_mode = WAL").get() as { journal_mode: string };
-      if (mode.journal_mode.toLowerCase() !== "wal") throw new Error(`journal_mode is ${mode.journal_mode}, not wal`);
-      // NORMAL in WAL mode: a committed transaction survives a crash of this process (kill -9);
-      // only an OS crash or power loss can lose the last commits.
-      db.run("PRAGMA synchronous = NORMAL");
-      db.run("PRAGMA foreign_keys = ON");
-    } catch (error) {
-      const failure = journalFailure(path, error);
-      throw failure instanceof JournalError ? failure : new JournalError(path, "broken", (error as Error).message);
-    }
-    const journal = new Journal(path, db, identity, warnings);
-    journal.migrate();
-    return journal;
-  }
-
   /** Commit one small write now, so a journal that cannot be written is found before any call relies on it. */
-  proveWritable(): void {
-    this.db.transaction(() => this.db.run("UPDATE migrations SET applied_at = applied_at WHERE rowid = (SELECT MIN(rowid) FROM migrations)")).immediate();
-  }
-
-  /** Why the file at `path` is no longer the journal this connection writes into (deleted or replaced), if it is not. */
-  identityLost(): string | undefined {
-    let now: Stats;
-    try {
-      now = statSync(this.path);
-    } catch {
-      return `the journal ${this.path} was deleted while this proxy was recording into it`;
-    }
-    if (now.ino !== this.identity.ino || now.dev !== this.identity.dev) {
-      return `the journal ${this.path} was replaced by another file while this proxy was recording into it`;
-    }
-    return undefined;
-  }
-
-  close(): void {
-    this.db.close();
-  }
-
-  private migrate(): void {
-    const apply = this.db.transaction(() => {
-      this.db.run("CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL) STRICT");
-      const done = new Set((this.db.query("SELECT name FROM migrations").all() as Row[]).map((r) => String(r.name)));
-      for (const migration of MIGRATIONS) {
-        if (done.has(migration.name)) continue;
-        this.db.run(migration.sql);
-        this.db.query("INSERT INTO migrations (name, applied_at) VALUES (?, ?)").run(migration.name, new Date().toISOString());
-      }
-    });
-    apply.immediate();
-  }
-
-  /** Names of the migrations recorded in the file, in the order applied. */
-  appliedMigrations(): string[] {
-    return (this.db.query("SELECT name FROM migrations ORDER BY rowid").all() as Row[]).map((r) => String(r.name));
-  }
-
-  /** Changes whenever another connection commits (cheap poll for `watch`). */
-  dataVersion(): number {
-    return Number((this.db.query("PRAGMA data_version").get() as Row).data_version);
-  }
-
-  // ---- runs ----
-
-  startRun(run: { id: string; label: string; startedAt: string; host?: string; pid?: number; manifest?: string }): Run {
-    this.db
-      .query("INSERT INTO runs (id, label, started_at, status, host, pid, manifest) VALUES (?, ?, ?, 'active', ?, ?, ?)")
-      .run(run.id, run.label, run.startedAt, run.host ?? null, run.pid ?? null, run.manifest ?? null);
-    return this.getRun(run.id)!;
-  }
-
+  proveWritable(): Promise<void>;
+  /** Why `path` is no longer the journal this connection writes into (a file deleted or replaced), if it is not. */
+  identityLost(): Promise<string | undefined>;
+  close(): Promise<void>;
+  /** Names of the migrations recorded in the journal, in the order applied. */
+  appliedMigrations(): Promise<string[]>;
+  /** Changes whenever another connection commits (a cheap poll for `watch` and the review page). */
+  dataVersion(): Promise<number>;
+  startRun(run: { id: string; label: string; startedAt: string; host?: string; pid?: number; manifest?: string }): Promise<Run>;
   /** A run's session ended: active → complete (a run undo already marked keeps its status). */
-  completeRun(id: string, endedAt: string): void {
-    this.db.query("UPDATE runs SET status = 'complete', ended_at = ? WHERE id = ? AND status = 'active'").run(endedAt, id);
-    this.db.query("UPDATE runs SET ended_at = COALESCE(ended_at, ?) WHERE id = ?").run(endedAt, id);
-  }
-
+  completeRun(id: string, endedAt: string): Promise<void>;
   /** Undo's verdict on a run (rolled_back or partial); `undoneBy` when this undo is done with it. */
-  setRunStatus(id: string, status: RunStatus, at: string, undoneBy?: string): void {
-    this.db.query("UPDATE runs SET status = ?, ended_at = COALESCE(ended_at, ?) WHERE id = ?").run(status, at, id);
-    if (undoneBy !== undefined) this.db.query("UPDATE runs SET undone_by = ?, undone_at = ? WHERE id = ?").run(undoneBy, at, id);
-  }
-
-  getRun(id: string): Run | undefined {
-    const row = this.db.query("SELECT * FROM runs WHERE id = ?").get(id) as Row | null;
-    return row ? toRun(row) : undefined;
-  }
-
+  setRunStatus(id: string, status: RunStatus, at: string, undoneBy?: string): Promise<void>;
+  getRun(id: string): Promise<Run | undefined>;
   /** A run by any unique prefix of its id, or the most recent when no prefix is given. */
-  findRun(prefix: string | undefined): Run {
-    if (prefix === undefined || prefix === "") {
-      const row = this.db.query("SELECT * FROM runs ORDER BY started_at DESC, rowid DESC LIMIT 1").get() as Row | null;
-      if (!row) throw new SynartesisError("refused", `the journal ${this.path} has no runs yet`);
-      return toRun(row);
-    }
-    const rows = this.db.query("SELECT * FROM runs WHERE replace(id, '-', '') LIKE ? ESCAPE '\\' ORDER BY started_at DESC").all(likePrefix(prefix)) as Row[];
-    if (rows.length === 1) return toRun(rows[0]!);
-    if (rows.length === 0) throw new SynartesisError("unknown_id", `no run id starts with "${prefix}"`);
-    throw new SynartesisError("unknown_id", `"${prefix}" matches ${rows.length} runs: ${rows.map((r) => String(r.id).slice(0, 12)).join(", ")}`, {
-      hint: "Give more characters of the run id.",
-    });
-  }
-
-  listRuns(): RunSummary[] {
-    const rows = this.db
-      .query(
-        `SELECT runs.*,
-                COUNT(actions.id) AS n_actions,
-                COALESCE(SUM(actions.status = 'pending'), 0) AS n_unknown,
-                COALESCE(SUM(actions.status = 'gated'), 0) AS n_waiting
-           FROM runs LEFT JOIN actions ON actions.run_id = runs.id
-          GROUP BY runs.id
-          ORDER BY runs.started_at DESC, runs.rowid DESC`,
-      )
-      .all() as Row[];
-    return rows.map((row) => ({ ...toRun(row), actions: Number(row.n_actions), unknown: Number(row.n_unknown), waiting: Number(row.n_waiting) }));
-  }
-
-  // ---- actions ----
-
+  findRun(prefix: string | undefined): Promise<Run>;
+  listRuns(): Promise<RunSummary[]>;
   /**
    * Insert an action with the next seq of its run, in one transaction, so
    * several proxies and CLIs sharing the file never collide (R-JOURNAL-4).
    */
-  insertAction(action: NewAction): Action {
-    const insert = this.db.transaction(() => {
-      const { last_seq } = this.db.query("UPDATE runs SET last_seq = last_seq + 1 WHERE id = ? RETURNING last_seq").get(action.runId) as {
-        last_seq: number;
-      };
-      this.db
-        .query(
-          `INSERT INTO actions (id, run_id, seq, server, tool, args, args_key, class, status, snapshot, snapshot_absent,
-                                verify, result, error, warnings, approved_by, approved_at, ts)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        )
-        .run(
-          action.id,
-          action.runId,
-          last_seq,
-          action.server,
-          action.tool,
-          JSON.stringify(action.args),
-          action.argsKey ?? null,
-          action.class,
-          action.status,
-          action.snapshot && !action.snapshot.absent ? JSON.stringify(action.snapshot.payload) : null,
-          action.snapshot?.absent ? 1 : 0,
-          json(action.verify),
-          action.resultText ?? null,
-          action.error ?? null,
-          action.warnings?.length ? JSON.stringify(action.warnings) : null,
-          action.approvedBy ?? null,
-          action.approvedAt ?? null,
-          action.ts,
-        );
-      return last_seq;
-    });
-    const seq = insert.immediate();
-    // Built from what was written rather than read back: arguments can be MiB.
-    const written: Action = {
-      id: action.id,
-      runId: action.runId,
-      seq,
-      server: action.server,
-      tool: action.tool,
-      args: action.args,
-      class: action.class,
-      status: action.status,
-      warnings: action.warnings ?? [],
-      ts: action.ts,
-    };
-    const optional: Partial<Action> = {
-      argsKey: action.argsKey,
-      snapshot: action.snapshot,
-      verify: action.verify,
-      resultText: action.resultText,
-      error: action.error,
-      approvedBy: action.approvedBy,
-      approvedAt: action.approvedAt,
-    };
-    return withDefined(written, optional);
-  }
-
+  insertAction(action: NewAction): Promise<Action>;
   /** Record how a call ended (applied, failed, …). Only a pending call can end: what undo settled stays. */
-  finishAction(id: string, outcome: Outcome): void {
-    this.db
-      .query(
-        `UPDATE actions SET status = ?, result = COALESCE(?, result), inverse = ?, post_state = ?, post_absent = ?,
-                            error = COALESCE(?, error), warnings = ?
-          WHERE id = ? AND status = 'pending'`,
-      )
-      .run(
-        outcome.status,
-        outcome.resultText ?? null,
-        json(outcome.inverse),
-        outcome.postState && !outcome.postState.absent ? JSON.stringify(outcome.postState.payload) : null,
-        outcome.postState?.absent ? 1 : 0,
-        outcome.error ?? null,
-        outcome.warnings?.length ? JSON.stringify(outcome.warnings) : null,
-        id,
-      );
-  }
-
-  getAction(id: string): Action | undefined {
-    const row = this.db.query("SELECT * FROM actions WHERE id = ?").get(id) as Row | null;
-    return row ? toAction(row) : undefined;
-  }
-
+  finishAction(id: string, outcome: Outcome): Promise<void>;
+  getAction(id: string): Promise<Action | undefined>;
   /** An action by any unique prefix of its id, among `statuses` when given. */
-  findAction(prefix: string): Action {
-    const rows = this.db.query("SELECT * FROM actions WHERE replace(id, '-', '') LIKE ? ESCAPE '\\'").all(likePrefix(prefix)) as Row[];
-    if (rows.length === 1) return toAction(rows[0]!);
-    if (rows.length === 0) throw new SynartesisError("unknown_id", `no action id starts with "${prefix}"`);
-    throw new SynartesisError("unknown_id", `"${prefix}" matches ${rows.length} actions: ${rows.map((r) => String(r.id).slice(0, 12)).join(", ")}`, {
-      hint: "Give more characters of the action id.",
-    });
-  }
-
-  actionsOfRun(runId: string): Action[] {
-    return (this.db.query("SELECT * FROM actions WHERE run_id = ? ORDER BY seq").all(runId) as Row[]).map(toAction);
-  }
-
+  findAction(prefix: string): Promise<Action>;
+  actionsOfRun(runId: string): Promise<Action[]>;
   /** The most recent actions across runs (for `watch`). */
-  recentActions(limit: number): Action[] {
-    return (this.db.query("SELECT * FROM actions ORDER BY ts DESC, rowid DESC LIMIT ?").all(limit) as Row[]).map(toAction);
-  }
-
-  // ---- gates ----
-
+  recentActions(limit: number): Promise<Action[]>;
   /** Calls held for a decision, oldest first. */
-  waiting(): Action[] {
-    return (this.db.query("SELECT * FROM actions WHERE status = 'gated' ORDER BY ts, rowid").all() as Row[]).map(toAction);
-  }
-
+  waiting(): Promise<Action[]>;
   /**
    * A request for this exact call already raised and not yet answered, in any
    * run: a client that restarts and retries must not raise a second request
    * (two approvals would let the call run twice).
    */
-  openRequest(server: string, tool: string, argsKey: string): Action | undefined {
-    const row = this.db
-      .query("SELECT * FROM actions WHERE server = ? AND tool = ? AND args_key = ? AND status = 'gated' ORDER BY rowid LIMIT 1")
-      .get(server, tool, argsKey) as Row | null;
-    return row ? toAction(row) : undefined;
-  }
-
+  openRequest(server: string, tool: string, argsKey: string): Promise<Action | undefined>;
   /**
    * Atomically spend an unexpired approval for this exact call: the approval is
    * marked spent by `spender`; returns it, or undefined when there is none.
    */
-  spendApproval(server: string, tool: string, argsKey: string, approvedSince: string, spender: string, now: string): Action | undefined {
-    const spend = this.db.transaction(() => {
-      const row = this.db
-        .query(
-          `SELECT * FROM actions WHERE server = ? AND tool = ? AND args_key = ? AND status = 'approved'
-              AND spent_by IS NULL AND approved_at >= ? ORDER BY approved_at LIMIT 1`,
-        )
-        .get(server, tool, argsKey, approvedSince) as Row | null;
-      if (!row) return undefined;
-      this.db.query("UPDATE actions SET spent_by = ?, spent_at = ? WHERE id = ?").run(spender, now, String(row.id));
-      return toAction({ ...row, spent_by: spender, spent_at: now });
-    });
-    return spend.immediate();
-  }
-
+  spendApproval(server: string, tool: string, argsKey: string, approvedSince: string, spender: string, now: string): Promise<Action | undefined>;
   /** Give back an approval spent by a call that then never ran (cancelled, server unavailable, failed pre-read). */
-  returnApproval(approvalId: string, spender: string): void {
-    this.db.query("UPDATE actions SET spent_by = NULL, spent_at = NULL WHERE id = ? AND spent_by = ?").run(approvalId, spender);
-  }
-
+  returnApproval(approvalId: string, spender: string): Promise<void>;
   /** A denial of this exact call the agent has not been told about; marks it told. */
-  takeDenial(server: string, tool: string, argsKey: string, runId: string, now: string): Action | undefined {
-    const take = this.db.transaction(() => {
-      const row = this.db
-        .query(
-          `SELECT * FROM actions WHERE server = ? AND tool = ? AND args_key = ? AND status = 'denied' AND spent_by IS NULL
-              AND withdrawn_at IS NULL ORDER BY approved_at DESC LIMIT 1`,
-        )
-        .get(server, tool, argsKey) as Row | null;
-      if (!row) return undefined;
-      this.db.query("UPDATE actions SET spent_by = ?, spent_at = ? WHERE id = ?").run(runId, now, String(row.id));
-      return toAction(row);
-    });
-    return take.immediate();
-  }
-
+  takeDenial(server: string, tool: string, argsKey: string, runId: string, now: string): Promise<Action | undefined>;
   /**
    * Approve or deny a held call. Returns the updated action, or the current
    * status when it is no longer awaiting a decision.
    */
-  decide(id: string, decision: { status: "approved" | "denied"; by: string; at: string; reason?: string }): { action: Action } | { settled: ActionStatus } {
-    const decideTx = this.db.transaction(() => {
-      const changed = this.db
-        .query("UPDATE actions SET status = ?, approved_by = ?, approved_at = ?, reason = ? WHERE id = ? AND status = 'gated'")
-        .run(decision.status, decision.by, decision.at, decision.reason ?? null, id);
-      const action = this.getAction(id);
-      if (!action) throw new SynartesisError("unknown_id", `no action ${id}`);
-      return changed.changes === 1 ? { action } : { settled: action.status };
-    });
-    return decideTx.immediate();
-  }
-
+  decide(id: string, decision: { status: "approved" | "denied"; by: string; at: string; reason?: string }): Promise<{ action: Action } | { settled: ActionStatus }>;
   /**
    * An undo of a run withdraws its open requests for approval from seq
    * `fromSeq` on (R-GATE-7): they leave `gates`, are settled as denied, and no
    * agent is ever told of them as a denial. Returns the withdrawn requests.
    */
-  withdrawRequests(runId: string, fromSeq: number, by: string, at: string): Action[] {
-    const rows = this.db
-      .query(
-        `UPDATE actions SET status = 'denied', withdrawn_by = ?, withdrawn_at = ?
-          WHERE run_id = ? AND seq >= ? AND status = 'gated' RETURNING *`,
-      )
-      .all(by, at, runId, fromSeq) as Row[];
-    return rows.map(toAction).sort((a, b) => a.seq - b.seq);
-  }
-
-  // ---- undo ----
-
+  withdrawRequests(runId: string, fromSeq: number, by: string, at: string): Promise<Action[]>;
   /**
    * Claim an action for undo: only one undo process at a time may work on it.
    * `from` lists the statuses it may be claimed from.
    */
-  claim(id: string, owner: string, now: string, from: ActionStatus[]): boolean {
-    const placeholders = from.map(() => "?").join(", ");
-    const result = this.db
-      .query(`UPDATE actions SET status = 'rolling_back', claimed_by = ?, claimed_at = ? WHERE id = ? AND status IN (${placeholders})`)
-      .run(owner, now, id, ...from);
-    return result.changes === 1;
-  }
-
+  claim(id: string, owner: string, now: string, from: ActionStatus[]): Promise<boolean>;
   /** Take over a claim left by an undo that is gone. */
-  takeOverClaim(id: string, deadOwner: string, owner: string, now: string): boolean {
-    const result = this.db
-      .query("UPDATE actions SET claimed_by = ?, claimed_at = ? WHERE id = ? AND status = 'rolling_back' AND claimed_by = ?")
-      .run(owner, now, id, deadOwner);
-    return result.changes === 1;
-  }
-
+  takeOverClaim(id: string, deadOwner: string, owner: string, now: string): Promise<boolean>;
   /**
    * Settle a claimed action (rolled_back, back to applied, …). `undoNote` says
    * what stopped this attempt; it replaces the previous note (none: cleared).
    */
-  settleClaim(id: string, owner: string, status: ActionStatus, undoNote?: string): void {
-    this.db
-      .query("UPDATE actions SET status = ?, undo_note = ?, inverse_sent_at = NULL WHERE id = ? AND claimed_by = ?")
-      .run(status, undoNote ?? null, id, owner);
-  }
-
+  settleClaim(id: string, owner: string, status: ActionStatus, undoNote?: string): Promise<void>;
   /**
    * Written before a claimed action's inverse leaves (like a call's intent):
    * an undo killed before it records the outcome leaves an unknown outcome,
    * not a row that looks untouched.
    */
-  markInverseSent(id: string, owner: string, at: string): void {
-    this.db.query("UPDATE actions SET inverse_sent_at = ? WHERE id = ? AND claimed_by = ?").run(at, id, owner);
-  }
-
+  markInverseSent(id: string, owner: string, at: string): Promise<void>;
   /** Keep a claim whose inverse's outcome is unknown, saying why undo stopped there. */
-  noteClaim(id: string, owner: string, undoNote: string): void {
-    this.db.query("UPDATE actions SET undo_note = ? WHERE id = ? AND claimed_by = ?").run(undoNote, id, owner);
-  }
-
+  noteClaim(id: string, owner: string, undoNote: string): Promise<void>;
   /** Say why undo stepped over an action, without changing its status. */
-  noteUndo(id: string, note: string): void {
-    this.db.query("UPDATE actions SET undo_note = ? WHERE id = ?").run(note, id);
-  }
-
+  noteUndo(id: string, note: string): Promise<void>;
   /**
    * Record what a person found about an unknown outcome (synartesis settle):
    * the row moves from `from` to `status`, only if it is still there (and, for
@@ -554,61 +130,18 @@ export class Journal {
     id: string,
     from: { status: ActionStatus; claimedBy?: string },
     finding: { status: ActionStatus; settled: Settled; by: string; at: string; note?: string; inverse?: ResolvedCall; warnings?: string[] },
-  ): boolean {
-    const result = this.db
-      .query(
-        `UPDATE actions SET status = ?, settled = ?, settled_by = ?, settled_at = ?, settled_note = ?,
-                            inverse = COALESCE(?, inverse), warnings = CASE WHEN ? THEN ? ELSE warnings END,
-                            undo_note = NULL, inverse_sent_at = NULL
-          WHERE id = ? AND status = ? AND (? IS NULL OR claimed_by = ?)`,
-      )
-      .run(
-        finding.status,
-        finding.settled,
-        finding.by,
-        finding.at,
-        finding.note ?? null,
-        json(finding.inverse),
-        finding.warnings ? 1 : 0,
-        finding.warnings?.length ? JSON.stringify(finding.warnings) : null,
-        id,
-        from.status,
-        from.claimedBy ?? null,
-        from.claimedBy ?? null,
-      );
-    return result.changes === 1;
-  }
-
+  ): Promise<boolean>;
   /** Mark an action that undo can never revert (an irreversible call that ran). */
-  markUnrecoverable(id: string): void {
-    this.db.query("UPDATE actions SET status = 'unrecoverable' WHERE id = ? AND status = 'applied'").run(id);
-  }
-
+  markUnrecoverable(id: string): Promise<void>;
   /** `--replan`: store a rebuilt inverse and verification read. */
-  replan(id: string, inverse: ResolvedCall | undefined, verify: VerifyCall | undefined, warnings: string[]): void {
-    this.db
-      .query("UPDATE actions SET inverse = ?, verify = ?, warnings = ? WHERE id = ?")
-      .run(json(inverse), json(verify), warnings.length ? JSON.stringify(warnings) : null, id);
-  }
+  replan(id: string, inverse: ResolvedCall | undefined, verify: VerifyCall | undefined, warnings: string[]): Promise<void>;
 }
 
-// Every SQLite failure inside the journal reaches its caller as a JournalError
-// naming the file (one line, exit 2), never as a bare "internal error".
-for (const name of Object.getOwnPropertyNames(Journal.prototype)) {
-  const method = Object.getOwnPropertyDescriptor(Journal.prototype, name)?.value;
-  if (name === "constructor" || typeof method !== "function") continue;
-  Object.defineProperty(Journal.prototype, name, {
-    value: function (this: Journal, ...args: unknown[]) {
-      try {
-        return method.apply(this, args);
-      } catch (error) {
-        throw journalFailure(this.path, error);
-      }
-    },
-  });
-}
-
-/** Ids are matched without their dashes, so `4e77975e`, `4e77975e-1a` and `4e77975e1a` all work. */
-function likePrefix(prefix: string): string {
-  return prefix.replace(/-/g, "").replace(/[\\%_]/g, (c) => `\\${c}`) + "%";
+/**
+ * Open the journal at `location`. With `create`, a missing one is made;
+ * without it, a missing journal is refused rather than created.
+ */
+export async function openJournal(location: string, options: { create: boolean }): Promise<Journal> {
+  const { SqliteJournal } = await import("./sqlite.ts");
+  return SqliteJournal.open(location, options);
 }

@@ -12,20 +12,21 @@ import type { Logger } from "./log.ts";
 import { toolErrorLine } from "./messages.ts";
 import { readState, type ReadOutcome } from "./observe.ts";
 import { rawMember, withIdText } from "./raw-json.ts";
+import type { ServerTurn } from "./server-turns.ts";
 import { UpstreamError, type Reply, type Upstream } from "./upstream.ts";
 
 export interface CallContext extends GateContext {
   log: Logger;
   matcher: Matcher;
   upstream(server: string): Upstream;
-  /** Serialises mutating calls per server (R-PROXY-6). */
-  withServerLock<T>(server: string, work: () => Promise<T>): Promise<T>;
+  /** A place in the queue that serialises mutating calls per server (R-PROXY-6), taken when the call arrives. */
+  reserveServerTurn(server: string): ServerTurn;
   /** Called with the upstream request id once a call is forwarded (for cancellation). */
   onForwarded?(upstream: Upstream, upstreamId: number): void;
   /** The journal failed (the session stops when it is broken). */
   onJournalError?(error: JournalError): void;
   /** Why nothing more can be recorded (the journal was deleted or replaced), if so. */
-  recordingStopped?(): string | undefined;
+  recordingStopped?(): Promise<string | undefined>;
   /** The file of Synartesis's own that these arguments name, if any (issue 13 item 10). */
   protectedTarget?(server: string, args: unknown): { what: string; path: string } | undefined;
 }
@@ -86,9 +87,9 @@ export async function handleToolCall(ctx: CallContext, call: ToolCall): Promise<
  * reported to the agent as a failed call (it would retry and do it twice); a
  * mutating call's row then stays `pending` with its intent.
  */
-function recordOutcome(ctx: CallContext, call: ToolCall, action: string | undefined, write: () => void): void {
+async function recordOutcome(ctx: CallContext, call: ToolCall, action: string | undefined, write: () => Promise<unknown>): Promise<void> {
   try {
-    write();
+    await write();
   } catch (error) {
     if (!(error instanceof JournalError)) throw error;
     ctx.log.warn("the outcome of a forwarded call could not be journalled; its row stays as it was (pending)", {
@@ -120,16 +121,26 @@ async function classifyAndRun(ctx: CallContext, call: ToolCall): Promise<string>
   if (!verdict.gated && (classification.class === "readonly" || verdict.readOnlySql)) {
     return forwardReadOnly(ctx, call);
   }
-  const stopped = ctx.recordingStopped?.();
-  if (stopped) {
-    return toolErrorLine(call.clientId, `Synartesis did not run this call: it has stopped recording, because ${stopped}. Nothing it runs now could be undone; restart the MCP server entry (the proxy) to record into a journal again.`);
+  // Its place in the server's queue is taken now, so calls run in the order they came; the gate does not wait for it.
+  const turn = ctx.reserveServerTurn(call.server);
+  try {
+    const stopped = await ctx.recordingStopped?.();
+    if (stopped) {
+      turn.release();
+      return toolErrorLine(call.clientId, `Synartesis did not run this call: it has stopped recording, because ${stopped}. Nothing it runs now could be undone; restart the MCP server entry (the proxy) to record into a journal again.`);
+    }
+    let approval: GateOutcome | undefined;
+    if (verdict.gated) {
+      approval = await passGate(ctx, { ...call, class: classification.class }, verdict.reason);
+      if (!approval.proceed) {
+        turn.release();
+        return refused(ctx, call, approval);
+      }
+    }
+    return await turn.run(() => runMutating(ctx, call, classification.rule, classification.class, approval));
+  } finally {
+    turn.release();
   }
-  let approval: GateOutcome | undefined;
-  if (verdict.gated) {
-    approval = passGate(ctx, { ...call, class: classification.class }, verdict.reason);
-    if (!approval.proceed) return refused(ctx, call, approval);
-  }
-  return ctx.withServerLock(call.server, () => runMutating(ctx, call, classification.rule, classification.class, approval));
 }
 
 /**
@@ -159,7 +170,7 @@ async function forwardReadOnly(ctx: CallContext, call: ToolCall): Promise<string
     reply = await forward(ctx, upstream, call);
   } catch (error) {
     if (!(error instanceof UpstreamError)) throw error;
-    recordOutcome(ctx, call, undefined, () =>
+    await recordOutcome(ctx, call, undefined, () =>
       ctx.journal.insertAction({
         id: ctx.newId(), runId: ctx.runId, server: call.server, tool: call.tool, args: call.args,
         class: "readonly", status: "failed", error: error.message, ts: started,
@@ -168,7 +179,7 @@ async function forwardReadOnly(ctx: CallContext, call: ToolCall): Promise<string
     return toolErrorLine(call.clientId, `Synartesis could not complete this call: ${error.message}.`);
   }
   const failure = replyError(reply);
-  recordOutcome(ctx, call, undefined, () =>
+  await recordOutcome(ctx, call, undefined, () =>
     ctx.journal.insertAction({
       id: ctx.newId(),
       runId: ctx.runId,
@@ -198,10 +209,12 @@ async function runMutating(
   const approvedBy = approval ? { approvedBy: approval.approvedBy, approvedAt: approval.approvedAt } : {};
   const base = { id: actionId, runId: ctx.runId, server: call.server, tool: call.tool, args: call.args, class: toolClass, ...approvedBy };
   // A call that never ran did not use up its approval: the person's yes still stands for a retry.
-  const giveBackApproval = () => approval && ctx.journal.returnApproval(approval.id, actionId);
-  const refuse = (error: string, agentText: string) => {
-    giveBackApproval();
-    ctx.journal.insertAction({ ...base, status: "failed", error, ts: ctx.now().toISOString() });
+  const giveBackApproval = async () => {
+    if (approval) await ctx.journal.returnApproval(approval.id, actionId);
+  };
+  const refuse = async (error: string, agentText: string) => {
+    await giveBackApproval();
+    await ctx.journal.insertAction({ ...base, status: "failed", error, ts: ctx.now().toISOString() });
     return toolErrorLine(call.clientId, agentText);
   };
 
@@ -226,7 +239,7 @@ async function runMutating(
     }
     if (read.kind === "absent" && toolClass === "reversible" && !approval) {
       const reason = `${call.server}.${call.tool} is reversible, but its pre-read ${readName} found nothing to restore (${read.text.split("\n")[0]})`;
-      const held = passGate(ctx, { ...call, class: toolClass }, reason);
+      const held = await passGate(ctx, { ...call, class: toolClass }, reason);
       if (!held.proceed) return refused(ctx, call, held);
       return runMutating(ctx, call, rule, toolClass, held);
     }
@@ -245,7 +258,7 @@ async function runMutating(
   }
 
   // Write-ahead: the intent is committed before the call leaves (R-PROXY-5).
-  const intent = ctx.journal.insertAction({
+  const intent = await ctx.journal.insertAction({
     ...base,
     status: "pending",
     snapshot,
@@ -259,14 +272,14 @@ async function runMutating(
   } catch (error) {
     if (!(error instanceof UpstreamError)) throw error;
     if (error.kind === "not_sent") {
-      recordOutcome(ctx, call, intent.id, () => {
-        giveBackApproval();
-        ctx.journal.finishAction(intent.id, { status: "failed", error: `never reached the server: ${error.message}` });
+      await recordOutcome(ctx, call, intent.id, async () => {
+        await giveBackApproval();
+        await ctx.journal.finishAction(intent.id, { status: "failed", error: `never reached the server: ${error.message}` });
       });
       return toolErrorLine(call.clientId, `Synartesis did not run this call: it never reached server "${call.server}" (${error.message}).`);
     }
     const why = `${error.message}; the outcome is unknown`;
-    recordOutcome(ctx, call, intent.id, () => ctx.journal.finishAction(intent.id, { status: "pending", error: why }));
+    await recordOutcome(ctx, call, intent.id, () => ctx.journal.finishAction(intent.id, { status: "pending", error: why }));
     ctx.log.error("call outcome unknown", { server: call.server, tool: call.tool, action: intent.id, error: error.message });
     return toolErrorLine(
       call.clientId,
@@ -277,7 +290,7 @@ async function runMutating(
   const failure = replyError(reply);
   const resultText = rawMember(reply.raw, "result");
   if (failure !== undefined) {
-    recordOutcome(ctx, call, intent.id, () => ctx.journal.finishAction(intent.id, { status: "failed", resultText, error: failure }));
+    await recordOutcome(ctx, call, intent.id, () => ctx.journal.finishAction(intent.id, { status: "failed", resultText, error: failure }));
     return withIdText(reply.raw, call.clientId);
   }
 
@@ -307,7 +320,7 @@ async function runMutating(
     if (!postState) warnings.push(`the post-read ${verify.server}.${verify.tool} failed (${read.kind === "error" ? read.text : ""}); undo cannot check this call for drift`);
   }
 
-  recordOutcome(ctx, call, intent.id, () => ctx.journal.finishAction(intent.id, { status: "applied", resultText, inverse, postState, warnings }));
+  await recordOutcome(ctx, call, intent.id, () => ctx.journal.finishAction(intent.id, { status: "applied", resultText, inverse, postState, warnings }));
   for (const warning of warnings) ctx.log.warn(warning, { server: call.server, tool: call.tool, action: intent.id });
   return withIdText(reply.raw, call.clientId);
 }

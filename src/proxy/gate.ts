@@ -87,27 +87,27 @@ export function deniedText(action: Action): string {
  * The gate for one call: spend an approval if there is one, report a denial
  * not yet told, reuse an open request of this run, or raise a new request.
  */
-export function passGate(ctx: GateContext, call: HeldCall, reason: string): GateOutcome {
+export async function passGate(ctx: GateContext, call: HeldCall, reason: string): Promise<GateOutcome> {
   const now = ctx.now();
   const argsKey = callKey(call.args);
   const actionId = ctx.newId();
   const since = new Date(now.getTime() - APPROVAL_TTL_MS).toISOString();
-  const approval = ctx.journal.spendApproval(call.server, call.tool, argsKey, since, actionId, now.toISOString());
+  const approval = await ctx.journal.spendApproval(call.server, call.tool, argsKey, since, actionId, now.toISOString());
   if (approval) return { proceed: true, approval, actionId };
 
-  const denial = ctx.journal.takeDenial(call.server, call.tool, argsKey, ctx.runId, now.toISOString());
+  const denial = await ctx.journal.takeDenial(call.server, call.tool, argsKey, ctx.runId, now.toISOString());
   if (denial) {
     return { proceed: false, text: deniedText(denial), event: { kind: "denied", action: shortId(denial.id), by: denial.approvedBy, reason: denial.reason } };
   }
 
-  const open = ctx.journal.openRequest(call.server, call.tool, argsKey);
+  const open = await ctx.journal.openRequest(call.server, call.tool, argsKey);
   if (open) {
     const approve = ctx.approveCommand(shortId(open.id));
     const why = open.error ?? reason;
     return { proceed: false, text: heldText(open, why, approve), event: { kind: "held", action: shortId(open.id), reason: why, approve, newRequest: false } };
   }
 
-  const held = ctx.journal.insertAction({
+  const held = await ctx.journal.insertAction({
     id: actionId,
     runId: ctx.runId,
     server: call.server,

@@ -6,6 +6,7 @@ import type { Run } from "../journal/types.ts";
 import type { Matcher } from "../manifest/match.ts";
 import type { CallContext } from "./calls.ts";
 import type { SessionOptions } from "./session.ts";
+import type { ServerTurn } from "./server-turns.ts";
 import type { Upstream } from "./upstream.ts";
 
 export type SessionRunOptions = Pick<
@@ -14,7 +15,7 @@ export type SessionRunOptions = Pick<
 > & {
   matcher: Matcher;
   upstream(server: string): Upstream;
-  withServerLock<T>(server: string, work: () => Promise<T>): Promise<T>;
+  reserveServerTurn(server: string): ServerTurn;
   onJournalError(error: JournalError): void;
 };
 
@@ -22,16 +23,23 @@ export class SessionRun {
   /** The client's name (its clientInfo.name), the run's label. */
   label = "unknown client";
   private opened: { run: Run; calls: CallContext } | undefined;
+  /** The first call's start of the run, which calls arriving meanwhile wait for (one run per session). */
+  private opening: Promise<CallContext> | undefined;
   /** Set once the journal file is found deleted or replaced: nothing more can be recorded. */
   private lostJournal: string | undefined;
 
   constructor(private readonly options: SessionRunOptions) {}
 
   /** What a call is recorded with; the first call creates the run (a JournalError when it cannot). */
-  calls(): CallContext {
-    if (this.opened) return this.opened.calls;
+  calls(): Promise<CallContext> {
+    if (this.opened) return Promise.resolve(this.opened.calls);
+    this.opening ??= this.open().finally(() => (this.opening = undefined));
+    return this.opening;
+  }
+
+  private async open(): Promise<CallContext> {
     const o = this.options;
-    const run = o.journal.startRun({ id: o.newId(), label: this.label, startedAt: o.now().toISOString(), host: o.host, pid: o.pid, manifest: o.manifest.path });
+    const run = await o.journal.startRun({ id: o.newId(), label: this.label, startedAt: o.now().toISOString(), host: o.host, pid: o.pid, manifest: o.manifest.path });
     const calls: CallContext = {
       journal: o.journal,
       runId: run.id,
@@ -41,7 +49,7 @@ export class SessionRun {
       newId: o.newId,
       approveCommand: o.approveCommand,
       upstream: o.upstream,
-      withServerLock: o.withServerLock,
+      reserveServerTurn: o.reserveServerTurn,
       onJournalError: o.onJournalError,
       recordingStopped: () => this.recordingStopped(),
       protectedTarget: (server, args) => {
@@ -55,11 +63,12 @@ export class SessionRun {
   }
 
   /** The session ended: its run (if it has one) is complete. */
-  close(): void {
+  async close(): Promise<void> {
+    if (this.opening) await this.opening.catch(() => {});
     if (!this.opened) return;
     const id = this.opened.run.id;
     try {
-      this.options.journal.completeRun(id, this.options.now().toISOString());
+      await this.options.journal.completeRun(id, this.options.now().toISOString());
       this.options.log.info("run closed", { run: id, client: this.label });
     } catch (error) {
       if (!(error instanceof JournalError)) throw error;
@@ -68,9 +77,9 @@ export class SessionRun {
   }
 
   /** Why nothing more can be recorded, if so: the journal file was deleted or replaced (issue 13 item 11). */
-  private recordingStopped(): string | undefined {
+  private async recordingStopped(): Promise<string | undefined> {
     if (this.lostJournal === undefined) {
-      this.lostJournal = this.options.journal.identityLost();
+      this.lostJournal = await this.options.journal.identityLost();
       if (this.lostJournal) this.options.log.error("recording stopped: mutating calls are refused from now on", { reason: this.lostJournal });
     }
     return this.lostJournal;

@@ -16,6 +16,7 @@ import { rawElements, rawMember, withId, withIdText } from "./raw-json.ts";
 import { Router } from "./router.ts";
 import { signInThroughClient, type ClientChannel } from "./sign-in.ts";
 import type { ProtectedPaths } from "./protected-paths.ts";
+import { ServerTurns } from "./server-turns.ts";
 import { SessionRun } from "./session-run.ts";
 import { ToolCatalog } from "./tool-catalog.ts";
 import { startFailure, Upstream, UpstreamError } from "./upstream.ts";
@@ -101,7 +102,7 @@ export class ProxySession {
   /** Requests the proxy itself sent the client (a sign-in offered by URL elicitation), by their id. */
   private readonly ownRequests = new Map<number, { resolve(result: unknown): void; reject(error: Error): void }>();
   private clientCapabilities: Record<string, any> = {};
-  private readonly locks = new Map<string, Promise<unknown>>();
+  private readonly turns = new ServerTurns();
   /** What the client set up on servers, put back when one restarts. */
   private logLevel: string | undefined;
   private readonly subscriptions = new Map<Upstream, Set<string>>();
@@ -134,7 +135,7 @@ export class ProxySession {
       ...options,
       matcher: this.matcher,
       upstream: (server) => this.router.server(server)!,
-      withServerLock: (server, work) => this.withServerLock(server, work),
+      reserveServerTurn: (server) => this.turns.reserve(server),
       onJournalError: (error) => this.journalFailed(error),
     });
     this.ready = new Promise((resolve) => (this.markReady = resolve));
@@ -402,7 +403,7 @@ export class ProxySession {
     const line = this.router.single ? raw : JSON.stringify({ ...msg, params: { ...params, name: target.name } });
     let calls: CallContext;
     try {
-      calls = this.run.calls();
+      calls = await this.run.calls();
     } catch (error) {
       if (!(error instanceof JournalError)) throw error;
       const call = { server: target.upstream.name, tool: target.name, clientId: id.text };
@@ -596,13 +597,6 @@ export class ProxySession {
     if (error.kind === "broken") this.fail(error);
   }
 
-  private withServerLock<T>(server: string, work: () => Promise<T>): Promise<T> {
-    const previous = this.locks.get(server) ?? Promise.resolve();
-    const next = previous.then(work, work);
-    this.locks.set(server, next.catch(() => {}));
-    return next;
-  }
-
   // ---- the end ----
 
   /**
@@ -643,7 +637,7 @@ export class ProxySession {
       forced,
     );
     await this.stopUpstreams({ quick: end === "second signal" });
-    this.run.close();
+    await this.run.close();
   }
 
   /** The last word for requests nothing else will answer now. */

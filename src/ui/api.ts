@@ -89,43 +89,44 @@ export async function handleApi(ctx: ApiContext, request: Request, path: string)
   }
 }
 
-function journalOf(ctx: ApiContext): Journal {
-  const journal = ctx.source.get();
+async function journalOf(ctx: ApiContext): Promise<Journal> {
+  const journal = await ctx.source.get();
   if (!journal) throw new SynartesisError("no_journal", `there is no journal at ${ctx.source.path} yet`);
   return journal;
 }
 
-function envelope<T>(ctx: ApiContext, view: (journal: Journal) => T): Response {
-  const journal = ctx.source.get();
+async function envelope<T>(ctx: ApiContext, view: (journal: Journal) => Promise<T>): Promise<Response> {
+  const journal = await ctx.source.get();
   const body: Envelope<T> = journal
-    ? { journal: ctx.source.path, waiting: journal.waiting().length, view: view(journal) }
+    ? { journal: ctx.source.path, waiting: (await journal.waiting()).length, view: await view(journal) }
     : { journal: ctx.source.path, missing: true, waiting: 0 };
   return jsonResponse(200, body);
 }
 
 const gone = (run: Run) => run.status === "active" && processAlive(run.host, run.pid) === false;
 
-function listRuns(journal: Journal) {
-  return journal.listRuns().map((run) => runRow(run, gone(run)));
+async function listRuns(journal: Journal) {
+  return (await journal.listRuns()).map((run) => runRow(run, gone(run)));
 }
 
-function findRun(journal: Journal, id: string): Run {
-  const run = journal.getRun(id);
+async function findRun(journal: Journal, id: string): Promise<Run> {
+  const run = await journal.getRun(id);
   if (!run) throw new SynartesisError("unknown_id", `no run ${id} in this journal`);
   return run;
 }
 
-function showRun(journal: Journal, id: string, ctx: ApiContext) {
-  const run = findRun(journal, id);
-  return runView(run, journal.actionsOfRun(run.id), gone(run), ctx.approveCommand);
+async function showRun(journal: Journal, id: string, ctx: ApiContext) {
+  const run = await findRun(journal, id);
+  return runView(run, await journal.actionsOfRun(run.id), gone(run), ctx.approveCommand);
 }
 
-function listGates(journal: Journal, ctx: ApiContext): GatesView {
+async function listGates(journal: Journal, ctx: ApiContext): Promise<GatesView> {
   const runs = new Map<string, Run | undefined>();
-  const gates = journal.waiting().map((action) => {
-    if (!runs.has(action.runId)) runs.set(action.runId, journal.getRun(action.runId));
-    return gateView(action, runs.get(action.runId), ctx.approveCommand);
-  });
+  const gates = [];
+  for (const action of await journal.waiting()) {
+    if (!runs.has(action.runId)) runs.set(action.runId, await journal.getRun(action.runId));
+    gates.push(gateView(action, runs.get(action.runId), ctx.approveCommand));
+  }
   return { gates, decider: ctx.decider };
 }
 
@@ -164,11 +165,11 @@ async function decide(ctx: ApiContext, request: Request, id: string, verb: "appr
   const body = await readBody(request);
   const by = textField(body, "by", MAX_NAME, true)!;
   const reason = verb === "deny" ? textField(body, "reason", MAX_REASON, false) : undefined;
-  const journal = journalOf(ctx);
-  const action = journal.getAction(id);
+  const journal = await journalOf(ctx);
+  const action = await journal.getAction(id);
   if (!action) throw new SynartesisError("unknown_id", `no action ${id} in this journal`);
-  const outcome = journal.decide(id, { status: verb === "approve" ? "approved" : "denied", by, at: ctx.now().toISOString(), reason });
-  if ("settled" in outcome) return jsonResponse(409, { error: settledText(journal.getAction(id) ?? action) });
+  const outcome = await journal.decide(id, { status: verb === "approve" ? "approved" : "denied", by, at: ctx.now().toISOString(), reason });
+  if ("settled" in outcome) return jsonResponse(409, { error: settledText(await journal.getAction(id) ?? action) });
   return jsonResponse(200, { message: decisionText(verb, action, by, reason) });
 }
 
@@ -182,13 +183,13 @@ async function undo(ctx: ApiContext, request: Request, id: string): Promise<Resp
     throw new SynartesisError("usage", `"fromSeq" must be a positive whole number (got ${JSON.stringify(fromSeq)})`);
   }
   const replan = body.replan === true;
-  const journal = journalOf(ctx);
-  const run = findRun(journal, id);
+  const journal = await journalOf(ctx);
+  const run = await findRun(journal, id);
   const runRef = shortId(run.id);
-  const actions = journal.actionsOfRun(run.id);
+  const actions = await journal.actionsOfRun(run.id);
   const by = textField(body, "by", MAX_NAME, false) ?? ctx.decider;
   // The page undoes the run it shows, never "the most recent"; it cannot force past a live proxy.
-  const opening = openUndo(journal, run, actions, { fromSeq, dryRun, force: false, by, now: ctx.now, picked: false });
+  const opening = await openUndo(journal, run, actions, { fromSeq, dryRun, force: false, by, now: ctx.now, picked: false });
   if (opening.kind !== "work") {
     return ndjson([{ kind: "nothing", heading: undoHeading(run, actions.length, false, plain), text: nothingToUndo(run, opening, fromSeq).join("\n") }]);
   }

@@ -35,23 +35,26 @@ export class ChangeFeed {
 
   private start(): void {
     if (this.timer) return;
-    this.version = this.current();
-    this.timer = setInterval(() => this.poll(), POLL_MS);
+    void this.current().then((version) => (this.version ??= version));
+    this.timer = setInterval(() => void this.poll(), POLL_MS);
     this.keepalive = setInterval(() => this.send(": keepalive\n\n"), KEEPALIVE_MS);
   }
 
-  private current(): string {
+  private async current(): Promise<string> {
     try {
-      const journal = this.source.get();
-      return journal ? String(journal.dataVersion()) : "none";
+      const journal = await this.source.get();
+      return journal ? String(await journal.dataVersion()) : "none";
     } catch (error) {
       return `error: ${(error as Error).message}`;
     }
   }
 
-  private poll(): void {
-    if (this.clients.size === 0) return;
-    const version = this.current();
+  private polling = false;
+
+  private async poll(): Promise<void> {
+    if (this.clients.size === 0 || this.polling) return;
+    this.polling = true;
+    const version = await this.current().finally(() => (this.polling = false));
     if (version === this.version) return;
     this.version = version;
     this.send("event: change\ndata: {}\n\n");
@@ -77,6 +80,6 @@ export class ChangeFeed {
       } catch {}
     }
     this.clients.clear();
-    this.source.close();
+    void this.source.close().catch(() => {});
   }
 }

@@ -137,7 +137,7 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
       await Promise.allSettled([...undos]);
       feed.stop();
       await server.stop(true);
-      apiSource.close();
+      await apiSource.close().catch(() => {});
     },
   };
 }

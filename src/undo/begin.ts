@@ -29,7 +29,7 @@ export interface OpeningOptions {
   picked: boolean;
 }
 
-export function openUndo(journal: Journal, run: Run, actions: Action[], options: OpeningOptions): UndoOpening {
+export async function openUndo(journal: Journal, run: Run, actions: Action[], options: OpeningOptions): Promise<UndoOpening> {
   const { fromSeq, dryRun, by } = options;
   // Undoing a run while its proxy still records into it would race the agent.
   if (!dryRun && run.status === "active" && processAlive(run.host, run.pid) && !options.force) {
@@ -41,7 +41,7 @@ export function openUndo(journal: Journal, run: Run, actions: Action[], options:
   const openRequests = inScope(actions, fromSeq).filter((a) => a.status === "gated");
   if (hasWork(actions, fromSeq)) {
     // Requests go first, so none of them can be approved and run while the run is undone.
-    const withdrawn = dryRun ? [] : journal.withdrawRequests(run.id, fromSeq, by, options.now().toISOString());
+    const withdrawn = dryRun ? [] : await journal.withdrawRequests(run.id, fromSeq, by, options.now().toISOString());
     return { kind: "work", withdrawn };
   }
   if (run.status === "rolled_back") {
@@ -49,10 +49,7 @@ export function openUndo(journal: Journal, run: Run, actions: Action[], options:
     return { kind: "already", ...(when ? { when } : {}), ...(run.undoneBy ? { by: run.undoneBy } : {}) };
   }
   // A client that reconnected after the damage leaves an empty newest run: point at the one that matters.
-  const older =
-    options.picked && fromSeq === 1 && openRequests.length === 0
-      ? journal.listRuns().find((r) => r.id !== run.id && hasWork(journal.actionsOfRun(r.id)))
-      : undefined;
+  const older = options.picked && fromSeq === 1 && openRequests.length === 0 ? await olderRunWithWork(journal, run) : undefined;
   if (older) {
     throw new SynartesisError("refused", `the most recent run ${shortId(run.id)} (${printable(run.label)}, ${run.status}) has nothing to undo`, {
       hint: `The most recent run with something to undo is ${shortId(older.id)} (${printable(older.label)}, started ${formatTime(older.startedAt)}): synartesis undo ${shortId(older.id)}`,
@@ -60,7 +57,15 @@ export function openUndo(journal: Journal, run: Run, actions: Action[], options:
   }
   if (dryRun || openRequests.length === 0) return { kind: "nothing", withdrawn: [], wouldWithdraw: dryRun ? openRequests : [] };
   const at = options.now().toISOString();
-  const withdrawn = journal.withdrawRequests(run.id, fromSeq, by, at);
-  journal.setRunStatus(run.id, "rolled_back", at, by);
+  const withdrawn = await journal.withdrawRequests(run.id, fromSeq, by, at);
+  await journal.setRunStatus(run.id, "rolled_back", at, by);
   return { kind: "nothing", withdrawn, wouldWithdraw: [] };
+}
+
+/** The most recent run other than `run` that has something to undo. */
+async function olderRunWithWork(journal: Journal, run: Run): Promise<Run | undefined> {
+  for (const other of await journal.listRuns()) {
+    if (other.id !== run.id && hasWork(await journal.actionsOfRun(other.id))) return other;
+  }
+  return undefined;
 }

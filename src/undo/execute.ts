@@ -105,8 +105,8 @@ async function callInverse(pool: ServerPool, action: Action, call: ResolvedCall)
  * made it is still running, or it is younger than its server's timeout.
  * Undefined when it can no longer land.
  */
-function stillLanding(journal: Journal, manifest: Manifest, action: Action, now: Date): string | undefined {
-  const run = journal.getRun(action.runId);
+async function stillLanding(journal: Journal, manifest: Manifest, action: Action, now: Date): Promise<string | undefined> {
+  const run = await journal.getRun(action.runId);
   if (run && processAlive(run.host, run.pid)) return `the proxy that made it (pid ${run.pid}) is still running, and its answer may still come`;
   const timeoutMs = manifest.servers[action.server]?.timeoutMs ?? DEFAULT_TIMEOUT_SECONDS * 1000;
   if (now.getTime() - new Date(action.ts).getTime() < timeoutMs) return `it was made less than its server's timeout (${timeoutMs / 1000} s) ago`;
@@ -156,18 +156,23 @@ function claimLease(manifest: Manifest): number {
 export async function undoRun(journal: Journal, manifest: Manifest, run: Run, options: UndoOptions): Promise<UndoReport> {
   const pool = new ServerPool(manifest, options.log);
   try {
-    let actions = journal.actionsOfRun(run.id);
+    let actions = await journal.actionsOfRun(run.id);
     if (options.replan) {
       const matcher = createMatcher(manifest);
-      actions = actions.map((action) => {
+      const replannedActions: Action[] = [];
+      for (const action of actions) {
         const replanned = action.seq >= options.fromSeq ? replanAction(action, matcher) : undefined;
-        if (!replanned) return action;
+        if (!replanned) {
+          replannedActions.push(action);
+          continue;
+        }
         // A dry run writes nothing: it plans with the rebuilt inverses in memory only.
-        if (!options.dryRun) journal.replan(action.id, replanned.inverse, replanned.verify, replanned.warnings);
+        if (!options.dryRun) await journal.replan(action.id, replanned.inverse, replanned.verify, replanned.warnings);
         const updated = { ...action, inverse: replanned.inverse, verify: replanned.verify, warnings: replanned.warnings };
         options.onReplan?.(updated, replanned.warnings);
-        return updated;
-      });
+        replannedActions.push(updated);
+      }
+      actions = replannedActions;
     }
     if (options.dryRun) return await dryRun(journal, actions, pool, options);
     return await executeRun(journal, run, pool, options);
@@ -188,7 +193,7 @@ async function dryRun(journal: Journal, actions: Action[], pool: ServerPool, opt
   const landing = new Map<string, string>();
   const interrupted = new Map<string, boolean>();
   for (const action of actions) {
-    const why = action.status === "pending" ? stillLanding(journal, pool.manifest, action, options.now()) : undefined;
+    const why = action.status === "pending" ? await stillLanding(journal, pool.manifest, action, options.now()) : undefined;
     if (why) landing.set(action.id, why);
     if (interruptedInverse(action, options.now(), pool.manifest)) interrupted.set(action.id, pool.idempotent(action));
   }
@@ -208,11 +213,11 @@ async function executeRun(journal: Journal, run: Run, pool: ServerPool, options:
   let halted: Step | undefined;
   let touched = false;
 
-  for (const planned of inScope(journal.actionsOfRun(run.id), options.fromSeq)) {
+  for (const planned of inScope(await journal.actionsOfRun(run.id), options.fromSeq)) {
     const step = await undoOne(journal, pool, planned.id, options);
     // Once something is undone the run is part undone, even if this undo is killed before it finishes.
     if (!touched && (step.outcome === "revert" || step.outcome === "already" || step.outcome === "left")) {
-      journal.setRunStatus(run.id, "partial", options.now().toISOString());
+      await journal.setRunStatus(run.id, "partial", options.now().toISOString());
       touched = true;
     }
     record(step);
@@ -222,12 +227,12 @@ async function executeRun(journal: Journal, run: Run, pool: ServerPool, options:
     }
   }
 
-  const remaining = journal.actionsOfRun(run.id).filter((a) => {
+  const remaining = (await journal.actionsOfRun(run.id)).filter((a) => {
     const verdict = staticVerdict(a);
     return verdict.kind !== "skip";
   });
   const runStatus: RunStatus = halted || remaining.length > 0 ? "partial" : "rolled_back";
-  journal.setRunStatus(run.id, runStatus, options.now().toISOString(), options.by);
+  await journal.setRunStatus(run.id, runStatus, options.now().toISOString(), options.by);
   return { steps, runStatus, ...(halted ? { halted } : {}) };
 }
 
@@ -243,22 +248,22 @@ function interruptedInverse(action: Action, now: Date, manifest: Manifest): bool
 async function undoOne(journal: Journal, pool: ServerPool, actionId: string, options: UndoOptions): Promise<Step> {
   let announced = false;
   for (;;) {
-    const action = journal.getAction(actionId)!;
+    const action = (await journal.getAction(actionId))!;
     const verdict = staticVerdict(action);
     if (verdict.kind === "skip" || verdict.kind === "halt") return staticStep(action, verdict);
     if (verdict.kind === "left") {
-      journal.markUnrecoverable(action.id);
+      await journal.markUnrecoverable(action.id);
       return staticStep(action, verdict);
     }
     if (verdict.kind === "unknown") {
       // Nothing is sent for a call of unknown outcome: a read decides whether it left a trace.
-      const landing = stillLanding(journal, pool.manifest, action, options.now());
+      const landing = await stillLanding(journal, pool.manifest, action, options.now());
       const observed = landing
         ? ({ kind: "error", text: landing } as Observed)
         : await observe(pool, verdict.verify).catch((error: Error): Observed => ({ kind: "error", text: error.message }));
       const step = judgeUnknown(action, observed, landing);
       // It stays pending (still unknown); the note says why undo stepped over it.
-      if (step.outcome === "skip") journal.noteUndo(action.id, step.why);
+      if (step.outcome === "skip") await journal.noteUndo(action.id, step.why);
       return step;
     }
 
@@ -272,10 +277,10 @@ async function undoOne(journal: Journal, pool: ServerPool, actionId: string, opt
         continue;
       }
       // An undo that is gone: take over. If it had sent the inverse, that inverse's outcome is unknown.
-      if (!journal.takeOverClaim(action.id, action.claimedBy ?? "", options.owner, now.toISOString())) continue;
+      if (!await journal.takeOverClaim(action.id, action.claimedBy ?? "", options.owner, now.toISOString())) continue;
       interrupted = action.inverseSentAt !== undefined;
     } else if (action.status === "applied") {
-      if (!journal.claim(action.id, options.owner, now.toISOString(), ["applied"])) continue;
+      if (!await journal.claim(action.id, options.owner, now.toISOString(), ["applied"])) continue;
     }
 
     const release = (why: string) => journal.settleClaim(action.id, options.owner, "applied", why);
@@ -288,12 +293,12 @@ async function undoOne(journal: Journal, pool: ServerPool, actionId: string, opt
         : undefined;
       const judged = judgeInterrupted(action, call, observed, pool.idempotent(action));
       if (judged.outcome === "already") {
-        journal.settleClaim(action.id, options.owner, "rolled_back");
+        await journal.settleClaim(action.id, options.owner, "rolled_back");
         return judged;
       }
       if (judged.outcome !== "revert") {
         // Still unknown: the claim (and the mark that the inverse was sent) stays for the next undo or a person.
-        journal.noteClaim(action.id, options.owner, judged.why);
+        await journal.noteClaim(action.id, options.owner, judged.why);
         return judged;
       }
       resent = true;
@@ -302,26 +307,26 @@ async function undoOne(journal: Journal, pool: ServerPool, actionId: string, opt
       try {
         observed = await observe(pool, verdict.verify);
       } catch (error) {
-        release(`undo could not read the current state: ${(error as Error).message}`);
+        await release(`undo could not read the current state: ${(error as Error).message}`);
         throw error;
       }
       const judged = judge(action, verdict, observed);
       if (judged.outcome === "already") {
-        journal.settleClaim(action.id, options.owner, "rolled_back");
+        await journal.settleClaim(action.id, options.owner, "rolled_back");
         return judged;
       }
       if (judged.outcome !== "revert") {
-        release(judged.why);
+        await release(judged.why);
         return judged;
       }
     }
 
-    journal.markInverseSent(action.id, options.owner, options.now().toISOString());
+    await journal.markInverseSent(action.id, options.owner, options.now().toISOString());
     let outcome: InverseOutcome;
     try {
       outcome = await callInverse(pool, action, call);
     } catch (error) {
-      release(`undo could not reach the server: ${(error as Error).message}`);
+      await release(`undo could not reach the server: ${(error as Error).message}`);
       throw error;
     }
     const unverified = verdict.kind === "revert" && !resent;
@@ -337,7 +342,7 @@ async function undoOne(journal: Journal, pool: ServerPool, actionId: string, opt
               ? `the inverse ${call.server}.${call.tool} ran, but reading the record afterwards failed (${after.text}), so undo cannot tell whether it is as it was before`
               : `the inverse ${call.server}.${call.tool} ran, but the state is not what it was before the call`;
           // The inverse did run (sending it again would not help): what is left is for a person.
-          journal.settleClaim(action.id, options.owner, "unrecoverable", why);
+          await journal.settleClaim(action.id, options.owner, "unrecoverable", why);
           return {
             action,
             outcome: "unrestored",
@@ -349,12 +354,12 @@ async function undoOne(journal: Journal, pool: ServerPool, actionId: string, opt
           };
         }
       }
-      journal.settleClaim(action.id, options.owner, "rolled_back");
+      await journal.settleClaim(action.id, options.owner, "rolled_back");
       const why = resent ? "sent again with the same idempotency key (the rule is idempotent) and reverted" : verdict.kind === "revert" ? verdict.why : "reverted";
       return { action, outcome: "revert", why, call, ...(unverified ? { unverified } : {}), ...(resent ? { resent } : {}) };
     }
     if (outcome.kind === "failed") {
-      release(`undo's inverse failed: ${outcome.text}`);
+      await release(`undo's inverse failed: ${outcome.text}`);
       return {
         action,
         outcome: "halt",
@@ -370,7 +375,7 @@ async function undoOne(journal: Journal, pool: ServerPool, actionId: string, opt
     // No answer: the inverse may or may not have landed. The claim stays, marked sent: the next undo
     // treats it as an unknown outcome (and resends it only when the rule is idempotent).
     const idempotent = pool.idempotent(action);
-    journal.noteClaim(action.id, options.owner, `the inverse got no answer (${outcome.text}); whether it landed is unknown`);
+    await journal.noteClaim(action.id, options.owner, `the inverse got no answer (${outcome.text}); whether it landed is unknown`);
     return {
       action,
       outcome: "halt",

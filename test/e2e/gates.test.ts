@@ -8,7 +8,7 @@ import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { Journal } from "../../src/journal/journal.ts";
+import { openJournal, type Journal } from "../../src/journal/journal.ts";
 import { BIN, connect, run, tempDir } from "../helpers.ts";
 import { cli, crmFolder, json, journalRows, outbox, SEED, state, TOY_MANIFEST } from "../fixtures/counting-support.ts";
 
@@ -283,15 +283,15 @@ describe.concurrent("deciding", () => {
 
   test("an ambiguous action prefix exits 2 naming the matches", async () => {
     const dir = crmFolder();
-    const journal = Journal.open(join(dir, "synartesis.db"), { create: true });
+    const journal = await openJournal(join(dir, "synartesis.db"), { create: true });
     try {
       const runId = "0f0f0f0f-0000-4000-8000-000000000000";
-      journal.startRun({ id: runId, label: "agent", startedAt: new Date().toISOString() });
+      await journal.startRun({ id: runId, label: "agent", startedAt: new Date().toISOString() });
       for (const [id, to] of [["abcd1111-0000-4000-8000-000000000001", "a@example.com"], ["abcd2222-0000-4000-8000-000000000002", "b@example.com"]] as const) {
-        journal.insertAction({ id, runId, server: "crm", tool: "send_email", args: { to }, argsKey: to, class: "irreversible", status: "gated", error: REASON, ts: new Date().toISOString() });
+        await journal.insertAction({ id, runId, server: "crm", tool: "send_email", args: { to }, argsKey: to, class: "irreversible", status: "gated", error: REASON, ts: new Date().toISOString() });
       }
     } finally {
-      journal.close();
+      await journal.close();
     }
     for (const verb of ["approve", "deny"]) {
       const result = await cli(dir, [verb, "abcd"]);

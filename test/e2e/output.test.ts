@@ -5,30 +5,30 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { Journal } from "../../src/journal/journal.ts";
+import { openJournal, type Journal } from "../../src/journal/journal.ts";
 import { BIN, run, tempDir } from "../helpers.ts";
 
 // The preload's default timeout reaches only the first file bun runs; tests sharing the machine need the room.
 setDefaultTimeout(60_000);
 
 /** A journal holding one run whose call carries `size` bytes of notes, recorded as a proxy would. */
-function bigJournal(size: number): string {
+async function bigJournal(size: number): Promise<string> {
   const dir = tempDir("syn-output-");
   const path = join(dir, "synartesis.db");
-  const journal = Journal.open(path, { create: true });
+  const journal = await openJournal(path, { create: true });
   const runId = crypto.randomUUID();
-  journal.startRun({ id: runId, label: "big-agent", startedAt: "2026-05-01T10:00:00.000Z" });
+  await journal.startRun({ id: runId, label: "big-agent", startedAt: "2026-05-01T10:00:00.000Z" });
   const notes = "n".repeat(size);
-  journal.insertAction({
+  await journal.insertAction({
     id: crypto.randomUUID(), runId, server: "crm", tool: "update_customer", args: { id: "c_001", notes },
     class: "reversible", status: "applied", ts: "2026-05-01T10:00:01.000Z",
     resultText: JSON.stringify({ content: [{ type: "text", text: notes }] }),
   });
-  journal.insertAction({
+  await journal.insertAction({
     id: crypto.randomUUID(), runId, server: "crm", tool: "send_email", args: { to: "all@example.com", body: notes },
     class: "irreversible", status: "gated", argsKey: "k", error: "crm.send_email is irreversible", ts: "2026-05-01T10:00:02.000Z",
   });
-  journal.close();
+  await journal.close();
   return path;
 }
 
@@ -44,8 +44,9 @@ async function slowlyRead(command: string): Promise<{ code: number; stdoutBytes:
   return { code: result.code, stdoutBytes: Number(result.stdout.trim()), stderrBytes: Number((await Bun.file(errCount).text()).trim()) };
 }
 
+const journal = await bigJournal(3 * 1024 * 1024);
+
 describe.concurrent("a slow reader gets every byte", () => {
-  const journal = bigJournal(3 * 1024 * 1024);
   const q = (s: string) => `'${s}'`;
 
   test("show --json, gates --json and show of a multi-MiB run, and list", async () => {

@@ -3,7 +3,7 @@
 // shapes the spec documents (camelCase, absent values omitted).
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { join } from "node:path";
-import { Journal } from "../../src/journal/journal.ts";
+import { openJournal, type Journal } from "../../src/journal/journal.ts";
 import { BIN, LineSession } from "../helpers.ts";
 import { ADA, cli, crmFolder, json, resultText, TOY_MANIFEST, type Call } from "../fixtures/counting-support.ts";
 
@@ -49,7 +49,7 @@ const EMAIL_B = { to: "grace@example.com", subject: "Plan", body: "You are on fr
 describe.concurrent("list", () => {
   test("a journal with no runs", async () => {
     const dir = crmFolder();
-    Journal.open(join(dir, "synartesis.db"), { create: true }).close();
+    await (await openJournal(join(dir, "synartesis.db"), { create: true })).close();
     const list = await cli(dir, ["list"]);
     expect(list.code).toBe(0);
     expect(list.stdout).toBe("No runs recorded yet.\n");

@@ -5,7 +5,7 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { Journal } from "../../src/journal/journal.ts";
+import { openJournal, type Journal } from "../../src/journal/journal.ts";
 import { BIN, LineSession, tempDir } from "../helpers.ts";
 import {
   ADA,
@@ -451,18 +451,18 @@ describe.concurrent("undo options", () => {
 });
 
 describe.concurrent("run ids", () => {
-  function journalWithRuns(dir: string, ids: string[]): void {
-    const journal = Journal.open(join(dir, "synartesis.db"), { create: true });
+  async function journalWithRuns(dir: string, ids: string[]): Promise<void> {
+    const journal = await openJournal(join(dir, "synartesis.db"), { create: true });
     try {
-      ids.forEach((id, i) => journal.startRun({ id, label: `agent-${i}`, startedAt: new Date(Date.UTC(2026, 0, 1, 0, i)).toISOString() }));
+      for (const [i, id] of ids.entries()) await journal.startRun({ id, label: `agent-${i}`, startedAt: new Date(Date.UTC(2026, 0, 1, 0, i)).toISOString() });
     } finally {
-      journal.close();
+      await journal.close();
     }
   }
 
   test("an unknown prefix exits 2 naming it; an ambiguous one exits 2 naming the matches", async () => {
     const dir = crmFolder();
-    journalWithRuns(dir, ["abcd1111-0000-4000-8000-000000000001", "abcd2222-0000-4000-8000-000000000002", "ef001234-0000-4000-8000-000000000003"]);
+    await journalWithRuns(dir, ["abcd1111-0000-4000-8000-000000000001", "abcd2222-0000-4000-8000-000000000002", "ef001234-0000-4000-8000-000000000003"]);
     for (const command of ["show", "undo", "close"]) {
       const unknown = await cli(dir, [command, "0123"]);
       expect(unknown.code).toBe(2);

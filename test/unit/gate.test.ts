@@ -4,7 +4,7 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { callKey } from "../../src/canonical.ts";
-import { Journal } from "../../src/journal/journal.ts";
+import { openJournal, type Journal } from "../../src/journal/journal.ts";
 import { createMatcher } from "../../src/manifest/match.ts";
 import type { Rule } from "../../src/manifest/types.ts";
 import { shortId } from "../../src/journal/types.ts";
@@ -26,21 +26,21 @@ describe("gateVerdict", () => {
   });
   const verdict = (server: string, tool: string, args: unknown = {}) => gateVerdict(matcher.classify(server, tool), server, tool, args);
 
-  test("gate: never lets a call through, whatever its class", () => {
+  test("gate: never lets a call through, whatever its class", async () => {
     expect(verdict("crm", "get_customer")).toEqual({ gated: false });
     expect(verdict("crm", "update_customer")).toEqual({ gated: false });
     expect(verdict("crm", "send_newsletter")).toEqual({ gated: false });
   });
 
-  test("gate: always on an irreversible tool says it cannot be undone", () => {
+  test("gate: always on an irreversible tool says it cannot be undone", async () => {
     expect(verdict("crm", "send_email")).toEqual({ gated: true, reason: "crm.send_email is irreversible: once it runs it cannot be undone" });
   });
 
-  test("gate: always on another class says the manifest gates it", () => {
+  test("gate: always on another class says the manifest gates it", async () => {
     expect(verdict("crm", "create_customer")).toEqual({ gated: true, reason: "the manifest gates every call of crm.create_customer (gate: always)" });
   });
 
-  test("a tool no rule matches is irreversible and always gated (R-CLASS-1)", () => {
+  test("a tool no rule matches is irreversible and always gated (R-CLASS-1)", async () => {
     const classification = matcher.classify("crm", "drop_everything");
     expect(classification).toEqual({ rule: undefined, class: "irreversible", gate: "always" });
     expect(verdict("crm", "drop_everything")).toEqual({
@@ -50,7 +50,7 @@ describe("gateVerdict", () => {
     expect(verdict("other", "get_customer").gated).toBe(true);
   });
 
-  test("gate: on_write lets one read-only statement through and holds anything else", () => {
+  test("gate: on_write lets one read-only statement through and holds anything else", async () => {
     expect(verdict("db", "query", { sql: "SELECT * FROM customers" })).toEqual({ gated: false, readOnlySql: true });
     const write = verdict("db", "query", { sql: "DELETE FROM customers" });
     expect(write.gated).toBe(true);
@@ -85,9 +85,9 @@ describe("passGate", () => {
     return { journal: db, runId, now: () => clock, newId, approveCommand: COMMAND };
   }
 
-  function startRun(db = journal): string {
+  async function startRun(db = journal): Promise<string> {
     const id = newId();
-    db.startRun({ id, label: "agent", startedAt: clock.toISOString() });
+    await db.startRun({ id, label: "agent", startedAt: clock.toISOString() });
     return id;
   }
 
@@ -98,24 +98,24 @@ describe("passGate", () => {
     return match[1]!;
   }
 
-  function decide(shortId: string, status: "approved" | "denied", by: string, reason?: string) {
-    const outcome = journal.decide(journal.findAction(shortId).id, { status, by, at: clock.toISOString(), reason });
+  async function decide(shortId: string, status: "approved" | "denied", by: string, reason?: string) {
+    const outcome = await journal.decide((await journal.findAction(shortId)).id, { status, by, at: clock.toISOString(), reason });
     expect("action" in outcome).toBe(true);
   }
 
   const later = (ms: number) => (clock = new Date(clock.getTime() + ms));
 
-  beforeEach(() => {
+  beforeEach(async () => {
     path = join(tempDir("syn-gate-"), "synartesis.db");
-    journal = Journal.open(path, { create: true });
+    journal = await openJournal(path, { create: true });
     clock = T0;
     counter = 0;
   });
-  afterEach(() => journal.close());
+  afterEach(async () => await journal.close());
 
-  test("a first call is held: the text gives the reason, the id, the command, and the way to retry", () => {
-    const run = startRun();
-    const outcome = passGate(context(run), SEND, REASON);
+  test("a first call is held: the text gives the reason, the id, the command, and the way to retry", async () => {
+    const run = await startRun();
+    const outcome = await passGate(context(run), SEND, REASON);
     expect(outcome.proceed).toBe(false);
     const text = (outcome as { text: string }).text;
     const id = heldId(text);
@@ -129,7 +129,7 @@ describe("passGate", () => {
         `Do not try to reach the same result with other tools while it is held.`,
       ].join("\n"),
     );
-    const [held] = journal.waiting();
+    const [held] = await journal.waiting();
     expect(held).toMatchObject({
       runId: run,
       seq: 1,
@@ -145,110 +145,110 @@ describe("passGate", () => {
     expect(shortId(held!.id)).toBe(id);
   });
 
-  test("a retry before anyone answered, in the same run, does not raise a second request", () => {
-    const run = startRun();
-    const first = passGate(context(run), SEND, REASON) as { text: string };
+  test("a retry before anyone answered, in the same run, does not raise a second request", async () => {
+    const run = await startRun();
+    const first = (await passGate(context(run), SEND, REASON)) as { text: string };
     later(5_000);
-    const second = passGate(context(run), { ...SEND, args: { body: EMAIL.body, subject: EMAIL.subject, to: EMAIL.to } }, REASON) as { text: string };
+    const second = (await passGate(context(run), { ...SEND, args: { body: EMAIL.body, subject: EMAIL.subject, to: EMAIL.to } }, REASON)) as { text: string };
     expect(heldId(second.text)).toBe(heldId(first.text));
-    expect(journal.waiting()).toHaveLength(1);
-    expect(journal.actionsOfRun(run)).toHaveLength(1);
+    expect(await journal.waiting()).toHaveLength(1);
+    expect(await journal.actionsOfRun(run)).toHaveLength(1);
   });
 
-  test("a retry from a restarted client (another run) reuses the open request: approving it lets the call run once", () => {
-    const first = passGate(context(startRun()), SEND, REASON) as { text: string };
-    const second = passGate(context(startRun()), SEND, REASON) as { text: string };
+  test("a retry from a restarted client (another run) reuses the open request: approving it lets the call run once", async () => {
+    const first = (await passGate(context(await startRun()), SEND, REASON)) as { text: string };
+    const second = (await passGate(context(await startRun()), SEND, REASON)) as { text: string };
     expect(heldId(second.text)).toBe(heldId(first.text));
-    expect(journal.waiting()).toHaveLength(1);
-    decide(heldId(first.text), "approved", "alice");
-    const run = startRun();
-    expect(passGate(context(run), SEND, REASON).proceed).toBe(true);
-    expect(passGate(context(run), SEND, REASON).proceed).toBe(false);
+    expect(await journal.waiting()).toHaveLength(1);
+    await decide(heldId(first.text), "approved", "alice");
+    const run = await startRun();
+    expect((await passGate(context(run), SEND, REASON)).proceed).toBe(true);
+    expect((await passGate(context(run), SEND, REASON)).proceed).toBe(false);
   });
 
-  test("an approval spent by a call that then never ran is given back for the next retry", () => {
-    const held = heldId((passGate(context(startRun()), SEND, REASON) as { text: string }).text);
-    decide(held, "approved", "alice");
-    const run = startRun();
-    const first = passGate(context(run), SEND, REASON) as Extract<ReturnType<typeof passGate>, { proceed: true }>;
+  test("an approval spent by a call that then never ran is given back for the next retry", async () => {
+    const held = heldId(((await passGate(context(await startRun()), SEND, REASON)) as { text: string }).text);
+    await decide(held, "approved", "alice");
+    const run = await startRun();
+    const first = (await passGate(context(run), SEND, REASON)) as Extract<Awaited<ReturnType<typeof passGate>>, { proceed: true }>;
     expect(first.proceed).toBe(true);
-    journal.returnApproval(first.approval!.id, first.actionId); // e.g. the server could not be started
-    expect(passGate(context(run), SEND, REASON).proceed).toBe(true);
-    expect(passGate(context(run), SEND, REASON).proceed).toBe(false);
+    await journal.returnApproval(first.approval!.id, first.actionId); // e.g. the server could not be started
+    expect((await passGate(context(run), SEND, REASON)).proceed).toBe(true);
+    expect((await passGate(context(run), SEND, REASON)).proceed).toBe(false);
   });
 
-  test("an approval covers one retry of the same call, key order irrelevant, in another run", () => {
-    const held = heldId((passGate(context(startRun()), SEND, REASON) as { text: string }).text);
+  test("an approval covers one retry of the same call, key order irrelevant, in another run", async () => {
+    const held = heldId(((await passGate(context(await startRun()), SEND, REASON)) as { text: string }).text);
     later(60_000);
-    decide(held, "approved", "alice");
+    await decide(held, "approved", "alice");
 
     later(60_000);
-    const retryRun = startRun(); // the agent's client was restarted: a new session
+    const retryRun = await startRun(); // the agent's client was restarted: a new session
     const reordered = { body: EMAIL.body, to: EMAIL.to, subject: EMAIL.subject };
-    const outcome = passGate(context(retryRun), { ...SEND, args: reordered }, REASON);
+    const outcome = await passGate(context(retryRun), { ...SEND, args: reordered }, REASON);
     expect(outcome.proceed).toBe(true);
     const { approval, actionId } = outcome as Extract<typeof outcome, { proceed: true }>;
     expect(shortId(approval!.id)).toBe(held);
     expect(approval).toMatchObject({ status: "approved", approvedBy: "alice", approvedAt: new Date(T0.getTime() + 60_000).toISOString() });
     // The approval is spent by the action that will run.
-    expect(journal.findAction(held)).toMatchObject({ status: "approved", spentBy: actionId, spentAt: clock.toISOString() });
-    expect(journal.waiting()).toHaveLength(0);
+    expect(await journal.findAction(held)).toMatchObject({ status: "approved", spentBy: actionId, spentAt: clock.toISOString() });
+    expect(await journal.waiting()).toHaveLength(0);
 
     // Only one retry: the same call once more is held again, as a new request.
-    const again = passGate(context(retryRun), SEND, REASON);
+    const again = await passGate(context(retryRun), SEND, REASON);
     expect(again.proceed).toBe(false);
     const newId = heldId((again as { text: string }).text);
     expect(newId).not.toBe(held);
-    expect(journal.waiting().map((a) => shortId(a.id))).toEqual([newId]);
+    expect((await journal.waiting()).map((a) => shortId(a.id))).toEqual([newId]);
   });
 
-  test("different arguments, or another tool with the same arguments, are not covered", () => {
-    const run = startRun();
-    const held = heldId((passGate(context(run), SEND, REASON) as { text: string }).text);
-    decide(held, "approved", "alice");
+  test("different arguments, or another tool with the same arguments, are not covered", async () => {
+    const run = await startRun();
+    const held = heldId(((await passGate(context(run), SEND, REASON)) as { text: string }).text);
+    await decide(held, "approved", "alice");
 
-    const other = passGate(context(run), { ...SEND, args: { ...EMAIL, to: "grace@example.com" } }, REASON);
+    const other = await passGate(context(run), { ...SEND, args: { ...EMAIL, to: "grace@example.com" } }, REASON);
     expect(other.proceed).toBe(false);
-    const otherTool = passGate(context(run), { ...SEND, tool: "send_sms" }, REASON);
+    const otherTool = await passGate(context(run), { ...SEND, tool: "send_sms" }, REASON);
     expect(otherTool.proceed).toBe(false);
-    const otherServer = passGate(context(run), { ...SEND, server: "mail" }, REASON);
+    const otherServer = await passGate(context(run), { ...SEND, server: "mail" }, REASON);
     expect(otherServer.proceed).toBe(false);
-    expect(journal.findAction(held).spentBy).toBeUndefined();
-    expect(journal.waiting()).toHaveLength(3);
+    expect((await journal.findAction(held)).spentBy).toBeUndefined();
+    expect(await journal.waiting()).toHaveLength(3);
 
     // The approved call itself still goes through.
-    expect(passGate(context(run), SEND, REASON).proceed).toBe(true);
+    expect((await passGate(context(run), SEND, REASON)).proceed).toBe(true);
   });
 
-  test("an approval expires after one hour (the clock moves, nobody sleeps)", () => {
-    const run = startRun();
-    const held = heldId((passGate(context(run), SEND, REASON) as { text: string }).text);
-    decide(held, "approved", "alice");
+  test("an approval expires after one hour (the clock moves, nobody sleeps)", async () => {
+    const run = await startRun();
+    const held = heldId(((await passGate(context(run), SEND, REASON)) as { text: string }).text);
+    await decide(held, "approved", "alice");
     later(APPROVAL_TTL_MS + 1_000);
 
-    const outcome = passGate(context(run), SEND, REASON);
+    const outcome = await passGate(context(run), SEND, REASON);
     expect(outcome.proceed).toBe(false);
     expect(heldId((outcome as { text: string }).text)).not.toBe(held);
-    expect(journal.findAction(held).spentBy).toBeUndefined();
+    expect((await journal.findAction(held)).spentBy).toBeUndefined();
   });
 
-  test("an approval just inside the hour still counts", () => {
-    const run = startRun();
-    const held = heldId((passGate(context(run), SEND, REASON) as { text: string }).text);
-    decide(held, "approved", "alice");
+  test("an approval just inside the hour still counts", async () => {
+    const run = await startRun();
+    const held = heldId(((await passGate(context(run), SEND, REASON)) as { text: string }).text);
+    await decide(held, "approved", "alice");
     later(APPROVAL_TTL_MS - 1_000);
-    expect(passGate(context(run), SEND, REASON).proceed).toBe(true);
+    expect((await passGate(context(run), SEND, REASON)).proceed).toBe(true);
   });
 
-  test("a deny: the next identical call is told who denied it and why; the retry after that raises a new request", () => {
-    const run = startRun();
-    const held = heldId((passGate(context(run), SEND, REASON) as { text: string }).text);
+  test("a deny: the next identical call is told who denied it and why; the retry after that raises a new request", async () => {
+    const run = await startRun();
+    const held = heldId(((await passGate(context(run), SEND, REASON)) as { text: string }).text);
     later(30_000);
     const decidedAt = clock.toISOString();
-    decide(held, "denied", "bob", "we do not email customers about plan changes");
+    await decide(held, "denied", "bob", "we do not email customers about plan changes");
 
     later(30_000);
-    const told = passGate(context(run), SEND, REASON);
+    const told = await passGate(context(run), SEND, REASON);
     expect(told.proceed).toBe(false);
     expect((told as { text: string }).text).toBe(
       [
@@ -256,36 +256,36 @@ describe("passGate", () => {
         `Do not route around this decision with other tools. Ask the person how to proceed; calling it again raises a new request for approval.`,
       ].join("\n"),
     );
-    expect(journal.findAction(held)).toMatchObject({ status: "denied", spentBy: run });
-    expect(journal.waiting()).toHaveLength(0);
+    expect(await journal.findAction(held)).toMatchObject({ status: "denied", spentBy: run });
+    expect(await journal.waiting()).toHaveLength(0);
 
-    const retry = passGate(context(run), SEND, REASON);
+    const retry = await passGate(context(run), SEND, REASON);
     expect(retry.proceed).toBe(false);
     const fresh = heldId((retry as { text: string }).text);
     expect(fresh).not.toBe(held);
-    expect(journal.waiting().map((a) => shortId(a.id))).toEqual([fresh]);
+    expect((await journal.waiting()).map((a) => shortId(a.id))).toEqual([fresh]);
   });
 
-  test("a deny without a reason says so", () => {
-    const run = startRun();
-    const held = heldId((passGate(context(run), SEND, REASON) as { text: string }).text);
-    decide(held, "denied", "bob");
-    const told = passGate(context(run), SEND, REASON) as { text: string };
+  test("a deny without a reason says so", async () => {
+    const run = await startRun();
+    const held = heldId(((await passGate(context(run), SEND, REASON)) as { text: string }).text);
+    await decide(held, "denied", "bob");
+    const told = (await passGate(context(run), SEND, REASON)) as { text: string };
     expect(told.text.split("\n")[0]).toBe(`DENIED — Synartesis did not run this call: bob denied it at ${T0.toISOString()} (no reason given).`);
   });
 
-  test("two proxies on one journal: one approval lets exactly one of them through", () => {
-    const other = Journal.open(path, { create: false });
+  test("two proxies on one journal: one approval lets exactly one of them through", async () => {
+    const other = await openJournal(path, { create: false });
     try {
-      const runA = startRun();
-      const runB = startRun(other);
-      const held = heldId((passGate(context(runA), SEND, REASON) as { text: string }).text);
-      decide(held, "approved", "alice");
-      const a = passGate(context(runA), SEND, REASON);
-      const b = passGate(context(runB, other), SEND, REASON);
+      const runA = await startRun();
+      const runB = await startRun(other);
+      const held = heldId(((await passGate(context(runA), SEND, REASON)) as { text: string }).text);
+      await decide(held, "approved", "alice");
+      const a = await passGate(context(runA), SEND, REASON);
+      const b = await passGate(context(runB, other), SEND, REASON);
       expect([a.proceed, b.proceed]).toEqual([true, false]);
     } finally {
-      other.close();
+      await other.close();
     }
   });
 });
