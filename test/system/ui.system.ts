@@ -196,6 +196,31 @@ describe("the review page in Chromium", () => {
     await shot(page, "undo-done.png");
   });
 
+  test("the undo that runs is the one planned: after the plan its scope is locked, and Confirm undoes exactly that", async () => {
+    const dir = crmFolder();
+    await agent(dir, [
+      ["update_customer", { id: "c_001", plan: "free" }],
+      ["update_customer", { id: "c_002", plan: "free" }],
+    ]);
+    const ui = await startUi(dir);
+    const { page } = await signedIn(ui);
+    await page.locator("table.runs tbody tr a").click();
+    await page.locator("#undo-from").selectOption("2");
+    await page.getByRole("button", { name: "Show the undo plan" }).click();
+    await page.locator(".undo-output .summary").waitFor();
+    await expect(page.locator(".undo-output .summary").innerText()).resolves.toBe("1 call would be reverted.");
+    await expect(page.locator("#undo-from").isDisabled()).resolves.toBe(true);
+    await expect(page.locator("#undo-replan").isDisabled()).resolves.toBe(true);
+    // Even a scope changed behind the page's back (a script, a stale form) is not what runs.
+    await page.locator("#undo-from").evaluate((select: HTMLSelectElement) => (select.value = "1"));
+    await page.getByRole("button", { name: "Confirm: undo this run" }).click();
+    const summary = page.locator(".undo-output .summary.tone-partial");
+    await summary.waitFor();
+    await expect(summary.innerText()).resolves.toMatch(/^Run [0-9a-f]{8} is partially rolled back: 1 reverted; calls before #2 were not in scope\.$/);
+    const customers = JSON.parse(stateText(dir)).customers;
+    expect([customers.c_001.plan, customers.c_002.plan]).toEqual(["free", "enterprise"]);
+  });
+
   test("drift is shown as a side-by-side diff and nothing is changed", async () => {
     const dir = crmFolder();
     await agent(dir, [["update_customer", { id: "c_003", plan: "pro" }]], { name: "upsell-agent" });

@@ -42,23 +42,28 @@ export function undoPanel(runId: string): { element: HTMLElement; update(view: R
   );
   let busy = false;
 
-  const options = () => ({ fromSeq: Number(from.value) || 1, replan: replan.checked });
+  type Options = { fromSeq: number; replan: boolean };
+  const options = (): Options => ({ fromSeq: Number(from.value) || 1, replan: replan.checked });
+  /** While a plan waits for its confirm, its options are locked: the undo that runs is the one planned. */
+  const lock = (locked: boolean) => {
+    planButton.disabled = locked;
+    from.disabled = locked;
+    replan.disabled = locked;
+  };
   const setBusy = (value: boolean) => {
     busy = value;
-    planButton.disabled = value;
-    from.disabled = value;
-    replan.disabled = value;
+    lock(value);
     output.setAttribute("aria-busy", String(value));
   };
 
   /** Run the dry run or the real undo, showing each event; resolves with the last one. */
-  async function walk(dryRun: boolean, into: HTMLElement): Promise<UndoEvent | undefined> {
+  async function walk(dryRun: boolean, into: HTMLElement, chosen: Options): Promise<UndoEvent | undefined> {
     const steps = h("ol", { class: "steps", "aria-label": dryRun ? "Planned steps" : "Steps done" });
     const progress = h("p", { class: "busy" }, dryRun ? "Starting the servers and reading the current state…" : "Undoing…");
     into.append(progress);
     let last: UndoEvent | undefined;
     try {
-      await stream(`/api/runs/${encodeURIComponent(runId)}/undo`, { dryRun, ...(dryRun ? {} : { confirm: true }), ...options() }, (event) => {
+      await stream(`/api/runs/${encodeURIComponent(runId)}/undo`, { dryRun, ...(dryRun ? {} : { confirm: true }), ...chosen }, (event) => {
         last = event;
         if (event.kind === "start") into.insertBefore(h("p", { class: "undo-heading" }, event.heading), progress);
         if (event.kind === "start" && event.note) into.insertBefore(h("p", { class: "warn" }, `note: ${event.note}`), progress);
@@ -82,17 +87,18 @@ export function undoPanel(runId: string): { element: HTMLElement; update(view: R
   }
 
   async function plan(): Promise<void> {
+    const planned = options();
     setBusy(true);
     const title = h("h3", { tabindex: "-1" }, "Plan");
     output.replaceChildren(title);
-    const last = await walk(true, output);
+    const last = await walk(true, output, planned);
     if (last?.kind === "end") {
-      const confirm = h("button", { type: "button", class: "danger", onclick: () => void run() }, last.halted ? "Undo up to the stop" : "Confirm: undo this run");
+      const confirm = h("button", { type: "button", class: "danger", onclick: () => void run(planned) }, last.halted ? "Undo up to the stop" : "Confirm: undo this run");
       const cancel = h("button", { type: "button", onclick: () => { output.replaceChildren(); setBusy(false); planButton.focus(); } }, "Cancel");
       output.append(h("p", { class: "confirm" }, "Nothing has been changed yet. Undo for real, exactly as planned above? Each step is checked again before it runs."), h("div", { class: "buttons" }, confirm, cancel));
       announce(`Undo plan ready: ${last.summary}`);
       setBusy(false);
-      planButton.disabled = true;
+      lock(true);
       title.focus();
       return;
     }
@@ -100,12 +106,12 @@ export function undoPanel(runId: string): { element: HTMLElement; update(view: R
     title.focus();
   }
 
-  async function run(): Promise<void> {
+  async function run(planned: Options): Promise<void> {
     setBusy(true);
     const title = h("h3", { tabindex: "-1" }, "Undo");
     output.replaceChildren(title);
     title.focus();
-    const last = await walk(false, output);
+    const last = await walk(false, output, planned);
     announce(last?.kind === "end" ? last.summary : "The undo did not finish.");
     output.append(h("div", { class: "buttons" }, h("button", { type: "button", onclick: () => void plan() }, "Plan again")));
     setBusy(false);
