@@ -2,7 +2,7 @@
 // (R-AUTH-2) and keep the credentials in the user's state folder (R-AUTH-3).
 import { defineCommand } from "citty";
 import { oauthServer } from "../auth/connection.ts";
-import { openInBrowser } from "../auth/browser.ts";
+import { openInBrowser } from "../browser.ts";
 import { SIGN_IN_TIMEOUT_MS, signIn } from "../auth/sign-in.ts";
 import { SynartesisError } from "../errors.ts";
 import { findManifest } from "../manifest/discover.ts";

@@ -56,7 +56,7 @@ export default defineCommand({
       "Ctrl-C stops it.",
     ]);
     if (args.open) {
-      const problem = await openInBrowser(server.url);
+      const problem = openInBrowser(server.url);
       if (problem) process.stderr.write(`synartesis: could not open a browser (${problem}); open the address above yourself\n`);
     }
     await untilStopped(() => {

@@ -4,7 +4,7 @@
 import { describe, expect, test } from "bun:test";
 import { chmodSync, mkdirSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { browserCommands } from "../../src/auth/browser.ts";
+import { browserCommands } from "../../src/browser.ts";
 import { SignInRequired, SynartesisOAuthProvider } from "../../src/auth/provider.ts";
 import { CredentialStore, credentialsDir, credentialsFile } from "../../src/auth/store.ts";
 import { SynartesisError } from "../../src/errors.ts";

@@ -1,7 +1,7 @@
 // The review page's pure request checks (R-UI-4), the browser opener's
 // command line, and the page's files built from source.
 import { describe, expect, test } from "bun:test";
-import { openerCommand } from "../../src/browser.ts";
+import { browserCommands } from "../../src/browser.ts";
 import { loadAssets } from "../../src/ui/assets.ts";
 import { cookieValue, hostAllowed, newToken, sameOrigin, tokenMatches } from "../../src/ui/guard.ts";
 
@@ -50,11 +50,11 @@ describe("cookie and token", () => {
 describe("opening the browser", () => {
   const url = "http://127.0.0.1:4000/?token=t";
   test("$BROWSER first (its first command; %s is the address), else the platform's opener", () => {
-    expect(openerCommand(url, { BROWSER: "firefox" }, "linux")).toEqual(["firefox", url]);
-    expect(openerCommand(url, { BROWSER: "w3m -o x=1:lynx" }, "linux")).toEqual(["w3m", "-o", "x=1", url]);
-    expect(openerCommand(url, { BROWSER: "mybrowser --new %s --flag" }, "linux")).toEqual(["mybrowser", "--new", url, "--flag"]);
-    expect(openerCommand(url, {}, "linux")).toEqual(["xdg-open", url]);
-    expect(openerCommand(url, { BROWSER: "" }, "darwin")).toEqual(["open", url]);
+    expect(browserCommands(url, { BROWSER: "firefox" }, "linux")).toEqual([["firefox", url]]);
+    expect(browserCommands(url, { BROWSER: "w3m -o x=1:lynx" }, "linux")).toEqual([["w3m", "-o", "x=1", url], ["lynx", url]]);
+    expect(browserCommands(url, { BROWSER: "mybrowser --new %s --flag" }, "linux")).toEqual([["mybrowser", "--new", url, "--flag"]]);
+    expect(browserCommands(url, {}, "linux")).toEqual([["xdg-open", url]]);
+    expect(browserCommands(url, { BROWSER: "" }, "darwin")).toEqual([["open", url]]);
   });
 });
 
