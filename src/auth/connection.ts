@@ -98,7 +98,7 @@ function authorizedFetch(mcpUrl: string, provider: SynartesisOAuthProvider): Fet
       if (refreshToken) {
         let shared = refreshes.get(refreshToken);
         if (!shared) {
-          shared = reach(input, init).then(async (r) => ({ status: r.status, statusText: r.statusText, headers: [...r.headers], body: await r.arrayBuffer() }));
+          shared = provider.store.withLock(() => renewOnce(input, init, refreshToken, provider));
           refreshes.set(refreshToken, shared);
           setTimeout(() => refreshes.delete(refreshToken), REFRESH_SHARED_MS).unref?.();
           shared.catch(() => refreshes.delete(refreshToken));
@@ -118,6 +118,32 @@ function authorizedFetch(mcpUrl: string, provider: SynartesisOAuthProvider): Fet
     headers.set("authorization", `Bearer ${current}`);
     return fetch(input, { ...init, headers });
   };
+}
+
+type Answer = { status: number; statusText: string; headers: [string, string][]; body: ArrayBuffer };
+
+/**
+ * One refresh, under the store's lock. Another process sharing this sign-in
+ * may have renewed it while this one waited (its refresh token then is spent):
+ * its new tokens are the answer. Otherwise the refresh is sent, and new tokens
+ * are stored before the lock is released.
+ */
+async function renewOnce(input: Parameters<FetchLike>[0], init: Parameters<FetchLike>[1], refreshToken: string, provider: SynartesisOAuthProvider): Promise<Answer> {
+  const stored = provider.store.read()?.tokens;
+  if (stored?.access_token && stored.refresh_token && stored.refresh_token !== refreshToken) {
+    const { expires_in: _stale, ...renewed } = stored;
+    return { status: 200, statusText: "OK", headers: [["content-type", "application/json"]], body: new TextEncoder().encode(JSON.stringify(renewed)).buffer as ArrayBuffer };
+  }
+  const response = await reach(input, init);
+  const answer: Answer = { status: response.status, statusText: response.statusText, headers: [...response.headers], body: await response.arrayBuffer() };
+  if (response.ok) {
+    try {
+      provider.saveTokens(JSON.parse(new TextDecoder().decode(answer.body)));
+    } catch {
+      // Not tokens: the SDK reports the answer as the error it is.
+    }
+  }
+  return answer;
 }
 
 async function reach(input: Parameters<FetchLike>[0], init: Parameters<FetchLike>[1]): Promise<Response> {

@@ -38,6 +38,8 @@ export class SynartesisOAuthProvider implements OAuthClientProvider {
   private verifier: string | undefined;
   private discovery: OAuthDiscoveryState | undefined;
   private issuedTokens: OAuthTokens | undefined;
+  /** The refresh token last handed to the SDK: the one a refused refresh spent. */
+  private offeredRefresh: string | undefined;
   /** Refresh tokens the authorization server refused: not offered again (another process may store newer ones). */
   private readonly deadRefreshTokens = new Set<string>();
   private registrationRefused = false;
@@ -108,6 +110,7 @@ export class SynartesisOAuthProvider implements OAuthClientProvider {
     if (this.interactive) return this.issuedTokens;
     const tokens = this.store.read()?.tokens;
     if (tokens?.refresh_token && this.deadRefreshTokens.has(tokens.refresh_token)) return undefined;
+    this.offeredRefresh = tokens?.refresh_token;
     return tokens;
   }
 
@@ -155,8 +158,8 @@ export class SynartesisOAuthProvider implements OAuthClientProvider {
     // Nothing is deleted from the store here: another process may just have saved better credentials.
     if (scope === "all" || scope === "client") this.registrationRefused = true;
     if (scope === "all" || scope === "tokens") {
-      const refresh = this.store.read()?.tokens?.refresh_token;
-      if (refresh) this.deadRefreshTokens.add(refresh);
+      // The token that was refused, not whatever the store holds now (another process may just have renewed it).
+      if (this.offeredRefresh) this.deadRefreshTokens.add(this.offeredRefresh);
       this.issuedTokens = undefined;
     }
     if (scope === "all" || scope === "verifier") this.verifier = undefined;

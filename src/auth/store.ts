@@ -38,6 +38,10 @@ export interface SignInCommands {
   logout: string;
 }
 
+/** A renewal holds the lock for one round trip to the authorization server; one older than this was left by a process that died. */
+const LOCK_STALE_MS = 30_000;
+const LOCK_POLL_MS = 25;
+
 export class CredentialStore {
   readonly path: string;
   private readonly dir: string;
@@ -107,6 +111,37 @@ export class CredentialStore {
     renameSync(partial, this.path);
     this.cached = undefined;
     return next;
+  }
+
+  /**
+   * Run `work` while holding this server's lock file, which processes sharing
+   * the sign-in take to renew it one at a time (a refresh token may be good
+   * for one use only). A lock left by a process that died is taken over.
+   */
+  async withLock<T>(work: () => Promise<T>): Promise<T> {
+    const lock = `${this.path}.lock`;
+    mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+    for (const started = Date.now(); ; ) {
+      try {
+        closeSync(openSync(lock, "wx", 0o600));
+        break;
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+      }
+      let age = 0;
+      try {
+        age = Date.now() - lstatSync(lock).mtimeMs;
+      } catch {
+        continue; // released meanwhile
+      }
+      if (age > LOCK_STALE_MS || Date.now() - started > LOCK_STALE_MS) rmSync(lock, { force: true });
+      else await Bun.sleep(LOCK_POLL_MS);
+    }
+    try {
+      return await work();
+    } finally {
+      rmSync(lock, { force: true });
+    }
   }
 
   /** Forget everything stored for this server; false when there was nothing. */

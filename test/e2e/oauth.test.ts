@@ -150,6 +150,31 @@ describe("a session that uses the sign-in", () => {
     for (const token of server.issued) expect(everything.includes(token)).toBe(false);
   });
 
+  test("two proxies sharing one sign-in renew it one at a time: neither call fails, nothing is lost or repeated", async () => {
+    const { server, dir, env } = project();
+    expect((await run(["login", "notes"], { cwd: dir, env })).code).toBe(0);
+    const a = await connect(BIN, ["proxy", "--journal", join(dir, "a.db")], { cwd: dir, env, name: "agent-a" });
+    const b = await connect(BIN, ["proxy", "--journal", join(dir, "b.db")], { cwd: dir, env, name: "agent-b" });
+    try {
+      for (let round = 1; round <= 3; round++) {
+        server.expireAccessTokens();
+        const answers = await Promise.all([
+          a.client.callTool({ name: "add_note", arguments: { text: `a${round}` } }),
+          b.client.callTool({ name: "add_note", arguments: { text: `b${round}` } }),
+        ]);
+        expect(answers.map((answer) => (answer.isError ? text(answer) : "ok"))).toEqual(["ok", "ok"]);
+        // The refresh tokens rotate and each is good once: the sign-in was renewed once per expiry, not once per proxy.
+        expect(server.counts.refreshes).toBe(round);
+      }
+    } finally {
+      await a.client.close();
+      await b.client.close();
+    }
+    expect(server.executed.filter((c) => c.startsWith("add_note")).sort()).toEqual(
+      ["a1", "a2", "a3", "b1", "b2", "b3"].map((t) => `add_note {"text":"${t}"}`),
+    );
+  });
+
   test("undo uses and refreshes the stored sign-in too", async () => {
     const { server, dir, env } = project();
     expect((await run(["login", "notes"], { cwd: dir, env })).code).toBe(0);

@@ -107,10 +107,20 @@ describe("the provider in a session", () => {
   test("a refused refresh token is not offered again, unless another process stored a new one", () => {
     const { s, p } = provider();
     s.update((c) => ({ ...c, tokens: { access_token: "at-1", token_type: "Bearer", refresh_token: "rt-1" } }));
+    expect(p.tokens()?.refresh_token).toBe("rt-1"); // the SDK takes the tokens, then its refresh is refused
     p.invalidateCredentials("tokens");
     expect(p.tokens()).toBeUndefined();
     s.update((c) => ({ ...c, tokens: { access_token: "at-2", token_type: "Bearer", refresh_token: "rt-2" } }));
     expect(p.tokens()?.access_token).toBe("at-2");
+  });
+
+  test("a refusal spends only the token that was offered, not one another process stored meanwhile", () => {
+    const { s, p } = provider();
+    s.update((c) => ({ ...c, tokens: { access_token: "at-1", token_type: "Bearer", refresh_token: "rt-1" } }));
+    expect(p.tokens()?.refresh_token).toBe("rt-1");
+    s.update((c) => ({ ...c, tokens: { access_token: "at-2", token_type: "Bearer", refresh_token: "rt-2" } }));
+    p.invalidateCredentials("tokens"); // rt-1 was refused: another process had already spent it
+    expect(p.tokens()?.refresh_token).toBe("rt-2");
   });
 
   test("a configured client's secret comes from the manifest and is not copied into the store", () => {
