@@ -5,7 +5,7 @@ import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "
 import { dirname, isAbsolute, resolve } from "node:path";
 import { SynartesisError } from "../errors.ts";
 import { findManifest, MANIFEST_NAME } from "../manifest/discover.ts";
-import type { OAuthServerSpec } from "../auth/connection.ts";
+import { signInCommands, type OAuthServerSpec } from "../auth/connection.ts";
 import { writeServer, type CommandBlock, type ServerBlock, type ToolInfo, type UrlBlock } from "../manifest/draft.ts";
 import { ManifestError, parseManifest } from "../manifest/load.ts";
 import { SHIPPED_MANIFESTS } from "../manifest/shipped.ts";
@@ -156,7 +156,10 @@ export default defineCommand({
     const client = { mcpServers: { synartesis: { command: self[0], args: [...self.slice(1), "proxy", "--manifest", manifestPath] } } };
     const { adopted, readonly, todo } = draft.counts;
     const lines = [`${existing === undefined ? "Wrote" : "Extended"} ${manifestPath}: server "${name}" (${tools.length} tools).`];
-    if ("url" in block && block.auth) lines.push(`  it signs in with OAuth (auth: oauth); when it asks again, run: synartesis login ${name}`);
+    if ("url" in block && block.auth) {
+      const { login } = signInCommands({ name, kind: "url", url: block.url, headers: {}, timeoutMs: 0, line: 0, auth: { scopes: [], manifestPath } });
+      lines.push(`  it signs in with OAuth (auth: oauth); when it asks again, run: ${login}`);
+    }
     if (draft.adoptedFrom) lines.push(`  ${adopted} rules adopted from the shipped policy for ${draft.adoptedFrom.title} (manifests/${draft.adoptedFrom.file})`);
     lines.push(`  ${readonly} readonly (the server's readOnlyHint, trusted)`, `  ${todo} gated with a TODO: decide reversible, compensable, or leave them gated`);
     lines.push(

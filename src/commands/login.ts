@@ -1,7 +1,7 @@
 // `synartesis login SERVER`: sign in to a url server that declares `auth: oauth`
 // (R-AUTH-2) and keep the credentials in the user's state folder (R-AUTH-3).
 import { defineCommand } from "citty";
-import { oauthServer } from "../auth/connection.ts";
+import { oauthServer, signInCommands } from "../auth/connection.ts";
 import { openInBrowser } from "../browser.ts";
 import { SIGN_IN_TIMEOUT_MS, signIn } from "../auth/sign-in.ts";
 import { SynartesisError } from "../errors.ts";
@@ -41,7 +41,7 @@ export default defineCommand({
     const signedIn = await signIn(spec, { present: showInBrowser(spec.name, args.browser === false), timeoutMs: timeout * 1000 });
     writeLines([
       `Signed in to server "${spec.name}" (${spec.url})${signedIn.scope ? ` with scope ${signedIn.scope}` : ""}.`,
-      `The credentials are kept in ${signedIn.credentialsPath} (readable only by you); \`synartesis logout ${spec.name}\` removes them.`,
+      `The credentials are kept in ${signedIn.credentialsPath} (readable only by you); \`${signInCommands(spec).logout}\` removes them.`,
     ]);
   },
 });

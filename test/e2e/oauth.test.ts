@@ -265,7 +265,8 @@ describe("init --url", () => {
     expect(init.stderr).toContain('To sign in to server "notes", open this address in a browser:');
     expect(init.code).toBe(0);
     expect(init.stdout).toContain(`Wrote ${manifest}: server "notes" (3 tools).`);
-    expect(init.stdout).toContain("it signs in with OAuth (auth: oauth)");
+    // The command it prints works from any folder: it names the manifest.
+    expect(init.stdout).toContain(`it signs in with OAuth (auth: oauth); when it asks again, run: ${BIN} login notes --manifest ${manifest}`);
     const written = readFileSync(manifest, "utf8");
     expect(written).toContain(`  notes:\n    url: ${server.url}\n    auth: oauth\n`);
     expect(written).toContain('- match: notes.list_notes\n    class: readonly');
