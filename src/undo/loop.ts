@@ -111,17 +111,8 @@ async function unknownOutcome(world: UndoWorld, action: Action, verify: VerifyCa
 /** An inverse an interrupted undo sent: landed, sent again (idempotent), or a stop for a person. */
 async function resume(world: UndoWorld, action: Action, call: ResolvedCall): Promise<Step> {
   const now = action.verify ? await readOrFailure(world, action.verify) : undefined;
-  const judged = judgeInterrupted(action, call, now, world.idempotent(action));
-  if (judged.outcome === "already") {
-    await world.record(action, { kind: "done", status: "rolled_back" });
-    return judged;
-  }
-  if (judged.outcome !== "revert") {
-    // Still unknown: the claim (and the mark that the inverse was sent) stays for the next undo or a person.
-    await world.record(action, { kind: "kept", why: judged.why });
-    return judged;
-  }
-  return send(world, judged, call);
+  // A stop keeps the claim (and the mark that the inverse was sent) for the next undo or a person: it is still unknown.
+  return carryOut(world, judgeInterrupted(action, call, now, world.idempotent(action)), call, "kept");
 }
 
 async function revert(world: UndoWorld, action: Action, verdict: Extract<StaticVerdict, { kind: "check" | "revert" }>): Promise<Step> {
@@ -133,16 +124,20 @@ async function revert(world: UndoWorld, action: Action, verdict: Extract<StaticV
     await world.record(action, { kind: "released", why: `undo could not read the current state: ${(error as Error).message}` });
     throw error;
   }
-  const judged = judge(action, verdict, now);
+  return carryOut(world, judge(action, verdict, now), verdict.call, "released");
+}
+
+/** Act on a judgement made before the inverse is sent: nothing left to do, a stop recorded as `stop`, or the inverse sent. */
+async function carryOut(world: UndoWorld, judged: Step, call: ResolvedCall, stop: "kept" | "released"): Promise<Step> {
   if (judged.outcome === "already") {
-    await world.record(action, { kind: "done", status: "rolled_back" });
+    await world.record(judged.action, { kind: "done", status: "rolled_back" });
     return judged;
   }
   if (judged.outcome !== "revert") {
-    await world.record(action, { kind: "released", why: judged.why });
+    await world.record(judged.action, { kind: stop, why: judged.why });
     return judged;
   }
-  return send(world, judged, verdict.call);
+  return send(world, judged, call);
 }
 
 /** Send the inverse of a planned revert and record what became of it. */
