@@ -3,7 +3,6 @@
 // sent before they leave, and every outcome recorded.
 import type { Journal } from "../journal/journal.ts";
 import type { Action, Read, ResolvedCall, Run, RunStatus, VerifyCall } from "../journal/types.ts";
-import type { Logger } from "../proxy/log.ts";
 import { claimAlive, type UndoSetting } from "./claims.ts";
 import type { InverseOutcome, UndoRecord, UndoWorld } from "./loop.ts";
 import { staticVerdict, type Step } from "./plan.ts";
@@ -16,7 +15,8 @@ export interface LiveUndo {
   owner: string;
   /** The person undoing (recorded on the run). */
   by: string;
-  log: Logger;
+  /** Where undo says it waits for another undo. */
+  log: { warn(message: string): void };
 }
 
 export class LiveWorld implements UndoWorld {
