@@ -51,6 +51,18 @@ export interface VerifyCall extends ResolvedCall {
 /** What a read observed: a payload, or that the thing does not exist. */
 export type Observation = { absent: false; payload: unknown } | { absent: true };
 
+/** A read that did not happen as a read: no answer, a protocol error, or a tool error that does not mean absence. */
+export interface ReadFailure {
+  error: string;
+}
+
+/** What a read came back with: what it observed, or why it failed. */
+export type Read = Observation | ReadFailure;
+
+export function readFailed(read: Read): read is ReadFailure {
+  return "error" in read;
+}
+
 export interface Action {
   id: string;
   runId: string;

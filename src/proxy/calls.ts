@@ -3,14 +3,14 @@
 // record outcome. Returns the line to send back to the agent.
 import { canonicalJson } from "../canonical.ts";
 import { JournalError } from "../journal/journal.ts";
-import type { Observation, ResolvedCall, VerifyCall } from "../journal/types.ts";
+import { readFailed, type Observation, type ResolvedCall, type VerifyCall } from "../journal/types.ts";
 import type { Matcher } from "../manifest/match.ts";
 import { payloadOf, readsSnapshot, ResolveError, resolveTemplate, textOf } from "../manifest/refs.ts";
 import type { Rule, ToolClass } from "../manifest/types.ts";
 import { gateVerdict, passGate, type GateContext, type GateOutcome } from "./gate.ts";
 import type { Logger } from "./log.ts";
 import { toolErrorLine } from "./messages.ts";
-import { readState, type ReadOutcome } from "./observe.ts";
+import { readState } from "./observe.ts";
 import { rawMember, withIdText } from "./raw-json.ts";
 import type { ServerTurn } from "./server-turns.ts";
 import { UpstreamError, type Reply, type Upstream } from "./upstream.ts";
@@ -54,12 +54,6 @@ function isToolError(reply: Reply): boolean {
 function replyError(reply: Reply): string | undefined {
   if (reply.msg.error) return `${reply.msg.error.message} (JSON-RPC error ${reply.msg.error.code})`;
   if (isToolError(reply)) return textOf(reply.msg.result) || "the tool reported an error";
-  return undefined;
-}
-
-function toObservation(read: ReadOutcome): Observation | undefined {
-  if (read.kind === "present") return { absent: false, payload: read.payload };
-  if (read.kind === "absent") return { absent: true };
   return undefined;
 }
 
@@ -231,19 +225,19 @@ async function runMutating(
       return refuse(why, `Synartesis did not run this call: ${why}.`);
     }
     verify = { server: rule.snapshot.server, tool: rule.snapshot.tool, args: snapshotArgs, absentWhen: rule.snapshot.absentWhen };
-    const read = await readState(ctx.upstream(verify.server), verify);
+    const { read, absentText = "" } = await readState(ctx.upstream(verify.server), verify);
     const readName = `${verify.server}.${verify.tool}`;
-    if (read.kind === "error") {
-      const why = `the pre-read ${readName} failed: ${read.text}`;
-      return refuse(why, `Synartesis did not run this call, because it could not record the state it would replace: ${read.text}`);
+    if (readFailed(read)) {
+      const why = `the pre-read ${readName} failed: ${read.error}`;
+      return refuse(why, `Synartesis did not run this call, because it could not record the state it would replace: ${read.error}`);
     }
-    if (read.kind === "absent" && toolClass === "reversible" && !approval) {
-      const reason = `${call.server}.${call.tool} is reversible, but its pre-read ${readName} found nothing to restore (${read.text.split("\n")[0]})`;
+    if (read.absent && toolClass === "reversible" && !approval) {
+      const reason = `${call.server}.${call.tool} is reversible, but its pre-read ${readName} found nothing to restore (${absentText.split("\n")[0]})`;
       const held = await passGate(ctx, { ...call, class: toolClass }, reason);
       if (!held.proceed) return refused(ctx, call, held);
       return runMutating(ctx, call, rule, toolClass, held);
     }
-    snapshot = toObservation(read);
+    snapshot = read;
   }
 
   // A server that cannot be (re)started means the call never leaves: that is a failure, not an unknown.
@@ -315,9 +309,9 @@ async function runMutating(
   // Post-read: the state this call left, for undo's drift check.
   let postState: Observation | undefined;
   if (verify) {
-    const read = await readState(ctx.upstream(verify.server), verify);
-    postState = toObservation(read);
-    if (!postState) warnings.push(`the post-read ${verify.server}.${verify.tool} failed (${read.kind === "error" ? read.text : ""}); undo cannot check this call for drift`);
+    const { read } = await readState(ctx.upstream(verify.server), verify);
+    if (readFailed(read)) warnings.push(`the post-read ${verify.server}.${verify.tool} failed (${read.error}); undo cannot check this call for drift`);
+    else postState = read;
   }
 
   await recordOutcome(ctx, call, intent.id, () => ctx.journal.finishAction(intent.id, { status: "applied", resultText, inverse, postState, warnings }));

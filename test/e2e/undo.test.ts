@@ -412,6 +412,45 @@ describe.concurrent("undo options", () => {
     ]);
   });
 
+  test("a compensating inverse that does not give the record back: the dry run warns, the undo stops NOT RESTORED, the next one leaves it for a person", async () => {
+    const dir = crmFolder();
+    // restore_customer over a customer that existed: its inverse (a delete) cannot bring Ada's record back.
+    await agent(dir, [
+      ["update_customer", { id: "c_002", plan: "free" }],
+      ["restore_customer", { ...ADA, plan: "enterprise" }],
+    ]);
+    const short = (await runs(dir))[0].id.replace(/-/g, "").slice(0, 8);
+
+    const dry = await cli(dir, ["undo", "--dry-run"]);
+    expect(dry.code).toBe(0);
+    expect(dry.stdout).toContain(`#2  would revert      crm.restore_customer`);
+    expect(dry.stdout).toContain(`would call: crm.delete_customer {"id":"c_001"}`);
+    expect(dry.stdout).toContain(
+      "note: the record existed before this call and this inverse is not built from it: undo reads it again afterwards and stops if it is not as it was",
+    );
+    expect(dry.stdout).toContain("2 calls would be reverted. Run without --dry-run to do it.");
+
+    const undo = await cli(dir, ["undo"]);
+    expect(undo.code).toBe(1);
+    expect(undo.stdout).toContain(`#2  NOT RESTORED      crm.restore_customer`);
+    expect(undo.stdout).toContain(`called: crm.delete_customer {"id":"c_001"}`);
+    expect(undo.stdout).toContain("the inverse crm.delete_customer ran, but the state is not what it was before the call");
+    expect(undo.stdout).toMatch(/before the agent's call +│ now, after the inverse/);
+    expect(undo.stdout).toMatch(/≠ +"plan": "pro", +│/);
+    expect(undo.stdout).toContain(`Stopped after #2: its inverse ran but did not give back the state from before. 0 reverted before it. Run ${short} is marked partial.`);
+    // Nothing older was touched; Ada is gone, and the action is the person's to put right.
+    const { c_001: _, ...withoutAda } = SEED;
+    expect(state(dir).customers).toEqual({ ...withoutAda, c_002: { ...GRACE, plan: "free" } });
+    expect((await json(dir, ["show"])).actions.map((a: any) => a.status)).toEqual(["applied", "unrecoverable"]);
+
+    const rest = await cli(dir, ["undo"]);
+    expect(rest.code).toBe(0);
+    expect(rest.stdout).toContain("#2  left in place");
+    expect(rest.stdout).toContain("crm.restore_customer: the inverse crm.delete_customer ran, but the state is not what it was before the call; left for a person");
+    expect(rest.stdout).toContain(`Run ${short} is partially rolled back: 1 reverted, 1 left in place (they cannot be undone).`);
+    expect(state(dir).customers).toEqual(withoutAda);
+  });
+
   test("an approved irreversible call that ran is left in place; the rest is reverted; the run is partial", async () => {
     const dir = crmFolder();
     const EMAIL = { to: "ada@example.com", subject: "Your plan changed", body: "You are now on the free plan." };

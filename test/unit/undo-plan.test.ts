@@ -1,17 +1,21 @@
-// The pure undo planner (R-UNDO-2…6): what a journal row alone decides, how a
-// checked action is judged against a fresh read, and the dry-run plan that
-// simulates newer steps so a record touched several times is not called drifted.
+// The undo planner (R-UNDO-2…6): what a journal row alone decides, how a
+// checked action is judged against a fresh read, and the dry-run plan — the
+// judgement loop over a simulated world — that simulates newer steps so a
+// record touched several times is not called drifted.
 import { describe, expect, test } from "bun:test";
-import type { Action, ActionStatus, Observation, ResolvedCall, VerifyCall } from "../../src/journal/types.ts";
+import type { Action, ActionStatus, Observation, Read, ResolvedCall, VerifyCall } from "../../src/journal/types.ts";
 import type { ToolClass } from "../../src/manifest/types.ts";
-import { inScope, judge, judgeInterrupted, judgeUnknown, planUndo, readsNeeded, staticVerdict, verifyKey, type Observed, type StaticVerdict } from "../../src/undo/plan.ts";
+import { judge, judgeInterrupted, judgeUnknown, verifyKey } from "../../src/undo/judge.ts";
+import { undoActions } from "../../src/undo/loop.ts";
+import { inScope, staticVerdict, type StaticVerdict, type Step } from "../../src/undo/plan.ts";
+import { SimulatedWorld } from "../../src/undo/simulated-world.ts";
 
 const ADA = { id: "c_001", name: "Ada Lovelace", email: "ada@example.com", plan: "pro", notes: "founding customer" };
 const GRACE = { id: "c_002", name: "Grace Hopper", email: "grace@example.com", plan: "enterprise", notes: "renewal in March" };
 
 const present = (payload: unknown): Observation => ({ absent: false, payload });
 const ABSENT: Observation = { absent: true };
-const seen = (payload: unknown): Observed => ({ kind: "present", payload });
+const seen = (payload: unknown): Read => ({ absent: false, payload });
 
 function readOf(id: string): VerifyCall {
   return { server: "crm", tool: "get_customer", args: { id }, absentWhen: ["no customer with id"] };
@@ -51,11 +55,44 @@ function update(seq: number, before: Record<string, string>, after: Record<strin
 }
 
 /** The current state as a dry run observes it: one read per record. */
-function observations(entries: Array<[string, Observed]>): Map<string, Observed> {
-  return new Map(entries.map(([id, observed]) => [verifyKey(readOf(id)), observed]));
+function observations(entries: Array<[string, Read]>): Map<string, Read> {
+  return new Map(entries.map(([id, read]) => [verifyKey(readOf(id)), read]));
 }
 
-function outcomes(steps: ReturnType<typeof planUndo>): string[] {
+/**
+ * A dry run: the judgement loop over a simulated world whose servers answer
+ * from `reads` (a record not there is a failed read, "not observed"), and log
+ * each read they are asked for in `asked`.
+ */
+async function planUndo(
+  actions: Action[],
+  fromSeq: number,
+  reads: Map<string, Read>,
+  /** Calls of unknown outcome whose answer may still come, with why. */
+  stillLanding: Map<string, string> = new Map(),
+  /** Actions whose rule says their server honours idempotency keys. */
+  idempotent: Map<string, boolean> = new Map(),
+  asked: VerifyCall[] = [],
+): Promise<Step[]> {
+  const world = new SimulatedWorld({
+    servers: {
+      read: async (verify) => {
+        asked.push(verify);
+        return reads.get(verifyKey(verify)) ?? { error: "not observed" };
+      },
+      invert: () => {
+        throw new Error("a dry run sends no inverse");
+      },
+    },
+    now: () => new Date("2026-01-01T01:00:00.000Z"),
+    leaseMs: 60_000,
+    stillLanding: async (action) => stillLanding.get(action.id),
+    idempotent: (action) => idempotent.get(action.id) === true,
+  });
+  return (await undoActions(world, actions, fromSeq, () => {})).steps;
+}
+
+function outcomes(steps: Step[]): string[] {
   return steps.map((s) => `#${s.action.seq} ${s.outcome}`);
 }
 
@@ -102,8 +139,8 @@ describe("staticVerdict", () => {
     // Stepped over, not settled: it stays pending (still unknown).
     expect(judgeUnknown(row, seen(ADA))).toMatchObject({ outcome: "skip" });
     expect(judgeUnknown(row, seen({ ...ADA, plan: "free" }))).toMatchObject({ outcome: "halt" });
-    expect(judgeUnknown(row, { kind: "absent" })).toMatchObject({ outcome: "halt" });
-    expect(judgeUnknown(row, { kind: "error", text: "down" })).toMatchObject({ outcome: "halt", why: expect.stringContaining("could not read the record") });
+    expect(judgeUnknown(row, ABSENT)).toMatchObject({ outcome: "halt" });
+    expect(judgeUnknown(row, { error: "down" })).toMatchObject({ outcome: "halt", why: expect.stringContaining("could not read the record") });
     // An answer that may still come is waited for, whatever the state says now.
     expect(judgeUnknown(row, seen(ADA), "the proxy that made it (pid 7) is still running")).toMatchObject({
       outcome: "halt",
@@ -205,11 +242,11 @@ describe("judge", () => {
   });
 
   test("a record that vanished since is drift too", () => {
-    expect(judge(row, verdict, { kind: "absent" })).toMatchObject({ outcome: "drift", expected: present(after), actual: ABSENT });
+    expect(judge(row, verdict, ABSENT)).toMatchObject({ outcome: "drift", expected: present(after), actual: ABSENT });
   });
 
   test("a read error → halt naming the read and its error", () => {
-    const step = judge(row, verdict, { kind: "error", text: "the server crm closed" });
+    const step = judge(row, verdict, { error: "the server crm closed" });
     expect(step.outcome).toBe("halt");
     expect(step.why).toBe("the verification read crm.get_customer failed: the server crm closed");
     expect(step.hint).toBe("Undo cannot check this record for drift; fix the cause and run undo again.");
@@ -226,7 +263,7 @@ describe("judge", () => {
       verify: readOf("c_002"),
     });
     const check = staticVerdict(deleted) as Extract<StaticVerdict, { kind: "check" }>;
-    expect(judge(deleted, check, { kind: "absent" }).outcome).toBe("revert");
+    expect(judge(deleted, check, ABSENT).outcome).toBe("revert");
     expect(judge(deleted, check, seen(GRACE)).outcome).toBe("already");
     expect(judge(deleted, check, seen({ ...GRACE, plan: "pro" })).outcome).toBe("drift");
   });
@@ -244,7 +281,7 @@ describe("judge", () => {
     });
     const check = staticVerdict(restored) as Extract<StaticVerdict, { kind: "check" }>;
     expect(judge(restored, check, seen(GRACE)).outcome).toBe("revert");
-    expect(judge(restored, check, { kind: "absent" }).outcome).toBe("already");
+    expect(judge(restored, check, ABSENT).outcome).toBe("already");
   });
 });
 
@@ -293,13 +330,13 @@ describe("judgeInterrupted: an inverse sent by an undo that never learnt its out
 
   test("something else changed it, or it cannot be read: stop whatever the rule says", () => {
     expect(judgeInterrupted(row, call, seen({ ...ADA, plan: "enterprise" }), true)).toMatchObject({ outcome: "halt", settle: "inverse" });
-    expect(judgeInterrupted(row, call, { kind: "error", text: "timed out" }, true)).toMatchObject({ outcome: "halt", hint: "Fix the cause and run undo again." });
+    expect(judgeInterrupted(row, call, { error: "timed out" }, true)).toMatchObject({ outcome: "halt", hint: "Fix the cause and run undo again." });
   });
 
-  test("a dry run plans the same: an interrupted inverse stops the plan unless idempotent", () => {
+  test("a dry run plans the same: an interrupted inverse stops the plan unless idempotent", async () => {
     const reads = observations([["c_001", seen({ ...ADA, plan: "free" })]]);
-    expect(outcomes(planUndo([row], 1, reads, new Map(), new Map([[row.id, false]])))).toEqual(["#2 halt"]);
-    expect(outcomes(planUndo([row], 1, reads, new Map(), new Map([[row.id, true]])))).toEqual(["#2 revert"]);
+    expect(outcomes(await planUndo([row], 1, reads, new Map(), new Map([[row.id, false]])))).toEqual(["#2 halt"]);
+    expect(outcomes(await planUndo([row], 1, reads, new Map(), new Map([[row.id, true]])))).toEqual(["#2 revert"]);
   });
 });
 
@@ -310,9 +347,9 @@ describe("planUndo", () => {
   const S3 = { ...S2, name: "A. Lovelace" };
   const S4 = { ...S3, email: "ada@wrong.example" };
 
-  test("a record touched four times: no drift, each step reverts to the state before it", () => {
+  test("a record touched four times: no drift, each step reverts to the state before it", async () => {
     const actions = [update(1, S0, S1), update(2, S1, S2), update(3, S2, S3), update(4, S3, S4)];
-    const steps = planUndo(actions, 1, observations([["c_001", seen(S4)]]));
+    const steps = await planUndo(actions, 1, observations([["c_001", seen(S4)]]));
     expect(outcomes(steps)).toEqual(["#4 revert", "#3 revert", "#2 revert", "#1 revert"]);
     expect(steps.map((s) => s.call)).toEqual([restoreCall(S3), restoreCall(S2), restoreCall(S1), restoreCall(S0)]);
     expect(steps.every((s) => !s.unverified)).toBe(true);
@@ -324,28 +361,28 @@ describe("planUndo", () => {
     expect(judge(older, check, seen(S4)).outcome).toBe("drift");
   });
 
-  test("touched twice, then changed by someone else: drift at the newest step, nothing planned past it", () => {
+  test("touched twice, then changed by someone else: drift at the newest step, nothing planned past it", async () => {
     const human = { ...S2, notes: "a person's note" };
     const actions = [update(1, S0, S1), update(2, S1, S2)];
-    const steps = planUndo(actions, 1, observations([["c_001", seen(human)]]));
+    const steps = await planUndo(actions, 1, observations([["c_001", seen(human)]]));
     expect(outcomes(steps)).toEqual(["#2 drift"]);
     expect(steps[0]).toMatchObject({ expected: present(S2), actual: present(human) });
   });
 
-  test("touched twice with someone else's change in between: #2 reverts, drift at #1 against the simulated state", () => {
+  test("touched twice with someone else's change in between: #2 reverts, drift at #1 against the simulated state", async () => {
     const between = { ...S1, notes: "a person's note" };
     const actions = [update(1, S0, S1), update(2, between, S2)];
-    const steps = planUndo(actions, 1, observations([["c_001", seen(S2)]]));
+    const steps = await planUndo(actions, 1, observations([["c_001", seen(S2)]]));
     expect(outcomes(steps)).toEqual(["#2 revert", "#1 drift"]);
     expect(steps[1]).toMatchObject({ expected: present(S1), actual: present(between) });
   });
 
-  test("a record already put back counts as already reverted, and the plan goes on", () => {
-    const steps = planUndo([update(1, S0, S1), update(2, S1, S2)], 1, observations([["c_001", seen(S1)]]));
+  test("a record already put back counts as already reverted, and the plan goes on", async () => {
+    const steps = await planUndo([update(1, S0, S1), update(2, S1, S2)], 1, observations([["c_001", seen(S1)]]));
     expect(outcomes(steps)).toEqual(["#2 already", "#1 revert"]);
   });
 
-  test("compensable without a pre-read → revert [unverified]", () => {
+  test("compensable without a pre-read → revert [unverified]", async () => {
     const created = action({
       seq: 2,
       class: "compensable",
@@ -353,7 +390,7 @@ describe("planUndo", () => {
       args: { name: "Bogus", email: "bogus@example.com" },
       inverse: { server: "crm", tool: "delete_customer", args: { id: "c_004" } },
     });
-    const steps = planUndo([update(1, S0, S1), created], 1, observations([["c_001", seen(S1)]]));
+    const steps = await planUndo([update(1, S0, S1), created], 1, observations([["c_001", seen(S1)]]));
     expect(outcomes(steps)).toEqual(["#2 revert", "#1 revert"]);
     expect(steps[0]).toMatchObject({
       unverified: true,
@@ -363,23 +400,23 @@ describe("planUndo", () => {
     expect(steps[1]!.unverified).toBeUndefined();
   });
 
-  test("a pending action halts the plan; nothing older is planned", () => {
+  test("a pending action halts the plan; nothing older is planned", async () => {
     const actions = [update(1, S0, S1), action({ seq: 2, status: "pending", tool: "delete_customer" }), update(3, S1, S2)];
-    const steps = planUndo(actions, 1, observations([["c_001", seen(S2)]]));
+    const steps = await planUndo(actions, 1, observations([["c_001", seen(S2)]]));
     expect(outcomes(steps)).toEqual(["#3 revert", "#2 halt"]);
     expect(steps[1]!.why).toBe("the outcome of crm.delete_customer is unknown (the proxy never learnt whether it ran)");
     expect(steps[1]!.hint).toBe("Check the state by hand, then record what you found with synartesis settle (below). Undo will not guess past a call whose effect is unknown.");
     expect(steps[1]!.settle).toBe("call");
   });
 
-  test("an irreversible call that ran is left in place; the rest is reverted", () => {
+  test("an irreversible call that ran is left in place; the rest is reverted", async () => {
     const sent = action({ seq: 2, class: "irreversible", tool: "send_email", args: { to: "ada@example.com" }, approvedBy: "alice" });
-    const steps = planUndo([update(1, S0, S1), sent, update(3, S1, S2)], 1, observations([["c_001", seen(S2)]]));
+    const steps = await planUndo([update(1, S0, S1), sent, update(3, S1, S2)], 1, observations([["c_001", seen(S2)]]));
     expect(outcomes(steps)).toEqual(["#3 revert", "#2 left", "#1 revert"]);
     expect(steps[1]!.why).toBe("crm.send_email is irreversible and ran (approved by alice); left in place");
   });
 
-  test("gated, denied, failed and read-only rows are skipped", () => {
+  test("gated, denied, failed and read-only rows are skipped", async () => {
     const actions = [
       update(1, S0, S1),
       action({ seq: 2, status: "gated", class: "irreversible", tool: "send_email" }),
@@ -387,35 +424,35 @@ describe("planUndo", () => {
       action({ seq: 4, status: "failed" }),
       action({ seq: 5, class: "readonly", tool: "get_customer" }),
     ];
-    const steps = planUndo(actions, 1, observations([["c_001", seen(S1)]]));
+    const steps = await planUndo(actions, 1, observations([["c_001", seen(S1)]]));
     expect(outcomes(steps)).toEqual(["#5 skip", "#4 skip", "#3 skip", "#2 skip", "#1 revert"]);
   });
 
-  test("--to SEQ: only seq ≥ SEQ is planned", () => {
+  test("--to SEQ: only seq ≥ SEQ is planned", async () => {
     const grace = update(3, GRACE, { ...GRACE, plan: "free" }, { verify: readOf("c_002") });
     const actions = [update(1, S0, S1), update(2, S1, S2), grace];
     const obs = observations([
       ["c_001", seen(S2)],
       ["c_002", seen({ ...GRACE, plan: "free" })],
     ]);
-    expect(outcomes(planUndo(actions, 2, obs))).toEqual(["#3 revert", "#2 revert"]);
-    expect(outcomes(planUndo(actions, 3, obs))).toEqual(["#3 revert"]);
-    expect(planUndo(actions, 4, obs)).toEqual([]);
+    expect(outcomes(await planUndo(actions, 2, obs))).toEqual(["#3 revert", "#2 revert"]);
+    expect(outcomes(await planUndo(actions, 3, obs))).toEqual(["#3 revert"]);
+    expect(await planUndo(actions, 4, obs)).toEqual([]);
   });
 
-  test("an unobserved record halts rather than guessing", () => {
-    const steps = planUndo([update(1, S0, S1)], 1, new Map());
+  test("an unobserved record halts rather than guessing", async () => {
+    const steps = await planUndo([update(1, S0, S1)], 1, new Map());
     expect(outcomes(steps)).toEqual(["#1 halt"]);
     expect(steps[0]!.why).toBe("the verification read crm.get_customer failed: not observed");
   });
 
-  test("does not change the observations it was given", () => {
+  test("does not change the observations it was given", async () => {
     const obs = observations([["c_001", seen(S2)]]);
-    planUndo([update(1, S0, S1), update(2, S1, S2)], 1, obs);
+    await planUndo([update(1, S0, S1), update(2, S1, S2)], 1, obs);
     expect(obs.get(verifyKey(readOf("c_001")))).toEqual(seen(S2));
   });
 
-  test("a delete then a restore of the same record simulate through absence", () => {
+  test("a delete then a restore of the same record simulate through absence", async () => {
     const deleted = action({
       seq: 1,
       tool: "delete_customer",
@@ -435,19 +472,19 @@ describe("planUndo", () => {
       inverse: { server: "crm", tool: "delete_customer", args: { id: "c_002" } },
       verify: readOf("c_002"),
     });
-    const steps = planUndo([deleted, restored], 1, observations([["c_002", seen(GRACE)]]));
+    const steps = await planUndo([deleted, restored], 1, observations([["c_002", seen(GRACE)]]));
     expect(outcomes(steps)).toEqual(["#2 revert", "#1 revert"]);
   });
 });
 
-describe("inScope and readsNeeded", () => {
+describe("inScope and the reads a dry run makes", () => {
   test("inScope: seq ≥ fromSeq, newest first", () => {
     const actions = [action({ seq: 1 }), action({ seq: 3 }), action({ seq: 2 })];
     expect(inScope(actions).map((a) => a.seq)).toEqual([3, 2, 1]);
     expect(inScope(actions, 2).map((a) => a.seq)).toEqual([3, 2]);
   });
 
-  test("readsNeeded: one read per record, newest first, only for checked actions in scope", () => {
+  test("one read per record, newest first, only for checked actions in scope", async () => {
     const actions = [
       update(1, ADA, { ...ADA, plan: "free" }),
       update(2, GRACE, { ...GRACE, plan: "free" }, { verify: readOf("c_002") }),
@@ -456,10 +493,19 @@ describe("inScope and readsNeeded", () => {
       action({ seq: 5, status: "failed", verify: readOf("c_003") }),
       action({ seq: 6, status: "rolled_back", verify: readOf("c_003"), postState: present({}), inverse: restoreCall(ADA) }),
     ];
-    expect(readsNeeded(actions, 1)).toEqual([readOf("c_001"), readOf("c_002")]);
-    expect(readsNeeded(actions, 2)).toEqual([readOf("c_001"), readOf("c_002")]);
-    expect(readsNeeded(actions, 3)).toEqual([readOf("c_001")]);
-    expect(readsNeeded(actions, 4)).toEqual([]);
+    const reads = observations([
+      ["c_001", seen({ ...ADA, notes: "x" })],
+      ["c_002", seen({ ...GRACE, plan: "free" })],
+    ]);
+    const readsFrom = async (fromSeq: number) => {
+      const asked: VerifyCall[] = [];
+      await planUndo(actions, fromSeq, reads, new Map(), new Map(), asked);
+      return asked;
+    };
+    expect(await readsFrom(1)).toEqual([readOf("c_001"), readOf("c_002")]);
+    expect(await readsFrom(2)).toEqual([readOf("c_001"), readOf("c_002")]);
+    expect(await readsFrom(3)).toEqual([readOf("c_001")]);
+    expect(await readsFrom(4)).toEqual([]);
   });
 
   test("verifyKey ignores the key order of the arguments", () => {
