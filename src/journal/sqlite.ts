@@ -5,93 +5,14 @@ import { Database } from "bun:sqlite";
 import { closeSync, existsSync, mkdirSync, openSync, statSync, type Stats } from "node:fs";
 import { dirname } from "node:path";
 import { SynartesisError } from "../errors.ts";
-import type { ToolClass } from "../manifest/types.ts";
 import { MIGRATIONS } from "./migrations.ts";
 import { JournalError, type Journal, type NewAction, type Outcome } from "./journal.ts";
-import type { Action, ActionStatus, Observation, ResolvedCall, Run, RunStatus, RunSummary, Settled, VerifyCall } from "./types.ts";
-
-type Row = Record<string, string | number | null>;
+import { ambiguous, insertedAction, json, likePrefix, observationColumns, reportFailuresAsJournalErrors, toAction, toRun, warningsColumn, type Row } from "./rows.ts";
+import type { Action, ActionStatus, ResolvedCall, Run, RunStatus, RunSummary, Settled, VerifyCall } from "./types.ts";
 
 const BUSY_TIMEOUT_MS = 10_000;
-
-function json(value: unknown): string | null {
-  return value === undefined ? null : JSON.stringify(value);
-}
-
-function parse<T>(text: string | number | null | undefined): T | undefined {
-  return typeof text === "string" ? (JSON.parse(text) as T) : undefined;
-}
-
-function str(value: string | number | null | undefined): string | undefined {
-  return value === null || value === undefined ? undefined : String(value);
-}
-
-function observation(payload: string | number | null | undefined, absent: string | number | null | undefined): Observation | undefined {
-  if (absent === 1) return { absent: true };
-  return typeof payload === "string" ? { absent: false, payload: JSON.parse(payload) } : undefined;
-}
-
-/** `base` with every defined value of `optional` set on it (absent stays absent). */
-function withDefined<T extends object>(base: T, optional: Partial<T>): T {
-  for (const [key, value] of Object.entries(optional)) {
-    if (value !== undefined) (base as Record<string, unknown>)[key] = value;
-  }
-  return base;
-}
-
-function toRun(row: Row): Run {
-  const run: Run = {
-    id: String(row.id),
-    label: String(row.label),
-    startedAt: String(row.started_at),
-    status: row.status as RunStatus,
-  };
-  if (row.ended_at !== null) run.endedAt = String(row.ended_at);
-  if (row.host !== null) run.host = String(row.host);
-  if (row.pid !== null) run.pid = Number(row.pid);
-  if (row.manifest !== null && row.manifest !== undefined) run.manifest = String(row.manifest);
-  return withDefined(run, { undoneBy: str(row.undone_by), undoneAt: str(row.undone_at) });
-}
-
-function toAction(row: Row): Action {
-  const action: Action = {
-    id: String(row.id),
-    runId: String(row.run_id),
-    seq: Number(row.seq),
-    server: String(row.server),
-    tool: String(row.tool),
-    args: JSON.parse(String(row.args)),
-    class: row.class as ToolClass,
-    status: row.status as ActionStatus,
-    warnings: parse<string[]>(row.warnings) ?? [],
-    ts: String(row.ts),
-  };
-  const optional: Partial<Action> = {
-    argsKey: str(row.args_key),
-    snapshot: observation(row.snapshot, row.snapshot_absent),
-    postState: observation(row.post_state, row.post_absent),
-    resultText: str(row.result),
-    inverse: parse<ResolvedCall>(row.inverse),
-    verify: parse<VerifyCall>(row.verify),
-    error: str(row.error),
-    approvedBy: str(row.approved_by),
-    approvedAt: str(row.approved_at),
-    reason: str(row.reason),
-    spentBy: str(row.spent_by),
-    spentAt: str(row.spent_at),
-    claimedBy: str(row.claimed_by),
-    claimedAt: str(row.claimed_at),
-    undoNote: str(row.undo_note),
-    inverseSentAt: str(row.inverse_sent_at),
-    settled: str(row.settled) as Settled | undefined,
-    settledBy: str(row.settled_by),
-    settledAt: str(row.settled_at),
-    settledNote: str(row.settled_note),
-    withdrawnBy: str(row.withdrawn_by),
-    withdrawnAt: str(row.withdrawn_at),
-  };
-  return withDefined(action, optional);
-}
+/** How often a change subscription looks at the data version (it is one cheap pragma). */
+const CHANGE_POLL_MS = 250;
 
 const BROKEN_CODES = ["SQLITE_CORRUPT", "SQLITE_NOTADB", "SQLITE_READONLY", "SQLITE_IOERR", "SQLITE_CANTOPEN", "SQLITE_PERM", "SQLITE_NOLFS", "SQLITE_PROTOCOL", "SQLITE_AUTH"];
 
@@ -210,8 +131,25 @@ export class SqliteJournal implements Journal {
     return (this.db.query("SELECT name FROM migrations ORDER BY rowid").all() as Row[]).map((r) => String(r.name));
   }
 
-  /** Changes whenever another connection commits (cheap poll for `watch`). */
-  async dataVersion(): Promise<number> {
+  /** Calls `onChange` when another connection committed: its data version moved (one cheap pragma per poll). */
+  async watchChanges(onChange: () => void): Promise<() => Promise<void>> {
+    let version = this.dataVersion();
+    const timer = setInterval(() => {
+      let now: number;
+      try {
+        now = this.dataVersion();
+      } catch {
+        // A journal closed or gone: its owner finds out on its next read.
+        return;
+      }
+      if (now === version) return;
+      version = now;
+      onChange();
+    }, CHANGE_POLL_MS);
+    return async () => clearInterval(timer);
+  }
+
+  private dataVersion(): number {
     return Number((this.db.query("PRAGMA data_version").get() as Row).data_version);
   }
 
@@ -255,7 +193,7 @@ export class SqliteJournal implements Journal {
     const rows = this.db.query("SELECT * FROM runs WHERE replace(id, '-', '') LIKE ? ESCAPE '\\' ORDER BY started_at DESC").all(likePrefix(prefix)) as Row[];
     if (rows.length === 1) return toRun(rows[0]!);
     if (rows.length === 0) throw new SynartesisError("unknown_id", `no run id starts with "${prefix}"`);
-    throw new SynartesisError("unknown_id", `"${prefix}" matches ${rows.length} runs: ${rows.map((r) => String(r.id).slice(0, 12)).join(", ")}`, {
+    throw new SynartesisError("unknown_id", ambiguous(prefix, "run", rows.map((r) => String(r.id))), {
       hint: "Give more characters of the run id.",
     });
   }
@@ -289,8 +227,8 @@ export class SqliteJournal implements Journal {
       this.db
         .query(
           `INSERT INTO actions (id, run_id, seq, server, tool, args, args_key, class, status, snapshot, snapshot_absent,
-                                verify, result, error, warnings, approved_by, approved_at, ts)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+                                verify, result, error, held_reason, warnings, approved_by, approved_at, ts)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         )
         .run(
           action.id,
@@ -302,42 +240,19 @@ export class SqliteJournal implements Journal {
           action.argsKey ?? null,
           action.class,
           action.status,
-          action.snapshot && !action.snapshot.absent ? JSON.stringify(action.snapshot.payload) : null,
-          action.snapshot?.absent ? 1 : 0,
+          ...observationColumns(action.snapshot),
           json(action.verify),
           action.resultText ?? null,
           action.error ?? null,
-          action.warnings?.length ? JSON.stringify(action.warnings) : null,
+          action.heldReason ?? null,
+          warningsColumn(action.warnings),
           action.approvedBy ?? null,
           action.approvedAt ?? null,
           action.ts,
         );
       return last_seq;
     });
-    const seq = insert.immediate();
-    // Built from what was written rather than read back: arguments can be MiB.
-    const written: Action = {
-      id: action.id,
-      runId: action.runId,
-      seq,
-      server: action.server,
-      tool: action.tool,
-      args: action.args,
-      class: action.class,
-      status: action.status,
-      warnings: action.warnings ?? [],
-      ts: action.ts,
-    };
-    const optional: Partial<Action> = {
-      argsKey: action.argsKey,
-      snapshot: action.snapshot,
-      verify: action.verify,
-      resultText: action.resultText,
-      error: action.error,
-      approvedBy: action.approvedBy,
-      approvedAt: action.approvedAt,
-    };
-    return withDefined(written, optional);
+    return insertedAction(action, insert.immediate());
   }
 
   /** Record how a call ended (applied, failed, …). Only a pending call can end: what undo settled stays. */
@@ -352,10 +267,9 @@ export class SqliteJournal implements Journal {
         outcome.status,
         outcome.resultText ?? null,
         json(outcome.inverse),
-        outcome.postState && !outcome.postState.absent ? JSON.stringify(outcome.postState.payload) : null,
-        outcome.postState?.absent ? 1 : 0,
+        ...observationColumns(outcome.postState),
         outcome.error ?? null,
-        outcome.warnings?.length ? JSON.stringify(outcome.warnings) : null,
+        warningsColumn(outcome.warnings),
         id,
       );
   }
@@ -374,7 +288,7 @@ export class SqliteJournal implements Journal {
     const rows = this.db.query("SELECT * FROM actions WHERE replace(id, '-', '') LIKE ? ESCAPE '\\'").all(likePrefix(prefix)) as Row[];
     if (rows.length === 1) return toAction(rows[0]!);
     if (rows.length === 0) throw new SynartesisError("unknown_id", `no action id starts with "${prefix}"`);
-    throw new SynartesisError("unknown_id", `"${prefix}" matches ${rows.length} actions: ${rows.map((r) => String(r.id).slice(0, 12)).join(", ")}`, {
+    throw new SynartesisError("unknown_id", ambiguous(prefix, "action", rows.map((r) => String(r.id))), {
       hint: "Give more characters of the action id.",
     });
   }
@@ -436,13 +350,13 @@ export class SqliteJournal implements Journal {
     const take = this.db.transaction(() => {
       const row = this.db
         .query(
-          `SELECT * FROM actions WHERE server = ? AND tool = ? AND args_key = ? AND status = 'denied' AND spent_by IS NULL
+          `SELECT * FROM actions WHERE server = ? AND tool = ? AND args_key = ? AND status = 'denied' AND told_run IS NULL
               AND withdrawn_at IS NULL ORDER BY approved_at DESC LIMIT 1`,
         )
         .get(server, tool, argsKey) as Row | null;
       if (!row) return undefined;
-      this.db.query("UPDATE actions SET spent_by = ?, spent_at = ? WHERE id = ?").run(runId, now, String(row.id));
-      return toAction(row);
+      this.db.query("UPDATE actions SET told_run = ?, told_at = ? WHERE id = ?").run(runId, now, String(row.id));
+      return toAction({ ...row, told_run: runId, told_at: now });
     });
     return take.immediate();
   }
@@ -555,7 +469,7 @@ export class SqliteJournal implements Journal {
         finding.note ?? null,
         json(finding.inverse),
         finding.warnings ? 1 : 0,
-        finding.warnings?.length ? JSON.stringify(finding.warnings) : null,
+        warningsColumn(finding.warnings),
         id,
         from.status,
         from.claimedBy ?? null,
@@ -573,27 +487,8 @@ export class SqliteJournal implements Journal {
   async replan(id: string, inverse: ResolvedCall | undefined, verify: VerifyCall | undefined, warnings: string[]): Promise<void> {
     this.db
       .query("UPDATE actions SET inverse = ?, verify = ?, warnings = ? WHERE id = ?")
-      .run(json(inverse), json(verify), warnings.length ? JSON.stringify(warnings) : null, id);
+      .run(json(inverse), json(verify), warningsColumn(warnings), id);
   }
 }
 
-// Every SQLite failure inside the journal reaches its caller as a JournalError
-// naming the file (one line, exit 2), never as a bare "internal error".
-for (const name of Object.getOwnPropertyNames(SqliteJournal.prototype)) {
-  const method = Object.getOwnPropertyDescriptor(SqliteJournal.prototype, name)?.value;
-  if (typeof method !== "function" || method.constructor.name !== "AsyncFunction") continue;
-  Object.defineProperty(SqliteJournal.prototype, name, {
-    value: async function (this: SqliteJournal, ...args: unknown[]) {
-      try {
-        return await method.apply(this, args);
-      } catch (error) {
-        throw journalFailure(this.path, error);
-      }
-    },
-  });
-}
-
-/** Ids are matched without their dashes, so `4e77975e`, `4e77975e-1a` and `4e77975e1a` all work. */
-function likePrefix(prefix: string): string {
-  return prefix.replace(/-/g, "").replace(/[\\%_]/g, (c) => `\\${c}`) + "%";
-}
+reportFailuresAsJournalErrors(SqliteJournal.prototype, (journal, error) => journalFailure(journal.path, error));
