@@ -102,10 +102,10 @@ export class PostgresJournal implements Journal {
     if (errno && FULL.includes(errno)) return new JournalError(this.path, "full", reason);
     if (errno && BUSY.includes(errno)) return new JournalError(this.path, "busy", reason);
     if (errno === "28P01" || errno === "28000") {
-      const hint = this.target.passwordFrom
+      const source = this.target.passwordFrom
         ? `The password came from ${this.target.passwordFrom}.`
         : "No password was given: set PGPASSWORD, add a line for this database to ~/.pgpass, or put it in the URL.";
-      return new JournalError(this.path, "broken", reason, hint);
+      return new JournalError(this.path, "broken", reason, [source, ...this.warnings.map((w) => `Note: ${w}.`)].join(" "));
     }
     return new JournalError(this.path, "broken", reason);
   }
