@@ -12,7 +12,7 @@ import { MIGRATIONS } from "../../src/journal/migrations.ts";
 import { POSTGRES_MIGRATIONS } from "../../src/journal/postgres-migrations.ts";
 import type { Action } from "../../src/journal/types.ts";
 import { tempDir } from "../helpers.ts";
-import { clientFor, describePostgres, freshDatabase, testPassword, urlFor } from "../fixtures/postgres.ts";
+import { clientFor, describePostgres, firstMigrationOnly, freshDatabase, testPassword, urlFor } from "../fixtures/postgres.ts";
 
 const T0 = "2026-11-29T10:00:00.000Z";
 const T1 = "2026-11-29T11:00:00.000Z";
@@ -55,18 +55,7 @@ const sqlite: Backend = {
 const postgres: Backend = {
   name: "PostgreSQL",
   fresh: async () => urlFor(await freshDatabase()),
-  async firstMigrationOnly(location, statements) {
-    const sql = clientFor(new URL(location).pathname.slice(1));
-    try {
-      await sql.unsafe("CREATE SCHEMA synartesis");
-      await sql.unsafe("CREATE TABLE migrations (position BIGINT GENERATED ALWAYS AS IDENTITY, name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)");
-      await sql.unsafe(POSTGRES_MIGRATIONS[0]!.sql).simple();
-      await sql`INSERT INTO migrations (name, applied_at) VALUES (${POSTGRES_MIGRATIONS[0]!.name}, ${T0})`;
-      for (const statement of statements) await sql.unsafe(statement);
-    } finally {
-      await sql.close();
-    }
-  },
+  firstMigrationOnly: (location, statements) => firstMigrationOnly(new URL(location).pathname.slice(1), statements),
   async migrationRows(location) {
     const sql = clientFor(new URL(location).pathname.slice(1));
     try {
