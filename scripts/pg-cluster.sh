@@ -60,6 +60,8 @@ case "$action" in
     if [ "$(id -u)" = 0 ]; then
       id postgres >/dev/null 2>&1 || { echo "there is no postgres user to run the cluster as" >&2; exit 1; }
       chown postgres: "$dir"
+      runuser -u postgres -- test -w "$dir" ||
+        { echo "the postgres user cannot reach $dir: every folder above it must be searchable by others" >&2; exit 1; }
     fi
     printf '%s\n' "$password" >"$dir/pwfile"
     [ "$(id -u)" = 0 ] && chown postgres: "$dir/pwfile"
