@@ -114,6 +114,21 @@ describePostgres("a PostgreSQL journal through the binary", () => {
     expect((await jsonOf(["list", ...flags], there, personEnv))[1].status).toBe("rolled_back");
   });
 
+  test("denied from another folder: the agent's next identical call is told who denied it and why", async () => {
+    const url = urlFor(await freshDatabase());
+    const [here, there] = [machine(), machine()];
+    const held = await drive(here, [["send_email", EMAIL]], { SYNARTESIS_JOURNAL: url });
+    const id = /Action id: ([0-9a-f]{8})\./.exec(resultText(held.get(1)))![1]!;
+    const denied = await cli(["deny", id, "--by", "bob", "--reason", "not this week", "--journal", urlFor(new URL(url).pathname.slice(1), { password: false })], there, {
+      PGPASSWORD: testPassword(),
+    });
+    expect(denied.code).toBe(0);
+    const told = await drive(here, [["send_email", EMAIL]], { SYNARTESIS_JOURNAL: url });
+    expect(resultText(told.get(1))).toStartWith("DENIED — Synartesis did not run this call: bob denied it at ");
+    expect(resultText(told.get(1))).toContain("with the reason: not this week.");
+    expect(outbox(here)).toEqual([]);
+  });
+
   test("the password from the URL, PGPASSWORD or a private ~/.pgpass all work; a wrong or missing one is refused saying where it came from", async () => {
     const database = await freshDatabase();
     const url = urlFor(database);

@@ -181,6 +181,10 @@ test("kill -9 of a proxy mid-call leaves its call pending; undo from the other f
     ["update_customer", "applied"],
     ["delete_customer", "pending"],
   ]);
+  // Its proxy is gone without a goodbye: closing its run is a person's call, from either machine.
+  expect(shown.run.status).toBe("active");
+  expect((await cli(there, ["close"], url)).code).toBe(0);
+  expect(JSON.parse((await cli(here, ["list", "--json"], url)).stdout)[0].status).toBe("complete");
   const undo = await cli(there, ["undo"], url);
   expect(undo.code).toBe(1);
   expect(undo.stdout).toContain("Stopped at #2");
@@ -188,6 +192,7 @@ test("kill -9 of a proxy mid-call leaves its call pending; undo from the other f
   expect(state(here)).toEqual(before);
   const after = JSON.parse((await cli(there, ["show", "--json"], url)).stdout);
   expect(after.actions.map((a: { status: string }) => a.status)).toEqual(["applied", "pending"]);
+
 });
 
 test("an older schema (the first migration only) is upgraded in place by the first command that opens it, its rows intact", async () => {
