@@ -10,7 +10,7 @@ import { SynartesisError } from "../errors.ts";
 import { JournalError, type Journal, type NewAction, type Outcome } from "./journal.ts";
 import { POSTGRES_MIGRATIONS } from "./postgres-migrations.ts";
 import { postgresTarget, redact, type PostgresTarget } from "./postgres-connection.ts";
-import { ambiguous, insertedAction, json, likePrefix, observationColumns, reportFailuresAsJournalErrors, toAction, toRun, warningsColumn, type Row } from "./rows.ts";
+import { insertedAction, json, likePrefix, observationColumns, onlyMatch, reportFailuresAsJournalErrors, toAction, toRun, warningsColumn, type Row } from "./rows.ts";
 import type { Action, ActionStatus, ResolvedCall, Run, RunStatus, RunSummary, Settled, VerifyCall } from "./types.ts";
 
 const SCHEMA = "synartesis";
@@ -181,9 +181,7 @@ export class PostgresJournal implements Journal {
       return toRun(row);
     }
     const rows: Row[] = await this.sql`SELECT * FROM runs WHERE replace(id, '-', '') LIKE ${likePrefix(prefix)} ESCAPE '\\' ORDER BY started_at DESC`;
-    if (rows.length === 1) return toRun(rows[0]!);
-    if (rows.length === 0) throw new SynartesisError("unknown_id", `no run id starts with "${prefix}"`);
-    throw new SynartesisError("unknown_id", ambiguous(prefix, "run", rows.map((r) => String(r.id))), { hint: "Give more characters of the run id." });
+    return onlyMatch(rows, prefix, "run", toRun);
   }
 
   async listRuns(): Promise<RunSummary[]> {
@@ -233,9 +231,7 @@ export class PostgresJournal implements Journal {
 
   async findAction(prefix: string): Promise<Action> {
     const rows: Row[] = await this.sql`SELECT * FROM actions WHERE replace(id, '-', '') LIKE ${likePrefix(prefix)} ESCAPE '\\'`;
-    if (rows.length === 1) return toAction(rows[0]!);
-    if (rows.length === 0) throw new SynartesisError("unknown_id", `no action id starts with "${prefix}"`);
-    throw new SynartesisError("unknown_id", ambiguous(prefix, "action", rows.map((r) => String(r.id))), { hint: "Give more characters of the action id." });
+    return onlyMatch(rows, prefix, "action", toAction);
   }
 
   async actionsOfRun(runId: string): Promise<Action[]> {

@@ -1,6 +1,7 @@
 // Rows as both backends store them (same columns, JSON as text, times as ISO
 // text) turned into runs and actions, and back: written once for SQLite and
 // PostgreSQL, so a journal reads the same whichever holds it.
+import { SynartesisError } from "../errors.ts";
 import type { ToolClass } from "../manifest/types.ts";
 import { JournalError, type NewAction } from "./journal.ts";
 import type { Action, ActionStatus, Observation, ResolvedCall, Run, RunStatus, Settled, VerifyCall } from "./types.ts";
@@ -133,9 +134,12 @@ export function likePrefix(prefix: string): string {
   return prefix.replace(/-/g, "").replace(/[\\%_]/g, (c) => `\\${c}`) + "%";
 }
 
-/** What several rows matching one prefix are called in the message that lists them. */
-export function ambiguous(prefix: string, what: "run" | "action", ids: string[]): string {
-  return `"${prefix}" matches ${ids.length} ${what}s: ${ids.map((id) => id.slice(0, 12)).join(", ")}`;
+/** The one row a prefix of an id matched, or the error that says none did, or which several did. */
+export function onlyMatch<T>(rows: Row[], prefix: string, what: "run" | "action", convert: (row: Row) => T): T {
+  if (rows.length === 1) return convert(rows[0]!);
+  if (rows.length === 0) throw new SynartesisError("unknown_id", `no ${what} id starts with "${prefix}"`);
+  const ids = rows.map((row) => String(row.id).slice(0, 12)).join(", ");
+  throw new SynartesisError("unknown_id", `"${prefix}" matches ${rows.length} ${what}s: ${ids}`, { hint: `Give more characters of the ${what} id.` });
 }
 
 /**

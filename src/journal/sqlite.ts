@@ -1,13 +1,14 @@
 // The journal in one SQLite file (bun:sqlite, WAL): the embedded default
-// behind the Journal interface. Every multi-statement change is one IMMEDIATE
-// transaction, run to its end without yielding.
+// behind the Journal interface (whose comments say what each method does).
+// Every multi-statement change is one IMMEDIATE transaction, run to its end
+// without yielding.
 import { Database } from "bun:sqlite";
 import { closeSync, existsSync, mkdirSync, openSync, statSync, type Stats } from "node:fs";
 import { dirname } from "node:path";
 import { SynartesisError } from "../errors.ts";
 import { MIGRATIONS } from "./migrations.ts";
 import { JournalError, type Journal, type NewAction, type Outcome } from "./journal.ts";
-import { ambiguous, insertedAction, json, likePrefix, observationColumns, reportFailuresAsJournalErrors, toAction, toRun, warningsColumn, type Row } from "./rows.ts";
+import { insertedAction, json, likePrefix, observationColumns, onlyMatch, reportFailuresAsJournalErrors, toAction, toRun, warningsColumn, type Row } from "./rows.ts";
 import type { Action, ActionStatus, ResolvedCall, Run, RunStatus, RunSummary, Settled, VerifyCall } from "./types.ts";
 
 const BUSY_TIMEOUT_MS = 10_000;
@@ -90,7 +91,6 @@ export class SqliteJournal implements Journal {
     return journal;
   }
 
-  /** Commit one small write now, so a journal that cannot be written is found before any call relies on it. */
   async proveWritable(): Promise<void> {
     this.db.transaction(() => this.db.run("UPDATE migrations SET applied_at = applied_at WHERE rowid = (SELECT MIN(rowid) FROM migrations)")).immediate();
   }
@@ -126,7 +126,6 @@ export class SqliteJournal implements Journal {
     apply.immediate();
   }
 
-  /** Names of the migrations recorded in the file, in the order applied. */
   async appliedMigrations(): Promise<string[]> {
     return (this.db.query("SELECT name FROM migrations ORDER BY rowid").all() as Row[]).map((r) => String(r.name));
   }
@@ -162,13 +161,11 @@ export class SqliteJournal implements Journal {
     return this.runById(run.id)!;
   }
 
-  /** A run's session ended: active → complete (a run undo already marked keeps its status). */
   async completeRun(id: string, endedAt: string): Promise<void> {
     this.db.query("UPDATE runs SET status = 'complete', ended_at = ? WHERE id = ? AND status = 'active'").run(endedAt, id);
     this.db.query("UPDATE runs SET ended_at = COALESCE(ended_at, ?) WHERE id = ?").run(endedAt, id);
   }
 
-  /** Undo's verdict on a run (rolled_back or partial); `undoneBy` when this undo is done with it. */
   async setRunStatus(id: string, status: RunStatus, at: string, undoneBy?: string): Promise<void> {
     this.db.query("UPDATE runs SET status = ?, ended_at = COALESCE(ended_at, ?) WHERE id = ?").run(status, at, id);
     if (undoneBy !== undefined) this.db.query("UPDATE runs SET undone_by = ?, undone_at = ? WHERE id = ?").run(undoneBy, at, id);
@@ -183,7 +180,6 @@ export class SqliteJournal implements Journal {
     return row ? toRun(row) : undefined;
   }
 
-  /** A run by any unique prefix of its id, or the most recent when no prefix is given. */
   async findRun(prefix: string | undefined): Promise<Run> {
     if (prefix === undefined || prefix === "") {
       const row = this.db.query("SELECT * FROM runs ORDER BY started_at DESC, rowid DESC LIMIT 1").get() as Row | null;
@@ -191,11 +187,7 @@ export class SqliteJournal implements Journal {
       return toRun(row);
     }
     const rows = this.db.query("SELECT * FROM runs WHERE replace(id, '-', '') LIKE ? ESCAPE '\\' ORDER BY started_at DESC").all(likePrefix(prefix)) as Row[];
-    if (rows.length === 1) return toRun(rows[0]!);
-    if (rows.length === 0) throw new SynartesisError("unknown_id", `no run id starts with "${prefix}"`);
-    throw new SynartesisError("unknown_id", ambiguous(prefix, "run", rows.map((r) => String(r.id))), {
-      hint: "Give more characters of the run id.",
-    });
+    return onlyMatch(rows, prefix, "run", toRun);
   }
 
   async listRuns(): Promise<RunSummary[]> {
@@ -215,10 +207,6 @@ export class SqliteJournal implements Journal {
 
   // ---- actions ----
 
-  /**
-   * Insert an action with the next seq of its run, in one transaction, so
-   * several proxies and CLIs sharing the file never collide (R-JOURNAL-4).
-   */
   async insertAction(action: NewAction): Promise<Action> {
     const insert = this.db.transaction(() => {
       const { last_seq } = this.db.query("UPDATE runs SET last_seq = last_seq + 1 WHERE id = ? RETURNING last_seq").get(action.runId) as {
@@ -231,31 +219,16 @@ export class SqliteJournal implements Journal {
            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         )
         .run(
-          action.id,
-          action.runId,
-          last_seq,
-          action.server,
-          action.tool,
-          JSON.stringify(action.args),
-          action.argsKey ?? null,
-          action.class,
-          action.status,
+          ...[action.id, action.runId, last_seq, action.server, action.tool, JSON.stringify(action.args), action.argsKey ?? null, action.class, action.status],
           ...observationColumns(action.snapshot),
-          json(action.verify),
-          action.resultText ?? null,
-          action.error ?? null,
-          action.heldReason ?? null,
-          warningsColumn(action.warnings),
-          action.approvedBy ?? null,
-          action.approvedAt ?? null,
-          action.ts,
+          ...[json(action.verify), action.resultText ?? null, action.error ?? null, action.heldReason ?? null, warningsColumn(action.warnings)],
+          ...[action.approvedBy ?? null, action.approvedAt ?? null, action.ts],
         );
       return last_seq;
     });
     return insertedAction(action, insert.immediate());
   }
 
-  /** Record how a call ended (applied, failed, …). Only a pending call can end: what undo settled stays. */
   async finishAction(id: string, outcome: Outcome): Promise<void> {
     this.db
       .query(
@@ -263,15 +236,7 @@ export class SqliteJournal implements Journal {
                             error = COALESCE(?, error), warnings = ?
           WHERE id = ? AND status = 'pending'`,
       )
-      .run(
-        outcome.status,
-        outcome.resultText ?? null,
-        json(outcome.inverse),
-        ...observationColumns(outcome.postState),
-        outcome.error ?? null,
-        warningsColumn(outcome.warnings),
-        id,
-      );
+      .run(outcome.status, outcome.resultText ?? null, json(outcome.inverse), ...observationColumns(outcome.postState), outcome.error ?? null, warningsColumn(outcome.warnings), id);
   }
 
   async getAction(id: string): Promise<Action | undefined> {
@@ -283,37 +248,25 @@ export class SqliteJournal implements Journal {
     return row ? toAction(row) : undefined;
   }
 
-  /** An action by any unique prefix of its id, among `statuses` when given. */
   async findAction(prefix: string): Promise<Action> {
     const rows = this.db.query("SELECT * FROM actions WHERE replace(id, '-', '') LIKE ? ESCAPE '\\'").all(likePrefix(prefix)) as Row[];
-    if (rows.length === 1) return toAction(rows[0]!);
-    if (rows.length === 0) throw new SynartesisError("unknown_id", `no action id starts with "${prefix}"`);
-    throw new SynartesisError("unknown_id", ambiguous(prefix, "action", rows.map((r) => String(r.id))), {
-      hint: "Give more characters of the action id.",
-    });
+    return onlyMatch(rows, prefix, "action", toAction);
   }
 
   async actionsOfRun(runId: string): Promise<Action[]> {
     return (this.db.query("SELECT * FROM actions WHERE run_id = ? ORDER BY seq").all(runId) as Row[]).map(toAction);
   }
 
-  /** The most recent actions across runs (for `watch`). */
   async recentActions(limit: number): Promise<Action[]> {
     return (this.db.query("SELECT * FROM actions ORDER BY ts DESC, rowid DESC LIMIT ?").all(limit) as Row[]).map(toAction);
   }
 
   // ---- gates ----
 
-  /** Calls held for a decision, oldest first. */
   async waiting(): Promise<Action[]> {
     return (this.db.query("SELECT * FROM actions WHERE status = 'gated' ORDER BY ts, rowid").all() as Row[]).map(toAction);
   }
 
-  /**
-   * A request for this exact call already raised and not yet answered, in any
-   * run: a client that restarts and retries must not raise a second request
-   * (two approvals would let the call run twice).
-   */
   async openRequest(server: string, tool: string, argsKey: string): Promise<Action | undefined> {
     const row = this.db
       .query("SELECT * FROM actions WHERE server = ? AND tool = ? AND args_key = ? AND status = 'gated' ORDER BY rowid LIMIT 1")
@@ -321,10 +274,6 @@ export class SqliteJournal implements Journal {
     return row ? toAction(row) : undefined;
   }
 
-  /**
-   * Atomically spend an unexpired approval for this exact call: the approval is
-   * marked spent by `spender`; returns it, or undefined when there is none.
-   */
   async spendApproval(server: string, tool: string, argsKey: string, approvedSince: string, spender: string, now: string): Promise<Action | undefined> {
     const spend = this.db.transaction(() => {
       const row = this.db
@@ -340,12 +289,10 @@ export class SqliteJournal implements Journal {
     return spend.immediate();
   }
 
-  /** Give back an approval spent by a call that then never ran (cancelled, server unavailable, failed pre-read). */
   async returnApproval(approvalId: string, spender: string): Promise<void> {
     this.db.query("UPDATE actions SET spent_by = NULL, spent_at = NULL WHERE id = ? AND spent_by = ?").run(approvalId, spender);
   }
 
-  /** A denial of this exact call the agent has not been told about; marks it told. */
   async takeDenial(server: string, tool: string, argsKey: string, runId: string, now: string): Promise<Action | undefined> {
     const take = this.db.transaction(() => {
       const row = this.db
@@ -361,10 +308,6 @@ export class SqliteJournal implements Journal {
     return take.immediate();
   }
 
-  /**
-   * Approve or deny a held call. Returns the updated action, or the current
-   * status when it is no longer awaiting a decision.
-   */
   async decide(id: string, decision: { status: "approved" | "denied"; by: string; at: string; reason?: string }): Promise<{ action: Action } | { settled: ActionStatus }> {
     const decideTx = this.db.transaction(() => {
       const changed = this.db
@@ -377,11 +320,6 @@ export class SqliteJournal implements Journal {
     return decideTx.immediate();
   }
 
-  /**
-   * An undo of a run withdraws its open requests for approval from seq
-   * `fromSeq` on (R-GATE-7): they leave `gates`, are settled as denied, and no
-   * agent is ever told of them as a denial. Returns the withdrawn requests.
-   */
   async withdrawRequests(runId: string, fromSeq: number, by: string, at: string): Promise<Action[]> {
     const rows = this.db
       .query(
@@ -394,10 +332,6 @@ export class SqliteJournal implements Journal {
 
   // ---- undo ----
 
-  /**
-   * Claim an action for undo: only one undo process at a time may work on it.
-   * `from` lists the statuses it may be claimed from.
-   */
   async claim(id: string, owner: string, now: string, from: ActionStatus[]): Promise<boolean> {
     const placeholders = from.map(() => "?").join(", ");
     const result = this.db
@@ -406,7 +340,6 @@ export class SqliteJournal implements Journal {
     return result.changes === 1;
   }
 
-  /** Take over a claim left by an undo that is gone. */
   async takeOverClaim(id: string, deadOwner: string, owner: string, now: string): Promise<boolean> {
     const result = this.db
       .query("UPDATE actions SET claimed_by = ?, claimed_at = ? WHERE id = ? AND status = 'rolling_back' AND claimed_by = ?")
@@ -414,41 +347,24 @@ export class SqliteJournal implements Journal {
     return result.changes === 1;
   }
 
-  /**
-   * Settle a claimed action (rolled_back, back to applied, …). `undoNote` says
-   * what stopped this attempt; it replaces the previous note (none: cleared).
-   */
   async settleClaim(id: string, owner: string, status: ActionStatus, undoNote?: string): Promise<void> {
     this.db
       .query("UPDATE actions SET status = ?, undo_note = ?, inverse_sent_at = NULL WHERE id = ? AND claimed_by = ?")
       .run(status, undoNote ?? null, id, owner);
   }
 
-  /**
-   * Written before a claimed action's inverse leaves (like a call's intent):
-   * an undo killed before it records the outcome leaves an unknown outcome,
-   * not a row that looks untouched.
-   */
   async markInverseSent(id: string, owner: string, at: string): Promise<void> {
     this.db.query("UPDATE actions SET inverse_sent_at = ? WHERE id = ? AND claimed_by = ?").run(at, id, owner);
   }
 
-  /** Keep a claim whose inverse's outcome is unknown, saying why undo stopped there. */
   async noteClaim(id: string, owner: string, undoNote: string): Promise<void> {
     this.db.query("UPDATE actions SET undo_note = ? WHERE id = ? AND claimed_by = ?").run(undoNote, id, owner);
   }
 
-  /** Say why undo stepped over an action, without changing its status. */
   async noteUndo(id: string, note: string): Promise<void> {
     this.db.query("UPDATE actions SET undo_note = ? WHERE id = ?").run(note, id);
   }
 
-  /**
-   * Record what a person found about an unknown outcome (synartesis settle):
-   * the row moves from `from` to `status`, only if it is still there (and, for
-   * a claimed inverse, still held by `claimedBy`). `inverse` and `warnings`,
-   * when given, replace the row's (an inverse built now that the call is known to have run).
-   */
   async settle(
     id: string,
     from: { status: ActionStatus; claimedBy?: string },
@@ -462,28 +378,17 @@ export class SqliteJournal implements Journal {
           WHERE id = ? AND status = ? AND (? IS NULL OR claimed_by = ?)`,
       )
       .run(
-        finding.status,
-        finding.settled,
-        finding.by,
-        finding.at,
-        finding.note ?? null,
-        json(finding.inverse),
-        finding.warnings ? 1 : 0,
-        warningsColumn(finding.warnings),
-        id,
-        from.status,
-        from.claimedBy ?? null,
-        from.claimedBy ?? null,
+        ...[finding.status, finding.settled, finding.by, finding.at, finding.note ?? null, json(finding.inverse)],
+        ...[finding.warnings ? 1 : 0, warningsColumn(finding.warnings)],
+        ...[id, from.status, from.claimedBy ?? null, from.claimedBy ?? null],
       );
     return result.changes === 1;
   }
 
-  /** Mark an action that undo can never revert (an irreversible call that ran). */
   async markUnrecoverable(id: string): Promise<void> {
     this.db.query("UPDATE actions SET status = 'unrecoverable' WHERE id = ? AND status = 'applied'").run(id);
   }
 
-  /** `--replan`: store a rebuilt inverse and verification read. */
   async replan(id: string, inverse: ResolvedCall | undefined, verify: VerifyCall | undefined, warnings: string[]): Promise<void> {
     this.db
       .query("UPDATE actions SET inverse = ?, verify = ?, warnings = ? WHERE id = ?")

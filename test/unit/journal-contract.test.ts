@@ -1,6 +1,7 @@
-// One contract for both journals (R-TEAM-1): every behaviour the commands rely
-// on, run against a real SQLite file and a real PostgreSQL database (when
-// SYNARTESIS_TEST_POSTGRES names a server; see test/fixtures/postgres.ts).
+// One contract for both journals (R-TEAM-1, R-JOURNAL): every behaviour the
+// commands rely on, run against a real SQLite file and a real PostgreSQL
+// database (when SYNARTESIS_TEST_POSTGRES names a server; see
+// test/fixtures/postgres.ts), then what only one of them has.
 // Concurrency is real: several connections race for the same seq, approval,
 // denial and claim, and each is had exactly once.
 import { Database } from "bun:sqlite";
@@ -424,6 +425,23 @@ function contract(backend: Backend): void {
 
 describe("journal contract: SQLite file", () => {
   contract(sqlite);
+
+  test("WAL mode and strict tables", async () => {
+    const location = await sqlite.fresh();
+    await (await openJournal(location, { create: true })).close();
+    const db = new Database(location, { readonly: true });
+    try {
+      expect((db.query("PRAGMA journal_mode").get() as { journal_mode: string }).journal_mode).toBe("wal");
+      const tables = db.query("SELECT name, strict FROM pragma_table_list WHERE schema = 'main' AND name NOT LIKE 'sqlite_%' ORDER BY name").all();
+      expect(tables).toEqual([
+        { name: "actions", strict: 1 },
+        { name: "migrations", strict: 1 },
+        { name: "runs", strict: 1 },
+      ]);
+    } finally {
+      db.close();
+    }
+  });
 
   test("identity: a journal file deleted or replaced under an open connection says so; a broken file is a JournalError", async () => {
     const location = await sqlite.fresh();
