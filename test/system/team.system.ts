@@ -162,6 +162,44 @@ test("two undos of one run at once, one from each folder: each inverse sent once
   expect(show.actions.every((action: { status: string }) => action.status === "rolled_back")).toBe(true);
 });
 
+test("an undo killed mid-way on one machine: its claim expires, and an undo on the other machine takes it over; each inverse lands once", async () => {
+  const database = await freshDatabase();
+  const url = urlFor(database);
+  const [here, there] = [machine(1), machine(1)];
+  await proxy(here, 1, [
+    ["update_customer", { id: "c_001", plan: "free" }],
+    ["update_customer", { id: "c_002", plan: "free" }],
+    ["update_customer", { id: "c_003", plan: "pro" }],
+  ], url);
+  const [first, second, third] = JSON.parse((await cli(here, ["show", "--json"], url)).stdout).actions.map((a: { id: string }) => a.id);
+  const log = join(here, "calls-1.log");
+  const keyed = (event: "recv" | "done") => countingLog(log).filter((e) => e.event === event && e.key !== undefined).map((e) => e.key!);
+
+  // The server never answers the second inverse: the undo is killed while it is in flight.
+  const undo = Bun.spawn([BIN, "undo", "--journal", url], { cwd: here, env: { ...process.env, COUNTING_HANG_KEYED: "2" }, stdout: "pipe", stderr: "pipe" });
+  await waitFor("the second inverse to be sent", () => keyed("recv").includes(second) && keyed("done").includes(third));
+  undo.kill(9);
+  await undo.exited;
+
+  // As seen from the other machine: a claim whose undo ran elsewhere and stopped answering ten minutes ago.
+  const sql = clientFor(database);
+  try {
+    const stale = new Date(Date.now() - 10 * 60_000).toISOString();
+    const claimed = await sql`UPDATE actions SET claimed_by = ${`another-machine:4242:${crypto.randomUUID()}`}, claimed_at = ${stale}
+                               WHERE status = 'rolling_back' RETURNING seq`;
+    expect(claimed.map((r: { seq: number }) => r.seq)).toEqual([2]);
+  } finally {
+    await sql.close();
+  }
+  const resumed = await cli(there, ["undo"], url);
+  expect(resumed.code).toBe(0);
+  expect(resumed.stdout).toContain("sent again with the same idempotency key (the rule is idempotent) and reverted");
+  expect(state(here).customers).toEqual(SEED);
+  const count = (keys: string[]) => Object.fromEntries([first, second, third].map((id) => [id, keys.filter((k) => k === id).length]));
+  expect(count(keyed("done"))).toEqual({ [first]: 1, [second]: 1, [third]: 1 });
+  expect(count(keyed("recv"))).toEqual({ [first]: 1, [second]: 2, [third]: 1 });
+});
+
 test("kill -9 of a proxy mid-call leaves its call pending; undo from the other folder halts on it and changes nothing", async () => {
   const database = await freshDatabase();
   const url = urlFor(database);
