@@ -59,10 +59,7 @@ export class PostgresJournal implements Journal {
       ...(target.password === undefined ? {} : { password: target.password }),
       tls: target.tls,
       connectionTimeout: target.connectionTimeout,
-      // Commits do not wait for the server's disk, as the SQLite journal's do not (synchronous = NORMAL):
-      // nothing committed is lost when a proxy or its machine dies; a crash of the database server
-      // itself may lose its last fraction of a second. A URL's options may ask for synchronous_commit=on.
-      connection: { synchronous_commit: "off", ...target.connection, search_path: SCHEMA },
+      connection: { ...target.connection, search_path: SCHEMA },
       max: POOL_SIZE,
     });
     const journal = new PostgresJournal(sql, target);
