@@ -133,24 +133,40 @@ function osUser(): string {
   }
 }
 
+/** A journal URL in its parts, as written (percent-encoded), or undefined when it is not one. */
+interface UrlParts {
+  scheme: string;
+  user?: string;
+  password?: string;
+  host?: string;
+  port?: string;
+  path?: string;
+  query: string;
+}
+
+// libpq's URI form: scheme://[user[:password]@][host][:port][/dbname][?param=value&…]
+const URL_FORM = /^(postgres(?:ql)?):\/\/(?:([^:@/?#]*)(?::([^@/?#]*))?@)?(\[[^\]/?#]*\]|[^:/?#]*)(?::([^/?#]*))?(?:\/([^?#]*))?(?:\?([^#]*))?$/;
+
+function urlParts(location: string): UrlParts | undefined {
+  const match = URL_FORM.exec(location);
+  if (!match) return undefined;
+  const [, scheme, user, password, host, port, path, query] = match;
+  return { scheme: scheme!, user, password, host: host || undefined, port, path, query: query ?? "" };
+}
+
 /** Read a journal URL (`postgres://` or `postgresql://`) with the environment, as libpq would. */
 export function postgresTarget(location: string, env: Record<string, string | undefined> = process.env): PostgresTarget {
-  let url: URL;
-  try {
-    url = new URL(location);
-  } catch {
-    return refuse(`the journal URL is not a valid URL (expected postgres://USER@HOST:PORT/DATABASE)`);
-  }
-  if (url.hash) refuse(`the journal URL must not have a #fragment`);
-  const query = parameters(url.search);
-  const path = url.pathname.replace(/^\//, "");
+  const url = urlParts(location);
+  if (!url) return refuse(`the journal URL is not one PostgreSQL understands (expected postgres://USER@HOST:PORT/DATABASE?PARAMETERS)`);
+  const query = parameters(url.query);
+  const path = url.path ?? "";
   if (path.includes("/")) refuse(`the journal URL's path must be one database name (found "/${path}")`);
-  const host = query.host ?? (url.hostname ? decode(url.hostname.replace(/^\[(.*)\]$/, "$1"), "host") : undefined) ?? env.PGHOST ?? "localhost";
+  const host = query.host ?? (url.host ? decode(url.host.replace(/^\[(.*)\]$/, "$1"), "host") : undefined) ?? env.PGHOST ?? "localhost";
   if (host.includes(",")) refuse(`the journal URL names several hosts (${host}); give one`);
   const portText = query.port ?? (url.port || undefined) ?? env.PGPORT ?? "5432";
   const port = Number(portText);
   if (!Number.isInteger(port) || port <= 0 || port > 65535) refuse(`the journal URL's port "${portText}" is not a port number`);
-  const username = query.user ?? (url.username ? decode(url.username, "user name") : undefined) ?? env.PGUSER ?? osUser();
+  const username = query.user ?? (url.user ? decode(url.user, "user name") : undefined) ?? env.PGUSER ?? osUser();
   const database = query.dbname ?? (path ? decode(path, "database name") : undefined) ?? env.PGDATABASE ?? username;
   const sslmode = query.sslmode ?? env.PGSSLMODE ?? "prefer";
   if (!(SSL_MODES as readonly string[]).includes(sslmode)) refuse(`the journal URL's sslmode "${sslmode}" is not one of ${SSL_MODES.join(", ")}`);
@@ -192,19 +208,14 @@ export function postgresTarget(location: string, env: Record<string, string | un
  * keeps only what comes before any user part.
  */
 export function withoutPassword(location: string): string {
-  let url: URL;
-  try {
-    url = new URL(location);
-  } catch {
-    return location.replace(/\/\/[^/?#]*@/, "//…@");
-  }
-  url.password = "";
-  const kept = url.search
-    .replace(/^\?/, "")
+  const url = urlParts(location);
+  if (!url) return location.replace(/\/\/[^/?#]*@/, "//…@");
+  const query = url.query
     .split("&")
-    .filter((pair) => pair !== "" && pair.split("=")[0] !== "password");
-  url.search = kept.join("&");
-  return url.toString();
+    .filter((pair) => pair !== "" && pair.split("=")[0] !== "password")
+    .join("&");
+  const authority = `${url.user !== undefined ? `${url.user}@` : ""}${url.host ?? ""}${url.port !== undefined ? `:${url.port}` : ""}`;
+  return `${url.scheme}://${authority}${url.path !== undefined ? `/${url.path}` : ""}${query ? `?${query}` : ""}`;
 }
 
 /** `text` with every occurrence of `secret` replaced, so no message, log line or page can carry a password. */
