@@ -360,4 +360,13 @@ export class PostgresJournal implements Journal {
   }
 }
 
-reportFailuresAsJournalErrors(PostgresJournal.prototype, (journal, error) => journal.failure(error));
+/**
+ * The server ended the connection (restarted, or an administrator closed it)
+ * before this statement committed: a shut-down server rolls back what was in
+ * flight, so running it again on a fresh connection does it once.
+ */
+function connectionEndedFirst(error: unknown): boolean {
+  return error instanceof SQL.SQLError && ["57P01", "57P02", "57P03"].includes((error as SQL.PostgresError).errno ?? "");
+}
+
+reportFailuresAsJournalErrors(PostgresJournal.prototype, (journal, error) => journal.failure(error), connectionEndedFirst);

@@ -145,21 +145,26 @@ export function onlyMatch<T>(rows: Row[], prefix: string, what: "run" | "action"
 /**
  * Every failure of the database inside a journal reaches its caller as a
  * JournalError naming the journal (one line, exit 2), never as a bare
- * "internal error": each async method of `prototype` is wrapped once.
+ * "internal error": each async method of `prototype` is wrapped once. A call
+ * that failed in a way `retryable` says left nothing done is made once more.
  */
 export function reportFailuresAsJournalErrors<T extends { readonly path: string }>(
   prototype: T,
   asJournalError: (journal: T, error: unknown) => unknown,
+  retryable: (error: unknown) => boolean = () => false,
 ): void {
   for (const name of Object.getOwnPropertyNames(prototype)) {
     const method = Object.getOwnPropertyDescriptor(prototype, name)?.value;
     if (typeof method !== "function" || method.constructor.name !== "AsyncFunction") continue;
     Object.defineProperty(prototype, name, {
       value: async function (this: T, ...args: unknown[]) {
-        try {
-          return await method.apply(this, args);
-        } catch (error) {
-          throw error instanceof JournalError ? error : asJournalError(this, error);
+        for (let attempt = 1; ; attempt++) {
+          try {
+            return await method.apply(this, args);
+          } catch (error) {
+            if (attempt === 1 && retryable(error)) continue;
+            throw error instanceof JournalError ? error : asJournalError(this, error);
+          }
         }
       },
     });

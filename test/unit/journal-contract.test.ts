@@ -460,6 +460,32 @@ describe("journal contract: SQLite file", () => {
 describePostgres("journal contract: PostgreSQL", () => {
   contract(postgres);
 
+  test("connections the server ended (a restart, an administrator) are replaced: the next call works, and a subscriber still wakes", async () => {
+    const database = await freshDatabase();
+    const journal = await openJournal(urlFor(database), { create: true });
+    const writer = await openJournal(urlFor(database), { create: false });
+    const admin = clientFor(database);
+    try {
+      let woke!: () => void;
+      let next = new Promise<void>((resolve) => (woke = resolve));
+      const stop = await journal.watchChanges(() => woke());
+      const run = await journal.startRun({ id: crypto.randomUUID(), label: "agent", startedAt: T0 });
+      await next;
+      const ended = await admin`SELECT pg_terminate_backend(pid) AS ended FROM pg_stat_activity
+                                 WHERE datname = ${database} AND application_name = 'synartesis' AND pid <> pg_backend_pid()`;
+      expect(ended.length).toBeGreaterThanOrEqual(3);
+      next = new Promise<void>((resolve) => (woke = resolve));
+      expect((await journal.getRun(run.id))?.label).toBe("agent");
+      expect((await writer.insertAction(action(run.id))).seq).toBe(1);
+      await next;
+      await stop();
+    } finally {
+      await admin.close();
+      await writer.close();
+      await journal.close();
+    }
+  });
+
   test("where it is, as shown, has no password; a wrong password or a closed port is a JournalError that names neither it", async () => {
     const database = await freshDatabase();
     const journal = await openJournal(urlFor(database), { create: true });
