@@ -203,6 +203,16 @@ describePostgres("a PostgreSQL journal through the binary", () => {
     expect(unset.stderr).toContain(`"journal" uses \${TEAM_JOURNAL}, which is not set in the environment`);
   });
 
+  test("bench/journal.ts, scaled down, measures every call on both journals and says what PostgreSQL adds", async () => {
+    const bench = await run(["bench/journal.ts"], { bin: process.execPath, cwd: ROOT, env: { BENCH_POSTGRES: urlFor("postgres"), CALLS: "20", WARMUP: "5", ROUNDS: "2" } });
+    seen.push(bench.stdout, bench.stderr);
+    expect([bench.code, bench.stderr]).toEqual([0, ""]);
+    for (const row of ["update_customer, sqlite", "update_customer, postgres", "update_customer, postgres, synchronous_commit=on", "get_customer, postgres"]) {
+      expect(bench.stdout).toMatch(new RegExp(`^${row.replace(/[,=]/g, "\\$&")} +\\d+\\.\\d{3} +\\d+\\.\\d{3} +\\d+\\.\\d{3}$`, "m"));
+    }
+    expect(bench.stdout).toMatch(/^postgres adds to update_customer: p50 -?\d+\.\d{3} ms, p99 -?\d+\.\d{3} ms \(target at p50: <= 1\.000\)$/m);
+  });
+
   test("the review page on a PostgreSQL journal: told of changes by NOTIFY, and shows where the journal is without its password", async () => {
     const url = urlFor(await freshDatabase());
     const dir = machine();
