@@ -363,10 +363,11 @@ export class PostgresJournal implements Journal {
 /**
  * The server ended the connection (restarted, or an administrator closed it)
  * before this statement committed: a shut-down server rolls back what was in
- * flight, so running it again on a fresh connection does it once.
+ * flight, so running it again does it once. Each pooled connection may have
+ * been ended: as many tries as there are, and one on a fresh connection.
  */
-function connectionEndedFirst(error: unknown): boolean {
-  return error instanceof SQL.SQLError && ["57P01", "57P02", "57P03"].includes((error as SQL.PostgresError).errno ?? "");
+function connectionEndedFirst(error: unknown, attempt: number): boolean {
+  return attempt <= POOL_SIZE && error instanceof SQL.SQLError && ["57P01", "57P02", "57P03"].includes((error as SQL.PostgresError).errno ?? "");
 }
 
 reportFailuresAsJournalErrors(PostgresJournal.prototype, (journal, error) => journal.failure(error), connectionEndedFirst);

@@ -146,12 +146,12 @@ export function onlyMatch<T>(rows: Row[], prefix: string, what: "run" | "action"
  * Every failure of the database inside a journal reaches its caller as a
  * JournalError naming the journal (one line, exit 2), never as a bare
  * "internal error": each async method of `prototype` is wrapped once. A call
- * that failed in a way `retryable` says left nothing done is made once more.
+ * whose `attempt` failed in a way `retryable` says left nothing done is made again.
  */
 export function reportFailuresAsJournalErrors<T extends { readonly path: string }>(
   prototype: T,
   asJournalError: (journal: T, error: unknown) => unknown,
-  retryable: (error: unknown) => boolean = () => false,
+  retryable: (error: unknown, attempt: number) => boolean = () => false,
 ): void {
   for (const name of Object.getOwnPropertyNames(prototype)) {
     const method = Object.getOwnPropertyDescriptor(prototype, name)?.value;
@@ -162,7 +162,7 @@ export function reportFailuresAsJournalErrors<T extends { readonly path: string 
           try {
             return await method.apply(this, args);
           } catch (error) {
-            if (attempt === 1 && retryable(error)) continue;
+            if (retryable(error, attempt)) continue;
             throw error instanceof JournalError ? error : asJournalError(this, error);
           }
         }
