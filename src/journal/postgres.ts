@@ -102,7 +102,8 @@ export class PostgresJournal implements Journal {
   failure(error: unknown): unknown {
     if (!(error instanceof SQL.SQLError)) return error;
     const { errno, code } = error as SQL.PostgresError;
-    const reason = redact(errno ? error.message : `${error.message} (${code}, ${this.target.hostname}:${this.target.port})`, this.target.password);
+    // The server's own errors say what they are; the client's (no connection) say where it tried.
+    const reason = redact(errno ? error.message : `no connection to ${this.target.hostname}:${this.target.port}: ${error.message} (${code})`, this.target.password);
     if (errno && FULL.includes(errno)) return new JournalError(this.path, "full", reason);
     if (errno && BUSY.includes(errno)) return new JournalError(this.path, "busy", reason);
     if (errno === "28P01" || errno === "28000") {

@@ -506,7 +506,7 @@ describePostgres("journal contract: PostgreSQL", () => {
     closed.port = "1";
     const unreachable = await openJournal(closed.toString(), { create: false }).catch((error) => error);
     expect(unreachable).toBeInstanceOf(JournalError);
-    expect(unreachable.message).toStartWith(`the journal ${closed.toString().replace(`:${closed.password}@`, "@")} cannot be used: `);
+    expect(unreachable.message).toStartWith(`the journal ${closed.toString().replace(`:${closed.password}@`, "@")} cannot be used: no connection to ${closed.hostname}:1: `);
     expect(unreachable.message).not.toContain(testPassword());
   });
 });
