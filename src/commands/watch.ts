@@ -14,6 +14,8 @@ import { selfCommandText } from "../self.ts";
 import { journalArg, manifestArg, writeLines } from "./shared.ts";
 
 const POLL_MS = 250;
+/** How often a journal that could not be opened is tried again. */
+const REOPEN_MS = 1000;
 /** Recent calls printed by a one-shot frame. */
 const ONCE_RECENT = 20;
 
@@ -34,6 +36,7 @@ class Feed {
   private journal: Journal | undefined;
   private changed = false;
   private stopWatching: (() => Promise<void>) | undefined;
+  private nextOpen = 0;
 
   constructor(readonly path: string) {}
 
@@ -42,6 +45,9 @@ class Feed {
     try {
       if (!this.journal) {
         if (!journalMayExist(this.path)) return this.reset(undefined);
+        // Opening a database is a connection: while there is no journal in it, once a second is enough.
+        if (Date.now() < this.nextOpen) return false;
+        this.nextOpen = Date.now() + REOPEN_MS;
         this.journal = await openJournal(this.path, { create: false });
         this.changed = true;
         this.stopWatching = await this.journal.watchChanges(() => {

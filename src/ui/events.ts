@@ -44,12 +44,15 @@ export class ChangeFeed {
   }
 
   private polling = false;
+  private nextTry = 0;
   private stopWatching: (() => Promise<void>) | undefined;
 
   /** Until the journal is watched: open it, and say so when what the page would see (none, an error, the journal) changed. */
   private async poll(): Promise<void> {
-    if (this.clients.size === 0 || this.polling || this.stopWatching) return;
+    if (this.clients.size === 0 || this.polling || this.stopWatching || Date.now() < this.nextTry) return;
     this.polling = true;
+    // A database is asked by connecting to it: while it holds no journal, once a second is enough.
+    if (this.source.isDatabase) this.nextTry = Date.now() + 1000;
     let state: string;
     try {
       const journal = await this.source.get();

@@ -1,13 +1,18 @@
 // The journal as the review page reaches it: opened once it exists (the page
 // may be started before the first agent), never created.
 import { isSynartesisError } from "../errors.ts";
-import { journalMayExist, openJournal, type Journal } from "../journal/journal.ts";
+import { isDatabaseUrl, journalMayExist, openJournal, type Journal } from "../journal/journal.ts";
 
 export class JournalSource {
   private journal: Journal | undefined;
   private opening: Promise<Journal> | undefined;
 
   constructor(readonly path: string) {}
+
+  /** Whether the journal is a database (opening one is a connection, not a look at a file). */
+  get isDatabase(): boolean {
+    return isDatabaseUrl(this.path);
+  }
 
   /** The open journal, or undefined while there is none yet. */
   async get(): Promise<Journal | undefined> {
