@@ -20,26 +20,14 @@ import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SQL } from "bun";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { at, ms, open, read, ROOT as root, SEED_STATE, write, type Call } from "./calls.ts";
 
-const root = join(import.meta.dir, "..");
-const binary = join(root, "dist", "synartesis");
 await import("../test/preload.ts"); // rebuilds dist/synartesis when the sources are newer
 
 const CALLS = Number(process.env.CALLS ?? 1000);
 const WARMUP = Number(process.env.WARMUP ?? 100);
 const ROUNDS = Number(process.env.ROUNDS ?? 10);
-
-const SEED = {
-  customers: {
-    c_001: { id: "c_001", name: "Ada Lovelace", email: "ada@example.com", plan: "pro", notes: "founding customer" },
-    c_002: { id: "c_002", name: "Grace Hopper", email: "grace@example.com", plan: "enterprise", notes: "renewal in March" },
-    c_003: { id: "c_003", name: "Alan Turing", email: "alan@example.com", plan: "free", notes: "" },
-  },
-  outbox: [],
-  lastId: 3,
-};
 
 function fail(message: string): never {
   console.error(`bench/journal: ${message}`);
@@ -77,17 +65,6 @@ async function postgres(): Promise<{ url: string; stop: () => Promise<void> }> {
   };
 }
 
-async function open(args: string[], cwd: string): Promise<Client> {
-  const transport = new StdioClientTransport({ command: binary, args, cwd, env: process.env as Record<string, string>, stderr: "inherit" });
-  const client = new Client({ name: "bench", version: "1.0.0" }, { capabilities: {} });
-  await client.connect(transport);
-  return client;
-}
-
-type Call = (i: number) => { name: string; arguments: Record<string, unknown> };
-const read: Call = (i) => ({ name: "get_customer", arguments: { id: `c_00${(i % 3) + 1}` } });
-const write: Call = (i) => ({ name: "update_customer", arguments: { id: `c_00${(i % 3) + 1}`, notes: `bench note ${i}` } });
-
 async function calls(client: Client, call: Call, from: number, count: number, into?: number[]): Promise<void> {
   for (let i = from; i < from + count; i++) {
     const start = Bun.nanoseconds();
@@ -97,16 +74,13 @@ async function calls(client: Client, call: Call, from: number, count: number, in
   }
 }
 
-const at = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
-const ms = (n: number) => n.toFixed(3);
-
 const work = mkdtempSync(join(tmpdir(), "syn-bench-journal-"));
 const server = await postgres();
 try {
   const folders = { sqlite: join(work, "file"), postgres: join(work, "db"), synchronous: join(work, "db-synchronous") };
   for (const dir of Object.values(folders)) {
     Bun.spawnSync(["mkdir", "-p", dir]);
-    writeFileSync(join(dir, "crm.json"), JSON.stringify(SEED, null, 2) + "\n");
+    writeFileSync(join(dir, "crm.json"), JSON.stringify(SEED_STATE, null, 2) + "\n");
     copyFileSync(join(root, "manifests", "toy-crm.yaml"), join(dir, "synartesis.yaml"));
   }
   const synchronous = `${server.url}${server.url.includes("?") ? "&" : "?"}options=${encodeURIComponent("-c synchronous_commit=on")}`;

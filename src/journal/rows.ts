@@ -36,7 +36,7 @@ export function warningsColumn(warnings: string[] | undefined): string | null {
 }
 
 /** `base` with every defined value of `optional` set on it (absent stays absent). */
-export function withDefined<T extends object>(base: T, optional: Partial<T>): T {
+function withDefined<T extends object>(base: T, optional: Partial<T>): T {
   for (const [key, value] of Object.entries(optional)) {
     if (value !== undefined) (base as Record<string, unknown>)[key] = value;
   }
