@@ -7,36 +7,13 @@
 import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { at, ms, open, read, ROOT as root, SEED_STATE, write, type Call } from "./calls.ts";
 
-const root = join(import.meta.dir, "..");
-const binary = join(root, "dist", "synartesis");
 await import("../test/preload.ts"); // rebuilds dist/synartesis when the sources are newer
 
 const CALLS = Number(process.env.CALLS ?? 1000);
 const WARMUP = Number(process.env.WARMUP ?? 100);
-
-const SEED = {
-  customers: {
-    c_001: { id: "c_001", name: "Ada Lovelace", email: "ada@example.com", plan: "pro", notes: "founding customer" },
-    c_002: { id: "c_002", name: "Grace Hopper", email: "grace@example.com", plan: "enterprise", notes: "renewal in March" },
-    c_003: { id: "c_003", name: "Alan Turing", email: "alan@example.com", plan: "free", notes: "" },
-  },
-  outbox: [],
-  lastId: 3,
-};
-
-async function open(args: string[], cwd: string): Promise<Client> {
-  const transport = new StdioClientTransport({ command: binary, args, cwd, env: process.env as Record<string, string>, stderr: "inherit" });
-  const client = new Client({ name: "bench", version: "1.0.0" }, { capabilities: {} });
-  await client.connect(transport);
-  return client;
-}
-
-type Call = (i: number) => { name: string; arguments: Record<string, unknown> };
-const read: Call = (i) => ({ name: "get_customer", arguments: { id: `c_00${(i % 3) + 1}` } });
-const write: Call = (i) => ({ name: "update_customer", arguments: { id: `c_00${(i % 3) + 1}`, notes: `bench note ${i}` } });
 
 async function measure(client: Client, call: Call): Promise<number[]> {
   for (let i = 0; i < WARMUP; i++) await client.callTool(call(i));
@@ -50,13 +27,10 @@ async function measure(client: Client, call: Call): Promise<number[]> {
   return times.sort((a, b) => a - b);
 }
 
-const at = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
-const ms = (n: number) => n.toFixed(3);
-
 const dir = mkdtempSync(join(tmpdir(), "syn-bench-"));
 try {
-  writeFileSync(join(dir, "direct.json"), JSON.stringify(SEED, null, 2) + "\n");
-  writeFileSync(join(dir, "crm.json"), JSON.stringify(SEED, null, 2) + "\n");
+  writeFileSync(join(dir, "direct.json"), JSON.stringify(SEED_STATE, null, 2) + "\n");
+  writeFileSync(join(dir, "crm.json"), JSON.stringify(SEED_STATE, null, 2) + "\n");
   copyFileSync(join(root, "manifests", "toy-crm.yaml"), join(dir, "synartesis.yaml"));
 
   const direct = await open(["toy-crm", "--state", "direct.json"], dir);

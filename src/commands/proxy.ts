@@ -2,7 +2,7 @@
 import { defineCommand } from "citty";
 import { hostname } from "node:os";
 import { describeError, SynartesisError } from "../errors.ts";
-import { openJournal } from "../journal/journal.ts";
+import { isDatabaseUrl, openJournal } from "../journal/journal.ts";
 import { findJournal, findManifest } from "../manifest/discover.ts";
 import { loadManifest } from "../manifest/load.ts";
 import { DEFAULT_DRAIN_SECONDS } from "../proxy/drain.ts";
@@ -104,7 +104,11 @@ export default defineCommand({
       pid: process.pid,
       // Someone typing at a terminal is told at once; a client gets a moment to send its initialize.
       initializeWaitMs: process.stdin.isTTY ? 0 : START_FAILURE_WAIT_MS,
-      protectedPaths: new ProtectedPaths({ manifest: manifest.path, journal: journal.path, credentials: credentialsFolder(process.env) }),
+      protectedPaths: new ProtectedPaths({
+        manifest: manifest.path,
+        ...(isDatabaseUrl(journal.path) ? {} : { journal: journal.path }),
+        credentials: credentialsFolder(process.env),
+      }),
       cwd,
     });
     await session.open();

@@ -20,8 +20,9 @@ export const manifestArg = {
 export const journalArg = {
   journal: {
     type: "string",
-    valueHint: "path",
-    description: "The journal (default: synartesis.db, next to the manifest or looked for upwards)",
+    valueHint: "path|postgres://…",
+    description:
+      "The journal: a file, or a postgres:// URL for a team (default: SYNARTESIS_JOURNAL, else the manifest's journal: key, else synartesis.db next to the manifest or looked for upwards)",
   },
 } as const satisfies ArgsDef;
 

@@ -2,9 +2,9 @@
 // state before and after, approvals, and undo with its plan first — served on
 // loopback from the binary until Ctrl-C.
 import { defineCommand } from "citty";
-import { existsSync } from "node:fs";
 import { openInBrowser } from "../browser.ts";
 import { SynartesisError } from "../errors.ts";
+import { journalMayExist, shownLocation } from "../journal/journal.ts";
 import { findJournal, findManifest } from "../manifest/discover.ts";
 import { approveCommandFor } from "../self.ts";
 import { startUiServer } from "../ui/server.ts";
@@ -49,9 +49,10 @@ export default defineCommand({
     const cwd = process.cwd();
     const journalPath = findJournal(cwd, args);
     const manifest = args.manifest ? findManifest(cwd, args.manifest) : undefined;
-    const server = await startUiServer({ port, journalPath, manifest, cwd, approveCommand: approveCommandFor(journalPath), decider: currentUser() });
+    const shown = shownLocation(journalPath);
+    const server = await startUiServer({ port, journalPath, manifest, cwd, approveCommand: approveCommandFor(shown), decider: currentUser() });
     writeLines([
-      `Review page for the journal ${journalPath}${existsSync(journalPath) ? "" : " (none yet: runs appear once an agent connects through the proxy)"}:`,
+      `Review page for the journal ${shown}${journalMayExist(journalPath) ? "" : " (none yet: runs appear once an agent connects through the proxy)"}:`,
       `  ${server.url}`,
       "Ctrl-C stops it.",
     ]);

@@ -1,10 +1,10 @@
-// `synartesis watch`: a live view of the journal (R-CLI-5). Polls the journal's
-// data version cheaply and redraws only when something changed; piped or with
-// --once it prints one frame. It never creates a journal.
+// `synartesis watch`: a live view of the journal (R-CLI-5). Wakes when the
+// journal says it changed (Journal.watchChanges) and redraws only then, or
+// when the clock's second moves; piped or with --once it prints one frame.
+// It never creates a journal.
 import { defineCommand } from "citty";
-import { existsSync, statSync } from "node:fs";
-import { SynartesisError } from "../errors.ts";
-import { openJournal, type Journal } from "../journal/journal.ts";
+import { isSynartesisError, SynartesisError } from "../errors.ts";
+import { journalMayExist, openJournal, shownLocation, type Journal } from "../journal/journal.ts";
 import { findJournal } from "../manifest/discover.ts";
 import { Screen } from "../render/screen.ts";
 import { styleFor, type Style } from "../render/style.ts";
@@ -14,6 +14,8 @@ import { selfCommandText } from "../self.ts";
 import { journalArg, manifestArg, writeLines } from "./shared.ts";
 
 const POLL_MS = 250;
+/** How often a journal that could not be opened is tried again. */
+const REOPEN_MS = 1000;
 /** Recent calls printed by a one-shot frame. */
 const ONCE_RECENT = 20;
 
@@ -24,13 +26,17 @@ function proxyGone(run: { host?: string; pid?: number }): boolean {
 
 /**
  * The journal as watch sees it: opened once it exists (never created),
- * re-read only when its data version moves.
+ * re-read only when it changed.
  */
 class Feed {
   view: JournalView | undefined;
   problem: string | undefined;
+  /** Called when the journal changed, so the screen need not wait for its next tick. */
+  wake: () => void = () => {};
   private journal: Journal | undefined;
-  private version: number | undefined;
+  private changed = false;
+  private stopWatching: (() => Promise<void>) | undefined;
+  private nextOpen = 0;
 
   constructor(readonly path: string) {}
 
@@ -38,14 +44,19 @@ class Feed {
   async poll(recentLimit: number, force = false): Promise<boolean> {
     try {
       if (!this.journal) {
-        // An empty file is a journal the proxy is creating this instant: let it finish.
-        if (!existsSync(this.path) || statSync(this.path).size === 0) return this.reset(undefined);
+        if (!journalMayExist(this.path)) return this.reset(undefined);
+        // Opening a database is a connection: while there is no journal in it, once a second is enough.
+        if (Date.now() < this.nextOpen) return false;
+        this.nextOpen = Date.now() + REOPEN_MS;
         this.journal = await openJournal(this.path, { create: false });
-        this.version = undefined;
+        this.changed = true;
+        this.stopWatching = await this.journal.watchChanges(() => {
+          this.changed = true;
+          this.wake();
+        });
       }
-      const version = await this.journal.dataVersion();
-      if (!force && version === this.version) return false;
-      this.version = version;
+      if (!force && !this.changed) return false;
+      this.changed = false;
       const runs = (await this.journal.listRuns()).filter((run) => run.status === "active");
       this.view = {
         runs: runs.map((run): WatchRun => (proxyGone(run) ? { ...run, gone: true } : run)),
@@ -55,13 +66,14 @@ class Feed {
       this.problem = undefined;
       return true;
     } catch (error) {
-      return this.reset((error as Error).message);
+      // A database without a journal yet is waited for, like a file that is not there yet.
+      return this.reset(isSynartesisError(error) && error.code === "no_journal" ? undefined : (error as Error).message);
     }
   }
 
   /** Once a second: a proxy may have died, the file may have been removed. */
   refresh(): void {
-    if (this.journal && !existsSync(this.path)) {
+    if (this.journal && !journalMayExist(this.path)) {
       this.reset(undefined);
       return;
     }
@@ -78,9 +90,13 @@ class Feed {
 
   close(): void {
     // Closing a journal whose file vanished may fail: nothing to do about it.
-    this.journal?.close().catch(() => {});
+    const [journal, stopWatching] = [this.journal, this.stopWatching];
+    void (async () => {
+      await stopWatching?.();
+      await journal?.close();
+    })().catch(() => {});
     this.journal = undefined;
-    this.version = undefined;
+    this.stopWatching = undefined;
   }
 }
 
@@ -91,7 +107,7 @@ async function printOnce(path: string, style: Style, command: string): Promise<v
   if (feed.problem !== undefined) {
     throw new SynartesisError("config", feed.problem);
   }
-  const state: WatchState = { journalPath: path, now: new Date(), live: false, command, journal: feed.view };
+  const state: WatchState = { journalPath: shownLocation(path), now: new Date(), live: false, command, journal: feed.view };
   const columns = process.stdout.isTTY && process.stdout.columns ? process.stdout.columns : ONCE_COLUMNS;
   writeLines(renderWatch(state, columns, Infinity, style));
 }
@@ -105,8 +121,8 @@ async function live(path: string, style: Style, command: string): Promise<void> 
   let second = 0;
   let resized = true;
 
-  // Cheap when nothing happens: one PRAGMA data_version per tick; a redraw (of
-  // the changed lines only) when the data, the size or the clock's second changed.
+  // Cheap when nothing happens: the journal is read again only when it says it
+  // changed; a redraw (of the changed lines only) when the data, the size or the clock's second changed.
   let failure: { error: unknown } | undefined;
   const update = async () => {
     const force = resized;
@@ -119,7 +135,7 @@ async function live(path: string, style: Style, command: string): Promise<void> 
       changed = true; // the title's clock and the "… ago" times
     }
     if (!changed) return;
-    const state: WatchState = { journalPath: path, now: new Date(), live: true, command, journal: feed.view, problem: feed.problem };
+    const state: WatchState = { journalPath: shownLocation(path), now: new Date(), live: true, command, journal: feed.view, problem: feed.problem };
     screen.draw(renderWatch(state, screen.columns, screen.rows, style));
   };
   // A bug must not leave the terminal in the alternate screen: stop, restore, then report it.
@@ -144,6 +160,7 @@ async function live(path: string, style: Style, command: string): Promise<void> 
   const signals = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
   for (const signal of signals) process.on(signal, stop);
   process.stdout.on("resize", onResize);
+  feed.wake = tick;
   const timer = setInterval(tick, POLL_MS);
   try {
     screen.enter(stop);

@@ -1,13 +1,15 @@
 // The journal as the rest of the program sees it: runs and actions, claims
 // and approvals, each change one transaction (R-JOURNAL). Every method is
-// async, so a journal on a database server fits behind the same interface;
-// all SQL lives in this folder (sqlite.ts is the embedded default).
+// async; all SQL lives in this folder: sqlite.ts (a file, the embedded
+// default) and postgres.ts (a database a team shares, R-TEAM).
+import { existsSync, statSync } from "node:fs";
 import { SynartesisError } from "../errors.ts";
+import { withoutPassword } from "./postgres-connection.ts";
 import type { Action, ActionStatus, Observation, ResolvedCall, Run, RunStatus, RunSummary, Settled, VerifyCall } from "./types.ts";
 
 /** What a caller gives to record a new action; seq and the rest come from the journal. */
 export type NewAction = Pick<Action, "id" | "runId" | "server" | "tool" | "args" | "class" | "status" | "ts"> &
-  Partial<Pick<Action, "argsKey" | "snapshot" | "verify" | "resultText" | "error" | "warnings" | "approvedBy" | "approvedAt">>;
+  Partial<Pick<Action, "argsKey" | "snapshot" | "verify" | "resultText" | "error" | "heldReason" | "warnings" | "approvedBy" | "approvedAt">>;
 
 export interface Outcome {
   status: ActionStatus;
@@ -28,14 +30,15 @@ export class JournalError extends SynartesisError {
     readonly journalPath: string,
     readonly kind: "full" | "busy" | "broken",
     reason: string,
+    hint?: string,
   ) {
-    super("journal", `the journal ${journalPath} ${kind === "broken" ? "cannot be used" : "could not be written"}: ${reason}`);
+    super("journal", `the journal ${journalPath} ${kind === "broken" ? "cannot be used" : "could not be written"}: ${reason}`, hint ? { hint } : {});
     this.name = "JournalError";
   }
 }
 
 export interface Journal {
-  /** Where it is, as people should see it (a file path; never a password). */
+  /** Where it is, as people should see it and can paste it (a file path, or a URL without its password). */
   readonly path: string;
   /** Things about the journal a person should know (e.g. other users can read it). */
   readonly warnings: string[];
@@ -46,8 +49,12 @@ export interface Journal {
   close(): Promise<void>;
   /** Names of the migrations recorded in the journal, in the order applied. */
   appliedMigrations(): Promise<string[]>;
-  /** Changes whenever another connection commits (a cheap poll for `watch` and the review page). */
-  dataVersion(): Promise<number>;
+  /**
+   * Call `onChange` soon after another connection commits a change (for
+   * `watch` and the review page: SQLite polls its data version, PostgreSQL
+   * wakes on LISTEN/NOTIFY). Resolves to the function that stops it.
+   */
+  watchChanges(onChange: () => void): Promise<() => Promise<void>>;
   startRun(run: { id: string; label: string; startedAt: string; host?: string; pid?: number; manifest?: string }): Promise<Run>;
   /** A run's session ended: active → complete (a run undo already marked keeps its status). */
   completeRun(id: string, endedAt: string): Promise<void>;
@@ -137,11 +144,35 @@ export interface Journal {
   replan(id: string, inverse: ResolvedCall | undefined, verify: VerifyCall | undefined, warnings: string[]): Promise<void>;
 }
 
+/** A journal location that names a PostgreSQL database rather than a file. */
+export function isDatabaseUrl(location: string): boolean {
+  return /^postgres(ql)?:\/\//.test(location);
+}
+
+/** A journal location as people may see it: a database URL loses its password. */
+export function shownLocation(location: string): string {
+  return isDatabaseUrl(location) ? withoutPassword(location) : location;
+}
+
 /**
- * Open the journal at `location`. With `create`, a missing one is made;
- * without it, a missing journal is refused rather than created.
+ * Whether there may be a journal to open: a database always (opening it
+ * says); a file once it exists and is not empty (an empty one is a journal
+ * a proxy is creating this instant: let it finish).
+ */
+export function journalMayExist(location: string): boolean {
+  return isDatabaseUrl(location) || (existsSync(location) && statSync(location).size > 0);
+}
+
+/**
+ * Open the journal at `location`: a `postgres://` or `postgresql://` URL, or a
+ * file. With `create`, a missing one is made; without it, a missing journal
+ * is refused rather than created.
  */
 export async function openJournal(location: string, options: { create: boolean }): Promise<Journal> {
+  if (isDatabaseUrl(location)) {
+    const { PostgresJournal } = await import("./postgres.ts");
+    return PostgresJournal.open(location, options);
+  }
   const { SqliteJournal } = await import("./sqlite.ts");
   return SqliteJournal.open(location, options);
 }

@@ -90,4 +90,17 @@ export const MIGRATIONS: Migration[] = [
       ALTER TABLE runs ADD COLUMN undone_at TEXT;
     `,
   },
+  {
+    // One meaning per column (issue 14 item 7): why a call was held moves out
+    // of `error` into `held_reason`; `spent_by` keeps only an approval's
+    // spender action, and a denial's told run moves to `told_run`.
+    name: "0005-one-meaning-per-column",
+    sql: `
+      ALTER TABLE actions ADD COLUMN held_reason TEXT;
+      ALTER TABLE actions ADD COLUMN told_run TEXT;
+      ALTER TABLE actions ADD COLUMN told_at TEXT;
+      UPDATE actions SET held_reason = error, error = NULL WHERE status IN ('gated', 'approved', 'denied');
+      UPDATE actions SET told_run = spent_by, told_at = spent_at, spent_by = NULL, spent_at = NULL WHERE status = 'denied';
+    `,
+  },
 ];

@@ -1,97 +1,19 @@
 // The journal in one SQLite file (bun:sqlite, WAL): the embedded default
-// behind the Journal interface. Every multi-statement change is one IMMEDIATE
-// transaction, run to its end without yielding.
+// behind the Journal interface (whose comments say what each method does).
+// Every multi-statement change is one IMMEDIATE transaction, run to its end
+// without yielding.
 import { Database } from "bun:sqlite";
 import { closeSync, existsSync, mkdirSync, openSync, statSync, type Stats } from "node:fs";
 import { dirname } from "node:path";
 import { SynartesisError } from "../errors.ts";
-import type { ToolClass } from "../manifest/types.ts";
 import { MIGRATIONS } from "./migrations.ts";
 import { JournalError, type Journal, type NewAction, type Outcome } from "./journal.ts";
-import type { Action, ActionStatus, Observation, ResolvedCall, Run, RunStatus, RunSummary, Settled, VerifyCall } from "./types.ts";
-
-type Row = Record<string, string | number | null>;
+import { insertedAction, json, likePrefix, observationColumns, onlyMatch, reportFailuresAsJournalErrors, toAction, toRun, warningsColumn, type Row } from "./rows.ts";
+import type { Action, ActionStatus, ResolvedCall, Run, RunStatus, RunSummary, Settled, VerifyCall } from "./types.ts";
 
 const BUSY_TIMEOUT_MS = 10_000;
-
-function json(value: unknown): string | null {
-  return value === undefined ? null : JSON.stringify(value);
-}
-
-function parse<T>(text: string | number | null | undefined): T | undefined {
-  return typeof text === "string" ? (JSON.parse(text) as T) : undefined;
-}
-
-function str(value: string | number | null | undefined): string | undefined {
-  return value === null || value === undefined ? undefined : String(value);
-}
-
-function observation(payload: string | number | null | undefined, absent: string | number | null | undefined): Observation | undefined {
-  if (absent === 1) return { absent: true };
-  return typeof payload === "string" ? { absent: false, payload: JSON.parse(payload) } : undefined;
-}
-
-/** `base` with every defined value of `optional` set on it (absent stays absent). */
-function withDefined<T extends object>(base: T, optional: Partial<T>): T {
-  for (const [key, value] of Object.entries(optional)) {
-    if (value !== undefined) (base as Record<string, unknown>)[key] = value;
-  }
-  return base;
-}
-
-function toRun(row: Row): Run {
-  const run: Run = {
-    id: String(row.id),
-    label: String(row.label),
-    startedAt: String(row.started_at),
-    status: row.status as RunStatus,
-  };
-  if (row.ended_at !== null) run.endedAt = String(row.ended_at);
-  if (row.host !== null) run.host = String(row.host);
-  if (row.pid !== null) run.pid = Number(row.pid);
-  if (row.manifest !== null && row.manifest !== undefined) run.manifest = String(row.manifest);
-  return withDefined(run, { undoneBy: str(row.undone_by), undoneAt: str(row.undone_at) });
-}
-
-function toAction(row: Row): Action {
-  const action: Action = {
-    id: String(row.id),
-    runId: String(row.run_id),
-    seq: Number(row.seq),
-    server: String(row.server),
-    tool: String(row.tool),
-    args: JSON.parse(String(row.args)),
-    class: row.class as ToolClass,
-    status: row.status as ActionStatus,
-    warnings: parse<string[]>(row.warnings) ?? [],
-    ts: String(row.ts),
-  };
-  const optional: Partial<Action> = {
-    argsKey: str(row.args_key),
-    snapshot: observation(row.snapshot, row.snapshot_absent),
-    postState: observation(row.post_state, row.post_absent),
-    resultText: str(row.result),
-    inverse: parse<ResolvedCall>(row.inverse),
-    verify: parse<VerifyCall>(row.verify),
-    error: str(row.error),
-    approvedBy: str(row.approved_by),
-    approvedAt: str(row.approved_at),
-    reason: str(row.reason),
-    spentBy: str(row.spent_by),
-    spentAt: str(row.spent_at),
-    claimedBy: str(row.claimed_by),
-    claimedAt: str(row.claimed_at),
-    undoNote: str(row.undo_note),
-    inverseSentAt: str(row.inverse_sent_at),
-    settled: str(row.settled) as Settled | undefined,
-    settledBy: str(row.settled_by),
-    settledAt: str(row.settled_at),
-    settledNote: str(row.settled_note),
-    withdrawnBy: str(row.withdrawn_by),
-    withdrawnAt: str(row.withdrawn_at),
-  };
-  return withDefined(action, optional);
-}
+/** How often a change subscription looks at the data version (it is one cheap pragma). */
+const CHANGE_POLL_MS = 250;
 
 const BROKEN_CODES = ["SQLITE_CORRUPT", "SQLITE_NOTADB", "SQLITE_READONLY", "SQLITE_IOERR", "SQLITE_CANTOPEN", "SQLITE_PERM", "SQLITE_NOLFS", "SQLITE_PROTOCOL", "SQLITE_AUTH"];
 
@@ -169,7 +91,6 @@ export class SqliteJournal implements Journal {
     return journal;
   }
 
-  /** Commit one small write now, so a journal that cannot be written is found before any call relies on it. */
   async proveWritable(): Promise<void> {
     this.db.transaction(() => this.db.run("UPDATE migrations SET applied_at = applied_at WHERE rowid = (SELECT MIN(rowid) FROM migrations)")).immediate();
   }
@@ -205,13 +126,29 @@ export class SqliteJournal implements Journal {
     apply.immediate();
   }
 
-  /** Names of the migrations recorded in the file, in the order applied. */
   async appliedMigrations(): Promise<string[]> {
     return (this.db.query("SELECT name FROM migrations ORDER BY rowid").all() as Row[]).map((r) => String(r.name));
   }
 
-  /** Changes whenever another connection commits (cheap poll for `watch`). */
-  async dataVersion(): Promise<number> {
+  /** Calls `onChange` when another connection committed: its data version moved (one cheap pragma per poll). */
+  async watchChanges(onChange: () => void): Promise<() => Promise<void>> {
+    let version = this.dataVersion();
+    const timer = setInterval(() => {
+      let now: number;
+      try {
+        now = this.dataVersion();
+      } catch {
+        // A journal closed or gone: its owner finds out on its next read.
+        return;
+      }
+      if (now === version) return;
+      version = now;
+      onChange();
+    }, CHANGE_POLL_MS);
+    return async () => clearInterval(timer);
+  }
+
+  private dataVersion(): number {
     return Number((this.db.query("PRAGMA data_version").get() as Row).data_version);
   }
 
@@ -224,13 +161,11 @@ export class SqliteJournal implements Journal {
     return this.runById(run.id)!;
   }
 
-  /** A run's session ended: active → complete (a run undo already marked keeps its status). */
   async completeRun(id: string, endedAt: string): Promise<void> {
     this.db.query("UPDATE runs SET status = 'complete', ended_at = ? WHERE id = ? AND status = 'active'").run(endedAt, id);
     this.db.query("UPDATE runs SET ended_at = COALESCE(ended_at, ?) WHERE id = ?").run(endedAt, id);
   }
 
-  /** Undo's verdict on a run (rolled_back or partial); `undoneBy` when this undo is done with it. */
   async setRunStatus(id: string, status: RunStatus, at: string, undoneBy?: string): Promise<void> {
     this.db.query("UPDATE runs SET status = ?, ended_at = COALESCE(ended_at, ?) WHERE id = ?").run(status, at, id);
     if (undoneBy !== undefined) this.db.query("UPDATE runs SET undone_by = ?, undone_at = ? WHERE id = ?").run(undoneBy, at, id);
@@ -245,7 +180,6 @@ export class SqliteJournal implements Journal {
     return row ? toRun(row) : undefined;
   }
 
-  /** A run by any unique prefix of its id, or the most recent when no prefix is given. */
   async findRun(prefix: string | undefined): Promise<Run> {
     if (prefix === undefined || prefix === "") {
       const row = this.db.query("SELECT * FROM runs ORDER BY started_at DESC, rowid DESC LIMIT 1").get() as Row | null;
@@ -253,11 +187,7 @@ export class SqliteJournal implements Journal {
       return toRun(row);
     }
     const rows = this.db.query("SELECT * FROM runs WHERE replace(id, '-', '') LIKE ? ESCAPE '\\' ORDER BY started_at DESC").all(likePrefix(prefix)) as Row[];
-    if (rows.length === 1) return toRun(rows[0]!);
-    if (rows.length === 0) throw new SynartesisError("unknown_id", `no run id starts with "${prefix}"`);
-    throw new SynartesisError("unknown_id", `"${prefix}" matches ${rows.length} runs: ${rows.map((r) => String(r.id).slice(0, 12)).join(", ")}`, {
-      hint: "Give more characters of the run id.",
-    });
+    return onlyMatch(rows, prefix, "run", toRun);
   }
 
   async listRuns(): Promise<RunSummary[]> {
@@ -277,10 +207,6 @@ export class SqliteJournal implements Journal {
 
   // ---- actions ----
 
-  /**
-   * Insert an action with the next seq of its run, in one transaction, so
-   * several proxies and CLIs sharing the file never collide (R-JOURNAL-4).
-   */
   async insertAction(action: NewAction): Promise<Action> {
     const insert = this.db.transaction(() => {
       const { last_seq } = this.db.query("UPDATE runs SET last_seq = last_seq + 1 WHERE id = ? RETURNING last_seq").get(action.runId) as {
@@ -289,58 +215,20 @@ export class SqliteJournal implements Journal {
       this.db
         .query(
           `INSERT INTO actions (id, run_id, seq, server, tool, args, args_key, class, status, snapshot, snapshot_absent,
-                                verify, result, error, warnings, approved_by, approved_at, ts)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+                                verify, result, error, held_reason, warnings, approved_by, approved_at, ts)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         )
         .run(
-          action.id,
-          action.runId,
-          last_seq,
-          action.server,
-          action.tool,
-          JSON.stringify(action.args),
-          action.argsKey ?? null,
-          action.class,
-          action.status,
-          action.snapshot && !action.snapshot.absent ? JSON.stringify(action.snapshot.payload) : null,
-          action.snapshot?.absent ? 1 : 0,
-          json(action.verify),
-          action.resultText ?? null,
-          action.error ?? null,
-          action.warnings?.length ? JSON.stringify(action.warnings) : null,
-          action.approvedBy ?? null,
-          action.approvedAt ?? null,
-          action.ts,
+          ...[action.id, action.runId, last_seq, action.server, action.tool, JSON.stringify(action.args), action.argsKey ?? null, action.class, action.status],
+          ...observationColumns(action.snapshot),
+          ...[json(action.verify), action.resultText ?? null, action.error ?? null, action.heldReason ?? null, warningsColumn(action.warnings)],
+          ...[action.approvedBy ?? null, action.approvedAt ?? null, action.ts],
         );
       return last_seq;
     });
-    const seq = insert.immediate();
-    // Built from what was written rather than read back: arguments can be MiB.
-    const written: Action = {
-      id: action.id,
-      runId: action.runId,
-      seq,
-      server: action.server,
-      tool: action.tool,
-      args: action.args,
-      class: action.class,
-      status: action.status,
-      warnings: action.warnings ?? [],
-      ts: action.ts,
-    };
-    const optional: Partial<Action> = {
-      argsKey: action.argsKey,
-      snapshot: action.snapshot,
-      verify: action.verify,
-      resultText: action.resultText,
-      error: action.error,
-      approvedBy: action.approvedBy,
-      approvedAt: action.approvedAt,
-    };
-    return withDefined(written, optional);
+    return insertedAction(action, insert.immediate());
   }
 
-  /** Record how a call ended (applied, failed, …). Only a pending call can end: what undo settled stays. */
   async finishAction(id: string, outcome: Outcome): Promise<void> {
     this.db
       .query(
@@ -348,16 +236,7 @@ export class SqliteJournal implements Journal {
                             error = COALESCE(?, error), warnings = ?
           WHERE id = ? AND status = 'pending'`,
       )
-      .run(
-        outcome.status,
-        outcome.resultText ?? null,
-        json(outcome.inverse),
-        outcome.postState && !outcome.postState.absent ? JSON.stringify(outcome.postState.payload) : null,
-        outcome.postState?.absent ? 1 : 0,
-        outcome.error ?? null,
-        outcome.warnings?.length ? JSON.stringify(outcome.warnings) : null,
-        id,
-      );
+      .run(outcome.status, outcome.resultText ?? null, json(outcome.inverse), ...observationColumns(outcome.postState), outcome.error ?? null, warningsColumn(outcome.warnings), id);
   }
 
   async getAction(id: string): Promise<Action | undefined> {
@@ -369,37 +248,25 @@ export class SqliteJournal implements Journal {
     return row ? toAction(row) : undefined;
   }
 
-  /** An action by any unique prefix of its id, among `statuses` when given. */
   async findAction(prefix: string): Promise<Action> {
     const rows = this.db.query("SELECT * FROM actions WHERE replace(id, '-', '') LIKE ? ESCAPE '\\'").all(likePrefix(prefix)) as Row[];
-    if (rows.length === 1) return toAction(rows[0]!);
-    if (rows.length === 0) throw new SynartesisError("unknown_id", `no action id starts with "${prefix}"`);
-    throw new SynartesisError("unknown_id", `"${prefix}" matches ${rows.length} actions: ${rows.map((r) => String(r.id).slice(0, 12)).join(", ")}`, {
-      hint: "Give more characters of the action id.",
-    });
+    return onlyMatch(rows, prefix, "action", toAction);
   }
 
   async actionsOfRun(runId: string): Promise<Action[]> {
     return (this.db.query("SELECT * FROM actions WHERE run_id = ? ORDER BY seq").all(runId) as Row[]).map(toAction);
   }
 
-  /** The most recent actions across runs (for `watch`). */
   async recentActions(limit: number): Promise<Action[]> {
     return (this.db.query("SELECT * FROM actions ORDER BY ts DESC, rowid DESC LIMIT ?").all(limit) as Row[]).map(toAction);
   }
 
   // ---- gates ----
 
-  /** Calls held for a decision, oldest first. */
   async waiting(): Promise<Action[]> {
     return (this.db.query("SELECT * FROM actions WHERE status = 'gated' ORDER BY ts, rowid").all() as Row[]).map(toAction);
   }
 
-  /**
-   * A request for this exact call already raised and not yet answered, in any
-   * run: a client that restarts and retries must not raise a second request
-   * (two approvals would let the call run twice).
-   */
   async openRequest(server: string, tool: string, argsKey: string): Promise<Action | undefined> {
     const row = this.db
       .query("SELECT * FROM actions WHERE server = ? AND tool = ? AND args_key = ? AND status = 'gated' ORDER BY rowid LIMIT 1")
@@ -407,10 +274,6 @@ export class SqliteJournal implements Journal {
     return row ? toAction(row) : undefined;
   }
 
-  /**
-   * Atomically spend an unexpired approval for this exact call: the approval is
-   * marked spent by `spender`; returns it, or undefined when there is none.
-   */
   async spendApproval(server: string, tool: string, argsKey: string, approvedSince: string, spender: string, now: string): Promise<Action | undefined> {
     const spend = this.db.transaction(() => {
       const row = this.db
@@ -426,31 +289,25 @@ export class SqliteJournal implements Journal {
     return spend.immediate();
   }
 
-  /** Give back an approval spent by a call that then never ran (cancelled, server unavailable, failed pre-read). */
   async returnApproval(approvalId: string, spender: string): Promise<void> {
     this.db.query("UPDATE actions SET spent_by = NULL, spent_at = NULL WHERE id = ? AND spent_by = ?").run(approvalId, spender);
   }
 
-  /** A denial of this exact call the agent has not been told about; marks it told. */
   async takeDenial(server: string, tool: string, argsKey: string, runId: string, now: string): Promise<Action | undefined> {
     const take = this.db.transaction(() => {
       const row = this.db
         .query(
-          `SELECT * FROM actions WHERE server = ? AND tool = ? AND args_key = ? AND status = 'denied' AND spent_by IS NULL
+          `SELECT * FROM actions WHERE server = ? AND tool = ? AND args_key = ? AND status = 'denied' AND told_run IS NULL
               AND withdrawn_at IS NULL ORDER BY approved_at DESC LIMIT 1`,
         )
         .get(server, tool, argsKey) as Row | null;
       if (!row) return undefined;
-      this.db.query("UPDATE actions SET spent_by = ?, spent_at = ? WHERE id = ?").run(runId, now, String(row.id));
-      return toAction(row);
+      this.db.query("UPDATE actions SET told_run = ?, told_at = ? WHERE id = ?").run(runId, now, String(row.id));
+      return toAction({ ...row, told_run: runId, told_at: now });
     });
     return take.immediate();
   }
 
-  /**
-   * Approve or deny a held call. Returns the updated action, or the current
-   * status when it is no longer awaiting a decision.
-   */
   async decide(id: string, decision: { status: "approved" | "denied"; by: string; at: string; reason?: string }): Promise<{ action: Action } | { settled: ActionStatus }> {
     const decideTx = this.db.transaction(() => {
       const changed = this.db
@@ -463,11 +320,6 @@ export class SqliteJournal implements Journal {
     return decideTx.immediate();
   }
 
-  /**
-   * An undo of a run withdraws its open requests for approval from seq
-   * `fromSeq` on (R-GATE-7): they leave `gates`, are settled as denied, and no
-   * agent is ever told of them as a denial. Returns the withdrawn requests.
-   */
   async withdrawRequests(runId: string, fromSeq: number, by: string, at: string): Promise<Action[]> {
     const rows = this.db
       .query(
@@ -480,10 +332,6 @@ export class SqliteJournal implements Journal {
 
   // ---- undo ----
 
-  /**
-   * Claim an action for undo: only one undo process at a time may work on it.
-   * `from` lists the statuses it may be claimed from.
-   */
   async claim(id: string, owner: string, now: string, from: ActionStatus[]): Promise<boolean> {
     const placeholders = from.map(() => "?").join(", ");
     const result = this.db
@@ -492,7 +340,6 @@ export class SqliteJournal implements Journal {
     return result.changes === 1;
   }
 
-  /** Take over a claim left by an undo that is gone. */
   async takeOverClaim(id: string, deadOwner: string, owner: string, now: string): Promise<boolean> {
     const result = this.db
       .query("UPDATE actions SET claimed_by = ?, claimed_at = ? WHERE id = ? AND status = 'rolling_back' AND claimed_by = ?")
@@ -500,41 +347,24 @@ export class SqliteJournal implements Journal {
     return result.changes === 1;
   }
 
-  /**
-   * Settle a claimed action (rolled_back, back to applied, …). `undoNote` says
-   * what stopped this attempt; it replaces the previous note (none: cleared).
-   */
   async settleClaim(id: string, owner: string, status: ActionStatus, undoNote?: string): Promise<void> {
     this.db
       .query("UPDATE actions SET status = ?, undo_note = ?, inverse_sent_at = NULL WHERE id = ? AND claimed_by = ?")
       .run(status, undoNote ?? null, id, owner);
   }
 
-  /**
-   * Written before a claimed action's inverse leaves (like a call's intent):
-   * an undo killed before it records the outcome leaves an unknown outcome,
-   * not a row that looks untouched.
-   */
   async markInverseSent(id: string, owner: string, at: string): Promise<void> {
     this.db.query("UPDATE actions SET inverse_sent_at = ? WHERE id = ? AND claimed_by = ?").run(at, id, owner);
   }
 
-  /** Keep a claim whose inverse's outcome is unknown, saying why undo stopped there. */
   async noteClaim(id: string, owner: string, undoNote: string): Promise<void> {
     this.db.query("UPDATE actions SET undo_note = ? WHERE id = ? AND claimed_by = ?").run(undoNote, id, owner);
   }
 
-  /** Say why undo stepped over an action, without changing its status. */
   async noteUndo(id: string, note: string): Promise<void> {
     this.db.query("UPDATE actions SET undo_note = ? WHERE id = ?").run(note, id);
   }
 
-  /**
-   * Record what a person found about an unknown outcome (synartesis settle):
-   * the row moves from `from` to `status`, only if it is still there (and, for
-   * a claimed inverse, still held by `claimedBy`). `inverse` and `warnings`,
-   * when given, replace the row's (an inverse built now that the call is known to have run).
-   */
   async settle(
     id: string,
     from: { status: ActionStatus; claimedBy?: string },
@@ -548,52 +378,22 @@ export class SqliteJournal implements Journal {
           WHERE id = ? AND status = ? AND (? IS NULL OR claimed_by = ?)`,
       )
       .run(
-        finding.status,
-        finding.settled,
-        finding.by,
-        finding.at,
-        finding.note ?? null,
-        json(finding.inverse),
-        finding.warnings ? 1 : 0,
-        finding.warnings?.length ? JSON.stringify(finding.warnings) : null,
-        id,
-        from.status,
-        from.claimedBy ?? null,
-        from.claimedBy ?? null,
+        ...[finding.status, finding.settled, finding.by, finding.at, finding.note ?? null, json(finding.inverse)],
+        ...[finding.warnings ? 1 : 0, warningsColumn(finding.warnings)],
+        ...[id, from.status, from.claimedBy ?? null, from.claimedBy ?? null],
       );
     return result.changes === 1;
   }
 
-  /** Mark an action that undo can never revert (an irreversible call that ran). */
   async markUnrecoverable(id: string): Promise<void> {
     this.db.query("UPDATE actions SET status = 'unrecoverable' WHERE id = ? AND status = 'applied'").run(id);
   }
 
-  /** `--replan`: store a rebuilt inverse and verification read. */
   async replan(id: string, inverse: ResolvedCall | undefined, verify: VerifyCall | undefined, warnings: string[]): Promise<void> {
     this.db
       .query("UPDATE actions SET inverse = ?, verify = ?, warnings = ? WHERE id = ?")
-      .run(json(inverse), json(verify), warnings.length ? JSON.stringify(warnings) : null, id);
+      .run(json(inverse), json(verify), warningsColumn(warnings), id);
   }
 }
 
-// Every SQLite failure inside the journal reaches its caller as a JournalError
-// naming the file (one line, exit 2), never as a bare "internal error".
-for (const name of Object.getOwnPropertyNames(SqliteJournal.prototype)) {
-  const method = Object.getOwnPropertyDescriptor(SqliteJournal.prototype, name)?.value;
-  if (typeof method !== "function" || method.constructor.name !== "AsyncFunction") continue;
-  Object.defineProperty(SqliteJournal.prototype, name, {
-    value: async function (this: SqliteJournal, ...args: unknown[]) {
-      try {
-        return await method.apply(this, args);
-      } catch (error) {
-        throw journalFailure(this.path, error);
-      }
-    },
-  });
-}
-
-/** Ids are matched without their dashes, so `4e77975e`, `4e77975e-1a` and `4e77975e1a` all work. */
-function likePrefix(prefix: string): string {
-  return prefix.replace(/-/g, "").replace(/[\\%_]/g, (c) => `\\${c}`) + "%";
-}
+reportFailuresAsJournalErrors(SqliteJournal.prototype, (journal, error) => journalFailure(journal.path, error));

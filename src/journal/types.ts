@@ -79,15 +79,21 @@ export interface Action {
   resultText?: string;
   inverse?: ResolvedCall;
   verify?: VerifyCall;
+  /** What went wrong with the call (or, for a pending one, why its outcome is unknown). */
   error?: string;
+  /** Why the call was held for a person's decision (gated, approved, denied). */
+  heldReason?: string;
   warnings: string[];
   approvedBy?: string;
   approvedAt?: string;
   /** Why a person denied it. */
   reason?: string;
-  /** For an approval: the action that ran under it; for a denial: the run whose agent was told. */
+  /** For an approval: the action that ran under it, and when it was spent. */
   spentBy?: string;
   spentAt?: string;
+  /** For a denial: the run whose agent was told of it, and when. */
+  toldRun?: string;
+  toldAt?: string;
   claimedBy?: string;
   claimedAt?: string;
   /** What the last undo attempt ran into, when it did not finish the action. */

@@ -1,9 +1,12 @@
 // Finds the manifest and the journal the way a version-control tool finds its
 // root (R-CLI-1): explicit flags first, then this folder and every parent.
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
+import { parseDocument } from "yaml";
 import { SynartesisError } from "../errors.ts";
+import { isDatabaseUrl } from "../journal/journal.ts";
 import { shortId, type Run } from "../journal/types.ts";
+import { loadManifest } from "./load.ts";
 
 export const MANIFEST_NAME = "synartesis.yaml";
 export const JOURNAL_NAME = "synartesis.db";
@@ -29,28 +32,56 @@ export function findManifest(cwd: string, explicit?: string): string {
   });
 }
 
+/** A journal location as given: a database URL stays as it is, a file is resolved against `base`. */
+function journalAt(location: string, base: string): string {
+  return isDatabaseUrl(location) ? location : resolve(base, location);
+}
+
 /**
- * Where the journal is, whether or not it exists yet: --journal; else next to
- * an explicit --manifest; else the nearest folder upwards holding a journal or
- * a manifest (a journal that does not exist yet lives next to its manifest).
+ * The journal a manifest names with its `journal:` key, if it has one. Only
+ * then is the manifest loaded (which checks the key and expands its ${VAR}s),
+ * so a command that only reads the journal does not need the servers' variables.
  */
-export function findJournal(cwd: string, flags: { journal?: string; manifest?: string }): string {
-  if (flags.journal) return resolve(cwd, flags.journal);
+function declaredJournal(manifest: string, env: Record<string, string | undefined>): string | undefined {
+  let text: string;
+  try {
+    text = readFileSync(manifest, "utf8");
+  } catch {
+    return undefined;
+  }
+  if (!parseDocument(text).has("journal")) return undefined;
+  const declared = loadManifest(manifest, env, { unsetVariables: "warn" }).journal;
+  return declared === undefined ? undefined : journalAt(declared, dirname(manifest));
+}
+
+/**
+ * Where the journal is, whether or not it exists yet: --journal; else
+ * SYNARTESIS_JOURNAL; else what the manifest's `journal:` key says; else
+ * next to an explicit --manifest; else the nearest folder upwards holding a
+ * journal or a manifest (a journal that does not exist yet lives next to its
+ * manifest). A `postgres://` URL names a database (R-TEAM-1).
+ */
+export function findJournal(cwd: string, flags: { journal?: string; manifest?: string }, env: Record<string, string | undefined> = process.env): string {
+  if (flags.journal) return journalAt(flags.journal, cwd);
+  if (env.SYNARTESIS_JOURNAL) return journalAt(env.SYNARTESIS_JOURNAL, cwd);
   if (flags.manifest) {
     const manifest = resolve(cwd, flags.manifest);
     if (!existsSync(manifest)) throw new SynartesisError("manifest", `there is no manifest at ${manifest}`);
-    return join(dirname(manifest), JOURNAL_NAME);
+    return declaredJournal(manifest, env) ?? join(dirname(manifest), JOURNAL_NAME);
   }
   for (const dir of upwards(cwd)) {
-    if (existsSync(join(dir, JOURNAL_NAME)) || existsSync(join(dir, MANIFEST_NAME))) return join(dir, JOURNAL_NAME);
+    const manifest = join(dir, MANIFEST_NAME);
+    const declared = declaredJournal(manifest, env);
+    if (declared) return declared;
+    if (existsSync(join(dir, JOURNAL_NAME)) || existsSync(manifest)) return join(dir, JOURNAL_NAME);
   }
   return join(resolve(cwd), JOURNAL_NAME);
 }
 
-/** For commands that only read: the journal must already exist. */
+/** For commands that only read: the journal must already exist (a database is asked when it is opened). */
 export function existingJournal(cwd: string, flags: { journal?: string; manifest?: string }): string {
   const path = findJournal(cwd, flags);
-  if (!existsSync(path)) {
+  if (!isDatabaseUrl(path) && !existsSync(path)) {
     throw new SynartesisError("no_journal", `there is no journal at ${path}`, {
       hint: "A journal is created by `synartesis proxy` when an agent first connects. Pass --journal PATH if it lives elsewhere.",
     });

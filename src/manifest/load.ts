@@ -356,7 +356,7 @@ export function parseManifest(text: string, file: string, env: Record<string, st
   schemaProblems(data, reportShape);
   const shapeOk = (...path: Path) => !misshapen.has(path.join("/"));
 
-  const rawRoot = data as { servers?: unknown; tools?: unknown };
+  const rawRoot = data as { servers?: unknown; tools?: unknown; journal?: unknown };
   const root = {
     servers: (rawRoot.servers && typeof rawRoot.servers === "object" && !Array.isArray(rawRoot.servers) ? rawRoot.servers : {}) as Record<string, RawServer>,
     tools: (Array.isArray(rawRoot.tools) ? rawRoot.tools : []) as RawRule[],
@@ -524,8 +524,11 @@ export function parseManifest(text: string, file: string, env: Record<string, st
     rules.push(rule);
   });
 
+  // Where the journal is cannot be guessed: an unset variable in it is an error whatever the mode.
+  const journal = typeof rawRoot.journal === "string" ? expandValue(rawRoot.journal, env, ["journal"], (path, _, message) => report(path, message)) : undefined;
+
   if (problems.length) fail();
-  return { path: file, dir, servers, rules, unsetVariables };
+  return { path: file, dir, servers, rules, unsetVariables, ...(journal === undefined ? {} : { journal }) };
 }
 
 /** Read and parse a manifest file. */

@@ -47,13 +47,15 @@ export const ManifestSchema = Type.Object(
     version: Type.Literal(1),
     servers: Type.Record(Type.String(), ServerSchema, { minProperties: 1 }),
     tools: Type.Optional(Type.Array(RuleSchema)),
+    // Where the journal is (a file, or a postgres:// URL for a team), with ${VAR} expansion.
+    journal: Type.Optional(Type.String({ minLength: 1 })),
   },
   { additionalProperties: false },
 );
 
 /** The keys each object may have, for "unknown key" messages. */
 export const ALLOWED_KEYS = {
-  root: ["version", "servers", "tools"],
+  root: ["version", "servers", "tools", "journal"],
   server: ["command", "args", "env", "cwd", "url", "headers", "auth", "timeout", "timeout_max"],
   auth: ["type", "scopes", "client_id", "client_secret", "client_metadata_url"],
   rule: ["match", "class", "gate", "snapshot", "inverse", "idempotent"],

@@ -89,6 +89,8 @@ export interface Manifest {
   rules: Rule[];
   /** Empty unless loaded with `unsetVariables: "warn"`. */
   unsetVariables: UnsetVariable[];
+  /** The `journal:` key, ${VAR}s expanded: a file (relative to `dir`) or a postgres:// URL. */
+  journal?: string;
 }
 
 export const DEFAULT_TIMEOUT_SECONDS = 60;

@@ -103,7 +103,7 @@ export async function passGate(ctx: GateContext, call: HeldCall, reason: string)
   const open = await ctx.journal.openRequest(call.server, call.tool, argsKey);
   if (open) {
     const approve = ctx.approveCommand(shortId(open.id));
-    const why = open.error ?? reason;
+    const why = open.heldReason ?? reason;
     return { proceed: false, text: heldText(open, why, approve), event: { kind: "held", action: shortId(open.id), reason: why, approve, newRequest: false } };
   }
 
@@ -116,7 +116,7 @@ export async function passGate(ctx: GateContext, call: HeldCall, reason: string)
     argsKey,
     class: call.class,
     status: "gated",
-    error: reason,
+    heldReason: reason,
     ts: now.toISOString(),
   });
   const approve = ctx.approveCommand(shortId(held.id));

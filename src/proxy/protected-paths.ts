@@ -42,12 +42,18 @@ function identityOf(path: string): string | undefined {
 export class ProtectedPaths {
   private readonly guarded: Guarded[];
 
-  constructor(options: { manifest: string; journal: string; credentials: string }) {
+  /** `journal`: the journal's file (none when the journal is a database). */
+  constructor(options: { manifest: string; journal?: string; credentials: string }) {
+    const journal: Array<[string, string, boolean]> = options.journal
+      ? [
+          [options.journal, "Synartesis's journal (its record)", false],
+          [`${options.journal}-wal`, "Synartesis's journal (its write-ahead log)", false],
+          [`${options.journal}-shm`, "Synartesis's journal (its shared-memory file)", false],
+        ]
+      : [];
     const entries: Array<[string, string, boolean]> = [
       [options.manifest, "Synartesis's manifest (its policy)", false],
-      [options.journal, "Synartesis's journal (its record)", false],
-      [`${options.journal}-wal`, "Synartesis's journal (its write-ahead log)", false],
-      [`${options.journal}-shm`, "Synartesis's journal (its shared-memory file)", false],
+      ...journal,
       [options.credentials, "Synartesis's credentials folder", true],
     ];
     this.guarded = entries.map(([path, what, folder]) => ({

@@ -61,7 +61,8 @@ function spawnStdio(spec: Extract<ServerSpec, { kind: "command" }>, events: Link
   try {
     proc = Bun.spawn(argv, {
       cwd: spec.cwd,
-      env: { ...process.env, ...spec.env },
+      // SYNARTESIS_JOURNAL may carry the journal's password: a server has no business with it (R-TEAM-5).
+      env: { ...process.env, SYNARTESIS_JOURNAL: undefined, ...spec.env },
       stdin: "pipe",
       stdout: "pipe",
       stderr: "pipe",

@@ -34,7 +34,8 @@ export function actionJson(action: Action): Record<string, unknown> {
     result: action.resultText === undefined ? undefined : JSON.parse(action.resultText),
     inverse: action.inverse ? { server: action.inverse.server, tool: action.inverse.tool, args: action.inverse.args } : undefined,
     verify: action.verify ? { server: action.verify.server, tool: action.verify.tool, args: action.verify.args } : undefined,
-    error: action.error,
+    // R-CLI-8 keeps one "error" field: for a held call it is why it was held, as it always was.
+    error: action.error ?? action.heldReason,
     warnings: action.warnings.length ? action.warnings : undefined,
     reason: action.reason,
     undoNote: action.undoNote,

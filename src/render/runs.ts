@@ -53,13 +53,13 @@ export function actionNotes(action: Action, approveCommand: (id8: string) => str
   const note = (label: string, text: string, warn?: boolean) => notes.push(warn ? { label, text: printable(text), warn } : { label, text: printable(text) });
   note("id", `${shortId(action.id)}  at ${formatTime(action.ts)}`);
   if (action.status === "gated") {
-    note("held", action.error ?? "awaiting approval");
+    note("held", action.heldReason ?? "awaiting approval");
     note("approve", approveCommand(shortId(action.id)));
   } else if (action.withdrawnAt) {
-    if (action.error) note("held", action.error);
+    if (action.heldReason) note("held", action.heldReason);
     note("gate", `withdrawn by the undo of this run (${action.withdrawnBy ?? "?"} at ${formatTime(action.withdrawnAt)}); it never ran`);
   } else if (action.status === "approved" || action.status === "denied") {
-    if (action.error) note("held", action.error);
+    if (action.heldReason) note("held", action.heldReason);
     const verb = action.status === "denied" ? "denied" : "approved";
     note(verb, `by ${action.approvedBy ?? "?"} at ${formatTime(action.approvedAt)}${action.reason ? `: ${action.reason}` : ""}`);
     if (action.spentBy && action.status === "approved") note("used", `by action ${shortId(action.spentBy)} at ${formatTime(action.spentAt)}`);
@@ -134,7 +134,7 @@ export function renderGates(waiting: Action[], style: Style, approveCommand: (id
   for (const action of waiting) {
     lines.push(
       `${style.bold(shortId(action.id))}  ${classLabel(action.class)}  ${style.cyan(callName(action))} ${oneLine(action.args, 300)}`,
-      `          ${style.dim("why      ")}${printable(action.error ?? "")}`,
+      `          ${style.dim("why      ")}${printable(action.heldReason ?? "")}`,
       `          ${style.dim("since    ")}${formatTime(action.ts)} (run ${shortId(action.runId)})`,
       `          ${style.dim("approve  ")}${approveCommand(shortId(action.id))}`,
       `          ${style.dim("deny     ")}${denyCommand(approveCommand(shortId(action.id)))}`,

@@ -153,7 +153,7 @@ function waitingBlock(action: Action, state: WatchState, columns: number, style:
   };
   return [
     `  ${style.bold(id)}  ${style.yellow(classLabel(action.class))}  ${styledName(action, style)} ${oneLine(action.args, 400)}`,
-    label("why") + printable(action.error ?? "held for approval"),
+    label("why") + printable(action.heldReason ?? "held for approval"),
     label("since") + `${clockTime(action.ts, state.now)} (${ago(action.ts, state.now)}), run ${shortId(action.runId)}`,
     ...command("approve", commands.approve),
     ...command("deny", commands.deny),

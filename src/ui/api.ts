@@ -4,7 +4,7 @@
 // streamed step by step as NDJSON.
 import { hostname } from "node:os";
 import { isSynartesisError, SynartesisError, type ErrorCode } from "../errors.ts";
-import type { Journal } from "../journal/journal.ts";
+import { shownLocation, type Journal } from "../journal/journal.ts";
 import { shortId, type Run } from "../journal/types.ts";
 import { manifestForRun } from "../manifest/discover.ts";
 import { loadManifest } from "../manifest/load.ts";
@@ -98,8 +98,8 @@ async function journalOf(ctx: ApiContext): Promise<Journal> {
 async function envelope<T>(ctx: ApiContext, view: (journal: Journal) => Promise<T>): Promise<Response> {
   const journal = await ctx.source.get();
   const body: Envelope<T> = journal
-    ? { journal: ctx.source.path, waiting: (await journal.waiting()).length, view: await view(journal) }
-    : { journal: ctx.source.path, missing: true, waiting: 0 };
+    ? { journal: shownLocation(ctx.source.path), waiting: (await journal.waiting()).length, view: await view(journal) }
+    : { journal: shownLocation(ctx.source.path), missing: true, waiting: 0 };
   return jsonResponse(200, body);
 }
 

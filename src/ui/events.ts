@@ -1,19 +1,22 @@
 // Live updates for the review page: server-sent events that say "the journal
-// changed". One poll of the journal's data version serves every open page;
-// the page then asks again for what it shows.
+// changed". One subscription to the journal's changes (Journal.watchChanges)
+// serves every open page; the page then asks again for what it shows. Until
+// the journal exists, whether it has appeared is polled.
 import type { JournalSource } from "./source.ts";
 
 const POLL_MS = 250;
 const KEEPALIVE_MS = 20_000;
+const CHANGE = "event: change\ndata: {}\n\n";
 
 export class ChangeFeed {
   private readonly clients = new Set<ReadableStreamDefaultController<Uint8Array>>();
   private readonly encoder = new TextEncoder();
-  private version: string | undefined;
+  /** What the page saw at the last look before the journal was watched. */
+  private state: string | undefined;
   private timer: ReturnType<typeof setInterval> | undefined;
   private keepalive: ReturnType<typeof setInterval> | undefined;
 
-  /** `source` is a connection of its own: the data version moves only for other connections' commits, the page's own included. */
+  /** `source` is a connection of its own, so the page's own decisions (made through another) count as changes too. */
   constructor(private readonly source: JournalSource) {}
 
   /** A text/event-stream response that gets a `change` event whenever the journal changes. */
@@ -35,29 +38,35 @@ export class ChangeFeed {
 
   private start(): void {
     if (this.timer) return;
-    void this.current().then((version) => (this.version ??= version));
     this.timer = setInterval(() => void this.poll(), POLL_MS);
     this.keepalive = setInterval(() => this.send(": keepalive\n\n"), KEEPALIVE_MS);
-  }
-
-  private async current(): Promise<string> {
-    try {
-      const journal = await this.source.get();
-      return journal ? String(await journal.dataVersion()) : "none";
-    } catch (error) {
-      return `error: ${(error as Error).message}`;
-    }
+    void this.poll();
   }
 
   private polling = false;
+  private nextTry = 0;
+  private stopWatching: (() => Promise<void>) | undefined;
 
+  /** Until the journal is watched: open it, and say so when what the page would see (none, an error, the journal) changed. */
   private async poll(): Promise<void> {
-    if (this.clients.size === 0 || this.polling) return;
+    if (this.clients.size === 0 || this.polling || this.stopWatching || Date.now() < this.nextTry) return;
     this.polling = true;
-    const version = await this.current().finally(() => (this.polling = false));
-    if (version === this.version) return;
-    this.version = version;
-    this.send("event: change\ndata: {}\n\n");
+    // A database is asked by connecting to it: while it holds no journal, once a second is enough.
+    if (this.source.isDatabase) this.nextTry = Date.now() + 1000;
+    let state: string;
+    try {
+      const journal = await this.source.get();
+      if (journal) this.stopWatching = await journal.watchChanges(() => this.send(CHANGE));
+      state = journal ? "journal" : "none";
+    } catch (error) {
+      state = `error: ${(error as Error).message}`;
+    } finally {
+      this.polling = false;
+    }
+    // The first look is what the page already shows.
+    const previous = this.state;
+    this.state = state;
+    if (previous !== undefined && previous !== state) this.send(CHANGE);
   }
 
   private send(text: string): void {
@@ -80,6 +89,11 @@ export class ChangeFeed {
       } catch {}
     }
     this.clients.clear();
-    void this.source.close().catch(() => {});
+    const stopWatching = this.stopWatching;
+    this.stopWatching = undefined;
+    void (async () => {
+      await stopWatching?.();
+      await this.source.close();
+    })().catch(() => {});
   }
 }

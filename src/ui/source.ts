@@ -1,7 +1,7 @@
-// The journal as the review page reaches it: opened once the file exists
-// (the page may be started before the first agent), never created.
-import { existsSync, statSync } from "node:fs";
-import { openJournal, type Journal } from "../journal/journal.ts";
+// The journal as the review page reaches it: opened once it exists (the page
+// may be started before the first agent), never created.
+import { isSynartesisError } from "../errors.ts";
+import { isDatabaseUrl, journalMayExist, openJournal, type Journal } from "../journal/journal.ts";
 
 export class JournalSource {
   private journal: Journal | undefined;
@@ -9,13 +9,23 @@ export class JournalSource {
 
   constructor(readonly path: string) {}
 
+  /** Whether the journal is a database (opening one is a connection, not a look at a file). */
+  get isDatabase(): boolean {
+    return isDatabaseUrl(this.path);
+  }
+
   /** The open journal, or undefined while there is none yet. */
   async get(): Promise<Journal | undefined> {
     if (this.journal) return this.journal;
-    // An empty file is a journal a proxy is creating this instant: let it finish.
-    if (!existsSync(this.path) || statSync(this.path).size === 0) return undefined;
+    if (!journalMayExist(this.path)) return undefined;
     this.opening ??= openJournal(this.path, { create: false }).finally(() => (this.opening = undefined));
-    this.journal = await this.opening;
+    try {
+      this.journal = await this.opening;
+    } catch (error) {
+      // A database without a journal yet is waited for, like a file that is not there yet.
+      if (isSynartesisError(error) && error.code === "no_journal") return undefined;
+      throw error;
+    }
     return this.journal;
   }
 

@@ -157,7 +157,7 @@ export function gateView(action: Action, run: Run | undefined, approveCommand: (
     name: `${action.server}.${action.tool}`,
     classLabel: classLabel(action.class),
     args: valueText(action.args),
-    reason: action.error ?? "",
+    reason: action.heldReason ?? "",
     since: formatTime(action.ts),
     run: { id: action.runId, ref: shortId(action.runId), label: run?.label ?? "" },
     approveCommand: approve,

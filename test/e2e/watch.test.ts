@@ -3,9 +3,10 @@
 // through the proxy, shows the gated call with its approve command, and gives
 // the terminal back on Ctrl-C and SIGTERM. It never creates a journal.
 import { afterAll, describe, expect, test } from "bun:test";
-import { copyFileSync, existsSync, readFileSync, rmSync } from "node:fs";
+import { copyFileSync, existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { BIN, LineSession, ROOT, run, tempDir } from "../helpers.ts";
+import { shellWord, Tmux } from "../fixtures/tmux.ts";
 
 const MANIFEST = join(ROOT, "manifests", "toy-crm.yaml");
 
@@ -85,27 +86,15 @@ describe("watch, piped", () => {
   });
 });
 
-// A private tmux server, so the test neither sees nor touches anyone's sessions.
-const SOCKET = `syn-watch-${process.pid}-${Date.now()}`;
-let sessions = 0;
-
-async function tmux(...args: string[]): Promise<string> {
-  const proc = Bun.spawn(["tmux", "-L", SOCKET, "-f", "/dev/null", ...args], { stdout: "pipe", stderr: "pipe" });
-  const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
-  if (code !== 0) throw new Error(`tmux ${args.join(" ")} exited ${code}: ${err}`);
-  return out;
-}
+const tmux = new Tmux();
+afterAll(() => tmux.stop());
 
 /**
  * Start `synartesis watch` in a fresh 120×40 terminal in `dir`, from a shell
  * that prints a line before it and its exit code after it.
  */
-async function startWatch(dir: string): Promise<string> {
-  const name = `w${++sessions}`;
-  const quoted = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
-  const script = `cd ${quoted(dir)} && echo before-watch && ${quoted(BIN)} watch; echo "watch-exited-$?"; sleep 600`;
-  await tmux("new-session", "-d", "-s", name, "-x", "120", "-y", "40", script, ";", "set-option", "-t", name, "status", "off");
-  return name;
+function startWatch(dir: string): Promise<string> {
+  return tmux.start(`cd ${shellWord(dir)} && echo before-watch && ${shellWord(BIN)} watch; echo "watch-exited-$?"; sleep 600`);
 }
 
 /** The watch process: the one child of the pane's shell. */
@@ -124,25 +113,8 @@ async function expectRestored(name: string): Promise<void> {
   expect(await paneInfo(name, "#{alternate_on} #{cursor_flag}")).toBe("0 1");
 }
 
-const screen = (name: string) => tmux("capture-pane", "-p", "-t", name);
-const paneInfo = async (name: string, format: string) => (await tmux("display-message", "-p", "-t", name, format)).trim();
-
-async function until(name: string, what: string, predicate: (text: string) => boolean, timeoutMs = 20_000): Promise<string> {
-  const deadline = Date.now() + timeoutMs;
-  let text = "";
-  while (Date.now() < deadline) {
-    text = await screen(name);
-    if (predicate(text)) return text;
-    await Bun.sleep(100);
-  }
-  throw new Error(`the screen never showed ${what}; last screen:\n${text}`);
-}
-
-afterAll(async () => {
-  await tmux("kill-server").catch(() => {});
-  // tmux leaves its socket file behind.
-  rmSync(join(process.env.TMUX_TMPDIR ?? "/tmp", `tmux-${process.getuid!()}`, SOCKET), { force: true });
-});
+const paneInfo = (name: string, format: string) => tmux.paneInfo(name, format);
+const until = (name: string, what: string, predicate: (text: string) => boolean) => tmux.until(name, what, predicate);
 
 describe("watch, in a terminal (tmux)", () => {
   test("redraws as an agent works, shows the held call with its approve command, and Ctrl-C restores the terminal", async () => {
@@ -178,7 +150,7 @@ describe("watch, in a terminal (tmux)", () => {
     await until(name, "the run ending and the approval", (text) => text.includes("Live runs (0)") && text.includes("Nothing is waiting."));
 
     const pid = await watchPid(name);
-    await tmux("send-keys", "-t", name, "C-c");
+    await tmux.run("send-keys", "-t", name, "C-c");
     await expectRestored(name);
     expect(existsSync(`/proc/${pid}`)).toBe(false);
   }, 60_000);

@@ -115,6 +115,35 @@ describe("findJournal", () => {
     expect(findJournal(t.c, { journal: "/var/lib/synartesis.db", manifest: "../../synartesis.yaml" })).toBe("/var/lib/synartesis.db");
   });
 
+  test("SYNARTESIS_JOURNAL comes after --journal and before everything else; a database URL is kept as it is", () => {
+    const t = tree([`a/${MANIFEST_NAME}`, `a/${JOURNAL_NAME}`]);
+    const url = "postgres://team@db.example.com:5432/journal?sslmode=require";
+    expect(findJournal(t.c, {}, { SYNARTESIS_JOURNAL: url })).toBe(url);
+    expect(findJournal(t.c, { manifest: "../../synartesis.yaml" }, { SYNARTESIS_JOURNAL: url })).toBe(url);
+    expect(findJournal(t.c, { journal: "runs.db" }, { SYNARTESIS_JOURNAL: url })).toBe(join(t.c, "runs.db"));
+    expect(findJournal(t.c, {}, { SYNARTESIS_JOURNAL: "shared.db" })).toBe(join(t.c, "shared.db"));
+    expect(findJournal(t.c, { journal: "postgresql:///journal" })).toBe("postgresql:///journal");
+  });
+
+  test("the manifest's journal: key, with ${VAR}s expanded; a file in it is relative to the manifest", () => {
+    const t = tree([`a/${JOURNAL_NAME}`]);
+    const manifest = (journal: string) => ["version: 1", "servers:", "  crm:", "    command: x", '    env: { TOKEN: "${CRM_TOKEN}" }', `journal: ${journal}`, ""].join("\n");
+    writeFileSync(join(t.a, MANIFEST_NAME), manifest('"postgres://team@${DB_HOST}/journal"'));
+    // The servers' variables need not be set to find the journal; the key's own must be.
+    expect(findJournal(t.c, {}, { DB_HOST: "db.internal" })).toBe("postgres://team@db.internal/journal");
+    expect(findJournal(t.c, { manifest: join(t.a, MANIFEST_NAME) }, { DB_HOST: "db.internal" })).toBe("postgres://team@db.internal/journal");
+    expect(findJournal(t.c, {}, { DB_HOST: "x", SYNARTESIS_JOURNAL: "/abs/other.db" })).toBe("/abs/other.db");
+    const unset = thrown(() => findJournal(t.c, {}, {}));
+    expect(unset.code).toBe("manifest");
+    // A manifest that does not load lists every unset variable with it.
+    expect(unset.details).toContain(`${join(t.a, MANIFEST_NAME)}:6:10: "journal" uses \${DB_HOST}, which is not set in the environment`);
+
+    writeFileSync(join(t.a, MANIFEST_NAME), manifest("journals/crm.db"));
+    expect(findJournal(t.c, {}, {})).toBe(join(t.a, "journals", "crm.db"));
+    writeFileSync(join(t.a, MANIFEST_NAME), manifest("[1, 2]"));
+    expect(thrown(() => findJournal(t.c, {}, {})).details).toContain(`${join(t.a, MANIFEST_NAME)}:6:10: "journal" must be a string, found a list`);
+  });
+
   test("nothing anywhere: the journal would be in the current folder", () => {
     const t = tree();
     const outside = nearestAbove(t.root, [JOURNAL_NAME, MANIFEST_NAME]);
@@ -135,5 +164,10 @@ describe("existingJournal (commands that only read)", () => {
     expect(error.message).toBe(`there is no journal at ${join(t.a, JOURNAL_NAME)}`);
     expect(error.hint).toContain("--journal PATH");
     expect(thrown(() => existingJournal(t.c, { journal: "x.db" })).message).toBe(`there is no journal at ${join(t.c, "x.db")}`);
+  });
+
+  test("a database URL is handed on as it is: opening it says whether a journal is there", () => {
+    const t = tree();
+    expect(existingJournal(t.c, { journal: "postgres://team@db/journal" })).toBe("postgres://team@db/journal");
   });
 });

@@ -139,7 +139,7 @@ describe("passGate", () => {
       argsKey: callKey(EMAIL),
       class: "irreversible",
       status: "gated",
-      error: REASON,
+      heldReason: REASON,
       ts: T0.toISOString(),
     });
     expect(shortId(held!.id)).toBe(id);
@@ -256,7 +256,7 @@ describe("passGate", () => {
         `Do not route around this decision with other tools. Ask the person how to proceed; calling it again raises a new request for approval.`,
       ].join("\n"),
     );
-    expect(await journal.findAction(held)).toMatchObject({ status: "denied", spentBy: run });
+    expect(await journal.findAction(held)).toMatchObject({ status: "denied", toldRun: run });
     expect(await journal.waiting()).toHaveLength(0);
 
     const retry = await passGate(context(run), SEND, REASON);

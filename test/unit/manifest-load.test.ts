@@ -161,7 +161,7 @@ describe("schema (R-MAN-1)", () => {
         ),
       ),
     ).toEqual([
-      '2:1: unknown key "colour" in the manifest (allowed: version, servers, tools)',
+      '2:1: unknown key "colour" in the manifest (allowed: version, servers, tools, journal)',
       '6:5: unknown key "restart" in server "crm" (allowed: command, args, env, cwd, url, headers, auth, timeout, timeout_max)',
       '10:5: unknown key "note" in a tool rule (allowed: match, class, gate, snapshot, inverse, idempotent)',
       '13:7: unknown key "retry" in snapshot (allowed: tool, args, absent_when)',
@@ -792,7 +792,7 @@ const SERVER = ["version: 1", "servers:", "  crm:"];
 const RULE = (...lines: string[]) => withRules("  - match: crm.update", ...lines);
 
 const malformed: Row[] = [
-  { name: "unknown top-level key", text: yaml("version: 1", "servers:", "  crm:", "    command: x", "policy: strict"), at: "5:1", message: 'unknown key "policy" in the manifest (allowed: version, servers, tools)' },
+  { name: "unknown top-level key", text: yaml("version: 1", "servers:", "  crm:", "    command: x", "policy: strict"), at: "5:1", message: 'unknown key "policy" in the manifest (allowed: version, servers, tools, journal)' },
   { name: "unknown server key (a typo of args)", text: yaml(...SERVER, "    command: x", "    arguments: [a]"), at: "5:5", message: 'unknown key "arguments" in server "crm" (allowed: command, args, env, cwd, url, headers, auth, timeout, timeout_max)' },
   { name: "unknown rule key", text: RULE("    class: readonly", "    reason: safe"), at: "8:5", message: 'unknown key "reason" in a tool rule (allowed: match, class, gate, snapshot, inverse, idempotent)' },
   { name: "unknown snapshot key", text: RULE("    class: reversible", "    snapshot:", "      tool: crm.get", "      arguments: {}", "    inverse: { tool: crm.update }"), at: "10:7", message: 'unknown key "arguments" in snapshot (allowed: tool, args, absent_when)' },

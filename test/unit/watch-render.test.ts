@@ -34,7 +34,7 @@ const SEND = action({
   status: "gated",
   ts: "2026-03-14T15:28:30.000Z",
   args: { to: "ada@example.com", subject: "Your plan changed", body: "Dear Ada, your plan is now free. Regards, the CRM" },
-  error: "crm.send_email is irreversible: once it runs it cannot be undone",
+  heldReason: "crm.send_email is irreversible: once it runs it cannot be undone",
 });
 const SQL = action({
   runId: RUN_B,
@@ -44,7 +44,7 @@ const SQL = action({
   status: "gated",
   ts: "2026-03-14T15:29:50.000Z",
   args: { sql: "DELETE FROM customers" },
-  error: "db.run_sql is gated on writes: DELETE is not read-only",
+  heldReason: "db.run_sql is gated on writes: DELETE is not read-only",
 });
 
 const RECENT: Action[] = [

@@ -1,0 +1,35 @@
+// What the call benches share: the toy CRM's seed state, an SDK client over
+// stdio to the built binary, the two calls they time, and percentiles.
+import { join } from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+
+export const ROOT = join(import.meta.dir, "..");
+export const BINARY = join(ROOT, "dist", "synartesis");
+
+/** The toy CRM's state file as it starts, with its three customers. */
+export const SEED_STATE = {
+  customers: {
+    c_001: { id: "c_001", name: "Ada Lovelace", email: "ada@example.com", plan: "pro", notes: "founding customer" },
+    c_002: { id: "c_002", name: "Grace Hopper", email: "grace@example.com", plan: "enterprise", notes: "renewal in March" },
+    c_003: { id: "c_003", name: "Alan Turing", email: "alan@example.com", plan: "free", notes: "" },
+  },
+  outbox: [],
+  lastId: 3,
+};
+
+/** An SDK client connected to `synartesis ARGS` started in `cwd`. */
+export async function open(args: string[], cwd: string): Promise<Client> {
+  const transport = new StdioClientTransport({ command: BINARY, args, cwd, env: process.env as Record<string, string>, stderr: "inherit" });
+  const client = new Client({ name: "bench", version: "1.0.0" }, { capabilities: {} });
+  await client.connect(transport);
+  return client;
+}
+
+export type Call = (i: number) => { name: string; arguments: Record<string, unknown> };
+export const read: Call = (i) => ({ name: "get_customer", arguments: { id: `c_00${(i % 3) + 1}` } });
+export const write: Call = (i) => ({ name: "update_customer", arguments: { id: `c_00${(i % 3) + 1}`, notes: `bench note ${i}` } });
+
+/** The value at quantile `q` of sorted times. */
+export const at = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+export const ms = (n: number) => n.toFixed(3);

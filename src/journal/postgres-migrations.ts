@@ -1,0 +1,85 @@
+// Named, forward-only schema migrations of a PostgreSQL journal (R-TEAM-2),
+// one for each SQLite migration of the same name, so both hold the same
+// columns with the same meanings. Append new entries; never edit or reorder
+// old ones: an older journal is upgraded in place. They run in the schema
+// `synartesis`, under an advisory lock (postgres.ts).
+import { MIGRATIONS, type Migration } from "./migrations.ts";
+
+function sameAsSqlite(name: string): Migration {
+  const migration = MIGRATIONS.find((m) => m.name === name);
+  if (!migration) throw new Error(`no SQLite migration named ${name}`);
+  return migration;
+}
+
+export const POSTGRES_MIGRATIONS: Migration[] = [
+  {
+    // As SQLite's first migration, plus: `position` (the order rows were
+    // written, which SQLite's rowid gives), and a trigger that NOTIFYs every
+    // listener (watch, the review page) when a statement changed a run or an action.
+    name: "0001-runs-and-actions",
+    sql: `
+      CREATE TABLE runs (
+        position    BIGINT GENERATED ALWAYS AS IDENTITY,
+        id          TEXT PRIMARY KEY,
+        label       TEXT NOT NULL,
+        started_at  TEXT NOT NULL,
+        ended_at    TEXT,
+        status      TEXT NOT NULL CHECK (status IN ('active', 'complete', 'rolled_back', 'partial')),
+        last_seq    INTEGER NOT NULL DEFAULT 0,
+        host        TEXT,
+        pid         INTEGER
+      );
+
+      CREATE TABLE actions (
+        position        BIGINT GENERATED ALWAYS AS IDENTITY,
+        id              TEXT PRIMARY KEY,
+        run_id          TEXT NOT NULL REFERENCES runs(id),
+        seq             INTEGER NOT NULL,
+        server          TEXT NOT NULL,
+        tool            TEXT NOT NULL,
+        args            TEXT NOT NULL,
+        args_key        TEXT,
+        class           TEXT NOT NULL CHECK (class IN ('readonly', 'reversible', 'compensable', 'irreversible')),
+        status          TEXT NOT NULL CHECK (status IN ('pending', 'gated', 'approved', 'denied', 'applied', 'failed',
+                                                        'rolling_back', 'rolled_back', 'unrecoverable')),
+        snapshot        TEXT,
+        snapshot_absent INTEGER NOT NULL DEFAULT 0,
+        post_state      TEXT,
+        post_absent     INTEGER NOT NULL DEFAULT 0,
+        result          TEXT,
+        inverse         TEXT,
+        verify          TEXT,
+        error           TEXT,
+        warnings        TEXT,
+        approved_by     TEXT,
+        approved_at     TEXT,
+        reason          TEXT,
+        spent_by        TEXT,
+        spent_at        TEXT,
+        claimed_by      TEXT,
+        claimed_at      TEXT,
+        ts              TEXT NOT NULL,
+        UNIQUE (run_id, seq)
+      );
+
+      CREATE INDEX actions_waiting ON actions (status) WHERE status IN ('gated', 'approved', 'denied');
+      CREATE INDEX actions_gate_key ON actions (server, tool, args_key) WHERE args_key IS NOT NULL;
+      CREATE INDEX actions_recent ON actions (ts DESC, position DESC);
+      CREATE INDEX runs_recent ON runs (started_at DESC, position DESC);
+
+      CREATE FUNCTION notify_change() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        PERFORM pg_notify('synartesis_journal', TG_TABLE_NAME);
+        RETURN NULL;
+      END
+      $$;
+      CREATE TRIGGER runs_changed AFTER INSERT OR UPDATE OR DELETE ON runs FOR EACH STATEMENT EXECUTE FUNCTION notify_change();
+      CREATE TRIGGER actions_changed AFTER INSERT OR UPDATE OR DELETE ON actions FOR EACH STATEMENT EXECUTE FUNCTION notify_change();
+    `,
+  },
+  // The SQL of these is the same on both backends.
+  sameAsSqlite("0002-run-manifest-and-undo-note"),
+  sameAsSqlite("0003-sent-inverses-and-settled-outcomes"),
+  sameAsSqlite("0004-withdrawn-requests-and-undone-runs"),
+  sameAsSqlite("0005-one-meaning-per-column"),
+];

@@ -1,0 +1,172 @@
+// Rows as both backends store them (same columns, JSON as text, times as ISO
+// text) turned into runs and actions, and back: written once for SQLite and
+// PostgreSQL, so a journal reads the same whichever holds it.
+import { SynartesisError } from "../errors.ts";
+import type { ToolClass } from "../manifest/types.ts";
+import { JournalError, type NewAction } from "./journal.ts";
+import type { Action, ActionStatus, Observation, ResolvedCall, Run, RunStatus, Settled, VerifyCall } from "./types.ts";
+
+export type Row = Record<string, string | number | null>;
+
+export function json(value: unknown): string | null {
+  return value === undefined ? null : JSON.stringify(value);
+}
+
+function parse<T>(text: string | number | null | undefined): T | undefined {
+  return typeof text === "string" ? (JSON.parse(text) as T) : undefined;
+}
+
+function str(value: string | number | null | undefined): string | undefined {
+  return value === null || value === undefined ? undefined : String(value);
+}
+
+function observation(payload: string | number | null | undefined, absent: string | number | null | undefined): Observation | undefined {
+  if (Number(absent) === 1) return { absent: true };
+  return typeof payload === "string" ? { absent: false, payload: JSON.parse(payload) } : undefined;
+}
+
+/** An observation as two columns: its payload (JSON text) and whether it found nothing (1/0). */
+export function observationColumns(value: Observation | undefined): [payload: string | null, absent: 0 | 1] {
+  return [value && !value.absent ? JSON.stringify(value.payload) : null, value?.absent ? 1 : 0];
+}
+
+/** Warnings as a column: none is NULL. */
+export function warningsColumn(warnings: string[] | undefined): string | null {
+  return warnings?.length ? JSON.stringify(warnings) : null;
+}
+
+/** `base` with every defined value of `optional` set on it (absent stays absent). */
+function withDefined<T extends object>(base: T, optional: Partial<T>): T {
+  for (const [key, value] of Object.entries(optional)) {
+    if (value !== undefined) (base as Record<string, unknown>)[key] = value;
+  }
+  return base;
+}
+
+export function toRun(row: Row): Run {
+  const run: Run = {
+    id: String(row.id),
+    label: String(row.label),
+    startedAt: String(row.started_at),
+    status: row.status as RunStatus,
+  };
+  return withDefined(run, {
+    endedAt: str(row.ended_at),
+    host: str(row.host),
+    pid: row.pid === null || row.pid === undefined ? undefined : Number(row.pid),
+    manifest: str(row.manifest),
+    undoneBy: str(row.undone_by),
+    undoneAt: str(row.undone_at),
+  });
+}
+
+export function toAction(row: Row): Action {
+  const action: Action = {
+    id: String(row.id),
+    runId: String(row.run_id),
+    seq: Number(row.seq),
+    server: String(row.server),
+    tool: String(row.tool),
+    args: JSON.parse(String(row.args)),
+    class: row.class as ToolClass,
+    status: row.status as ActionStatus,
+    warnings: parse<string[]>(row.warnings) ?? [],
+    ts: String(row.ts),
+  };
+  const optional: Partial<Action> = {
+    argsKey: str(row.args_key),
+    snapshot: observation(row.snapshot, row.snapshot_absent),
+    postState: observation(row.post_state, row.post_absent),
+    resultText: str(row.result),
+    inverse: parse<ResolvedCall>(row.inverse),
+    verify: parse<VerifyCall>(row.verify),
+    error: str(row.error),
+    heldReason: str(row.held_reason),
+    approvedBy: str(row.approved_by),
+    approvedAt: str(row.approved_at),
+    reason: str(row.reason),
+    spentBy: str(row.spent_by),
+    spentAt: str(row.spent_at),
+    toldRun: str(row.told_run),
+    toldAt: str(row.told_at),
+    claimedBy: str(row.claimed_by),
+    claimedAt: str(row.claimed_at),
+    undoNote: str(row.undo_note),
+    inverseSentAt: str(row.inverse_sent_at),
+    settled: str(row.settled) as Settled | undefined,
+    settledBy: str(row.settled_by),
+    settledAt: str(row.settled_at),
+    settledNote: str(row.settled_note),
+    withdrawnBy: str(row.withdrawn_by),
+    withdrawnAt: str(row.withdrawn_at),
+  };
+  return withDefined(action, optional);
+}
+
+/** The action just inserted, built from what was written rather than read back: arguments can be MiB. */
+export function insertedAction(action: NewAction, seq: number): Action {
+  const written: Action = {
+    id: action.id,
+    runId: action.runId,
+    seq,
+    server: action.server,
+    tool: action.tool,
+    args: action.args,
+    class: action.class,
+    status: action.status,
+    warnings: action.warnings ?? [],
+    ts: action.ts,
+  };
+  return withDefined(written, {
+    argsKey: action.argsKey,
+    snapshot: action.snapshot,
+    verify: action.verify,
+    resultText: action.resultText,
+    error: action.error,
+    heldReason: action.heldReason,
+    approvedBy: action.approvedBy,
+    approvedAt: action.approvedAt,
+  });
+}
+
+/** Ids are matched without their dashes, so `4e77975e`, `4e77975e-1a` and `4e77975e1a` all work (LIKE … ESCAPE '\'). */
+export function likePrefix(prefix: string): string {
+  return prefix.replace(/-/g, "").replace(/[\\%_]/g, (c) => `\\${c}`) + "%";
+}
+
+/** The one row a prefix of an id matched, or the error that says none did, or which several did. */
+export function onlyMatch<T>(rows: Row[], prefix: string, what: "run" | "action", convert: (row: Row) => T): T {
+  if (rows.length === 1) return convert(rows[0]!);
+  if (rows.length === 0) throw new SynartesisError("unknown_id", `no ${what} id starts with "${prefix}"`);
+  const ids = rows.map((row) => String(row.id).slice(0, 12)).join(", ");
+  throw new SynartesisError("unknown_id", `"${prefix}" matches ${rows.length} ${what}s: ${ids}`, { hint: `Give more characters of the ${what} id.` });
+}
+
+/**
+ * Every failure of the database inside a journal reaches its caller as a
+ * JournalError naming the journal (one line, exit 2), never as a bare
+ * "internal error": each async method of `prototype` is wrapped once. A call
+ * whose `attempt` failed in a way `retryable` says left nothing done is made again.
+ */
+export function reportFailuresAsJournalErrors<T extends { readonly path: string }>(
+  prototype: T,
+  asJournalError: (journal: T, error: unknown) => unknown,
+  retryable: (error: unknown, attempt: number) => boolean = () => false,
+): void {
+  for (const name of Object.getOwnPropertyNames(prototype)) {
+    const method = Object.getOwnPropertyDescriptor(prototype, name)?.value;
+    if (typeof method !== "function" || method.constructor.name !== "AsyncFunction") continue;
+    Object.defineProperty(prototype, name, {
+      value: async function (this: T, ...args: unknown[]) {
+        for (let attempt = 1; ; attempt++) {
+          try {
+            return await method.apply(this, args);
+          } catch (error) {
+            if (retryable(error, attempt)) continue;
+            throw error instanceof JournalError ? error : asJournalError(this, error);
+          }
+        }
+      },
+    });
+  }
+}

@@ -1,0 +1,512 @@
+// One contract for both journals (R-TEAM-1, R-JOURNAL): every behaviour the
+// commands rely on, run against a real SQLite file and a real PostgreSQL
+// database (when SYNARTESIS_TEST_POSTGRES names a server; see
+// test/fixtures/postgres.ts), then what only one of them has.
+// Concurrency is real: several connections race for the same seq, approval,
+// denial and claim, and each is had exactly once.
+import { Database } from "bun:sqlite";
+import { describe, expect, test } from "bun:test";
+import { existsSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { JournalError, openJournal, type Journal, type NewAction } from "../../src/journal/journal.ts";
+import { MIGRATIONS } from "../../src/journal/migrations.ts";
+import { POSTGRES_MIGRATIONS } from "../../src/journal/postgres-migrations.ts";
+import type { Action } from "../../src/journal/types.ts";
+import { tempDir } from "../helpers.ts";
+import { clientFor, describePostgres, firstMigrationOnly, freshDatabase, testPassword, urlFor } from "../fixtures/postgres.ts";
+
+const T0 = "2026-11-29T10:00:00.000Z";
+const T1 = "2026-11-29T11:00:00.000Z";
+
+/** What a backend gives the contract: a place with no journal yet, and raw SQL for what the journal itself never writes. */
+interface Backend {
+  name: string;
+  fresh(): Promise<string>;
+  /** Write what the first release wrote there: the first migration only, and these statements after it. */
+  firstMigrationOnly(location: string, statements: string[]): Promise<void>;
+  /** The migrations names recorded, read directly. */
+  migrationRows(location: string): Promise<string[]>;
+  /** How text with U+0000 in it reads back (PostgreSQL's text cannot hold it). */
+  nul: string;
+}
+
+const sqlite: Backend = {
+  name: "SQLite file",
+  fresh: async () => join(tempDir("syn-contract-"), "synartesis.db"),
+  async firstMigrationOnly(location, statements) {
+    const db = new Database(location, { create: true });
+    db.run("PRAGMA journal_mode = WAL");
+    db.run("CREATE TABLE migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL) STRICT");
+    db.run(MIGRATIONS[0]!.sql);
+    db.run("INSERT INTO migrations (name, applied_at) VALUES (?, ?)", [MIGRATIONS[0]!.name, T0]);
+    for (const statement of statements) db.run(statement);
+    db.close();
+  },
+  async migrationRows(location) {
+    const db = new Database(location, { readonly: true });
+    try {
+      return (db.query("SELECT name FROM migrations ORDER BY rowid").all() as Array<{ name: string }>).map((r) => r.name);
+    } finally {
+      db.close();
+    }
+  },
+  nul: "\0",
+};
+
+const postgres: Backend = {
+  name: "PostgreSQL",
+  fresh: async () => urlFor(await freshDatabase()),
+  firstMigrationOnly: (location, statements) => firstMigrationOnly(new URL(location).pathname.slice(1), statements),
+  async migrationRows(location) {
+    const sql = clientFor(new URL(location).pathname.slice(1));
+    try {
+      return (await sql`SELECT name FROM migrations ORDER BY position`).map((r: { name: string }) => r.name);
+    } finally {
+      await sql.close();
+    }
+  },
+  nul: "\uFFFD",
+};
+
+function action(runId: string, fields: Partial<NewAction> = {}): NewAction {
+  return { id: crypto.randomUUID(), runId, server: "crm", tool: "update_customer", args: { id: "c_001" }, class: "reversible", status: "pending", ts: T0, ...fields };
+}
+
+/** Open `count` connections to one journal, run `work` with them, close them. */
+async function connections<T>(location: string, count: number, work: (journals: Journal[]) => Promise<T>): Promise<T> {
+  const journals = await Promise.all(Array.from({ length: count }, () => openJournal(location, { create: true })));
+  try {
+    return await work(journals);
+  } finally {
+    await Promise.all(journals.map((j) => j.close()));
+  }
+}
+
+/** A fresh journal with one run; `work` gets both. */
+async function withRun<T>(backend: Backend, work: (journal: Journal, runId: string, location: string) => Promise<T>): Promise<T> {
+  const location = await backend.fresh();
+  const journal = await openJournal(location, { create: true });
+  try {
+    const run = await journal.startRun({ id: crypto.randomUUID(), label: "agent", startedAt: T0, host: "h", pid: 42, manifest: "/abs/synartesis.yaml" });
+    return await work(journal, run.id, location);
+  } finally {
+    await journal.close();
+  }
+}
+
+/** A call held for a decision: the gate's request row. */
+function held(runId: string, fields: Partial<NewAction> = {}): NewAction {
+  return action(runId, { tool: "send_email", args: { to: "ada@example.com" }, argsKey: '{"to":"ada@example.com"}', class: "irreversible", status: "gated", heldReason: "it is irreversible", ...fields });
+}
+
+function contract(backend: Backend): void {
+  test("every migration is recorded by name, once; reopening changes nothing", async () => {
+    const location = await backend.fresh();
+    const journal = await openJournal(location, { create: true });
+    const names = (backend === postgres ? POSTGRES_MIGRATIONS : MIGRATIONS).map((m) => m.name);
+    expect(names).toEqual(MIGRATIONS.map((m) => m.name));
+    expect(await journal.appliedMigrations()).toEqual(names);
+    await journal.proveWritable();
+    await journal.close();
+    const again = await openJournal(location, { create: false });
+    expect(await again.appliedMigrations()).toEqual(names);
+    await again.close();
+    expect(await backend.migrationRows(location)).toEqual(names);
+  });
+
+  test("without create, a place with no journal is refused and left as it was", async () => {
+    const location = await backend.fresh();
+    const refused = await openJournal(location, { create: false }).then(
+      () => undefined,
+      (error) => error,
+    );
+    expect(refused).toMatchObject({ code: "no_journal" });
+    expect(refused.message).toStartWith("there is no journal at ");
+    if (backend === sqlite) expect(existsSync(location)).toBe(false);
+    // Still nothing there: a later create starts from the first migration.
+    const made = await openJournal(location, { create: true });
+    expect(await made.appliedMigrations()).toHaveLength(MIGRATIONS.length);
+    await made.close();
+  });
+
+  test("several processes opening an empty place at once migrate it once, without colliding", async () => {
+    const location = await backend.fresh();
+    await connections(location, 6, async (journals) => {
+      for (const journal of journals) expect(await journal.appliedMigrations()).toEqual(MIGRATIONS.map((m) => m.name));
+    });
+    expect(await backend.migrationRows(location)).toEqual(MIGRATIONS.map((m) => m.name));
+  });
+
+  test("an older journal (first migration only) is upgraded in place: rows intact, each column given its one meaning", async () => {
+    const location = await backend.fresh();
+    await backend.firstMigrationOnly(location, [
+      `INSERT INTO runs (id, label, started_at, status, last_seq) VALUES ('r-old', 'old-agent', '${T0}', 'complete', 4)`,
+      `INSERT INTO actions (id, run_id, seq, server, tool, args, class, status, error, ts)
+         VALUES ('a-applied', 'r-old', 1, 'crm', 'update_customer', '{"id":"c_001"}', 'reversible', 'failed', 'the server said no', '${T0}')`,
+      `INSERT INTO actions (id, run_id, seq, server, tool, args, args_key, class, status, error, ts)
+         VALUES ('a-gated', 'r-old', 2, 'crm', 'send_email', '{"to":"a"}', '{"to":"a"}', 'irreversible', 'gated', 'it is irreversible', '${T0}')`,
+      `INSERT INTO actions (id, run_id, seq, server, tool, args, args_key, class, status, error, approved_by, approved_at, spent_by, spent_at, ts)
+         VALUES ('a-approved', 'r-old', 3, 'crm', 'send_email', '{"to":"b"}', '{"to":"b"}', 'irreversible', 'approved', 'held: b', 'ann', '${T0}', 'a-spender', '${T1}', '${T0}')`,
+      `INSERT INTO actions (id, run_id, seq, server, tool, args, args_key, class, status, error, approved_by, approved_at, reason, spent_by, spent_at, ts)
+         VALUES ('a-denied', 'r-old', 4, 'crm', 'send_email', '{"to":"c"}', '{"to":"c"}', 'irreversible', 'denied', 'held: c', 'bob', '${T0}', 'no', 'r-told', '${T1}', '${T0}')`,
+    ]);
+    const journal = await openJournal(location, { create: false });
+    try {
+      expect(await journal.appliedMigrations()).toEqual(MIGRATIONS.map((m) => m.name));
+      expect(await journal.getRun("r-old")).toMatchObject({ label: "old-agent", status: "complete" });
+      const byId = Object.fromEntries((await journal.actionsOfRun("r-old")).map((a) => [a.id, a]));
+      expect(byId["a-applied"]).toMatchObject({ seq: 1, status: "failed", error: "the server said no" });
+      expect(byId["a-applied"]!.heldReason).toBeUndefined();
+      expect(byId["a-gated"]).toMatchObject({ seq: 2, status: "gated", heldReason: "it is irreversible" });
+      expect(byId["a-gated"]!.error).toBeUndefined();
+      expect(byId["a-approved"]).toMatchObject({ heldReason: "held: b", spentBy: "a-spender", spentAt: T1 });
+      expect(byId["a-denied"]).toMatchObject({ heldReason: "held: c", toldRun: "r-told", toldAt: T1, reason: "no" });
+      expect(byId["a-denied"]!.spentBy).toBeUndefined();
+      // The upgraded journal goes on from where it was.
+      expect((await journal.insertAction(action("r-old"))).seq).toBe(5);
+      const run = await journal.startRun({ id: "r-new", label: "new-agent", startedAt: T1, manifest: "/abs/synartesis.yaml" });
+      expect(run.manifest).toBe("/abs/synartesis.yaml");
+    } finally {
+      await journal.close();
+    }
+  });
+
+  test("seq is allocated per run, gapless and unique, by many connections at once", async () => {
+    const location = await backend.fresh();
+    await connections(location, 4, async (journals) => {
+      const runs = await Promise.all(["one", "two"].map((label) => journals[0]!.startRun({ id: crypto.randomUUID(), label, startedAt: T0 })));
+      const inserted = await Promise.all(Array.from({ length: 80 }, (_, i) => journals[i % 4]!.insertAction(action(runs[i % 2]!.id))));
+      for (const run of runs) {
+        const seqs = inserted.filter((a) => a.runId === run.id).map((a) => a.seq).sort((a, b) => a - b);
+        expect(seqs).toEqual(Array.from({ length: 40 }, (_, i) => i + 1));
+        expect((await journals[3]!.actionsOfRun(run.id)).map((a) => a.seq)).toEqual(seqs);
+      }
+    });
+  });
+
+  test("an action reads back as written: arguments, snapshot, outcome, warnings, exact result text", async () => {
+    await withRun(backend, async (journal, runId) => {
+      const args = { id: "c_001", notes: "line\nbreak \u0000 nul, 日本, \x1b[2J", nested: [1, { deep: null }] };
+      const written = await journal.insertAction(action(runId, { args, snapshot: { absent: false, payload: { plan: "pro" } }, verify: { server: "crm", tool: "get_customer", args: { id: "c_001" }, absentWhen: ["not found"] } }));
+      expect(written).toMatchObject({ seq: 1, args, status: "pending" });
+      const resultText = '{"content":[{"type":"text","text":"ok"}],  "isError":false}';
+      await journal.finishAction(written.id, { status: "applied", resultText, inverse: { server: "crm", tool: "update_customer", args: { id: "c_001", plan: "pro" } }, postState: { absent: true }, warnings: ["w1"] });
+      // Only a pending call can end: a second outcome changes nothing.
+      await journal.finishAction(written.id, { status: "failed", error: "late" });
+      const read = (await journal.getAction(written.id))!;
+      expect(read).toMatchObject({ args, status: "applied", resultText, postState: { absent: true }, snapshot: { absent: false, payload: { plan: "pro" } }, warnings: ["w1"] });
+      expect(read.verify).toEqual({ server: "crm", tool: "get_customer", args: { id: "c_001" }, absentWhen: ["not found"] });
+      expect(read.error).toBeUndefined();
+      expect(await journal.getAction("no-such-id")).toBeUndefined();
+    });
+  });
+
+  test("text an agent or server chose is kept (U+0000 shown as the backend can hold it)", async () => {
+    const location = await backend.fresh();
+    const journal = await openJournal(location, { create: true });
+    try {
+      const run = await journal.startRun({ id: crypto.randomUUID(), label: "agent \u0000 \x1b[31mred 日本", startedAt: T0 });
+      expect((await journal.getRun(run.id))!.label).toBe(`agent ${backend.nul} \x1b[31mred 日本`);
+      const failed = await journal.insertAction(action(run.id, { status: "failed", error: "bad\u0000byte" }));
+      expect((await journal.getAction(failed.id))!.error).toBe(`bad${backend.nul}byte`);
+    } finally {
+      await journal.close();
+    }
+  });
+
+  test("runs: found by any unique prefix with or without dashes, the latest by default, ambiguity named", async () => {
+    const location = await backend.fresh();
+    const journal = await openJournal(location, { create: true });
+    try {
+      await expect(journal.findRun(undefined)).rejects.toThrow(`the journal ${journal.path} has no runs yet`);
+      const one = await journal.startRun({ id: "4e77975e-1111-4000-8000-000000000001", label: "a", startedAt: T0 });
+      await journal.startRun({ id: "4e77975e-2222-4000-8000-000000000002", label: "b", startedAt: T1 });
+      expect((await journal.findRun("4e77975e-11")).id).toBe(one.id);
+      expect((await journal.findRun("4e77975e11")).id).toBe(one.id);
+      expect((await journal.findRun(undefined)).label).toBe("b");
+      await expect(journal.findRun("4e77")).rejects.toThrow('"4e77" matches 2 runs: 4e77975e-222, 4e77975e-111');
+      await expect(journal.findRun("ffff")).rejects.toThrow('no run id starts with "ffff"');
+      await expect(journal.findRun("4e7_")).rejects.toThrow('no run id starts with "4e7_"');
+      const first = await journal.insertAction(action(one.id, { id: "9a000000-0000-4000-8000-000000000001" }));
+      await journal.insertAction(action(one.id, { id: "9a000000-0000-4000-8000-000000000002" }));
+      await expect(journal.findAction("9a00")).rejects.toThrow('"9a00" matches 2 actions: 9a000000-000, 9a000000-000');
+      expect((await journal.findAction("9a000000000040008000000000000001")).id).toBe(first.id);
+    } finally {
+      await journal.close();
+    }
+  });
+
+  test("runs: listed newest first with their counts; a session's end never overwrites undo's verdict", async () => {
+    await withRun(backend, async (journal, runId) => {
+      const later = await journal.startRun({ id: crypto.randomUUID(), label: "later", startedAt: T1 });
+      await journal.insertAction(action(runId));
+      await journal.insertAction(held(runId));
+      const done = await journal.insertAction(action(runId));
+      await journal.finishAction(done.id, { status: "applied" });
+      const list = await journal.listRuns();
+      expect(list.map((r) => [r.label, r.actions, r.unknown, r.waiting])).toEqual([
+        ["later", 0, 0, 0],
+        ["agent", 3, 1, 1],
+      ]);
+      expect(list[1]).toMatchObject({ host: "h", pid: 42, manifest: "/abs/synartesis.yaml", status: "active" });
+
+      await journal.completeRun(later.id, T1);
+      expect(await journal.getRun(later.id)).toMatchObject({ status: "complete", endedAt: T1 });
+      await journal.setRunStatus(runId, "partial", T0, "ann");
+      await journal.completeRun(runId, T1);
+      expect(await journal.getRun(runId)).toMatchObject({ status: "partial", endedAt: T0, undoneBy: "ann", undoneAt: T0 });
+      await journal.setRunStatus(runId, "rolled_back", T1);
+      expect(await journal.getRun(runId)).toMatchObject({ status: "rolled_back", endedAt: T0, undoneBy: "ann", undoneAt: T0 });
+    });
+  });
+
+  test("recent actions newest first; what waits oldest first; an open request is found by its exact call", async () => {
+    await withRun(backend, async (journal, runId) => {
+      const a = await journal.insertAction(held(runId, { ts: T0 }));
+      const b = await journal.insertAction(held(runId, { ts: T1, args: { to: "b" }, argsKey: '{"to":"b"}' }));
+      const c = await journal.insertAction(action(runId, { ts: T1 }));
+      expect((await journal.recentActions(2)).map((x) => x.id)).toEqual([c.id, b.id]);
+      expect((await journal.waiting()).map((x) => x.id)).toEqual([a.id, b.id]);
+      expect((await journal.openRequest("crm", "send_email", '{"to":"b"}'))?.id).toBe(b.id);
+      expect(await journal.openRequest("crm", "send_email", '{"to":"z"}')).toBeUndefined();
+      expect(await journal.openRequest("crm", "send_other", '{"to":"b"}')).toBeUndefined();
+    });
+  });
+
+  test("a decision is made once: approving again says what it is now; an unknown id is an error", async () => {
+    await withRun(backend, async (journal, runId) => {
+      const request = await journal.insertAction(held(runId));
+      const decided = await journal.decide(request.id, { status: "approved", by: "ann", at: T1 });
+      expect(decided).toMatchObject({ action: { status: "approved", approvedBy: "ann", approvedAt: T1, heldReason: "it is irreversible" } });
+      expect(await journal.decide(request.id, { status: "denied", by: "bob", at: T1, reason: "late" })).toEqual({ settled: "approved" });
+      await expect(journal.decide("no-such-id", { status: "approved", by: "ann", at: T1 })).rejects.toThrow("no action no-such-id");
+    });
+  });
+
+  test("an approval is spent exactly once, whichever of many connections races for it; given back, it can be spent again", async () => {
+    const location = await backend.fresh();
+    await connections(location, 5, async (journals) => {
+      const run = await journals[0]!.startRun({ id: crypto.randomUUID(), label: "agent", startedAt: T0 });
+      const request = await journals[0]!.insertAction(held(run.id));
+      await journals[1]!.decide(request.id, { status: "approved", by: "ann", at: T1 });
+      const spenders = journals.map(() => crypto.randomUUID());
+      const spent = await Promise.all(journals.map((j, i) => j.spendApproval("crm", "send_email", '{"to":"ada@example.com"}', T0, spenders[i]!, T1)));
+      const winners = spent.filter((a): a is Action => a !== undefined);
+      expect(winners).toHaveLength(1);
+      expect(winners[0]).toMatchObject({ id: request.id, spentBy: spenders[spent.indexOf(winners[0])], spentAt: T1 });
+      // Not spendable again; an expired one never; given back by its spender only.
+      expect(await journals[2]!.spendApproval("crm", "send_email", '{"to":"ada@example.com"}', T0, "late", T1)).toBeUndefined();
+      await journals[3]!.returnApproval(request.id, "not-the-spender");
+      expect(await journals[3]!.spendApproval("crm", "send_email", '{"to":"ada@example.com"}', T0, "late", T1)).toBeUndefined();
+      await journals[3]!.returnApproval(request.id, winners[0]!.spentBy!);
+      expect(await journals[4]!.spendApproval("crm", "send_email", '{"to":"ada@example.com"}', "2026-11-29T11:30:00.000Z", "late", T1)).toBeUndefined();
+      expect(await journals[4]!.spendApproval("crm", "send_email", '{"to":"ada@example.com"}', T0, "again", T1)).toMatchObject({ spentBy: "again" });
+    });
+  });
+
+  test("a denial is told to exactly one agent, whichever of many connections races for it; a withdrawn request never", async () => {
+    const location = await backend.fresh();
+    await connections(location, 5, async (journals) => {
+      const run = await journals[0]!.startRun({ id: crypto.randomUUID(), label: "agent", startedAt: T0 });
+      const request = await journals[0]!.insertAction(held(run.id));
+      await journals[1]!.decide(request.id, { status: "denied", by: "bob", at: T1, reason: "no emails" });
+      const told = await Promise.all(journals.map((j, i) => j.takeDenial("crm", "send_email", '{"to":"ada@example.com"}', `run-${i}`, T1)));
+      const winners = told.filter((a): a is Action => a !== undefined);
+      expect(winners).toHaveLength(1);
+      expect(winners[0]).toMatchObject({ id: request.id, approvedBy: "bob", reason: "no emails", toldRun: `run-${told.indexOf(winners[0])}`, toldAt: T1 });
+      expect((await journals[2]!.getAction(request.id))!.spentBy).toBeUndefined();
+
+      const withdrawn = await journals[0]!.insertAction(held(run.id, { args: { to: "w" }, argsKey: '{"to":"w"}' }));
+      const later = await journals[0]!.insertAction(held(run.id, { args: { to: "v" }, argsKey: '{"to":"v"}' }));
+      expect((await journals[3]!.withdrawRequests(run.id, withdrawn.seq, "undo by ann", T1)).map((a) => a.id)).toEqual([withdrawn.id, later.id]);
+      expect(await journals[3]!.waiting()).toEqual([]);
+      expect(await journals[4]!.getAction(withdrawn.id)).toMatchObject({ status: "denied", withdrawnBy: "undo by ann", withdrawnAt: T1 });
+      expect(await journals[4]!.takeDenial("crm", "send_email", '{"to":"w"}', "run-x", T1)).toBeUndefined();
+      expect(await journals[4]!.decide(withdrawn.id, { status: "approved", by: "ann", at: T1 })).toEqual({ settled: "denied" });
+    });
+  });
+
+  test("an undo claim is had by exactly one of many connections; only a named dead owner's claim is taken over, once", async () => {
+    const location = await backend.fresh();
+    await connections(location, 5, async (journals) => {
+      const run = await journals[0]!.startRun({ id: crypto.randomUUID(), label: "agent", startedAt: T0 });
+      const done = await journals[0]!.insertAction(action(run.id));
+      await journals[0]!.finishAction(done.id, { status: "applied" });
+      const claims = await Promise.all(journals.map((j, i) => j.claim(done.id, `owner-${i}`, T1, ["applied"])));
+      expect(claims.filter(Boolean)).toHaveLength(1);
+      const owner = `owner-${claims.indexOf(true)}`;
+      expect(await journals[0]!.getAction(done.id)).toMatchObject({ status: "rolling_back", claimedBy: owner, claimedAt: T1 });
+      // Another status, or a claim already held: no.
+      expect(await journals[1]!.claim(done.id, "late", T1, ["applied"])).toBe(false);
+
+      // Only the owner writes on the claim.
+      await journals[2]!.markInverseSent(done.id, "someone-else", T1);
+      await journals[2]!.noteClaim(done.id, "someone-else", "not mine");
+      expect((await journals[2]!.getAction(done.id))!.inverseSentAt).toBeUndefined();
+      await journals[2]!.markInverseSent(done.id, owner, T1);
+      await journals[2]!.noteClaim(done.id, owner, "no answer");
+      expect(await journals[2]!.getAction(done.id)).toMatchObject({ inverseSentAt: T1, undoNote: "no answer" });
+
+      // The owner is gone: many take over at once, one wins; naming the wrong owner never does.
+      expect(await journals[3]!.takeOverClaim(done.id, "not-the-owner", "new", T1)).toBe(false);
+      const takeovers = await Promise.all(journals.map((j, i) => j.takeOverClaim(done.id, owner, `heir-${i}`, T1)));
+      expect(takeovers.filter(Boolean)).toHaveLength(1);
+      const heir = `heir-${takeovers.indexOf(true)}`;
+      await journals[4]!.settleClaim(done.id, owner, "rolled_back");
+      expect((await journals[4]!.getAction(done.id))!.status).toBe("rolling_back");
+      await journals[4]!.settleClaim(done.id, heir, "applied", "drift");
+      expect(await journals[4]!.getAction(done.id)).toMatchObject({ status: "applied", undoNote: "drift" });
+      expect((await journals[4]!.getAction(done.id))!.inverseSentAt).toBeUndefined();
+      expect(await journals[4]!.claim(done.id, "again", T1, ["applied"])).toBe(true);
+      await journals[4]!.settleClaim(done.id, "again", "rolled_back");
+      expect(await journals[0]!.getAction(done.id)).toMatchObject({ status: "rolled_back" });
+      expect((await journals[0]!.getAction(done.id))!.undoNote).toBeUndefined();
+    });
+  });
+
+  test("settle moves an unknown outcome only from where it was; notes, unrecoverable and replan", async () => {
+    await withRun(backend, async (journal, runId) => {
+      const unknown = await journal.insertAction(action(runId));
+      await journal.noteUndo(unknown.id, "its answer may still come");
+      const inverse = { server: "crm", tool: "update_customer", args: { id: "c_001", plan: "pro" } };
+      expect(await journal.settle(unknown.id, { status: "applied" }, { status: "applied", settled: "applied", by: "ann", at: T1 })).toBe(false);
+      expect(await journal.settle(unknown.id, { status: "pending" }, { status: "applied", settled: "applied", by: "ann", at: T1, note: "saw it", inverse, warnings: [] })).toBe(true);
+      const settled = (await journal.getAction(unknown.id))!;
+      expect(settled).toMatchObject({ status: "applied", settled: "applied", settledBy: "ann", settledAt: T1, settledNote: "saw it", inverse, warnings: [] });
+      expect(settled.undoNote).toBeUndefined();
+
+      // A claimed inverse is settled only by the holder named.
+      expect(await journal.claim(unknown.id, "undo-1", T1, ["applied"])).toBe(true);
+      expect(await journal.settle(unknown.id, { status: "rolling_back", claimedBy: "undo-2" }, { status: "rolled_back", settled: "inverse_applied", by: "ann", at: T1 })).toBe(false);
+      expect(await journal.settle(unknown.id, { status: "rolling_back", claimedBy: "undo-1" }, { status: "rolled_back", settled: "inverse_applied", by: "ann", at: T1 })).toBe(true);
+      expect((await journal.getAction(unknown.id))!.warnings).toEqual([]);
+
+      const sent = await journal.insertAction(action(runId, { class: "irreversible" }));
+      await journal.markUnrecoverable(sent.id);
+      expect((await journal.getAction(sent.id))!.status).toBe("pending");
+      await journal.finishAction(sent.id, { status: "applied", warnings: ["kept"] });
+      await journal.markUnrecoverable(sent.id);
+      expect((await journal.getAction(sent.id))!.status).toBe("unrecoverable");
+      expect(await journal.settle(sent.id, { status: "pending" }, { status: "applied", settled: "applied", by: "ann", at: T1 })).toBe(false);
+
+      await journal.replan(sent.id, inverse, { ...inverse, tool: "get_customer", absentWhen: [] }, ["rebuilt"]);
+      expect(await journal.getAction(sent.id)).toMatchObject({ inverse, verify: { tool: "get_customer", absentWhen: [] }, warnings: ["rebuilt"] });
+      await journal.replan(sent.id, undefined, undefined, []);
+      const cleared = (await journal.getAction(sent.id))!;
+      expect([cleared.inverse, cleared.verify, cleared.warnings]).toEqual([undefined, undefined, []]);
+    });
+  });
+
+  test("a change committed by another connection wakes a subscriber; stopped, it is quiet", async () => {
+    const location = await backend.fresh();
+    await connections(location, 2, async ([watcher, writer]) => {
+      let changes = 0;
+      let woke!: () => void;
+      let next = new Promise<void>((resolve) => (woke = resolve));
+      const stop = await watcher!.watchChanges(() => {
+        changes++;
+        woke();
+      });
+      const run = await writer!.startRun({ id: crypto.randomUUID(), label: "agent", startedAt: T0 });
+      await next;
+      next = new Promise<void>((resolve) => (woke = resolve));
+      await writer!.insertAction(action(run.id));
+      await next;
+      await stop();
+      const seen = changes;
+      await writer!.insertAction(action(run.id));
+      // A change after stop() would come as fast as the ones before did: another commit and a read later, none came.
+      await writer!.completeRun(run.id, T1);
+      await watcher!.listRuns();
+      expect(changes).toBe(seen);
+    });
+  });
+}
+
+describe("journal contract: SQLite file", () => {
+  contract(sqlite);
+
+  test("WAL mode and strict tables", async () => {
+    const location = await sqlite.fresh();
+    await (await openJournal(location, { create: true })).close();
+    const db = new Database(location, { readonly: true });
+    try {
+      expect((db.query("PRAGMA journal_mode").get() as { journal_mode: string }).journal_mode).toBe("wal");
+      const tables = db.query("SELECT name, strict FROM pragma_table_list WHERE schema = 'main' AND name NOT LIKE 'sqlite_%' ORDER BY name").all();
+      expect(tables).toEqual([
+        { name: "actions", strict: 1 },
+        { name: "migrations", strict: 1 },
+        { name: "runs", strict: 1 },
+      ]);
+    } finally {
+      db.close();
+    }
+  });
+
+  test("identity: a journal file deleted or replaced under an open connection says so; a broken file is a JournalError", async () => {
+    const location = await sqlite.fresh();
+    const journal = await openJournal(location, { create: true });
+    expect(await journal.identityLost()).toBeUndefined();
+    rmSync(location);
+    expect(await journal.identityLost()).toBe(`the journal ${location} was deleted while this proxy was recording into it`);
+    await journal.close();
+    const notAJournal = await sqlite.fresh();
+    writeFileSync(notAJournal, "not a database, just text that is long enough to be read as one ".repeat(20));
+    const broken = await openJournal(notAJournal, { create: false }).catch((error) => error);
+    expect(broken).toBeInstanceOf(JournalError);
+  });
+});
+
+describePostgres("journal contract: PostgreSQL", () => {
+  contract(postgres);
+
+  test("connections the server ended (a restart, an administrator) are replaced: the next call works, and a subscriber still wakes", async () => {
+    const database = await freshDatabase();
+    const journal = await openJournal(urlFor(database), { create: true });
+    const writer = await openJournal(urlFor(database), { create: false });
+    const admin = clientFor(database);
+    try {
+      let woke!: () => void;
+      let next = new Promise<void>((resolve) => (woke = resolve));
+      const stop = await journal.watchChanges(() => woke());
+      const run = await journal.startRun({ id: crypto.randomUUID(), label: "agent", startedAt: T0 });
+      await next;
+      const ended = await admin`SELECT pg_terminate_backend(pid) AS ended FROM pg_stat_activity
+                                 WHERE datname = ${database} AND application_name = 'synartesis' AND pid <> pg_backend_pid()`;
+      expect(ended.length).toBeGreaterThanOrEqual(3);
+      next = new Promise<void>((resolve) => (woke = resolve));
+      expect((await journal.getRun(run.id))?.label).toBe("agent");
+      expect((await writer.insertAction(action(run.id))).seq).toBe(1);
+      await next;
+      await stop();
+    } finally {
+      await admin.close();
+      await writer.close();
+      await journal.close();
+    }
+  });
+
+  test("where it is, as shown, has no password; a wrong password or a closed port is a JournalError that names neither it", async () => {
+    const database = await freshDatabase();
+    const journal = await openJournal(urlFor(database), { create: true });
+    expect(journal.path).toBe(urlFor(database, { password: false }));
+    expect(journal.path).not.toContain(testPassword());
+    expect(await journal.identityLost()).toBeUndefined();
+    await journal.close();
+
+    const wrong = new URL(urlFor(database));
+    wrong.password = "wrong-password-123";
+    const refused = await openJournal(wrong.toString(), { create: false }).catch((error) => error);
+    expect(refused).toBeInstanceOf(JournalError);
+    expect(refused.message).toContain("password authentication failed");
+    expect(refused.message).not.toContain("wrong-password-123");
+    expect(refused.hint).toBe("The password came from the journal URL.");
+
+    const closed = new URL(urlFor(database));
+    closed.port = "1";
+    const unreachable = await openJournal(closed.toString(), { create: false }).catch((error) => error);
+    expect(unreachable).toBeInstanceOf(JournalError);
+    expect(unreachable.message).toStartWith(`the journal ${closed.toString().replace(`:${closed.password}@`, "@")} cannot be used: no connection to ${closed.hostname}:1: `);
+    expect(unreachable.message).not.toContain(testPassword());
+  });
+});
