@@ -7,7 +7,7 @@ import { createMatcher } from "../manifest/match.ts";
 import { TOOL_CLASSES, type Manifest, type ServerSpec } from "../manifest/types.ts";
 import { SHIPPED_MANIFESTS } from "../manifest/shipped.ts";
 import { absenceRisks, missingTools, unusedRules } from "../manifest/verify.ts";
-import { createLogger } from "../proxy/log.ts";
+import { createLogger } from "../log.ts";
 import { ownInitialize, ownUpstream } from "../proxy/own-client.ts";
 import { startFailure } from "../proxy/upstream.ts";
 import { callName, printable, styleFor, table } from "../render/style.ts";

@@ -10,7 +10,7 @@ import { writeServer, type CommandBlock, type ServerBlock, type ToolInfo, type U
 import { ManifestError, parseManifest } from "../manifest/load.ts";
 import { SHIPPED_MANIFESTS } from "../manifest/shipped.ts";
 import { DEFAULT_TIMEOUT_SECONDS, type ServerSpec } from "../manifest/types.ts";
-import { createLogger } from "../proxy/log.ts";
+import { createLogger } from "../log.ts";
 import { ownInitialize, ownUpstream } from "../proxy/own-client.ts";
 import { startFailure, UpstreamError } from "../proxy/upstream.ts";
 import { selfArgv } from "../self.ts";

@@ -7,7 +7,7 @@ import { findJournal, findManifest } from "../manifest/discover.ts";
 import { loadManifest } from "../manifest/load.ts";
 import { DEFAULT_DRAIN_SECONDS } from "../proxy/drain.ts";
 import { LineSplitter } from "../proxy/lines.ts";
-import { createLogger, LOG_LEVELS, type LogLevel } from "../proxy/log.ts";
+import { createLogger, LOG_LEVELS, type LogLevel } from "../log.ts";
 import { credentialsFolder, ProtectedPaths } from "../proxy/protected-paths.ts";
 import { ProxySession } from "../proxy/session.ts";
 import { approveCommandFor } from "../self.ts";

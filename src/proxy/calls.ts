@@ -8,7 +8,7 @@ import type { Matcher } from "../manifest/match.ts";
 import { payloadOf, readsSnapshot, ResolveError, resolveTemplate, textOf } from "../manifest/refs.ts";
 import type { Rule, ToolClass } from "../manifest/types.ts";
 import { gateVerdict, passGate, type GateContext, type GateOutcome } from "./gate.ts";
-import type { Logger } from "./log.ts";
+import type { Logger } from "../log.ts";
 import { toolErrorLine } from "./messages.ts";
 import { readState, type ReadOutcome } from "./observe.ts";
 import { rawMember, withIdText } from "./raw-json.ts";

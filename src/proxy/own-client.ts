@@ -5,7 +5,7 @@
 // no sampling.
 import type { ServerSpec } from "../manifest/types.ts";
 import { VERSION } from "../version.ts";
-import type { Logger } from "./log.ts";
+import type { Logger } from "../log.ts";
 import { Upstream } from "./upstream.ts";
 
 export const OWN_CLIENT_CAPABILITIES = { sampling: {}, elicitation: { form: {}, url: {} }, roots: {} };

@@ -10,7 +10,7 @@ import { VERSION } from "../version.ts";
 import { handleToolCall, unrecordedLine, type CallContext } from "./calls.ts";
 import { drain } from "./drain.ts";
 import { firstAmbiguity, idKey, MAX_NESTING, nestingDepth } from "./json-check.ts";
-import type { Logger } from "./log.ts";
+import type { Logger } from "../log.ts";
 import { errorLine, isId, messageIdOf, resultLine, toolErrorLine, type MessageId } from "./messages.ts";
 import { rawElements, rawMember, withId, withIdText } from "./raw-json.ts";
 import { Router } from "./router.ts";

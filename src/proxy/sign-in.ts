@@ -7,7 +7,7 @@ import type { OAuthServerSpec } from "../auth/connection.ts";
 import type { SignInRequired } from "../auth/provider.ts";
 import { signIn } from "../auth/sign-in.ts";
 import { SynartesisError } from "../errors.ts";
-import type { Logger } from "./log.ts";
+import type { Logger } from "../log.ts";
 import { UpstreamError, type Upstream } from "./upstream.ts";
 
 export interface ClientChannel {

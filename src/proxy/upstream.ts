@@ -9,7 +9,7 @@ import type { SignInRequired } from "../auth/provider.ts";
 import { SynartesisError } from "../errors.ts";
 import { callDeadlineMs, type ServerSpec } from "../manifest/types.ts";
 import { selfArgv } from "../self.ts";
-import type { Logger } from "./log.ts";
+import type { Logger } from "../log.ts";
 import { LineSplitter } from "./lines.ts";
 import { withId } from "./raw-json.ts";
 

@@ -9,7 +9,7 @@ import type { Action, ResolvedCall, Run, RunStatus, VerifyCall } from "../journa
 import { createMatcher, type Matcher } from "../manifest/match.ts";
 import { textOf } from "../manifest/refs.ts";
 import { DEFAULT_TIMEOUT_SECONDS, type Manifest } from "../manifest/types.ts";
-import type { Logger } from "../proxy/log.ts";
+import type { Logger } from "../log.ts";
 import { readState } from "../proxy/observe.ts";
 import { ownInitialize, ownUpstream } from "../proxy/own-client.ts";
 import { UpstreamError, startFailure, type Upstream } from "../proxy/upstream.ts";
