@@ -10,9 +10,10 @@ import { createMatcher, type Matcher } from "../manifest/match.ts";
 import { textOf } from "../manifest/refs.ts";
 import { DEFAULT_TIMEOUT_SECONDS, type Manifest } from "../manifest/types.ts";
 import type { Logger } from "../log.ts";
-import { readState } from "../proxy/observe.ts";
-import { ownInitialize, ownUpstream } from "../proxy/own-client.ts";
-import { UpstreamError, startFailure, type Upstream } from "../proxy/upstream.ts";
+import { errorOf, resultOf } from "../jsonrpc/frames.ts";
+import { readState } from "../servers/observe.ts";
+import { UpstreamError, type Upstream } from "../servers/upstream.ts";
+import { OwnServers } from "../servers/with-servers.ts";
 import {
   inScope,
   isStop,
@@ -34,16 +35,15 @@ export const IDEMPOTENCY_KEY = "synartesis/idempotency-key";
 
 /** Starts servers on first use, with a handshake of our own. */
 export class ServerPool {
-  private readonly started = new Map<string, Promise<Upstream>>();
-  private readonly all: Upstream[] = [];
-
+  private readonly servers: OwnServers;
   private readonly matcher: Matcher;
 
   constructor(
     readonly manifest: Manifest,
-    private readonly log: Logger,
+    log: Logger,
   ) {
     this.matcher = createMatcher(manifest);
+    this.servers = new OwnServers(manifest.servers, { client: "synartesis-undo", log });
   }
 
   /** Whether the rule of an action declares its server honours idempotency keys. */
@@ -52,31 +52,14 @@ export class ServerPool {
   }
 
   get(name: string): Promise<Upstream> {
-    let upstream = this.started.get(name);
-    if (!upstream) {
-      const spec = this.manifest.servers[name];
-      if (!spec) {
-        return Promise.reject(
-          new SynartesisError("config", `the run used server "${name}", which is no longer in the manifest ${this.manifest.path}`),
-        );
-      }
-      const created = ownUpstream(spec, this.log);
-      this.all.push(created);
-      upstream = created
-        .start(ownInitialize("synartesis-undo"))
-        .then(
-          () => created,
-          (error) => {
-            throw startFailure(created, error);
-          },
-        );
-      this.started.set(name, upstream);
+    if (!this.manifest.servers[name]) {
+      return Promise.reject(new SynartesisError("config", `the run used server "${name}", which is no longer in the manifest ${this.manifest.path}`));
     }
-    return upstream;
+    return this.servers.get(name);
   }
 
   async stopAll(): Promise<void> {
-    await Promise.all(this.all.map((u) => u.stop()));
+    await this.servers.stop();
   }
 }
 
@@ -91,8 +74,10 @@ async function callInverse(pool: ServerPool, action: Action, call: ResolvedCall)
   const upstream = await pool.get(call.server);
   try {
     const reply = await upstream.ask("tools/call", { name: call.tool, arguments: call.args, _meta: { [IDEMPOTENCY_KEY]: action.id } });
-    if (reply.msg.error) return { kind: "failed", text: `${reply.msg.error.message} (JSON-RPC error ${reply.msg.error.code})` };
-    if (reply.msg.result?.isError) return { kind: "failed", text: textOf(reply.msg.result) || "the tool reported an error" };
+    const error = errorOf(reply.msg);
+    if (error) return { kind: "failed", text: `${error.message} (JSON-RPC error ${error.code})` };
+    const result = resultOf(reply.msg);
+    if (result?.isError) return { kind: "failed", text: textOf(result) || "the tool reported an error" };
     return { kind: "ok" };
   } catch (error) {
     if (error instanceof UpstreamError) return { kind: error.kind === "not_sent" ? "failed" : "unknown", text: error.message };
