@@ -192,6 +192,15 @@ describe("one session", () => {
   }, HANG);
 });
 
+/** Two clients that offer sampling, both initialized, on the one pool. */
+async function twoClients(setup: Setup): Promise<[TestClient, TestClient]> {
+  const a = new TestClient("agent-a", setup);
+  const b = new TestClient("agent-b", setup);
+  await a.initialize({ sampling: {} });
+  await b.initialize({ sampling: {} });
+  return [a, b];
+}
+
 describe("two sessions on one pool", () => {
   test("one server connection serves both; a write of one waits for the other's write to that server to finish (R-PROXY-6)", async () => {
     const setup = await setUp();
@@ -230,10 +239,7 @@ describe("two sessions on one pool", () => {
 
   test("a server's request reaches the session whose call caused it, and its answer goes back to the server", async () => {
     const setup = await setUp();
-    const a = new TestClient("agent-a", setup);
-    const b = new TestClient("agent-b", setup);
-    await a.initialize({ sampling: {} });
-    await b.initialize({ sampling: {} });
+    const [a, b] = await twoClients(setup);
 
     b.call(5, "ask_model", { prompt: "hello?" });
     const asked = await b.next((m) => m.method === "sampling/createMessage");
@@ -247,10 +253,7 @@ describe("two sessions on one pool", () => {
 
   test("when both sessions have a call in flight, nobody can tell whose the request is: the server is refused, neither client asked", async () => {
     const setup = await setUp();
-    const a = new TestClient("agent-a", setup);
-    const b = new TestClient("agent-b", setup);
-    await a.initialize({ sampling: {} });
-    await b.initialize({ sampling: {} });
+    const [a, b] = await twoClients(setup);
 
     a.call(1, "ask_model", { prompt: "from a", hold: "both" });
     b.call(1, "ask_model", { prompt: "from b", hold: "both" });
@@ -267,10 +270,7 @@ describe("two sessions on one pool", () => {
 
   test("progress goes to the session whose request carries the token; list_changed goes to every session", async () => {
     const setup = await setUp();
-    const a = new TestClient("agent-a", setup);
-    const b = new TestClient("agent-b", setup);
-    await a.initialize({ sampling: {} });
-    await b.initialize({ sampling: {} });
+    const [a, b] = await twoClients(setup);
 
     a.call(1, "ask_model", { prompt: "slowly" }, { progressToken: "tok" });
     expect((await a.next((m) => m.method === "notifications/progress")).params).toEqual({ progressToken: "tok", progress: 1 });
