@@ -17,7 +17,7 @@ import { ClientRequest } from "./client-request.ts";
 import { drain, type DrainEnd } from "./drain.ts";
 import { failureText, initializeResult, startServers } from "./handshake.ts";
 import { dispatch, placeInQueue, type MethodContext } from "./methods.ts";
-import type { PoolMember } from "./pool.ts";
+import { NO_CLIENT, type PoolMember } from "./pool.ts";
 import { SessionRun, type RecordingOptions } from "./session-run.ts";
 import { signInThroughClient } from "./sign-in.ts";
 import { ToClient } from "./to-client.ts";
@@ -131,7 +131,7 @@ export class ClientSession implements PoolMember {
   }
 
   /** A journal that cannot be used at all ends the session (exit 2); one that is full may recover. */
-  journalFailed(error: JournalError): void {
+  private journalFailed(error: JournalError): void {
     if (error.kind === "broken") this.fail(error);
   }
 
@@ -245,7 +245,7 @@ export class ClientSession implements PoolMember {
   serverRequest(upstream: Upstream, frame: RequestFrame): void {
     if (this.finishing) {
       // The client is gone (stdin closed) or we are stopping: it will never answer.
-      upstream.sendRaw(errorLine(frame.id, ErrorCode.InternalError, "Synartesis: the client disconnected; nobody can answer this request"));
+      upstream.sendRaw(errorLine(frame.id, ErrorCode.InternalError, NO_CLIENT));
       return;
     }
     if (this.whenReady(() => this.serverRequest(upstream, frame))) this.options.write(this.toClient.forward(upstream, frame));

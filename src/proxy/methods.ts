@@ -36,12 +36,12 @@ export function placeInQueue(pool: ServerPool, frame: RequestFrame): ServerTurn 
 }
 
 /** A list method with one server is forwarded; with several, answered from all of them. */
-const LISTS: Record<string, { field: string; capability: string; rename: boolean }> = {
-  "tools/list": { field: "tools", capability: "tools", rename: true },
-  "prompts/list": { field: "prompts", capability: "prompts", rename: true },
-  "resources/list": { field: "resources", capability: "resources", rename: false },
-  "resources/templates/list": { field: "resourceTemplates", capability: "resources", rename: false },
-};
+const LISTS = new Map([
+  ["tools/list", { field: "tools", capability: "tools", rename: true }],
+  ["prompts/list", { field: "prompts", capability: "prompts", rename: true }],
+  ["resources/list", { field: "resources", capability: "resources", rename: false }],
+  ["resources/templates/list", { field: "resourceTemplates", capability: "resources", rename: false }],
+]);
 
 export async function dispatch(ctx: MethodContext, frame: RequestFrame, request: ClientRequest): Promise<void> {
   const { msg, raw, id } = frame;
@@ -51,7 +51,7 @@ export async function dispatch(ctx: MethodContext, frame: RequestFrame, request:
   const refuse = (code: ErrorCode, message: string) => ctx.answer(request, errorLine(id, code, message));
   const renamed = (changes: Record<string, unknown>) => JSON.stringify({ ...msg, params: { ...params, ...changes } });
   if (msg.method === "tools/call") return toolCall(ctx, frame, request);
-  const list = LISTS[msg.method];
+  const list = LISTS.get(msg.method);
   if (list && !single) return ctx.answer(request, resultLine(id, { [list.field]: await pool.aggregate(msg.method, list.field, list.capability, list.rename) }));
   switch (msg.method) {
     case "prompts/get": {

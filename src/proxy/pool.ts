@@ -154,9 +154,10 @@ export class ServerPool {
   private routeRequest(upstream: Upstream, frame: RequestFrame): void {
     const member = this.memberOf(upstream.sessionsWaiting());
     if (member) return member.serverRequest(upstream, frame);
-    const why = this.members.size === 0 ? NO_CLIENT : WHICH_CLIENT;
-    this.log.warn("a server request was refused: it is not clear which client it is for", { server: upstream.name, method: frame.msg.method });
-    upstream.sendRaw(errorLine(frame.id, ErrorCode.InternalError, why));
+    const nobody = this.members.size === 0;
+    // With no client left (shutting down) that is expected; with several, a server asked something nobody could route.
+    this.log[nobody ? "debug" : "warn"]("a server's request was refused", { server: upstream.name, method: frame.msg.method });
+    upstream.sendRaw(errorLine(frame.id, ErrorCode.InternalError, nobody ? NO_CLIENT : WHICH_CLIENT));
   }
 
   /** Progress goes to the session whose request carries its token; any other notification to every session. */

@@ -35,7 +35,7 @@ export class OwnServers {
   get(name: string): Promise<Upstream> {
     let started = this.started.get(name);
     if (!started) {
-      const spec = this.specs[name];
+      const spec = Object.hasOwn(this.specs, name) ? this.specs[name] : undefined;
       if (!spec) return Promise.reject(new SynartesisError("config", `there is no server "${name}"`));
       const upstream = new Upstream(spec, {
         log: this.log,
