@@ -95,7 +95,8 @@ export function frameOf(value: unknown, raw: string): Frame {
   if (!isRecord(value) || value.jsonrpc !== "2.0") {
     return invalid("nothing", raw, id, ErrorCode.InvalidRequest, 'Invalid Request: expected a JSON-RPC 2.0 object ("jsonrpc": "2.0")');
   }
-  const params = value.params === undefined ? {} : { params: value.params };
+  // `"params": null` is read as no params (some JSON-RPC libraries write absent params so).
+  const params = value.params === undefined || value.params === null ? {} : { params: value.params };
   if (typeof value.method === "string") {
     const badParams = `Invalid params: the params of ${value.method} must be an object (with _meta an object, its progressToken a string or a number)`;
     if (value.id === undefined) {

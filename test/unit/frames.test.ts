@@ -23,6 +23,8 @@ describe("frameOf", () => {
   test("what each kind of message becomes", () => {
     const cases: Array<[string, Frame["kind"], { code: ErrorCode; answered: boolean }?]> = [
       ['{"jsonrpc":"2.0","method":"notifications/initialized"}', "notification"],
+      ['{"jsonrpc":"2.0","method":"notifications/initialized","params":null}', "notification"],
+      ['{"jsonrpc":"2.0","id":2,"method":"tools/list","params":null}', "request"],
       ['{"jsonrpc":"2.0","id":3,"result":{}}', "response"],
       ['{"jsonrpc":"2.0","id":"s","error":{"code":1,"message":"no"}}', "response"],
       ['{"id":6,"method":"ping"}', "invalid", { code: ErrorCode.InvalidRequest, answered: true }],
