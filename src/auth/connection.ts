@@ -112,7 +112,10 @@ function authorizedFetch(mcpUrl: string, provider: SynartesisOAuthProvider): Fet
     if (response.status !== 401) return response;
     const sent = new Headers(init?.headers).get("authorization");
     const current = provider.tokens()?.access_token;
-    if (!current || !sent || sent === `Bearer ${current}`) return response;
+    if (!current || !sent || sent === `Bearer ${current}`) {
+      if (sent?.startsWith("Bearer ")) provider.refusedAccessToken = sent.slice("Bearer ".length);
+      return response;
+    }
     await response.body?.cancel();
     const headers = new Headers(init?.headers);
     headers.set("authorization", `Bearer ${current}`);
@@ -124,13 +127,16 @@ type Answer = { status: number; statusText: string; headers: [string, string][];
 
 /**
  * One refresh, under the store's lock. Another process sharing this sign-in
- * may have renewed it while this one waited (its refresh token then is spent):
- * its new tokens are the answer. Otherwise the refresh is sent, and new tokens
- * are stored before the lock is released.
+ * may have renewed it meanwhile (the store then holds another refresh token,
+ * or an access token other than the one the server refused): its new tokens
+ * are the answer, and nothing is spent. Otherwise the refresh is sent, and the
+ * new tokens are stored before the lock is released.
  */
 async function renewOnce(input: Parameters<FetchLike>[0], init: Parameters<FetchLike>[1], refreshToken: string, provider: SynartesisOAuthProvider): Promise<Answer> {
   const stored = provider.store.read()?.tokens;
-  if (stored?.access_token && stored.refresh_token && stored.refresh_token !== refreshToken) {
+  const renewedMeanwhile =
+    stored?.refresh_token !== refreshToken || (provider.refusedAccessToken !== undefined && stored.access_token !== provider.refusedAccessToken);
+  if (stored?.access_token && stored.refresh_token && renewedMeanwhile) {
     const { expires_in: _stale, ...renewed } = stored;
     return { status: 200, statusText: "OK", headers: [["content-type", "application/json"]], body: new TextEncoder().encode(JSON.stringify(renewed)).buffer as ArrayBuffer };
   }

@@ -38,6 +38,8 @@ export class SynartesisOAuthProvider implements OAuthClientProvider {
   private verifier: string | undefined;
   private discovery: OAuthDiscoveryState | undefined;
   private issuedTokens: OAuthTokens | undefined;
+  /** The access token the server last refused (a newer one in the store means another process renewed the sign-in). */
+  refusedAccessToken: string | undefined;
   /** The refresh token last handed to the SDK: the one a refused refresh spent. */
   private offeredRefresh: string | undefined;
   /** Refresh tokens the authorization server refused: not offered again (another process may store newer ones). */

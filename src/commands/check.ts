@@ -1,15 +1,15 @@
 // `synartesis check`: load the manifest, start each server, and prove every
 // snapshot and inverse tool it names exists (R-CLI-3, R-MAN-7).
 import { defineCommand } from "citty";
+import { SynartesisError } from "../errors.ts";
 import { findManifest } from "../manifest/discover.ts";
 import { loadManifest } from "../manifest/load.ts";
 import { createMatcher } from "../manifest/match.ts";
 import { TOOL_CLASSES, type Manifest, type ServerSpec } from "../manifest/types.ts";
 import { SHIPPED_MANIFESTS } from "../manifest/shipped.ts";
-import { absenceRisks, missingTools, unusedRules } from "../manifest/verify.ts";
-import { createLogger } from "../proxy/log.ts";
-import { ownInitialize, ownUpstream } from "../proxy/own-client.ts";
-import { startFailure } from "../proxy/upstream.ts";
+import { absenceRisks } from "../manifest/verify.ts";
+import { listTools, policyFit, toolNames } from "../servers/tools.ts";
+import { withServers } from "../servers/with-servers.ts";
 import { callName, printable, styleFor, table } from "../render/style.ts";
 import { manifestArg, writeLines } from "./shared.ts";
 
@@ -17,24 +17,21 @@ function describeServer(spec: ServerSpec): string {
   return spec.kind === "command" ? [spec.command, ...spec.args].join(" ") : spec.url;
 }
 
-async function listTools(manifest: Manifest): Promise<{ tools: Map<string, Set<string>>; failures: string[][] }> {
+async function serverTools(manifest: Manifest): Promise<{ tools: Map<string, Set<string>>; failures: string[][] }> {
   const tools = new Map<string, Set<string>>();
   // By server, so failures print in manifest order however the starts race.
   const failures = new Map<string, string[]>();
-  await Promise.all(
-    Object.values(manifest.servers).map(async (spec) => {
-      const upstream = ownUpstream(spec, createLogger("silent"));
-      try {
-        const init = await upstream.start(ownInitialize("synartesis-check"));
-        const listed = init?.capabilities?.tools ? await upstream.listAll("tools/list", "tools") : [];
-        tools.set(spec.name, new Set(listed.map((t: { name: string }) => t.name)));
-      } catch (error) {
-        const failure = startFailure(upstream, error);
-        failures.set(spec.name, [failure.message, ...failure.details]);
-      } finally {
-        await upstream.stop();
-      }
-    }),
+  await withServers(manifest.servers, { client: "synartesis-check" }, (servers) =>
+    Promise.all(
+      Object.keys(manifest.servers).map(async (name) => {
+        try {
+          tools.set(name, toolNames(await servers.startAnd(name, listTools)));
+        } catch (error) {
+          if (!(error instanceof SynartesisError)) throw error;
+          failures.set(name, [error.message, ...error.details]);
+        }
+      }),
+    ),
   );
   return { tools, failures: Object.keys(manifest.servers).flatMap((name) => (failures.has(name) ? [failures.get(name)!] : [])) };
 }
@@ -49,8 +46,8 @@ export default defineCommand({
     const style = styleFor();
     // The client may set what this shell does not: an unset ${VAR} is a warning here, not a stop.
     const manifest = loadManifest(findManifest(process.cwd(), args.manifest), process.env, { unsetVariables: "warn" });
-    const { tools, failures } = await listTools(manifest);
-    const missing = missingTools(manifest, tools);
+    const { tools, failures } = await serverTools(manifest);
+    const { missing, unused } = policyFit(manifest, tools);
     const matcher = createMatcher(manifest);
 
     const lines = [`${style.bold("Manifest")} ${manifest.path}`, "", style.bold("Servers")];
@@ -79,7 +76,6 @@ export default defineCommand({
       }`,
     );
 
-    const unused = unusedRules(manifest, tools);
     if (unused.length) {
       lines.push("", style.yellow("Rules that match none of their server's tools (a typo? the tools they meant fall to other rules):"));
       lines.push(...unused.map((rule) => `  ${manifest.path}:${rule.line}: ${rule.match}`));

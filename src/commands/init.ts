@@ -10,9 +10,8 @@ import { writeServer, type CommandBlock, type ServerBlock, type ToolInfo, type U
 import { ManifestError, parseManifest } from "../manifest/load.ts";
 import { SHIPPED_MANIFESTS } from "../manifest/shipped.ts";
 import { DEFAULT_TIMEOUT_SECONDS, type ServerSpec } from "../manifest/types.ts";
-import { createLogger } from "../proxy/log.ts";
-import { ownInitialize, ownUpstream } from "../proxy/own-client.ts";
-import { startFailure, UpstreamError } from "../proxy/upstream.ts";
+import { listTools } from "../servers/tools.ts";
+import { signInRefusal, withServers } from "../servers/with-servers.ts";
 import { selfArgv } from "../self.ts";
 import { type CommandData, writeLines } from "./shared.ts";
 
@@ -50,17 +49,12 @@ export function serverBlock(argv: string[], cwd: string): CommandBlock {
 }
 
 async function discoverTools(spec: ServerSpec): Promise<ToolInfo[]> {
-  const upstream = ownUpstream(spec, createLogger("silent"));
   try {
-    const init = await upstream.start(ownInitialize("synartesis-init"));
-    if (!init?.capabilities?.tools) return [];
-    return (await upstream.listAll("tools/list", "tools")) as ToolInfo[];
+    const tools = await withServers({ [spec.name]: spec }, { client: "synartesis-init" }, (servers) => servers.startAnd(spec.name, listTools));
+    return tools.flatMap((tool) => (typeof tool.name === "string" ? [{ ...tool, name: tool.name } as ToolInfo] : []));
   } catch (error) {
     // A sign-in a person can give now is not a failure yet.
-    if (error instanceof UpstreamError && error.signIn) throw error;
-    throw startFailure(upstream, error);
-  } finally {
-    await upstream.stop();
+    throw signInRefusal(error) ?? error;
   }
 }
 
@@ -77,14 +71,15 @@ async function discoverRemoteTools(name: string, url: string, manifestPath: stri
   try {
     return { block: { url, auth: "oauth" }, tools: await discoverTools(signed) };
   } catch (error) {
-    if (!(error instanceof UpstreamError && error.signIn)) throw error;
+    if (!signInRefusal(error)) throw error;
   }
   const { showInBrowser } = await import("./login.ts");
   await signIn(signed, { present: showInBrowser(name, false) });
   try {
     return { block: { url, auth: "oauth" }, tools: await discoverTools(signed) };
   } catch (error) {
-    throw error instanceof UpstreamError ? new SynartesisError("server", `server "${name}" still refuses after signing in: ${error.message}`) : error;
+    const refusal = signInRefusal(error);
+    throw refusal ? new SynartesisError("server", `server "${name}" still refuses after signing in: ${refusal.message}`) : error;
   }
 }
 

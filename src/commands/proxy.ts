@@ -1,20 +1,12 @@
 // `synartesis proxy`: the recording MCP proxy an MCP client starts over stdio.
 import { defineCommand } from "citty";
-import { hostname } from "node:os";
 import { describeError, SynartesisError } from "../errors.ts";
-import { isDatabaseUrl, openJournal } from "../journal/journal.ts";
+import { openJournal } from "../journal/journal.ts";
 import { findJournal, findManifest } from "../manifest/discover.ts";
 import { loadManifest } from "../manifest/load.ts";
-import { DEFAULT_DRAIN_SECONDS } from "../proxy/drain.ts";
-import { LineSplitter } from "../proxy/lines.ts";
-import { createLogger, LOG_LEVELS, type LogLevel } from "../proxy/log.ts";
-import { credentialsFolder, ProtectedPaths } from "../proxy/protected-paths.ts";
-import { ProxySession } from "../proxy/session.ts";
-import { approveCommandFor } from "../self.ts";
+import { createLogger, LOG_LEVELS, type LogLevel } from "../log.ts";
+import { DEFAULT_DRAIN_SECONDS, serveStdio } from "../proxy/stdio.ts";
 import { journalArg, manifestArg } from "./shared.ts";
-
-/** How long a proxy whose servers would not start waits for the client's initialize, to answer it with why. */
-const START_FAILURE_WAIT_MS = 5000;
 
 export default defineCommand({
   meta: {
@@ -72,85 +64,7 @@ export default defineCommand({
     for (const warning of journal.warnings) log.warn(warning);
     if (gateTimeout !== undefined) log.info("--gate-timeout has no effect: held calls are refused at once, never kept waiting");
 
-    // process.exit drops stdout writes still queued (a large last reply would be cut):
-    // count them, and wait for the last one before returning.
-    let unflushed = 0;
-    let drained: (() => void) | undefined;
-    const flushed = () => {
-      if (--unflushed === 0) drained?.();
-    };
-    const flushStdout = async () => {
-      if (unflushed === 0) return;
-      // A client that stopped reading gets a few seconds, not forever.
-      await Promise.race([new Promise<void>((resolve) => (drained = resolve)), Bun.sleep(5000)]);
-    };
-    const session = new ProxySession({
-      manifest,
-      journal,
-      log,
-      write: (line) => {
-        unflushed++;
-        try {
-          process.stdout.write(line + "\n", flushed);
-        } catch {
-          // The client went away; its session ends with stdin.
-          flushed();
-        }
-      },
-      now: () => new Date(),
-      newId: () => crypto.randomUUID(),
-      approveCommand: approveCommandFor(journal.path),
-      host: hostname(),
-      pid: process.pid,
-      // Someone typing at a terminal is told at once; a client gets a moment to send its initialize.
-      initializeWaitMs: process.stdin.isTTY ? 0 : START_FAILURE_WAIT_MS,
-      protectedPaths: new ProtectedPaths({
-        manifest: manifest.path,
-        ...(isDatabaseUrl(journal.path) ? {} : { journal: journal.path }),
-        credentials: credentialsFolder(process.env),
-      }),
-      cwd,
-    });
-    await session.open();
-    log.debug("proxy ready", { manifest: manifest.path, journal: journal.path });
-
-    const input = (async () => {
-      const splitter = new LineSplitter((line) => session.handleLine(line));
-      const decoder = new TextDecoder();
-      for await (const chunk of Bun.stdin.stream()) splitter.push(decoder.decode(chunk, { stream: true }));
-      splitter.end();
-    })();
-    // The first signal starts a bounded shutdown; a second one cuts it short (R-PROXY-13).
-    let stop!: () => void;
-    let force!: () => void;
-    const stopRequested = new Promise<void>((resolve) => (stop = resolve));
-    const forced = new Promise<void>((resolve) => (force = resolve));
-    let signals = 0;
-    const onSignal = (signal: string) => {
-      if (++signals === 1) {
-        log.info("shutting down", { signal, drainSeconds });
-        stop();
-      } else {
-        log.warn("a second signal: stopping now", { signal });
-        force();
-      }
-    };
-    process.on("SIGINT", () => onSignal("SIGINT"));
-    process.on("SIGTERM", () => onSignal("SIGTERM"));
-    // A client that stops reading (EPIPE) has gone: end the session as on EOF.
-    process.stdout.on("error", (error: NodeJS.ErrnoException) => {
-      log.warn("the client stopped reading the proxy's output", { error: error.code ?? error.message });
-      stop();
-    });
-    await Promise.race([input.catch(() => {}), stopRequested, session.fatal.catch(() => {})]);
-    await session.finish({ drainMs: drainSeconds * 1000, forced });
-    try {
-      await journal.close();
-    } catch {}
-    await Promise.race([flushStdout(), forced]);
-    // stdin may close while a server is failing to start: that still ends with its error (R-PROXY-10).
-    if (session.failure) throw session.failure;
-    log.debug("proxy stopped");
+    await serveStdio({ manifest, journal, log, drainMs: drainSeconds * 1000, cwd });
     return 0;
   },
 });

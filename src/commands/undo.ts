@@ -4,7 +4,7 @@ import { defineCommand } from "citty";
 import { hostname } from "node:os";
 import { SynartesisError } from "../errors.ts";
 import { loadManifest } from "../manifest/load.ts";
-import type { Logger } from "../proxy/log.ts";
+import type { Logger } from "../log.ts";
 import { renderStep } from "../render/runs.ts";
 import { printable, styleFor, type Style } from "../render/style.ts";
 import { continueCommand, nothingToUndo, replannedText, settleLines, undoHeading, undoSummary, type SummaryTone } from "../render/undo.ts";

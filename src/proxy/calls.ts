@@ -8,21 +8,18 @@ import type { Matcher } from "../manifest/match.ts";
 import { payloadOf, readsSnapshot, ResolveError, resolveTemplate, textOf } from "../manifest/refs.ts";
 import type { Rule, ToolClass } from "../manifest/types.ts";
 import { gateVerdict, passGate, type GateContext, type GateOutcome } from "./gate.ts";
-import type { Logger } from "./log.ts";
-import { toolErrorLine } from "./messages.ts";
-import { readState } from "./observe.ts";
-import { rawMember, withIdText } from "./raw-json.ts";
+import { errorOf, resultOf } from "../jsonrpc/frames.ts";
+import { toolErrorLine } from "../jsonrpc/messages.ts";
+import { rawMember, withIdText } from "../jsonrpc/raw-json.ts";
+import type { Logger } from "../log.ts";
+import { readState } from "../servers/observe.ts";
+import { UpstreamError, type Origin, type Reply, type Upstream } from "../servers/upstream.ts";
 import type { ServerTurn } from "./server-turns.ts";
-import { UpstreamError, type Reply, type Upstream } from "./upstream.ts";
 
 export interface CallContext extends GateContext {
   log: Logger;
   matcher: Matcher;
   upstream(server: string): Upstream;
-  /** A place in the queue that serialises mutating calls per server (R-PROXY-6), taken when the call arrives. */
-  reserveServerTurn(server: string): ServerTurn;
-  /** Called with the upstream request id once a call is forwarded (for cancellation). */
-  onForwarded?(upstream: Upstream, upstreamId: number): void;
   /** The journal failed (the session stops when it is broken). */
   onJournalError?(error: JournalError): void;
   /** Why nothing more can be recorded (the journal was deleted or replaced), if so. */
@@ -43,17 +40,22 @@ export interface ToolCall {
   otherParams: Record<string, unknown>;
   /** The client's progress token: progress from the server keeps the call's timeout from expiring. */
   progressToken?: unknown;
-  /** True once the client cancelled the request; checked before anything is forwarded. */
-  isCancelled?: () => boolean;
-}
-
-function isToolError(reply: Reply): boolean {
-  return reply.msg.result?.isError === true;
+  /** The client's request: whether it cancelled it (checked before anything is forwarded), and whose it is. */
+  origin: Origin;
+  /**
+   * Its place in the queue that serialises mutating calls per server
+   * (R-PROXY-6), taken when the request arrived, so calls run in the order
+   * they came whatever each awaited first (the journal, a tool list). Given
+   * up at once by a call that turns out read-only.
+   */
+  turn: ServerTurn;
 }
 
 function replyError(reply: Reply): string | undefined {
-  if (reply.msg.error) return `${reply.msg.error.message} (JSON-RPC error ${reply.msg.error.code})`;
-  if (isToolError(reply)) return textOf(reply.msg.result) || "the tool reported an error";
+  const error = errorOf(reply.msg);
+  if (error) return `${error.message} (JSON-RPC error ${error.code})`;
+  const result = resultOf(reply.msg);
+  if (result?.isError === true) return textOf(result) || "the tool reported an error";
   return undefined;
 }
 
@@ -112,11 +114,12 @@ async function classifyAndRun(ctx: CallContext, call: ToolCall): Promise<string>
     };
   }
   ctx.log.debug("call", { server: call.server, tool: call.tool, class: classification.class, gated: verdict.gated });
+  const turn = call.turn;
   if (!verdict.gated && (classification.class === "readonly" || verdict.readOnlySql)) {
+    turn.release();
     return forwardReadOnly(ctx, call);
   }
-  // Its place in the server's queue is taken now, so calls run in the order they came; the gate does not wait for it.
-  const turn = ctx.reserveServerTurn(call.server);
+  // The gate does not wait for the turn: a held call is answered at once.
   try {
     const stopped = await ctx.recordingStopped?.();
     if (stopped) {
@@ -147,21 +150,17 @@ function approvedLine(call: ToolCall): string {
 }
 
 /** Send the agent's call on, (re)starting the server if it is down. */
-function forward(ctx: CallContext, upstream: Upstream, call: ToolCall): Promise<Reply> {
-  return upstream.deliver(call.line, "tools/call", {
-    onSent: (upstreamId) => ctx.onForwarded?.(upstream, upstreamId),
-    progressToken: call.progressToken,
-    stillWanted: () => !call.isCancelled?.(),
-  });
+function forward(upstream: Upstream, call: ToolCall): Promise<Reply> {
+  return upstream.deliver(call.line, "tools/call", { origin: call.origin, progressToken: call.progressToken });
 }
 
 async function forwardReadOnly(ctx: CallContext, call: ToolCall): Promise<string> {
   const upstream = ctx.upstream(call.server);
-  if (call.isCancelled?.()) return toolErrorLine(call.clientId, "Synartesis did not run this call: the client cancelled it.");
+  if (call.origin.cancelled) return toolErrorLine(call.clientId, "Synartesis did not run this call: the client cancelled it.");
   const started = ctx.now().toISOString();
   let reply: Reply;
   try {
-    reply = await forward(ctx, upstream, call);
+    reply = await forward(upstream, call);
   } catch (error) {
     if (!(error instanceof UpstreamError)) throw error;
     await recordOutcome(ctx, call, undefined, () =>
@@ -225,7 +224,7 @@ async function runMutating(
       return refuse(why, `Synartesis did not run this call: ${why}.`);
     }
     verify = { server: rule.snapshot.server, tool: rule.snapshot.tool, args: snapshotArgs, absentWhen: rule.snapshot.absentWhen };
-    const { read, absentText = "" } = await readState(ctx.upstream(verify.server), verify);
+    const { read, absentText = "" } = await readState(ctx.upstream(verify.server), verify, call.origin);
     const readName = `${verify.server}.${verify.tool}`;
     if (readFailed(read)) {
       const why = `the pre-read ${readName} failed: ${read.error}`;
@@ -242,12 +241,12 @@ async function runMutating(
 
   // A server that cannot be (re)started means the call never leaves: that is a failure, not an unknown.
   try {
-    await upstream.ensureReady();
+    await upstream.ensureReady(call.origin);
   } catch (error) {
     if (!(error instanceof UpstreamError)) throw error;
     return refuse(`never forwarded: ${error.message}`, `Synartesis did not run this call: server "${call.server}" is not available (${error.message}).`);
   }
-  if (call.isCancelled?.()) {
+  if (call.origin.cancelled) {
     return refuse("the client cancelled it before it was forwarded", "Synartesis did not run this call: the client cancelled it.");
   }
 
@@ -262,7 +261,7 @@ async function runMutating(
 
   let reply: Reply;
   try {
-    reply = await forward(ctx, upstream, approval ? { ...call, line: approvedLine(call) } : call);
+    reply = await forward(upstream, approval ? { ...call, line: approvedLine(call) } : call);
   } catch (error) {
     if (!(error instanceof UpstreamError)) throw error;
     if (error.kind === "not_sent") {
@@ -297,7 +296,7 @@ async function runMutating(
       const args = resolveTemplate(rule.inverse.args, {
         args: call.args,
         snapshot: snapshot && !snapshot.absent ? snapshot.payload : undefined,
-        result: payloadOf(reply.msg.result),
+        result: payloadOf(resultOf(reply.msg)),
       });
       inverse = { server: rule.inverse.server, tool: rule.inverse.tool, args };
     } catch (error) {
@@ -309,7 +308,7 @@ async function runMutating(
   // Post-read: the state this call left, for undo's drift check.
   let postState: Observation | undefined;
   if (verify) {
-    const { read } = await readState(ctx.upstream(verify.server), verify);
+    const { read } = await readState(ctx.upstream(verify.server), verify, call.origin);
     if (readFailed(read)) warnings.push(`the post-read ${verify.server}.${verify.tool} failed (${read.error}); undo cannot check this call for drift`);
     else postState = read;
   }

@@ -1,23 +1,30 @@
 // The run of one client session (R-PROXY-16): created by the session's first
 // tools/call (a session that only lists leaves none), closed when the session
 // ends; and the context each of its calls is recorded with.
-import { JournalError } from "../journal/journal.ts";
+import { JournalError, type Journal } from "../journal/journal.ts";
 import type { Run } from "../journal/types.ts";
-import type { Matcher } from "../manifest/match.ts";
+import type { Logger } from "../log.ts";
 import type { CallContext } from "./calls.ts";
-import type { SessionOptions } from "./session.ts";
-import type { ServerTurn } from "./server-turns.ts";
-import type { Upstream } from "./upstream.ts";
+import type { ServerPool } from "./pool.ts";
+import type { ProtectedPaths } from "./protected-paths.ts";
 
-export type SessionRunOptions = Pick<
-  SessionOptions,
-  "manifest" | "journal" | "log" | "now" | "newId" | "approveCommand" | "host" | "pid" | "protectedPaths" | "cwd"
-> & {
-  matcher: Matcher;
-  upstream(server: string): Upstream;
-  reserveServerTurn(server: string): ServerTurn;
-  onJournalError(error: JournalError): void;
-};
+/** What a session's calls are recorded with. */
+export interface RecordingOptions {
+  pool: ServerPool;
+  journal: Journal;
+  log: Logger;
+  now(): Date;
+  newId(): string;
+  approveCommand(id8: string): string;
+  host: string;
+  pid: number;
+  /** Files of Synartesis's own that a call may name only with a person's approval. */
+  protectedPaths?: ProtectedPaths;
+  /** The proxy's working directory (a relative path in arguments may mean a file there). */
+  cwd: string;
+}
+
+export type SessionRunOptions = RecordingOptions & { onJournalError(error: JournalError): void };
 
 export class SessionRun {
   /** The client's name (its clientInfo.name), the run's label. */
@@ -39,22 +46,22 @@ export class SessionRun {
 
   private async open(): Promise<CallContext> {
     const o = this.options;
-    const run = await o.journal.startRun({ id: o.newId(), label: this.label, startedAt: o.now().toISOString(), host: o.host, pid: o.pid, manifest: o.manifest.path });
+    const manifest = o.pool.manifest;
+    const run = await o.journal.startRun({ id: o.newId(), label: this.label, startedAt: o.now().toISOString(), host: o.host, pid: o.pid, manifest: manifest.path });
     const calls: CallContext = {
       journal: o.journal,
       runId: run.id,
       log: o.log,
-      matcher: o.matcher,
+      matcher: o.pool.matcher,
       now: o.now,
       newId: o.newId,
       approveCommand: o.approveCommand,
-      upstream: o.upstream,
-      reserveServerTurn: o.reserveServerTurn,
+      upstream: (server) => o.pool.server(server),
       onJournalError: o.onJournalError,
       recordingStopped: () => this.recordingStopped(),
       protectedTarget: (server, args) => {
-        const spec = o.manifest.servers[server]!;
-        return o.protectedPaths?.find(args, [...(spec.kind === "command" ? [spec.cwd] : []), o.manifest.dir, o.cwd]);
+        const spec = manifest.servers[server]!;
+        return o.protectedPaths?.find(args, [...(spec.kind === "command" ? [spec.cwd] : []), manifest.dir, o.cwd]);
       },
     };
     this.opened = { run, calls };

@@ -7,14 +7,14 @@ import type { OAuthServerSpec } from "../auth/connection.ts";
 import type { SignInRequired } from "../auth/provider.ts";
 import { signIn } from "../auth/sign-in.ts";
 import { SynartesisError } from "../errors.ts";
-import type { Logger } from "./log.ts";
-import { UpstreamError, type Upstream } from "./upstream.ts";
+import type { Logger } from "../log.ts";
+import { UpstreamError, type Upstream } from "../servers/upstream.ts";
 
 export interface ClientChannel {
   /** Whether the client said it can show a URL (capabilities.elicitation.url). */
   canShowUrl(): boolean;
   /** Send a request to the client and wait for its result (rejects on a JSON-RPC error). */
-  ask(method: string, params: unknown): Promise<any>;
+  ask(method: string, params: unknown): Promise<unknown>;
   notify(method: string, params: unknown): void;
 }
 
@@ -46,7 +46,8 @@ async function offer(client: ClientChannel, log: Logger, spec: OAuthServerSpec, 
           url: url.href,
           message: `Server "${spec.name}" needs you to sign in before Synartesis can pass this call on. Open the address to sign in; the call continues once you have.`,
         });
-        if (answer?.action !== "accept") throw new SynartesisError("refused", `the sign-in offered through the client was ${answer?.action === "decline" ? "declined" : "cancelled"}`);
+        const action = answer !== null && typeof answer === "object" ? (answer as { action?: unknown }).action : undefined;
+        if (action !== "accept") throw new SynartesisError("refused", `the sign-in offered through the client was ${action === "decline" ? "declined" : "cancelled"}`);
       },
     });
   } catch (error) {

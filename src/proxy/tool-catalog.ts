@@ -2,7 +2,8 @@
 // not have is answered as the server would answer it (-32602) instead of being
 // held for approval or journalled (R-PROXY-12). Lists change: a name not seen
 // yet is looked up once more before it is called unknown.
-import type { Upstream } from "./upstream.ts";
+import { listTools, toolNames } from "../servers/tools.ts";
+import type { Upstream } from "../servers/upstream.ts";
 
 export class ToolCatalog {
   private readonly known = new Map<Upstream, Set<string>>();
@@ -37,8 +38,7 @@ export class ToolCatalog {
     if (!pending) {
       pending = (async () => {
         await upstream.ensureReady();
-        const tools = upstream.capabilities?.tools ? await upstream.listAll("tools/list", "tools") : [];
-        this.remember(upstream, tools.map((tool: { name?: unknown }) => String(tool.name)));
+        this.remember(upstream, toolNames(await listTools(upstream)));
       })().finally(() => this.refreshing.delete(upstream));
       this.refreshing.set(upstream, pending);
     }

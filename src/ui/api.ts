@@ -8,7 +8,7 @@ import { shownLocation, type Journal } from "../journal/journal.ts";
 import { shortId, type Run } from "../journal/types.ts";
 import { manifestForRun } from "../manifest/discover.ts";
 import { loadManifest } from "../manifest/load.ts";
-import type { Logger } from "../proxy/log.ts";
+import type { Logger } from "../log.ts";
 import { processAlive } from "../processes.ts";
 import { decisionText, settledText } from "../render/runs.ts";
 import { plain } from "../render/style.ts";

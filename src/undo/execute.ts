@@ -5,7 +5,7 @@ import type { Journal } from "../journal/journal.ts";
 import type { Action, Run } from "../journal/types.ts";
 import { createMatcher } from "../manifest/match.ts";
 import type { Manifest } from "../manifest/types.ts";
-import type { Logger } from "../proxy/log.ts";
+import type { Logger } from "../log.ts";
 import { undoSetting } from "./claims.ts";
 import { LiveWorld } from "./live-world.ts";
 import { undoActions, type UndoReport } from "./loop.ts";

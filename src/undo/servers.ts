@@ -4,12 +4,12 @@
 // A seam: the worlds see only UndoServers, and tests pass their own.
 import { SynartesisError } from "../errors.ts";
 import type { Action, Read, ResolvedCall, VerifyCall } from "../journal/types.ts";
+import { errorOf, resultOf } from "../jsonrpc/frames.ts";
+import type { Logger } from "../log.ts";
 import { textOf } from "../manifest/refs.ts";
 import type { Manifest } from "../manifest/types.ts";
-import type { Logger } from "../proxy/log.ts";
-import { readState } from "../proxy/observe.ts";
-import { ownInitialize, ownUpstream } from "../proxy/own-client.ts";
-import { UpstreamError, startFailure, type Upstream } from "../proxy/upstream.ts";
+import { UpstreamError } from "../servers/upstream.ts";
+import { OwnServers } from "../servers/with-servers.ts";
 
 export const IDEMPOTENCY_KEY = "synartesis/idempotency-key";
 
@@ -27,64 +27,34 @@ export interface UndoServers {
 export type WithUndoServers = <T>(manifest: Manifest, log: Logger, work: (servers: UndoServers) => Promise<T>) => Promise<T>;
 
 export const withUndoServers: WithUndoServers = async (manifest, log, work) => {
-  const pool = new ServerPool(manifest, log);
+  const servers = new OwnServers(manifest.servers, { client: "synartesis-undo", log });
+  const known = (name: string) => {
+    if (!Object.hasOwn(manifest.servers, name)) {
+      throw new SynartesisError("config", `the run used server "${name}", which is no longer in the manifest ${manifest.path}`);
+    }
+  };
   try {
-    return await work(pool);
+    return await work({
+      async read(verify) {
+        known(verify.server);
+        return servers.read(verify);
+      },
+      async invert(action, call) {
+        known(call.server);
+        try {
+          const reply = await servers.callTool(call, { [IDEMPOTENCY_KEY]: action.id });
+          const error = errorOf(reply.msg);
+          if (error) return { kind: "failed", text: `${error.message} (JSON-RPC error ${error.code})` };
+          const result = resultOf(reply.msg);
+          if (result?.isError) return { kind: "failed", text: textOf(result) || "the tool reported an error" };
+          return { kind: "ok" };
+        } catch (error) {
+          if (error instanceof UpstreamError) return { kind: error.kind === "not_sent" ? "failed" : "unknown", text: error.message };
+          throw error;
+        }
+      },
+    });
   } finally {
-    await pool.stopAll();
+    await servers.stop();
   }
 };
-
-/** Starts servers on first use, with a handshake of our own. */
-class ServerPool implements UndoServers {
-  private readonly started = new Map<string, Promise<Upstream>>();
-  private readonly all: Upstream[] = [];
-
-  constructor(
-    private readonly manifest: Manifest,
-    private readonly log: Logger,
-  ) {}
-
-  async read(verify: VerifyCall): Promise<Read> {
-    return (await readState(await this.get(verify.server), verify)).read;
-  }
-
-  async invert(action: Action, call: ResolvedCall): Promise<SentInverse> {
-    const upstream = await this.get(call.server);
-    try {
-      const reply = await upstream.ask("tools/call", { name: call.tool, arguments: call.args, _meta: { [IDEMPOTENCY_KEY]: action.id } });
-      if (reply.msg.error) return { kind: "failed", text: `${reply.msg.error.message} (JSON-RPC error ${reply.msg.error.code})` };
-      if (reply.msg.result?.isError) return { kind: "failed", text: textOf(reply.msg.result) || "the tool reported an error" };
-      return { kind: "ok" };
-    } catch (error) {
-      if (error instanceof UpstreamError) return { kind: error.kind === "not_sent" ? "failed" : "unknown", text: error.message };
-      throw error;
-    }
-  }
-
-  private get(name: string): Promise<Upstream> {
-    let upstream = this.started.get(name);
-    if (!upstream) {
-      const spec = this.manifest.servers[name];
-      if (!spec) {
-        return Promise.reject(
-          new SynartesisError("config", `the run used server "${name}", which is no longer in the manifest ${this.manifest.path}`),
-        );
-      }
-      const created = ownUpstream(spec, this.log);
-      this.all.push(created);
-      upstream = created.start(ownInitialize("synartesis-undo")).then(
-        () => created,
-        (error) => {
-          throw startFailure(created, error);
-        },
-      );
-      this.started.set(name, upstream);
-    }
-    return upstream;
-  }
-
-  async stopAll(): Promise<void> {
-    await Promise.all(this.all.map((u) => u.stop()));
-  }
-}

@@ -5,7 +5,7 @@
 // error instead of a stack overflow.
 import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import { rawMember } from "../../src/proxy/raw-json.ts";
+import { rawMember } from "../../src/jsonrpc/raw-json.ts";
 import { BIN, initializeFrame, LineSession, run, tempDir } from "../helpers.ts";
 import { crmStateText, crmWorkspace, fixtureServer, INITIALIZED, journalRows, jsonFrame, killAfterEach, slowWorkspace, waitFor, workspace } from "../fixtures/proxy-kit.ts";
 

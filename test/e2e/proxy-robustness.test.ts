@@ -261,22 +261,28 @@ describe("failures mid-call", () => {
   }, 90_000);
 });
 
+/** A proxy in front of server-everything (every tool readonly), initialized by a client that offers sampling. */
+async function everythingWithSampling(clientName: string): Promise<{ ws: Workspace; session: LineSession }> {
+  const ws = workspace(
+    ["version: 1", "servers:", "  everything:", "    command: node", `    args: [${JSON.stringify(EVERYTHING)}, "stdio"]`, "tools:", '  - match: "everything.*"', "    class: readonly", ""].join("\n"),
+  );
+  const session = proxy(ws, ["--log-level", "warn"]);
+  session.send(
+    JSON.stringify({
+      jsonrpc: "2.0",
+      id: 0,
+      method: "initialize",
+      params: { protocolVersion: "2025-06-18", capabilities: { sampling: {} }, clientInfo: { name: clientName, version: "1" } },
+    }),
+  );
+  await session.response(0);
+  session.send(INITIALIZED);
+  return { ws, session };
+}
+
 describe("a client that closes stdin while a server waits on it", () => {
   test("the server's sampling request is refused, the tool call is answered, and the proxy exits 0", async () => {
-    const ws = workspace(
-      ["version: 1", "servers:", "  everything:", "    command: node", `    args: [${JSON.stringify(EVERYTHING)}, "stdio"]`, "tools:", '  - match: "everything.*"', "    class: readonly", ""].join("\n"),
-    );
-    const session = proxy(ws, ["--log-level", "warn"]);
-    session.send(
-      JSON.stringify({
-        jsonrpc: "2.0",
-        id: 0,
-        method: "initialize",
-        params: { protocolVersion: "2025-06-18", capabilities: { sampling: {} }, clientInfo: { name: "leaver", version: "1" } },
-      }),
-    );
-    await session.response(0);
-    session.send(INITIALIZED);
+    const { ws, session } = await everythingWithSampling("leaver");
     session.send(jsonFrame(1, "tools/call", { name: "trigger-sampling-request", arguments: { prompt: "anyone there?" } }));
     const asked = await session.next((m) => m.method === "sampling/createMessage");
     expect(asked.id).toBeDefined();
@@ -289,6 +295,21 @@ describe("a client that closes stdin while a server waits on it", () => {
     expect(ended).toBe(0);
     expect(journalRows(ws.journal).map((r) => `${r.tool}:${r.status}`)).toEqual(["trigger-sampling-request:failed"]);
   }, 90_000);
+});
+
+describe("frames that are not what they claim", () => {
+  test("params that are not an object get -32602; an answer to a server's request that is not a response is refused to that server, which stops waiting", async () => {
+    const { session } = await everythingWithSampling("sloppy");
+    session.send('{"jsonrpc":"2.0","id":1,"method":"tools/list","params":[1,2]}');
+    expect((await session.response(1)).error.code).toBe(-32602);
+    session.send(jsonFrame(2, "tools/call", { name: "trigger-sampling-request", arguments: { prompt: "anyone there?" } }));
+    const asked = await session.next((m) => m.method === "sampling/createMessage");
+    session.send(`{"jsonrpc":"2.0","id":${JSON.stringify(asked.id)},"result":"a string, not a result"}`);
+    // Well before the server's own 60 s timeout: it was told the answer was not one.
+    const reply = await session.response(2, 30_000);
+    expect(JSON.stringify(reply)).toContain("the client's answer was not a valid JSON-RPC response");
+    expect(await session.close()).toBe(0);
+  }, 60_000);
 });
 
 describe("outcomes of mutating calls", () => {

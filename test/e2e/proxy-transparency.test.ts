@@ -15,7 +15,7 @@ import {
   ToolListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import { BIN, connect, initializeFrame, run } from "../helpers.ts";
-import { INSTRUCTIONS_PREAMBLE } from "../../src/proxy/session.ts";
+import { INSTRUCTIONS_PREAMBLE } from "../../src/proxy/handshake.ts";
 import {
   ADA,
   BUN,

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { firstAmbiguity, idKey, inexactNumber, nestingDepth } from "../../src/proxy/json-check.ts";
-import { rawElements, withIdText } from "../../src/proxy/raw-json.ts";
+import { firstAmbiguity, idKey, inexactNumber, nestingDepth } from "../../src/jsonrpc/json-check.ts";
+import { rawElements, withIdText } from "../../src/jsonrpc/raw-json.ts";
 
 describe("inexactNumber", () => {
   test("numbers a double carries exactly, however they are written", () => {

@@ -1,8 +1,9 @@
 // Reading state through an upstream: the pre-read, the post-read and undo's
 // verification read all ask a tool and interpret its answer the same way.
+import { errorOf, resultOf } from "../jsonrpc/frames.ts";
 import type { Read, VerifyCall } from "../journal/types.ts";
 import { payloadOf, textOf } from "../manifest/refs.ts";
-import { UpstreamError, type Upstream } from "./upstream.ts";
+import { UpstreamError, type Origin, type Upstream } from "./upstream.ts";
 
 /** What a read came back with; for an absence, also the server's words for it (the proxy quotes them when it holds a call). */
 export interface StateRead {
@@ -21,12 +22,14 @@ export function meansAbsent(text: string, absentWhen: string[]): boolean {
   return absentWhen.some((phrase) => lower.includes(phrase.toLowerCase()));
 }
 
-export async function readState(upstream: Upstream, call: VerifyCall): Promise<StateRead> {
+/** `origin`: the client session the read is made for (the pre-read and post-read of its call). */
+export async function readState(upstream: Upstream, call: VerifyCall, origin?: Origin): Promise<StateRead> {
   try {
-    const reply = await upstream.ask("tools/call", { name: call.tool, arguments: call.args });
+    const reply = await upstream.ask("tools/call", { name: call.tool, arguments: call.args }, origin);
     // A protocol error never means absence: the read did not happen as a read.
-    if (reply.msg.error) return { read: { error: `${reply.msg.error.message} (JSON-RPC error ${reply.msg.error.code})` } };
-    const result = reply.msg.result;
+    const error = errorOf(reply.msg);
+    if (error) return { read: { error: `${error.message} (JSON-RPC error ${error.code})` } };
+    const result = resultOf(reply.msg);
     if (result?.isError) {
       const text = textOf(result) || JSON.stringify(result);
       return meansAbsent(text, call.absentWhen) ? { read: { absent: true }, absentText: text } : { read: { error: text } };

@@ -1,4 +1,4 @@
-// JSON-lines logging on stderr for the proxy (stdout belongs to the protocol).
+// JSON-lines logging on stderr (stdout belongs to the protocol in the proxy, to data in the CLI).
 
 export const LOG_LEVELS = ["trace", "debug", "info", "warn", "error", "silent"] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];

@@ -1,0 +1,131 @@
+// JSON-RPC messages as Synartesis reads them, from a client or a server: each
+// one typed with the SDK's guards and kept beside the raw text it came in, so
+// it can be forwarded byte for byte and its id echoed as the exact bytes its
+// sender wrote (2^53+1 stays 2^53+1, 1e400 stays 1e400).
+import {
+  ErrorCode,
+  isJSONRPCErrorResponse,
+  isJSONRPCNotification,
+  isJSONRPCRequest,
+  isJSONRPCResultResponse,
+  type JSONRPCErrorResponse,
+  type JSONRPCNotification,
+  type JSONRPCRequest,
+  type JSONRPCResultResponse,
+  type Result,
+} from "@modelcontextprotocol/sdk/types.js";
+import { idKey } from "./json-check.ts";
+import { rawMember } from "./raw-json.ts";
+
+/** A request's id: `text` is the exact bytes its sender wrote (echoed back as they came), `key` its identity. */
+export interface MessageId {
+  text: string;
+  key: string;
+}
+
+export type Response = JSONRPCResultResponse | JSONRPCErrorResponse;
+
+export interface RequestFrame {
+  kind: "request";
+  raw: string;
+  id: MessageId;
+  msg: JSONRPCRequest;
+}
+
+export interface NotificationFrame {
+  kind: "notification";
+  raw: string;
+  msg: JSONRPCNotification;
+}
+
+export interface ResponseFrame {
+  kind: "response";
+  raw: string;
+  id: MessageId;
+  msg: Response;
+}
+
+/** A message nobody can act on, with the error that answers it (`id` null when none could be read). */
+export interface InvalidFrame {
+  kind: "invalid";
+  raw: string;
+  id: MessageId | null;
+  code: ErrorCode;
+  message: string;
+  /** What it looked like: a notification or a response gets no answer (JSON-RPC answers only requests). */
+  looksLike: "request" | "notification" | "response" | "nothing";
+}
+
+export type Frame = RequestFrame | NotificationFrame | ResponseFrame | InvalidFrame;
+
+export const isId = (value: unknown): value is string | number => typeof value === "string" || typeof value === "number";
+
+export const isRecord = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === "object" && !Array.isArray(value);
+
+/** The id of a message as it was written, when it is a valid request id. */
+export function messageIdOf(value: unknown, raw: string): MessageId | undefined {
+  if (!isRecord(value) || !isId(value.id)) return undefined;
+  const text = rawMember(raw, "id") ?? JSON.stringify(value.id);
+  return { text, key: idKey(text) };
+}
+
+/** The id key of a number the proxy chose itself (its own requests, forwarded server requests). */
+export function numberKey(id: number): string {
+  return idKey(String(id));
+}
+
+function invalid(looksLike: InvalidFrame["looksLike"], raw: string, id: MessageId | null, code: ErrorCode, message: string): InvalidFrame {
+  return { kind: "invalid", raw, id, code, message, looksLike };
+}
+
+/** Whether an invalid message is answered with its error (only what may be a request is). */
+export function deservesAnswer(frame: InvalidFrame): boolean {
+  return frame.looksLike === "request" || frame.looksLike === "nothing";
+}
+
+/**
+ * One parsed message, typed. The SDK's guards check the envelope (jsonrpc,
+ * method, params and its _meta, result, error); the id is checked here, because
+ * any JSON string or number is an id to echo back exactly, while the guards
+ * refuse numbers like 2^53+1. Members beyond the envelope travel untouched and
+ * are left out of the check.
+ */
+export function frameOf(value: unknown, raw: string): Frame {
+  const id = messageIdOf(value, raw) ?? null;
+  if (!isRecord(value) || value.jsonrpc !== "2.0") {
+    return invalid("nothing", raw, id, ErrorCode.InvalidRequest, 'Invalid Request: expected a JSON-RPC 2.0 object ("jsonrpc": "2.0")');
+  }
+  // `"params": null` is read as no params (some JSON-RPC libraries write absent params so).
+  const params = value.params === undefined || value.params === null ? {} : { params: value.params };
+  if (typeof value.method === "string") {
+    const badParams = `Invalid params: the params of ${value.method} must be an object (with _meta an object, its progressToken a string or a number)`;
+    if (value.id === undefined) {
+      if (!isJSONRPCNotification({ jsonrpc: "2.0", method: value.method, ...params })) return invalid("notification", raw, null, ErrorCode.InvalidParams, badParams);
+      return { kind: "notification", raw, msg: value as JSONRPCNotification };
+    }
+    if (!id) return invalid("request", raw, null, ErrorCode.InvalidRequest, "Invalid Request: id must be a string or a number");
+    if (!isJSONRPCRequest({ jsonrpc: "2.0", id: 0, method: value.method, ...params })) return invalid("request", raw, id, ErrorCode.InvalidParams, badParams);
+    return { kind: "request", raw, id, msg: value as JSONRPCRequest };
+  }
+  if (id && (value.result !== undefined || value.error !== undefined)) {
+    const envelope = { jsonrpc: "2.0", id: 0, ...(value.result === undefined ? {} : { result: value.result }), ...(value.error === undefined ? {} : { error: value.error }) };
+    if (isJSONRPCResultResponse(envelope) || isJSONRPCErrorResponse(envelope)) return { kind: "response", raw, id, msg: value as Response };
+    return invalid("response", raw, id, ErrorCode.InvalidRequest, "Invalid Request: not a valid JSON-RPC response (a result object, or an error with a code and a message)");
+  }
+  return invalid("nothing", raw, id, ErrorCode.InvalidRequest, "Invalid Request: no method");
+}
+
+/** A response's error, when it is an error response. */
+export function errorOf(msg: Response): JSONRPCErrorResponse["error"] | undefined {
+  return "error" in msg ? msg.error : undefined;
+}
+
+/** A response's result, when it is a result. */
+export function resultOf(msg: Response): Result | undefined {
+  return "result" in msg ? msg.result : undefined;
+}
+
+/** The params of a request or notification as a record (empty when it has none). */
+export function paramsOf(msg: JSONRPCRequest | JSONRPCNotification): Record<string, unknown> {
+  return msg.params ?? {};
+}

@@ -1,0 +1,27 @@
+// JSON-RPC lines Synartesis writes itself, with ids echoed as the exact bytes
+// their sender wrote (2^53+1 stays 2^53+1, 1e400 stays 1e400).
+import type { ErrorCode } from "@modelcontextprotocol/sdk/types.js";
+import type { MessageId } from "./frames.ts";
+
+/** Codes the SDK's ErrorCode lacks: a request before initialize (LSP's ServerNotInitialized), a declined sampling request (the MCP specification's "user rejected"). */
+export const NOT_INITIALIZED = -32002;
+export const USER_REJECTED = -1;
+export type Code = ErrorCode | typeof NOT_INITIALIZED | typeof USER_REJECTED;
+
+export function errorLine(id: MessageId | null, code: Code, message: string): string {
+  return `{"jsonrpc":"2.0","id":${id?.text ?? "null"},"error":${JSON.stringify({ code, message })}}`;
+}
+
+export function resultLine(id: MessageId, result: unknown): string {
+  return `{"jsonrpc":"2.0","id":${id.text},"result":${JSON.stringify(result)}}`;
+}
+
+/** A tool error result for the request whose id was written as `idText`. */
+export function toolErrorLine(idText: string, text: string): string {
+  return `{"jsonrpc":"2.0","id":${idText},"result":${JSON.stringify({ content: [{ type: "text", text }], isError: true })}}`;
+}
+
+/** A request or notification of Synartesis's own (no id: a notification). */
+export function messageLine(method: string, params?: unknown, id?: number): string {
+  return JSON.stringify({ jsonrpc: "2.0", ...(id === undefined ? {} : { id }), method, ...(params === undefined ? {} : { params }) });
+}

@@ -1,0 +1,355 @@
+// One client connection of the proxy: reads the client's JSON-RPC lines,
+// keeps its requests in flight (one per id) and their cancellations, answers
+// initialize, hands every other request to the method dispatch, and carries
+// what the servers send it (held until the client is initialized). It knows
+// nothing of how servers are reached: they belong to the pool it joins, which
+// other sessions may share.
+import { ErrorCode } from "@modelcontextprotocol/sdk/types.js";
+import type { SignInRequired } from "../auth/provider.ts";
+import { SynartesisError } from "../errors.ts";
+import type { JournalError } from "../journal/journal.ts";
+import { deservesAnswer, frameOf, isId, isRecord, paramsOf, type Frame, type MessageId, type NotificationFrame, type RequestFrame } from "../jsonrpc/frames.ts";
+import { idKey, MAX_NESTING, nestingDepth } from "../jsonrpc/json-check.ts";
+import { errorLine, messageLine, NOT_INITIALIZED, resultLine, toolErrorLine } from "../jsonrpc/messages.ts";
+import { rawElements, rawMember } from "../jsonrpc/raw-json.ts";
+import { startFailure, UpstreamError, type Upstream } from "../servers/upstream.ts";
+import { ClientRequest } from "./client-request.ts";
+import { drain, type DrainEnd } from "./drain.ts";
+import { failureText, initializeResult, startServers } from "./handshake.ts";
+import { dispatch, placeInQueue, type MethodContext } from "./methods.ts";
+import { NO_CLIENT, type PoolMember } from "./pool.ts";
+import { SessionRun, type RecordingOptions } from "./session-run.ts";
+import { signInThroughClient } from "./sign-in.ts";
+import { ToClient } from "./to-client.ts";
+
+/** How long a session that never initialized waits at its end for a server to fail to start. */
+const START_GRACE_MS = 300;
+
+export interface ClientSessionOptions extends RecordingOptions {
+  /** Where lines for the client go (one JSON-RPC message each). */
+  write(line: string): void;
+  /**
+   * When the session fails before any initialize arrived (a server would not
+   * start), how long to wait for one so the client sees why (R-PROXY-14).
+   */
+  initializeWaitMs: number;
+}
+
+export class ClientSession implements PoolMember {
+  readonly run: SessionRun;
+  private phase: "waiting" | "initializing" | "ready" | "failed" = "waiting";
+  private readonly ready: Promise<void>;
+  private markReady!: () => void;
+  private clientReady = false;
+  private readonly heldForClient: Array<() => void> = [];
+  private readonly inflight = new Set<Promise<void>>();
+  /** Client requests received and not yet answered, by id key: an id is used by one request at a time. */
+  private readonly requests = new Map<string, ClientRequest>();
+  private readonly toClient: ToClient;
+  private readonly methods: MethodContext;
+  private clientCapabilities: Record<string, unknown> = {};
+  private finishing = false;
+  private finished: Promise<DrainEnd> | undefined;
+  /** An initialize received and not answered yet: a failure is told to it (R-PROXY-14). */
+  private pendingInitialize: MessageId | undefined;
+  /** Rejects when the session cannot go on (a server would not start, a policy names missing tools, the journal broke). */
+  readonly fatal: Promise<never>;
+  /** Why the session cannot go on, once it cannot. */
+  failure: SynartesisError | undefined;
+  private raiseFatal!: () => void;
+  private fatalTimer: ReturnType<typeof setTimeout> | undefined;
+  private readonly signInFor: (upstream: Upstream, needed: SignInRequired) => Promise<boolean>;
+
+  constructor(private readonly options: ClientSessionOptions) {
+    this.run = new SessionRun({ ...options, onJournalError: (error) => this.journalFailed(error) });
+    this.toClient = new ToClient(options.log);
+    this.methods = {
+      pool: options.pool,
+      log: options.log,
+      run: this.run,
+      journalFailed: (error) => this.journalFailed(error),
+      answer: (request, line) => {
+        // A request the client cancelled gets no answer (MCP cancellation).
+        if (!request.cancelled) this.options.write(line);
+      },
+    };
+    this.ready = new Promise((resolve) => (this.markReady = resolve));
+    this.fatal = new Promise<never>((_, reject) => {
+      this.raiseFatal = () => {
+        clearTimeout(this.fatalTimer);
+        reject(this.failure);
+      };
+    });
+    this.fatal.catch(() => {});
+    this.signInFor = signInThroughClient(
+      {
+        canShowUrl: () => this.phase === "ready" && !this.finishing && isRecord(this.clientCapabilities.elicitation) && Boolean(this.clientCapabilities.elicitation.url),
+        ask: (method, params) => {
+          const { line, answer } = this.toClient.ask(method, params);
+          this.options.write(line);
+          return answer;
+        },
+        notify: (method, params) => this.options.write(messageLine(method, params)),
+      },
+      options.log,
+    );
+    options.pool.join(this);
+  }
+
+  private get pool() {
+    return this.options.pool;
+  }
+
+  /** Start the servers' processes now, so one that cannot start is reported as soon as the client says initialize. */
+  async open(): Promise<void> {
+    try {
+      await this.pool.open();
+    } catch (error) {
+      this.fail(error instanceof SynartesisError ? error : new SynartesisError("server", String(error)));
+    }
+  }
+
+  /**
+   * The session cannot go on. The client learns why from its initialize
+   * (R-PROXY-14): the one pending now, or the one it is about to send, for a
+   * little while; then `fatal` rejects and the proxy ends.
+   */
+  private fail(failure: SynartesisError): void {
+    if (this.failure) return;
+    this.failure = failure;
+    const neverInitialized = this.phase === "waiting";
+    // A session that was ready keeps relaying what its servers send while it drains.
+    if (this.phase !== "ready") this.phase = "failed";
+    if (this.pendingInitialize) {
+      this.options.write(errorLine(this.pendingInitialize, ErrorCode.InternalError, failureText(failure)));
+      this.pendingInitialize = undefined;
+    } else if (neverInitialized && this.options.initializeWaitMs > 0) {
+      this.fatalTimer = setTimeout(() => this.raiseFatal(), this.options.initializeWaitMs);
+      return;
+    }
+    this.raiseFatal();
+  }
+
+  /** A journal that cannot be used at all ends the session (exit 2); one that is full may recover. */
+  private journalFailed(error: JournalError): void {
+    if (error.kind === "broken") this.fail(error);
+  }
+
+  // ---- from the client ----
+
+  handleLine(line: string): void {
+    if (line.trim() === "") return;
+    if (nestingDepth(line) > MAX_NESTING) {
+      // Parsed, such a message would only overflow a stack further on: refuse it, naming why.
+      const idText = rawMember(line, "id");
+      const id = idText !== undefined && /^["\d-]/.test(idText) ? { text: idText, key: "" } : null;
+      this.options.write(errorLine(id, ErrorCode.InvalidRequest, `Invalid Request: nesting too deep (more than ${MAX_NESTING} levels of objects and arrays)`));
+      return;
+    }
+    let value: unknown;
+    try {
+      value = JSON.parse(line);
+    } catch {
+      this.options.write(errorLine(null, ErrorCode.ParseError, "Parse error: the line is not valid JSON"));
+      return;
+    }
+    if (Array.isArray(value)) {
+      if (value.length === 0) this.options.write(errorLine(null, ErrorCode.InvalidRequest, "Invalid Request: empty batch"));
+      const raws = rawElements(line);
+      value.forEach((item, index) => this.handleFrame(frameOf(item, raws[index] ?? JSON.stringify(item))));
+      return;
+    }
+    this.handleFrame(frameOf(value, line));
+  }
+
+  private handleFrame(frame: Frame): void {
+    switch (frame.kind) {
+      case "request":
+        return this.track(this.onRequest(frame));
+      case "notification":
+        return this.onNotification(frame);
+      case "response":
+        return this.toClient.answered(frame);
+      case "invalid":
+        if (frame.looksLike === "response") return this.toClient.malformed(frame);
+        if (deservesAnswer(frame)) this.options.write(errorLine(frame.id, frame.code, frame.message));
+    }
+  }
+
+  private track(work: Promise<void>): void {
+    this.inflight.add(work);
+    void work.finally(() => this.inflight.delete(work));
+  }
+
+  private async onRequest(frame: RequestFrame): Promise<void> {
+    const { id, msg } = frame;
+    if (this.requests.has(id.key)) {
+      // Two requests under one id would get each other's answers (and one call another's record).
+      this.options.write(errorLine(id, ErrorCode.InvalidRequest, `Invalid Request: id ${id.text} is already used by a request still in progress`));
+      return;
+    }
+    const request = new ClientRequest(this, id, msg.method);
+    request.turn = placeInQueue(this.pool, frame);
+    this.requests.set(id.key, request);
+    try {
+      if (msg.method === "initialize") return await this.initialize(frame);
+      if (msg.method === "ping") return this.options.write(resultLine(id, {}));
+      if (this.finishing) return this.options.write(errorLine(id, ErrorCode.InternalError, "Synartesis is shutting down; this request was not run"));
+      if (this.phase === "waiting") {
+        return this.options.write(errorLine(id, NOT_INITIALIZED, `${msg.method} before initialize: the client must send initialize first`));
+      }
+      await Promise.race([this.ready, this.fatal]);
+      await dispatch(this.methods, frame, request);
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      this.options.log.error("request failed", { method: msg.method, error: message });
+      if (!request.cancelled) this.options.write(errorLine(id, ErrorCode.InternalError, `Synartesis: ${message}`));
+    } finally {
+      this.requests.delete(id.key);
+      request.turn?.release();
+    }
+  }
+
+  private onNotification(frame: NotificationFrame): void {
+    const { msg, raw } = frame;
+    const params = paramsOf(msg);
+    switch (msg.method) {
+      case "notifications/initialized":
+        this.clientReady = true;
+        this.releaseHeld();
+        return;
+      case "notifications/cancelled": {
+        const requestIdText = isId(params.requestId) ? rawMember(rawMember(raw, "params") ?? "", "requestId") : undefined;
+        // Not forwarded yet (waiting for its turn or a pre-read): the call pipeline sees the flag and stops.
+        if (requestIdText !== undefined) this.requests.get(idKey(requestIdText))?.cancel(typeof params.reason === "string" ? params.reason : undefined);
+        return;
+      }
+      default:
+        for (const upstream of this.pool.upstreams) if (upstream.alive) upstream.sendRaw(raw);
+    }
+  }
+
+  // ---- from the servers (through the pool) ----
+
+  /** Nothing reaches the client before its initialize result, nor before it said it is initialized. */
+  private releaseHeld(): void {
+    if (this.clientReady && this.phase === "ready") for (const deliver of this.heldForClient.splice(0)) deliver();
+  }
+
+  private whenReady(deliver: () => void): boolean {
+    if (this.clientReady && this.phase === "ready") return true;
+    this.heldForClient.push(deliver);
+    return false;
+  }
+
+  serverRequest(upstream: Upstream, frame: RequestFrame): void {
+    if (this.finishing) {
+      // The client is gone (stdin closed) or we are stopping: it will never answer.
+      upstream.sendRaw(errorLine(frame.id, ErrorCode.InternalError, NO_CLIENT));
+      return;
+    }
+    if (this.whenReady(() => this.serverRequest(upstream, frame))) this.options.write(this.toClient.forward(upstream, frame));
+  }
+
+  serverNotification(upstream: Upstream, frame: NotificationFrame): void {
+    if (!this.whenReady(() => this.serverNotification(upstream, frame))) return;
+    if (frame.msg.method !== "notifications/cancelled") return this.options.write(frame.raw);
+    const withdrawn = this.toClient.withdrawn(upstream, frame);
+    if (withdrawn) this.options.write(withdrawn);
+  }
+
+  serverClosed(upstream: Upstream, reason: string): void {
+    if (reason === "stopped" || this.finishing) return;
+    if (this.phase === "waiting" || this.phase === "initializing") {
+      this.fail(startFailure(upstream, new UpstreamError(reason, "closed")));
+    }
+  }
+
+  signIn(upstream: Upstream, needed: SignInRequired): Promise<boolean> {
+    return this.signInFor(upstream, needed);
+  }
+
+  // ---- initialize ----
+
+  private async initialize(frame: RequestFrame): Promise<void> {
+    const { id } = frame;
+    if (this.failure) {
+      this.options.write(errorLine(id, ErrorCode.InternalError, failureText(this.failure)));
+      return this.raiseFatal();
+    }
+    if (this.phase !== "waiting") return this.options.write(errorLine(id, ErrorCode.InvalidRequest, "initialize was already received in this session"));
+    this.phase = "initializing";
+    this.pendingInitialize = id;
+    const params = paramsOf(frame.msg);
+    this.clientCapabilities = isRecord(params.capabilities) ? params.capabilities : {};
+    try {
+      await startServers(this.pool, params);
+    } catch (error) {
+      this.fail(error instanceof SynartesisError ? error : new SynartesisError("server", `the servers could not be set up: ${(error as Error).message}`));
+      return;
+    }
+    // A server that died meanwhile already failed the session, and told this initialize.
+    if (this.failure) return;
+    this.pendingInitialize = undefined;
+
+    const clientInfo = isRecord(params.clientInfo) ? params.clientInfo : {};
+    if (typeof clientInfo.name === "string" && clientInfo.name) this.run.label = clientInfo.name;
+    this.options.log.debug("session started", { client: this.run.label, journal: this.options.journal.path });
+    this.phase = "ready";
+    this.markReady();
+    this.options.write(resultLine(id, initializeResult(this.pool)));
+    this.releaseHeld();
+  }
+
+  // ---- the end ----
+
+  /**
+   * Answer every request already received (within the drain time, R-PROXY-13)
+   * and close the run; the session then leaves the pool. `forced` resolves on
+   * a second signal. Stopping the servers is for whoever owns the pool.
+   */
+  finish(options: { drainMs: number; forced: Promise<void> }): Promise<DrainEnd> {
+    this.finished ??= this.shutDown(options.drainMs, options.forced);
+    return this.finished;
+  }
+
+  private async shutDown(drainMs: number, forced: Promise<void>): Promise<DrainEnd> {
+    // A client that leaves at once must still learn that a server could not start (R-PROXY-10).
+    if (this.phase === "waiting") await Promise.race([this.fatal.catch(() => {}), Bun.sleep(START_GRACE_MS)]);
+    this.finishing = true;
+    // Requests the servers made of the client can no longer be answered: refuse them, so the
+    // calls waiting on them finish now instead of at their timeout.
+    for (const deliver of this.heldForClient.splice(0)) deliver();
+    this.toClient.refuseAll();
+    const end = await drain(
+      {
+        settled: async () => {
+          while (this.inflight.size) await Promise.allSettled([...this.inflight]);
+        },
+        abandon: (reason) => {
+          this.options.log.warn("calls still in flight are given up; their outcome is unknown", { calls: this.requests.size, reason });
+          this.pool.abandon(this, reason);
+        },
+        answerRest: (reason) => this.answerUnanswered(reason),
+      },
+      drainMs,
+      forced,
+    );
+    this.pool.leave(this);
+    await this.run.close();
+    return end;
+  }
+
+  /** The last word for requests nothing else will answer now. */
+  private answerUnanswered(reason: string): void {
+    for (const request of this.requests.values()) {
+      if (request.cancelled) continue;
+      request.cancelled = true;
+      this.options.write(
+        request.method === "tools/call"
+          ? toolErrorLine(request.id.text, `Synartesis could not finish this call: ${reason}. If it reached the server, its outcome is unknown (recorded as pending); check the state before trying again.`)
+          : errorLine(request.id, ErrorCode.InternalError, `Synartesis: ${reason}`),
+      );
+    }
+  }
+}

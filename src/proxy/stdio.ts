@@ -1,0 +1,113 @@
+// The proxy over stdio: one client session on this process's stdin/stdout,
+// over a pool of the manifest's servers, until stdin closes or a signal comes
+// (R-PROXY-9, R-PROXY-13). The entry the `proxy` command uses.
+import { hostname } from "node:os";
+import { isDatabaseUrl, type Journal } from "../journal/journal.ts";
+import { LineSplitter } from "../jsonrpc/lines.ts";
+import type { Logger } from "../log.ts";
+import type { Manifest } from "../manifest/types.ts";
+import { approveCommandFor } from "../self.ts";
+import { ClientSession } from "./client-session.ts";
+import { ServerPool } from "./pool.ts";
+import { credentialsFolder, ProtectedPaths } from "./protected-paths.ts";
+
+export { DEFAULT_DRAIN_SECONDS } from "./drain.ts";
+
+/** How long a proxy whose servers would not start waits for the client's initialize, to answer it with why. */
+const START_FAILURE_WAIT_MS = 5000;
+
+export interface StdioOptions {
+  manifest: Manifest;
+  /** Closed here once the session has ended. */
+  journal: Journal;
+  log: Logger;
+  /** How long calls in flight may still take after EOF or a signal. */
+  drainMs: number;
+  cwd: string;
+}
+
+/** Serve until the client leaves; throws why when the session could not go on (a server would not start, …). */
+export async function serveStdio(options: StdioOptions): Promise<void> {
+  const { manifest, journal, log } = options;
+  // process.exit drops stdout writes still queued (a large last reply would be cut):
+  // count them, and wait for the last one before returning.
+  let unflushed = 0;
+  let drained: (() => void) | undefined;
+  const flushed = () => {
+    if (--unflushed === 0) drained?.();
+  };
+  const flushStdout = async () => {
+    if (unflushed === 0) return;
+    // A client that stopped reading gets a few seconds, not forever.
+    await Promise.race([new Promise<void>((resolve) => (drained = resolve)), Bun.sleep(5000)]);
+  };
+  const pool = new ServerPool({ manifest, log });
+  const session = new ClientSession({
+    pool,
+    journal,
+    log,
+    write: (line) => {
+      unflushed++;
+      try {
+        process.stdout.write(line + "\n", flushed);
+      } catch {
+        // The client went away; its session ends with stdin.
+        flushed();
+      }
+    },
+    now: () => new Date(),
+    newId: () => crypto.randomUUID(),
+    approveCommand: approveCommandFor(journal.path),
+    host: hostname(),
+    pid: process.pid,
+    // Someone typing at a terminal is told at once; a client gets a moment to send its initialize.
+    initializeWaitMs: process.stdin.isTTY ? 0 : START_FAILURE_WAIT_MS,
+    protectedPaths: new ProtectedPaths({
+      manifest: manifest.path,
+      ...(isDatabaseUrl(journal.path) ? {} : { journal: journal.path }),
+      credentials: credentialsFolder(process.env),
+    }),
+    cwd: options.cwd,
+  });
+  await session.open();
+  log.debug("proxy ready", { manifest: manifest.path, journal: journal.path });
+
+  const input = (async () => {
+    const splitter = new LineSplitter((line) => session.handleLine(line));
+    const decoder = new TextDecoder();
+    for await (const chunk of Bun.stdin.stream()) splitter.push(decoder.decode(chunk, { stream: true }));
+    splitter.end();
+  })();
+  // The first signal starts a bounded shutdown; a second one cuts it short (R-PROXY-13).
+  let stop!: () => void;
+  let force!: () => void;
+  const stopRequested = new Promise<void>((resolve) => (stop = resolve));
+  const forced = new Promise<void>((resolve) => (force = resolve));
+  let signals = 0;
+  const onSignal = (signal: string) => {
+    if (++signals === 1) {
+      log.info("shutting down", { signal, drainSeconds: options.drainMs / 1000 });
+      stop();
+    } else {
+      log.warn("a second signal: stopping now", { signal });
+      force();
+    }
+  };
+  process.on("SIGINT", () => onSignal("SIGINT"));
+  process.on("SIGTERM", () => onSignal("SIGTERM"));
+  // A client that stops reading (EPIPE) has gone: end the session as on EOF.
+  process.stdout.on("error", (error: NodeJS.ErrnoException) => {
+    log.warn("the client stopped reading the proxy's output", { error: error.code ?? error.message });
+    stop();
+  });
+  await Promise.race([input.catch(() => {}), stopRequested, session.fatal.catch(() => {})]);
+  const end = await session.finish({ drainMs: options.drainMs, forced });
+  await pool.stop({ quick: end === "second signal" });
+  try {
+    await journal.close();
+  } catch {}
+  await Promise.race([flushStdout(), forced]);
+  // stdin may close while a server is failing to start: that still ends with its error (R-PROXY-10).
+  if (session.failure) throw session.failure;
+  log.debug("proxy stopped");
+}

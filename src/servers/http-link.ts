@@ -1,0 +1,34 @@
+// A server reached over Streamable HTTP (the SDK's client transport), with the
+// stored OAuth sign-in when the manifest says `auth: oauth`.
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { oauthLink, type OAuthLink } from "../auth/connection.ts";
+import { SynartesisError } from "../errors.ts";
+import type { Logger } from "../log.ts";
+import type { ServerSpec } from "../manifest/types.ts";
+import { transportLink, type Link, type LinkEvents } from "./link.ts";
+
+const HTTP_CLOSE_WAIT_MS = 300;
+
+export async function httpLink(spec: Extract<ServerSpec, { kind: "url" }>, events: LinkEvents, log: Logger): Promise<Link> {
+  let auth: OAuthLink | undefined;
+  try {
+    auth = spec.auth ? oauthLink({ ...spec, auth: spec.auth }) : undefined;
+  } catch (error) {
+    if (error instanceof SynartesisError) throw new Error([error.message, ...error.details].join(" "));
+    throw error;
+  }
+  const transport = new StreamableHTTPClientTransport(new URL(spec.url), { requestInit: { headers: spec.headers }, ...auth?.transportOptions });
+  transport.onerror = (error) => log.warn("http upstream error", { server: spec.name, error: auth?.provider.redact(error.message) ?? error.message });
+  const link = await transportLink(transport, events, async () => {
+    // A server that never answers the session's DELETE must not keep the proxy from exiting.
+    await Promise.race([transport.terminateSession().catch(() => {}), Bun.sleep(HTTP_CLOSE_WAIT_MS)]);
+    await transport.close();
+  });
+  return {
+    ...link,
+    send: (line) =>
+      Promise.resolve(link.send(line)).catch((error: unknown) => {
+        throw auth?.explain(error) ?? error;
+      }),
+  };
+}
