@@ -9,7 +9,7 @@ import type { SignInRequired } from "../auth/provider.ts";
 import { SynartesisError } from "../errors.ts";
 import type { JournalError } from "../journal/journal.ts";
 import { deservesAnswer, frameOf, isId, isRecord, paramsOf, type Frame, type MessageId, type NotificationFrame, type RequestFrame } from "../jsonrpc/frames.ts";
-import { idKey, MAX_NESTING, nestingDepth } from "../jsonrpc/json-check.ts";
+import { duplicateMember, idKey, MAX_NESTING, nestingDepth } from "../jsonrpc/json-check.ts";
 import { errorLine, messageLine, NOT_INITIALIZED, resultLine, toolErrorLine } from "../jsonrpc/messages.ts";
 import { rawElements, rawMember } from "../jsonrpc/raw-json.ts";
 import { startFailure, UpstreamError, type Upstream } from "../servers/upstream.ts";
@@ -156,10 +156,20 @@ export class ClientSession implements PoolMember {
     if (Array.isArray(value)) {
       if (value.length === 0) this.options.write(errorLine(null, ErrorCode.InvalidRequest, "Invalid Request: empty batch"));
       const raws = rawElements(line);
-      value.forEach((item, index) => this.handleFrame(frameOf(item, raws[index] ?? JSON.stringify(item))));
+      value.forEach((item, index) => this.handleMessage(item, raws[index] ?? JSON.stringify(item)));
       return;
     }
-    this.handleFrame(frameOf(value, line));
+    this.handleMessage(value, line);
+  }
+
+  private handleMessage(value: unknown, raw: string): void {
+    const twice = duplicateMember(raw);
+    if (twice !== undefined) {
+      // Which of the two a server would act on is anyone's guess: refuse it before anything is routed or recorded.
+      this.options.write(errorLine(null, ErrorCode.InvalidRequest, `Invalid Request: the message gives "${twice}" twice; nothing was run`));
+      return;
+    }
+    this.handleFrame(frameOf(value, raw));
   }
 
   private handleFrame(frame: Frame): void {

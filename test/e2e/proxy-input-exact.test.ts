@@ -42,6 +42,29 @@ describe("one id, one call", () => {
     ]);
   }, 60_000);
 
+  test("a message that gives \"id\" or \"params\" twice is refused before anything is routed: no reply can be taken for another call's, no row is written", async () => {
+    const ws = slowWorkspace();
+    const session = track(new LineSession([BIN, "proxy", "--manifest", ws.manifest, "--log-level", "warn"], { cwd: ws.dir }));
+    await session.initialize();
+    session.send(jsonFrame(4, "tools/call", { name: "slow_write", arguments: { key: "a", value: "A1", ms: 1000 } }));
+    await waitFor("the slow write's write-ahead row", () => journalRows(ws.journal).find((r) => r.tool === "slow_write"));
+    // The attack: a read whose second "id" is the id the proxy gave the slow write upstream.
+    session.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"read_value","arguments":{"key":"b"}},"id":4}`);
+    session.send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"read_value","arguments":{"key":"b"}},"params":{"name":"slow_write","arguments":{"key":"b","value":"X","ms":0}}}`);
+    const refused = [await session.next((m) => m.error?.message?.includes('"id" twice')), await session.next((m) => m.error?.message?.includes('"params" twice'))];
+    expect(refused).toEqual([
+      { jsonrpc: "2.0", id: null, error: { code: -32600, message: 'Invalid Request: the message gives "id" twice; nothing was run' } },
+      { jsonrpc: "2.0", id: null, error: { code: -32600, message: 'Invalid Request: the message gives "params" twice; nothing was run' } },
+    ]);
+    const write = await session.response(4);
+    expect(write.result.structuredContent).toEqual({ key: "a", value: "A1" });
+    expect(await session.close()).toBe(0);
+    // The slow write is recorded with its own result, and its post-state is the state it left.
+    const rows = journalRows(ws.journal);
+    expect(rows.map((r) => `${r.tool}:${r.status}`)).toEqual(["slow_write:applied"]);
+    expect(JSON.parse(rows[0]!.post_state)).toEqual({ key: "a", value: "A1" });
+  }, 60_000);
+
   test("ids come back as the exact bytes the client sent: 2^53+1, 1e400, 1.0 and an escaped string", async () => {
     const ws = crmWorkspace(crmStateText());
     const ids = ["9007199254740993", "1e400", "1.0", '"caf\\u00e9"', "-0"];
