@@ -62,7 +62,7 @@ describe("one id, one call", () => {
     // The slow write is recorded with its own result, and its post-state is the state it left.
     const rows = journalRows(ws.journal);
     expect(rows.map((r) => `${r.tool}:${r.status}`)).toEqual(["slow_write:applied"]);
-    expect(JSON.parse(rows[0]!.post_state)).toEqual({ key: "a", value: "A1" });
+    expect(JSON.parse(rows[0]!.post_state!)).toEqual({ key: "a", value: "A1" });
   }, 60_000);
 
   test("ids come back as the exact bytes the client sent: 2^53+1, 1e400, 1.0 and an escaped string", async () => {
