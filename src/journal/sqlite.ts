@@ -3,10 +3,11 @@
 // Every multi-statement change is one IMMEDIATE transaction, run to its end
 // without yielding.
 import { Database } from "bun:sqlite";
-import { closeSync, existsSync, mkdirSync, openSync, statSync, type Stats } from "node:fs";
+import { closeSync, existsSync, mkdirSync, openSync, statSync } from "node:fs";
 import { dirname } from "node:path";
 import { SynartesisError } from "../errors.ts";
 import { MIGRATIONS } from "./migrations.ts";
+import { JournalFiles } from "./file-identity.ts";
 import { JournalError, type Journal, type NewAction, type Outcome } from "./journal.ts";
 import { insertedAction, json, likePrefix, observationColumns, onlyMatch, reportFailuresAsJournalErrors, toAction, toRun, warningsColumn, type Row } from "./rows.ts";
 import type { Action, ActionStatus, ResolvedCall, Run, RunStatus, RunSummary, Settled, VerifyCall } from "./types.ts";
@@ -27,20 +28,17 @@ function journalFailure(path: string, error: unknown): unknown {
   return error;
 }
 
-/** The file as it was when opened: a journal deleted or replaced underneath has another identity (or none). */
-type FileIdentity = Pick<Stats, "dev" | "ino">;
-
 export class SqliteJournal implements Journal {
   readonly path: string;
   /** Things about the file a person should know (e.g. other users can read it). */
   readonly warnings: string[];
   private readonly db: Database;
-  private readonly identity: FileIdentity;
+  private readonly files: JournalFiles;
 
-  private constructor(path: string, db: Database, identity: FileIdentity, warnings: string[]) {
+  private constructor(path: string, db: Database, files: JournalFiles, warnings: string[]) {
     this.path = path;
     this.db = db;
-    this.identity = identity;
+    this.files = files;
     this.warnings = warnings;
   }
 
@@ -62,10 +60,10 @@ export class SqliteJournal implements Journal {
     }
     const warnings: string[] = [];
     let db: Database;
-    let identity: FileIdentity;
+    let files: JournalFiles;
     try {
       const stat = statSync(path);
-      identity = { dev: stat.dev, ino: stat.ino };
+      files = new JournalFiles(path);
       if (stat.mode & 0o077) {
         const mode = (stat.mode & 0o777).toString(8).padStart(4, "0");
         warnings.push(`the journal ${path} can be read by other users (mode ${mode}); it holds every recorded argument and result: chmod 600 it`);
@@ -82,7 +80,7 @@ export class SqliteJournal implements Journal {
       const failure = journalFailure(path, error);
       throw failure instanceof JournalError ? failure : new JournalError(path, "broken", (error as Error).message);
     }
-    const journal = new SqliteJournal(path, db, identity, warnings);
+    const journal = new SqliteJournal(path, db, files, warnings);
     try {
       journal.migrate();
     } catch (error) {
@@ -95,18 +93,9 @@ export class SqliteJournal implements Journal {
     this.db.transaction(() => this.db.run("UPDATE migrations SET applied_at = applied_at WHERE rowid = (SELECT MIN(rowid) FROM migrations)")).immediate();
   }
 
-  /** Why the file at `path` is no longer the journal this connection writes into (deleted or replaced), if it is not. */
+  /** Why the files at `path` are no longer the journal this connection writes into (deleted or replaced), if they are not. */
   async identityLost(): Promise<string | undefined> {
-    let now: Stats;
-    try {
-      now = statSync(this.path);
-    } catch {
-      return `the journal ${this.path} was deleted while this proxy was recording into it`;
-    }
-    if (now.ino !== this.identity.ino || now.dev !== this.identity.dev) {
-      return `the journal ${this.path} was replaced by another file while this proxy was recording into it`;
-    }
-    return undefined;
+    return this.files.lost();
   }
 
   async close(): Promise<void> {

@@ -114,6 +114,22 @@ describe("the journal is private (issue 13 item 9)", () => {
 });
 
 describe("a journal deleted or replaced under a running proxy (issue 13 item 11)", () => {
+  test("its -wal and -shm deleted (the newest records): mutating calls are refused and nothing reaches the server", async () => {
+    const ws = slowWorkspace();
+    const proxy = track(new LineSession([BIN, "proxy", "--manifest", ws.manifest], { cwd: ws.dir }));
+    await proxy.initialize();
+    expect((await proxy.request(1, "tools/call", { name: "slow_write", arguments: { key: "a", value: "A1", ms: 0 } })).result.structuredContent).toEqual({ key: "a", value: "A1" });
+    for (const file of [`${ws.journal}-wal`, `${ws.journal}-shm`]) rmSync(file, { force: true });
+    const refused = await proxy.request(2, "tools/call", { name: "slow_write", arguments: { key: "a", value: "A2", ms: 0 } });
+    expect(refused.result.isError).toBe(true);
+    expect(refused.result.content[0].text).toStartWith(
+      `Synartesis did not run this call: it has stopped recording, because the journal's ${ws.journal}-wal was deleted while this proxy was recording into it (it holds the newest records).`,
+    );
+    const after = await proxy.request(3, "tools/call", { name: "read_value", arguments: { key: "a" } });
+    expect(after.result.structuredContent).toEqual({ key: "a", value: "A1" });
+    expect(await proxy.close()).toBe(0);
+  }, 60_000);
+
   for (const how of ["deleted", "replaced"] as const) {
     test(`${how}: mutating calls are refused with a tool error and never reach the server; reads still work`, async () => {
       const ws = slowWorkspace();
