@@ -300,7 +300,7 @@ export class PostgresJournal implements Journal {
   async withdrawRequests(runId: string, fromSeq: number, by: string, at: string): Promise<Action[]> {
     const rows: Row[] = await this.sql`
       UPDATE actions SET status = 'denied', withdrawn_by = ${text(by)}, withdrawn_at = ${at}
-       WHERE run_id = ${runId} AND seq >= ${fromSeq} AND status = 'gated'
+       WHERE run_id = ${runId} AND seq >= ${fromSeq} AND (status = 'gated' OR (status = 'approved' AND spent_by IS NULL))
       RETURNING *`;
     return rows.map(toAction).sort((a, b) => a.seq - b.seq);
   }

@@ -313,7 +313,7 @@ export class SqliteJournal implements Journal {
     const rows = this.db
       .query(
         `UPDATE actions SET status = 'denied', withdrawn_by = ?, withdrawn_at = ?
-          WHERE run_id = ? AND seq >= ? AND status = 'gated' RETURNING *`,
+          WHERE run_id = ? AND seq >= ? AND (status = 'gated' OR (status = 'approved' AND spent_by IS NULL)) RETURNING *`,
       )
       .all(by, at, runId, fromSeq) as Row[];
     return rows.map(toAction).sort((a, b) => a.seq - b.seq);

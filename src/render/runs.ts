@@ -57,7 +57,8 @@ export function actionNotes(action: Action, approveCommand: (id8: string) => str
     note("approve", approveCommand(shortId(action.id)));
   } else if (action.withdrawnAt) {
     if (action.heldReason) note("held", action.heldReason);
-    note("gate", `withdrawn by the undo of this run (${action.withdrawnBy ?? "?"} at ${formatTime(action.withdrawnAt)}); it never ran`);
+    const approved = action.approvedBy ? `approved by ${action.approvedBy} and never used, then ` : "";
+    note("gate", `${approved}withdrawn by the undo of this run (${action.withdrawnBy ?? "?"} at ${formatTime(action.withdrawnAt)}); it never ran`);
   } else if (action.status === "approved" || action.status === "denied") {
     if (action.heldReason) note("held", action.heldReason);
     const verb = action.status === "denied" ? "denied" : "approved";

@@ -18,10 +18,15 @@ export function nothingToUndo(run: Run, opening: Exclude<UndoOpening, { kind: "w
     return [`Nothing to undo: run ${shortId(run.id)} was already rolled back${opening.when ? ` at ${formatTime(opening.when)}` : ""}${opening.by ? ` by ${printable(opening.by)}` : ""}.`];
   }
   return [
-    ...opening.withdrawn.map((a) => `Withdrew the request for approval of #${a.seq} ${callText(a, 200)}: it will not run.`),
-    ...opening.wouldWithdraw.map((a) => `Would withdraw the request for approval of #${a.seq} ${callText(a, 200)}.`),
+    ...opening.withdrawn.map((a) => `Withdrew ${withdrawnWhat(a)} of #${a.seq} ${callText(a, 200)}: it will not run.`),
+    ...opening.wouldWithdraw.map((a) => `Would withdraw ${withdrawnWhat(a)} of #${a.seq} ${callText(a, 200)}.`),
     `Nothing${opening.withdrawn.length || opening.wouldWithdraw.length ? " else" : ""} to undo: no call in this run${fromSeq > 1 ? ` from #${fromSeq} on` : ""} changed anything.`,
   ];
+}
+
+/** A request still waiting, or an approval given and never used. */
+function withdrawnWhat(action: Action): string {
+  return action.approvedBy ? `the approval (by ${printable(action.approvedBy)}, never used)` : "the request for approval";
 }
 
 /** The exact settle commands for an unknown outcome undo stopped at. */

@@ -69,9 +69,12 @@ export function staticVerdict(action: Action): StaticVerdict {
     case "gated":
       return { kind: "skip", why: "held for approval; it never ran (a real undo withdraws the request)" };
     case "approved":
-      return { kind: "skip", why: action.spentBy ? "an approval, spent by the call that ran" : "approved, but never retried; it never ran" };
+      return { kind: "skip", why: action.spentBy ? "an approval, spent by the call that ran" : "approved, but never retried; it never ran (a real undo withdraws the approval)" };
     case "denied":
-      if (action.withdrawnAt) return { kind: "skip", why: `its request for approval was withdrawn by an undo (${action.withdrawnBy ?? "?"}, ${action.withdrawnAt}); it never ran` };
+      if (action.withdrawnAt) {
+        const what = action.approvedBy ? `its approval (by ${action.approvedBy}, never used)` : "its request for approval";
+        return { kind: "skip", why: `${what} was withdrawn by an undo (${action.withdrawnBy ?? "?"}, ${action.withdrawnAt}); it never ran` };
+      }
       return { kind: "skip", why: "denied; it never ran" };
     case "failed":
       if (action.settled === "not_applied") return { kind: "skip", why: `${settledBy(action)} found that it did not run: nothing to undo` };
