@@ -169,6 +169,43 @@ describe("schema (R-MAN-1)", () => {
     ]);
   });
 
+  test("unknown keys beside other shape problems are all found, however deep (typebox stops early inside an object with an unknown key)", () => {
+    expect(
+      problems(
+        yaml(
+          "version: 1",
+          "servers:",
+          "  crm:",
+          "    command: x",
+          "    timeout: 0",
+          "    restart: always",
+          "tools:",
+          "  - match: crm.a",
+          "    class: reversable",
+          "    note: hi",
+          "    snapshot:",
+          "      tool: crm.get",
+          "      retry: 3",
+          "  - crm.b",
+        ),
+      ),
+    ).toEqual([
+      '5:14: "timeout" must be a positive number of seconds',
+      '6:5: unknown key "restart" in server "crm" (allowed: command, args, env, cwd, url, headers, auth, timeout, timeout_max)',
+      '9:12: "class" must be one of readonly, reversible, compensable, irreversible (found "reversable")',
+      '10:5: unknown key "note" in a tool rule (allowed: match, class, gate, snapshot, inverse, idempotent)',
+      '13:7: unknown key "retry" in snapshot (allowed: tool, args, absent_when)',
+      '14:5: item 2 of "tools" must be a map, found a string',
+    ]);
+  });
+
+  test("a server written once and reused through an alias has its unknown key reported at the anchor", () => {
+    expect(problems(yaml("version: 1", "servers:", "  a: &server", "    command: x", "    retries: 2", "  b: *server"))).toEqual([
+      '5:5: unknown key "retries" in server "a" (allowed: command, args, env, cwd, url, headers, auth, timeout, timeout_max)',
+      '5:5: unknown key "retries" in server "b" (allowed: command, args, env, cwd, url, headers, auth, timeout, timeout_max)',
+    ]);
+  });
+
   test("an unknown key does not hide the other problems of its rule", () => {
     expect(problems(withRules("  - match: crm.a", "    class: reversible", "    undo: crm.b"))).toEqual([
       '6:5: a reversible rule needs an "inverse" (the call that puts the state back)',
