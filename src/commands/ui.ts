@@ -6,7 +6,7 @@ import { existsSync } from "node:fs";
 import { openInBrowser } from "../browser.ts";
 import { SynartesisError } from "../errors.ts";
 import { findJournal, findManifest } from "../manifest/discover.ts";
-import { approveCommandFor } from "../self.ts";
+import { decisionCommandFor } from "../self.ts";
 import { startUiServer } from "../ui/server.ts";
 import { currentUser } from "./shared.ts";
 import { journalArg, manifestArg, writeLines } from "./shared.ts";
@@ -49,7 +49,7 @@ export default defineCommand({
     const cwd = process.cwd();
     const journalPath = findJournal(cwd, args);
     const manifest = args.manifest ? findManifest(cwd, args.manifest) : undefined;
-    const server = await startUiServer({ port, journalPath, manifest, cwd, approveCommand: approveCommandFor(journalPath), decider: currentUser() });
+    const server = await startUiServer({ port, journalPath, manifest, cwd, decisionCommand: decisionCommandFor(journalPath), decider: currentUser() });
     writeLines([
       `Review page for the journal ${journalPath}${existsSync(journalPath) ? "" : " (none yet: runs appear once an agent connects through the proxy)"}:`,
       `  ${server.url}`,
