@@ -57,6 +57,27 @@ export async function run(
   return { code, stdout, stderr };
 }
 
+/**
+ * Run the binary with stdout on a pseudo-terminal (util-linux `script`), so it
+ * sees a TTY. stdout and stderr both reach the terminal: `stdout` holds what it
+ * showed, with the terminal's CRLF turned back into LF. Unlike run(), NO_COLOR
+ * is not set unless `env` sets it.
+ */
+export async function runOnTerminal(args: string[], options: { cwd?: string; env?: Record<string, string | undefined> } = {}): Promise<RunResult> {
+  const quote = (word: string) => `'${word.replace(/'/g, `'\\''`)}'`;
+  const env: Record<string, string | undefined> = { ...process.env, TERM: "xterm-256color", ...options.env };
+  if (options.env?.NO_COLOR === undefined) delete env.NO_COLOR;
+  const proc = Bun.spawn(["script", "-qec", [BIN, ...args].map(quote).join(" "), "/dev/null"], {
+    cwd: options.cwd ?? ROOT,
+    env,
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  return { code, stdout: stdout.replace(/\r\n/g, "\n"), stderr };
+}
+
 /** An SDK client connected over stdio to `command args`. */
 export async function connect(
   command: string,

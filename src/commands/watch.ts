@@ -11,7 +11,7 @@ import { styleFor, type Style } from "../render/style.ts";
 import { ONCE_COLUMNS, renderWatch, watchMode, type JournalView, type WatchRun, type WatchState } from "../render/watch.ts";
 import { processAlive } from "../processes.ts";
 import { selfCommandText } from "../self.ts";
-import { journalArg, manifestArg, writeLines } from "./shared.ts";
+import { journalArg, manifestArg, tell, writeLines } from "./shared.ts";
 
 const POLL_MS = 250;
 /** Recent calls printed by a one-shot frame. */
@@ -176,7 +176,7 @@ export default defineCommand({
     const mode = watchMode(Boolean(process.stdout.isTTY), Boolean(args.once), process.env);
     const style = styleFor(process.stdout);
     if (!mode.live) {
-      if (process.stdout.isTTY && !args.once) process.stderr.write(`synartesis: printing the state once: ${mode.reason}\n`);
+      if (process.stdout.isTTY && !args.once) tell(`printing the state once: ${mode.reason}`);
       return printOnce(path, style, command);
     }
     return live(path, style, command);
