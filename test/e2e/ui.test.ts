@@ -6,7 +6,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { chmodSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { run, tempDir } from "../helpers.ts";
+import { run, tempDir, until } from "../helpers.ts";
 import { agent, cli, crmFolder, editState, json, journalRows, SEED, state, stateText, type Call } from "../fixtures/counting-support.ts";
 import { UiProcess } from "../fixtures/ui-kit.ts";
 
@@ -288,8 +288,7 @@ describe("live updates and the command", () => {
     writeFileSync(browser, `#!/bin/sh\nprintf '%s\\n' "$@" > ${JSON.stringify(opened)}\n`);
     chmodSync(browser, 0o755);
     const server = await ui(dir, ["--open"], { BROWSER: browser });
-    const { waitFor } = await import("../fixtures/proxy-kit.ts");
-    expect(await waitFor("the browser to be started", () => readFileSync(opened, "utf8"))).toBe(`${server.url}\n`);
+    expect(await until(() => readFileSync(opened, "utf8"), "the browser to be started")).toBe(`${server.url}\n`);
 
     const busy = await run(["ui", "--no-open", "--port", String(server.port)], { cwd: dir });
     expect(busy).toMatchObject({ code: 2, stdout: "" });
