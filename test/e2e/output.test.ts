@@ -6,7 +6,7 @@ import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { openJournal, type Journal } from "../../src/journal/journal.ts";
-import { BIN, run, tempDir } from "../helpers.ts";
+import { BIN, run, tempDir, until } from "../helpers.ts";
 
 // The preload's default timeout reaches only the first file bun runs; tests sharing the machine need the room.
 setDefaultTimeout(60_000);
@@ -40,7 +40,7 @@ async function slowlyRead(command: string): Promise<{ code: number; stdoutBytes:
   const result = await run(["-c", script], { bin: "bash", env: { ERR_COUNT: errCount } });
   if (result.stderr) throw new Error(result.stderr);
   // The process substitution may finish after the pipeline: wait for its count.
-  for (let i = 0; i < 1000 && !(await Bun.file(errCount).exists() && (await Bun.file(errCount).text()).endsWith("\n")); i++) await Bun.sleep(20);
+  await until(async () => (await Bun.file(errCount).text()).endsWith("\n"), "the count of stderr bytes");
   return { code: result.code, stdoutBytes: Number(result.stdout.trim()), stderrBytes: Number((await Bun.file(errCount).text()).trim()) };
 }
 
