@@ -231,7 +231,7 @@ async function initializeWith(url: string, host: string, origin: string): Promis
   return response.status;
 }
 
-test("the bridge and the fixture's own HTTP refuse a foreign Host or Origin with 403, before any session starts", async () => {
+test.concurrent("the bridge and the fixture's own HTTP refuse a foreign Host or Origin with 403, before any session starts", async () => {
   const bridged = await start(bridgedProxy);
   const direct = await start(() => [BUN, FIXTURE, "--http", "0"]);
   for (const target of [bridged, direct]) {
@@ -249,7 +249,7 @@ test("the bridge and the fixture's own HTTP refuse a foreign Host or Origin with
   expect(journalRuns(bridged.journal)).toEqual([]);
 });
 
-test("through the bridge, a session is one run of the built proxy; what a call asks and logs rides on the call's own stream; DELETE ends the run complete", async () => {
+test.concurrent("through the bridge, a session is one run of the built proxy; what a call asks and logs rides on the call's own stream; DELETE ends the run complete", async () => {
   const target = await start(bridgedProxy);
   const { client, heard } = recordingClient("bed-client");
   // No GET stream: a server message the bridge failed to relate to the call
@@ -288,7 +288,7 @@ test("through the bridge, a session is one run of the built proxy; what a call a
   await client.close();
 });
 
-test("the bearer forwarder adds the token, names the target in its own Host and Origin, passes a foreign one unchanged, and streams", async () => {
+test.concurrent("the bearer forwarder adds the token, names the target in its own Host and Origin, passes a foreign one unchanged, and streams", async () => {
   const seen: Array<Record<string, string | null>> = [];
   const echo = Bun.serve({
     hostname: "127.0.0.1",

@@ -72,6 +72,28 @@ describe.concurrent("one id, one call", () => {
   }, 60_000);
 });
 
+describe.concurrent("an id written twice", () => {
+  test("is read as JSON.parse reads it (the last): the answer carries it, and the server sees only the proxy's own id", async () => {
+    const received = join(tempDir(), "received.log");
+    const ws = workspace(manifestText({ servers: { raw: fixtureServer("raw-server.ts", [], { env: { RAW_LOG: received } }) }, tools: [{ match: "raw.*", class: "readonly" }] }));
+    await using session = new LineSession([BIN, "proxy", "--manifest", ws.manifest, "--log-level", "warn"], { cwd: ws.dir });
+    await session.initialize();
+    session.send('{"jsonrpc":"2.0","id":"first","method":"tools/call","params":{"name":"raw_read","arguments":{}},"id":"second"}');
+    const reply = await session.next((m) => m.id !== undefined);
+    expect(reply.id).toBe("second");
+    expect(reply.result.structuredContent.word).toBe("café");
+    expect(await session.close()).toBe(0);
+    expect(session.lines).toEqual([]);
+    const forwarded = (await Bun.file(received).text()).split("\n").find((line) => line.includes('"tools/call"'))!;
+    expect(forwarded).not.toContain('"first"');
+    expect(forwarded).not.toContain('"second"');
+    // Both id members carry the proxy's id: whichever one the server reads, it answers that request.
+    const ids = [...forwarded.matchAll(/"id":(\d+)/g)].map((m) => m[1]);
+    expect(ids).toHaveLength(2);
+    expect(ids[0]).toBe(ids[1]);
+  }, 60_000);
+});
+
 describe.concurrent("arguments that would not reach the server as they were approved and recorded", () => {
   test("duplicate keys and numbers a double changes are refused with -32602 before any journal row; exact forms pass", async () => {
     const ws = crmWorkspace(crmStateText());
