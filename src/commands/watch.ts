@@ -1,88 +1,19 @@
 // `synartesis watch`: a live view of the journal (R-CLI-5). Polls the journal's
-// data version cheaply and redraws only when something changed; piped or with
-// --once it prints one frame. It never creates a journal.
+// data version cheaply (watch-feed.ts) and redraws only when something
+// changed; piped or with --once it prints one frame. It never creates a journal.
 import { defineCommand } from "citty";
-import { existsSync, statSync } from "node:fs";
 import { SynartesisError } from "../errors.ts";
-import { openJournal, type Journal } from "../journal/journal.ts";
 import { findJournal } from "../manifest/discover.ts";
 import { Screen } from "../render/screen.ts";
 import { styleFor, type Style } from "../render/style.ts";
-import { ONCE_COLUMNS, renderWatch, watchMode, type JournalView, type WatchRun, type WatchState } from "../render/watch.ts";
-import { processAlive } from "../processes.ts";
+import { ONCE_COLUMNS, renderWatch, watchMode, type WatchState } from "../render/watch.ts";
 import { selfCommandText } from "../self.ts";
 import { journalArg, manifestArg, tell, writeLines } from "./shared.ts";
+import { Feed } from "./watch-feed.ts";
 
 const POLL_MS = 250;
 /** Recent calls printed by a one-shot frame. */
 const ONCE_RECENT = 20;
-
-/** Is the proxy that started this run gone? Only knowable for runs of this machine. */
-function proxyGone(run: { host?: string; pid?: number }): boolean {
-  return processAlive(run.host, run.pid) === false;
-}
-
-/**
- * The journal as watch sees it: opened once it exists (never created),
- * re-read only when its data version moves.
- */
-class Feed {
-  view: JournalView | undefined;
-  problem: string | undefined;
-  private journal: Journal | undefined;
-  private version: number | undefined;
-
-  constructor(readonly path: string) {}
-
-  /** Re-read when the journal changed (or `force`); true when the view may differ. */
-  async poll(recentLimit: number, force = false): Promise<boolean> {
-    try {
-      if (!this.journal) {
-        // An empty file is a journal the proxy is creating this instant: let it finish.
-        if (!existsSync(this.path) || statSync(this.path).size === 0) return this.reset(undefined);
-        this.journal = await openJournal(this.path, { create: false });
-        this.version = undefined;
-      }
-      const version = await this.journal.dataVersion();
-      if (!force && version === this.version) return false;
-      this.version = version;
-      const runs = (await this.journal.listRuns()).filter((run) => run.status === "active");
-      this.view = {
-        runs: runs.map((run): WatchRun => (proxyGone(run) ? { ...run, gone: true } : run)),
-        recent: await this.journal.recentActions(recentLimit),
-        waiting: await this.journal.waiting(),
-      };
-      this.problem = undefined;
-      return true;
-    } catch (error) {
-      return this.reset((error as Error).message);
-    }
-  }
-
-  /** Once a second: a proxy may have died, the file may have been removed. */
-  refresh(): void {
-    if (this.journal && !existsSync(this.path)) {
-      this.reset(undefined);
-      return;
-    }
-    if (this.view) this.view.runs = this.view.runs.map((run) => ({ ...run, gone: proxyGone(run) }));
-  }
-
-  private reset(problem: string | undefined): boolean {
-    const changed = this.view !== undefined || this.problem !== problem;
-    this.close();
-    this.view = undefined;
-    this.problem = problem;
-    return changed;
-  }
-
-  close(): void {
-    // Closing a journal whose file vanished may fail: nothing to do about it.
-    this.journal?.close().catch(() => {});
-    this.journal = undefined;
-    this.version = undefined;
-  }
-}
 
 async function printOnce(path: string, style: Style, command: string): Promise<void> {
   const feed = new Feed(path);

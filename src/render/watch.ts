@@ -47,6 +47,18 @@ export interface WatchState {
   problem?: string;
 }
 
+/**
+ * What watch shows of the journal: its active runs, each marked when its proxy
+ * is known to be gone, the recent calls and the calls waiting for a decision.
+ */
+export function journalView(runs: RunSummary[], recent: Action[], waiting: Action[], gone: (run: RunSummary) => boolean): JournalView {
+  return {
+    runs: runs.filter((run) => run.status === "active").map((run): WatchRun => (gone(run) ? { ...run, gone: true } : run)),
+    recent,
+    waiting,
+  };
+}
+
 /** Printed once, when stdout is not a terminal or with --once. */
 export const ONCE_COLUMNS = 100;
 
