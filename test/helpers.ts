@@ -5,13 +5,13 @@ import { afterAll } from "bun:test";
 import { mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { stringify } from "yaml";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from "@modelcontextprotocol/sdk/types.js";
-import type { RawRule, RawServer } from "../src/manifest/schema.ts";
+
+export { manifestText, type ManifestSpec } from "./fixtures/manifest-text.ts";
 
 export const ROOT = join(import.meta.dir, "..");
 export const BIN = join(ROOT, "dist", "synartesis");
@@ -48,17 +48,6 @@ export async function until<T>(
     }
     await Bun.sleep(20);
   }
-}
-
-/** A manifest as data: what the test means, written out as YAML by manifestText(). */
-export interface ManifestSpec {
-  servers: Record<string, RawServer>;
-  tools?: RawRule[];
-}
-
-/** Manifest text (version 1) for these servers and rules. Tests that need a particular layout or a mistake write the text themselves. */
-export function manifestText(spec: ManifestSpec): string {
-  return stringify({ version: 1, ...spec }, { lineWidth: 0 });
 }
 
 /** A fresh empty folder (real path, no symlinks), removed after the test file. */
