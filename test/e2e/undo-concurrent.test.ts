@@ -157,12 +157,12 @@ describe.concurrent("undo against itself", () => {
     expect(keyCounts(entries, "done")).toEqual({ [first!]: 1, [second!]: 1 });
   });
 
-  // The server's timeout also bounds its start: three seconds is room enough beside the tests around it.
+  // The server's timeout also bounds its start: two seconds is room enough beside the tests around it.
   test("an inverse that gets no answer halts undo with its outcome unknown; the next undo checks before resending", async () => {
     const { dir, log } = countingFolder();
-    // Give up on the server after three seconds.
+    // Give up on the server after two seconds.
     const manifestPath = join(dir, "synartesis.yaml");
-    writeFileSync(manifestPath, readFileSync(manifestPath, "utf8").replace("    env: { COUNTING_LOG:", "    timeout: 3\n    env: { COUNTING_LOG:"));
+    writeFileSync(manifestPath, readFileSync(manifestPath, "utf8").replace("    env: { COUNTING_LOG:", "    timeout: 2\n    env: { COUNTING_LOG:"));
     await agent(dir, [
       ["update_customer", { id: "c_001", plan: "free" }],
       ["update_customer", { id: "c_002", plan: "free" }],
