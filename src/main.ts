@@ -4,9 +4,10 @@
 //
 // Output, decided here for every command:
 // - stdout carries data only (a listing, --json, a frame of watch) and, under
-//   `proxy`, the protocol. Everything said to a person goes to stderr as one
-//   line starting "synartesis: " (commands/shared.ts `tell`, and printError
-//   below), made printable, since it may quote an agent's or a server's words.
+//   `proxy`, the protocol. What is said to a person goes to stderr: a note as
+//   one line "synartesis: …" (commands/shared.ts `tell`), an error through
+//   printError below, made printable, since either may quote an agent's or a
+//   server's words.
 // - Colour is decided once, by render/style.ts colourEnabled() (a terminal,
 //   no NO_COLOR, not TERM=dumb): for help below as for every command.
 // - No logging library. consola was a dependency and has been removed: the
