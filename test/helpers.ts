@@ -11,6 +11,8 @@ import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from "@modelcontextprotocol/sdk/types.js";
 
+import { shellQuote } from "../src/self.ts";
+
 export { manifestText, type ManifestSpec } from "./fixtures/manifest-text.ts";
 
 export const ROOT = join(import.meta.dir, "..");
@@ -97,10 +99,9 @@ export async function run(
  * is not set unless `env` sets it.
  */
 export async function runOnTerminal(args: string[], options: { cwd?: string; env?: Record<string, string | undefined> } = {}): Promise<RunResult> {
-  const quote = (word: string) => `'${word.replace(/'/g, `'\\''`)}'`;
   const env: Record<string, string | undefined> = { ...process.env, TERM: "xterm-256color", ...options.env };
   if (options.env?.NO_COLOR === undefined) delete env.NO_COLOR;
-  const proc = Bun.spawn(["script", "-qec", [BIN, ...args].map(quote).join(" "), "/dev/null"], {
+  const proc = Bun.spawn(["script", "-qec", [BIN, ...args].map(shellQuote).join(" "), "/dev/null"], {
     cwd: options.cwd ?? ROOT,
     env,
     stdin: "ignore",
