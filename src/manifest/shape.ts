@@ -13,7 +13,7 @@ function toPath(pointer: string): Path {
 
 const isMap = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === "object" && !Array.isArray(value);
 
-export function getAt(data: unknown, path: Path): unknown {
+function getAt(data: unknown, path: Path): unknown {
   let current = data;
   for (const segment of path) {
     if (current === null || typeof current !== "object") return undefined;
