@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { loadManifest, ManifestError, parseManifest } from "../../src/manifest/load.ts";
 import type { Manifest, ServerSpec } from "../../src/manifest/types.ts";
 import { SynartesisError } from "../../src/errors.ts";
+import { AuthMapSchema, CallSchema, ManifestSchema, RuleSchema, ServerSchema } from "../../src/manifest/schema.ts";
 import { ROOT, tempDir } from "../helpers.ts";
 
 const FILE = "/work/project/synartesis.yaml";
@@ -203,6 +204,33 @@ describe("schema (R-MAN-1)", () => {
     expect(problems(yaml("version: 1", "servers:", "  a: &server", "    command: x", "    retries: 2", "  b: *server"))).toEqual([
       '5:5: unknown key "retries" in server "a" (allowed: command, args, env, cwd, url, headers, auth, timeout, timeout_max)',
       '5:5: unknown key "retries" in server "b" (allowed: command, args, env, cwd, url, headers, auth, timeout, timeout_max)',
+    ]);
+  });
+
+  test("the keys an unknown-key message allows are exactly the schema's own, at every level", () => {
+    const allowed = (message: string) => /\(allowed: (.*)\)$/.exec(message)![1]!.split(", ");
+    const text = yaml(
+      "version: 1",
+      "x: 1",
+      "servers:",
+      "  crm:",
+      "    url: https://crm.example/mcp",
+      "    x: 1",
+      "    auth: { type: oauth, x: 1 }",
+      "tools:",
+      "  - match: crm.a",
+      "    class: reversible",
+      "    x: 1",
+      "    snapshot: { tool: crm.get, x: 1 }",
+      "    inverse: { tool: crm.a, x: 1 }",
+    );
+    expect(problems(text).map((p) => allowed(p))).toEqual([
+      Object.keys(ManifestSchema.properties),
+      Object.keys(ServerSchema.properties),
+      Object.keys(AuthMapSchema.properties),
+      Object.keys(RuleSchema.properties),
+      Object.keys(CallSchema.properties),
+      Object.keys(CallSchema.properties),
     ]);
   });
 
