@@ -58,13 +58,13 @@ export function skipSpace(text: string, i: number): number {
   return i;
 }
 
-/** Spans [start, end) of the values of the given top-level keys of a JSON object text. */
-export function memberSpans(text: string, keys: readonly string[]): Map<string, [number, number]> {
-  const found = new Map<string, [number, number]>();
+/** Every top-level member of a JSON object text whose key is one of `keys`, in text order: [key, start, end) of its value. */
+function membersOf(text: string, keys: readonly string[]): Array<[string, number, number]> {
+  const found: Array<[string, number, number]> = [];
   let i = skipSpace(text, 0);
   if (text.charCodeAt(i) !== OPEN_BRACE) return found;
   i++;
-  while (i < text.length && found.size < keys.length) {
+  while (i < text.length) {
     i = skipSpace(text, i);
     const c = text.charCodeAt(i);
     if (c === CLOSE_BRACE) break;
@@ -79,9 +79,19 @@ export function memberSpans(text: string, keys: readonly string[]): Map<string, 
     if (text.charCodeAt(i) !== COLON) break;
     i = skipSpace(text, i + 1);
     const valueEnd = skipValue(text, i);
-    if (keys.includes(key)) found.set(key, [i, valueEnd]);
+    if (keys.includes(key)) found.push([key, i, valueEnd]);
     i = valueEnd;
   }
+  return found;
+}
+
+/**
+ * Spans [start, end) of the values of the given top-level keys of a JSON
+ * object text. A key written twice is read as JSON.parse reads it: the last one counts.
+ */
+export function memberSpans(text: string, keys: readonly string[]): Map<string, [number, number]> {
+  const found = new Map<string, [number, number]>();
+  for (const [key, start, end] of membersOf(text, keys)) found.set(key, [start, end]);
   return found;
 }
 
@@ -96,11 +106,15 @@ export function withId(text: string, id: string | number | null): string {
   return withIdText(text, JSON.stringify(id));
 }
 
-/** withId with the new id given as JSON text (a client's id, echoed as the exact bytes it sent). */
+/**
+ * withId with the new id given as JSON text (a client's id, echoed as the exact
+ * bytes it sent). An "id" written twice is replaced in both places, so that no
+ * reader, whichever of the two it takes, sees the old one.
+ */
 export function withIdText(text: string, idText: string): string {
-  const span = memberSpans(text, ["id"]).get("id");
-  if (!span) return text;
-  return text.slice(0, span[0]) + idText + text.slice(span[1]);
+  let out = text;
+  for (const [, start, end] of membersOf(text, ["id"]).reverse()) out = out.slice(0, start) + idText + out.slice(end);
+  return out;
 }
 
 /** The raw text of each element of a JSON array text (a batch), byte-identical. */

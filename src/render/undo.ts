@@ -1,7 +1,7 @@
 // What undo says around its steps — the heading, "nothing to undo", the
 // closing summary and how to continue — for the CLI and the review page. Pure.
 import { shortId, type Action, type Run } from "../journal/types.ts";
-import { shellQuote } from "../self.ts";
+import { decisionCommandFor, shellQuote } from "../self.ts";
 import type { UndoOpening } from "../undo/begin.ts";
 import type { UndoReport } from "../undo/execute.ts";
 import type { Step } from "../undo/plan.ts";
@@ -29,11 +29,11 @@ function withdrawnWhat(action: Action): string {
   return action.approvedBy ? `the approval (by ${printable(action.approvedBy)}, never used)` : "the request for approval";
 }
 
-/** The exact settle commands for an unknown outcome undo stopped at. */
+/** The exact settle commands for an unknown outcome undo stopped at (with --journal when the person gave one). */
 export function settleLines(step: Step, journalPath?: string): string[] {
   if (!step.settle) return [];
-  const id = shortId(step.action.id);
-  const command = (flag: string) => ["synartesis", "settle", id, flag, ...(journalPath ? ["--journal", shellQuote(journalPath)] : [])].join(" ");
+  const settle = decisionCommandFor(journalPath || undefined, "synartesis")("settle", shortId(step.action.id));
+  const command = (flag: string) => `${settle} ${flag}`;
   const what = step.settle === "inverse" ? `the inverse undo sent for #${step.action.seq}` : `#${step.action.seq}`;
   return [
     `Once you know whether ${what} ran, record it:`,

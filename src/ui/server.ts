@@ -4,6 +4,7 @@
 // the page's own origin. Serves the embedded page and the API.
 import type { Server } from "bun";
 import { SynartesisError } from "../errors.ts";
+import type { DecisionCommand } from "../self.ts";
 import { handleApi, jsonResponse, type ApiContext } from "./api.ts";
 import { loadAssets, type Asset } from "./assets.ts";
 import { ChangeFeed } from "./events.ts";
@@ -19,7 +20,8 @@ export interface UiServerOptions {
   /** An explicit manifest for undo (absolute), instead of the one each run was recorded with. */
   manifest?: string;
   cwd: string;
-  approveCommand(id8: string): string;
+  /** The commands that decide a call, for this journal. */
+  decisionCommand: DecisionCommand;
   decider: string;
 }
 
@@ -66,7 +68,7 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
     ...(options.manifest ? { manifest: options.manifest } : {}),
     cwd: options.cwd,
     now: () => new Date(),
-    approveCommand: options.approveCommand,
+    decisionCommand: options.decisionCommand,
     decider: options.decider,
     undos,
     keepOpen: (request) => server.timeout(request, 0),

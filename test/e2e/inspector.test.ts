@@ -20,7 +20,7 @@ async function inspector(ws: Workspace, args: string[]): Promise<RunResult> {
   return { ...result, stderr: notInfo.join("\n") };
 }
 
-test("mcp-inspector --cli lists the toy CRM's tools through the proxy", async () => {
+test.concurrent("mcp-inspector --cli lists the toy CRM's tools through the proxy", async () => {
   const ws = crmWorkspace(crmStateText());
   const listed = await inspector(ws, ["--method", "tools/list"]);
   expect([listed.code, listed.stderr]).toEqual([0, ""]);
@@ -31,7 +31,7 @@ test("mcp-inspector --cli lists the toy CRM's tools through the proxy", async ()
   expect(journalRuns(ws.journal)).toEqual([]);
 });
 
-test("mcp-inspector --cli calls get_customer through the proxy: the record comes back and the call is journalled", async () => {
+test.concurrent("mcp-inspector --cli calls get_customer through the proxy: the record comes back and the call is journalled", async () => {
   const ws = crmWorkspace(crmStateText());
   const called = await inspector(ws, ["--method", "tools/call", "--tool-name", "get_customer", "--tool-arg", "id=c_001"]);
   expect([called.code, called.stderr]).toEqual([0, ""]);
@@ -43,7 +43,7 @@ test("mcp-inspector --cli calls get_customer through the proxy: the record comes
   ]);
 });
 
-test("mcp-inspector --cli: send_email is held (exit 5, the approve command), runs once after `synartesis approve`", async () => {
+test.concurrent("mcp-inspector --cli: send_email is held (exit 5, the approve command), runs once after `synartesis approve`", async () => {
   const ws = crmWorkspace(crmStateText());
   const email = ["--method", "tools/call", "--tool-name", "send_email", "--tool-arg", "to=ada@example.com", "subject=Hello", "body=Welcome back"];
   const held = await inspector(ws, email);

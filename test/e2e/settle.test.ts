@@ -8,7 +8,7 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { BIN, LineSession } from "../helpers.ts";
+import { BIN, LineSession, tempDir, until } from "../helpers.ts";
 import {
   ADA,
   ageCalls,
@@ -23,10 +23,8 @@ import {
   SEED,
   state,
   TOY_MANIFEST,
-  until,
   type Call,
 } from "../fixtures/counting-support.ts";
-import { tempDir } from "../helpers.ts";
 import { crmStateText } from "../fixtures/proxy-kit.ts";
 
 // The preload's default timeout reaches only the first file bun runs; tests sharing the machine need the room.

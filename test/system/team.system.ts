@@ -9,11 +9,10 @@
 import { afterAll, expect, setDefaultTimeout, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { BIN, LineSession, run, tempDir, type RunResult } from "../helpers.ts";
+import { BIN, LineSession, run, tempDir, until, type RunResult } from "../helpers.ts";
 import { countingLog, countingManifest, frames, SEED, type Call } from "../fixtures/counting-support.ts";
 import { clientFor, firstMigrationOnly, freshDatabase, POSTGRES_URL, testPassword, urlFor } from "../fixtures/postgres.ts";
 import { shellWord, Tmux } from "../fixtures/tmux.ts";
-import { waitFor } from "../fixtures/proxy-kit.ts";
 
 setDefaultTimeout(240_000);
 if (!POSTGRES_URL) throw new Error("SYNARTESIS_TEST_POSTGRES is not set: this check needs a PostgreSQL (scripts/pg-cluster.sh start DIR prints its URL)");
@@ -177,7 +176,7 @@ test("an undo killed mid-way on one machine: its claim expires, and an undo on t
 
   // The server never answers the second inverse: the undo is killed while it is in flight.
   const undo = Bun.spawn([BIN, "undo", "--journal", url], { cwd: here, env: { ...process.env, COUNTING_HANG_KEYED: "2" }, stdout: "pipe", stderr: "pipe" });
-  await waitFor("the second inverse to be sent", () => keyed("recv").includes(second) && keyed("done").includes(third));
+  await until(() => keyed("recv").includes(second) && keyed("done").includes(third), "the second inverse to be sent");
   undo.kill(9);
   await undo.exited;
 
@@ -209,7 +208,7 @@ test("kill -9 of a proxy mid-call leaves its call pending; undo from the other f
   const done = await session.request(1, "tools/call", { name: "update_customer", arguments: { id: "c_001", plan: "free" } });
   expect(done.result.isError).toBeFalsy();
   session.send({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "delete_customer", arguments: { id: "c_002" } } });
-  await waitFor("the call to reach the server", () => countingLog(join(here, "calls-1.log")).some((e) => e.event === "recv" && e.tool === "delete_customer"));
+  await until(() => countingLog(join(here, "calls-1.log")).some((e) => e.event === "recv" && e.tool === "delete_customer"), "the call to reach the server");
   session.proc.kill(9);
   await session.proc.exited;
 
