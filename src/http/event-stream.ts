@@ -4,6 +4,7 @@
 // server wrote it (only its id replaced, as over stdio).
 const encoder = new TextEncoder();
 const KEEP_ALIVE = encoder.encode(": keep-alive\n\n");
+const OPEN = encoder.encode(": open\n\n");
 
 /**
  * The event carrying one line. SSE ends a field at CR, LF or CRLF; in JSON
@@ -19,6 +20,7 @@ export class EventStream {
   readonly body: ReadableStream<Uint8Array>;
   private controller!: ReadableStreamDefaultController<Uint8Array>;
   private ended = false;
+  private sentAnything = false;
 
   /** `onEnd` runs once, when the stream is closed or the client went away. */
   constructor(private readonly onEnd: (stream: EventStream) => void = () => {}) {
@@ -45,6 +47,15 @@ export class EventStream {
     this.enqueue(KEEP_ALIVE);
   }
 
+  /**
+   * The response is being handed out: when nothing is in it yet, a comment,
+   * since Bun sends a streamed response's headers with its first bytes and a
+   * client waits for them (a GET stream may stay quiet for long, a call take long).
+   */
+  opening(): void {
+    if (!this.sentAnything) this.enqueue(OPEN);
+  }
+
   close(): void {
     if (this.ended) return;
     this.end();
@@ -59,6 +70,7 @@ export class EventStream {
     if (this.ended) return false;
     try {
       this.controller.enqueue(bytes);
+      this.sentAnything = true;
       return true;
     } catch {
       this.end();

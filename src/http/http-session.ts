@@ -87,6 +87,7 @@ export class HttpSession {
       },
     };
     for (const frame of frames) this.client.handleFrame(frame, owedAnswer(frame) ? channel : undefined);
+    stream.opening();
     return new Response(stream.body, { headers: { ...EVENT_STREAM_HEADERS, ...this.headers } });
   }
 
@@ -99,6 +100,7 @@ export class HttpSession {
     });
     this.standalone = stream;
     for (const line of this.undelivered.splice(0)) stream.send(line);
+    stream.opening();
     return new Response(stream.body, { headers: { ...EVENT_STREAM_HEADERS, ...this.headers } });
   }
 

@@ -199,13 +199,13 @@ export async function serveHttp(options: HttpOptions): Promise<void> {
     }
     throw new SynartesisError("config", `cannot serve on ${options.host}:${options.port}: ${message}`);
   }
-  // Scripts read where to connect from this line, whatever the log level.
-  createLogger("info").info("listening", { url: endpointUrl(options.host, server.port!) });
   if (!isLoopback(options.host)) {
     log.warn("serving beyond this machine: anyone who can reach this address and holds the token can write through every server in the manifest", {
       host: options.host,
     });
   }
+  // Scripts read where to connect from this line, whatever the log level.
+  createLogger("info").info("listening", { url: endpointUrl(options.host, server.port!) });
   const keepAlive = setInterval(() => sessions.forEach((session) => session.keepAlive()), KEEP_ALIVE_MS);
 
   await signals.stopRequested;
