@@ -16,6 +16,7 @@ import type { Manifest } from "../manifest/types.ts";
 import { onStopSignals } from "../proxy/drain.ts";
 import { ServerPool } from "../proxy/pool.ts";
 import { recordingOptions } from "../proxy/session-run.ts";
+import { startFailure, UpstreamError } from "../servers/upstream.ts";
 import { allowedNames, hostAllowed, originAllowed, tokenMatches } from "./guard.ts";
 import { HttpSession } from "./http-session.ts";
 import { plainText, refusal, SESSION_HEADER } from "./responses.ts";
@@ -65,8 +66,17 @@ function endpointUrl(host: string, port: number): string {
 export async function serveHttp(options: HttpOptions): Promise<void> {
   const { log, journal } = options;
   const pool = new ServerPool({ manifest: options.manifest, log });
+  const signals = onStopSignals(log, options.drainMs);
+  let failure: SynartesisError | undefined;
+  // Until a client comes, nobody else hears of a server that dies: then that is why the proxy stops (exit 1, naming it),
+  // as over stdio. Once a session is initializing, it hears of it itself; later a dead server is restarted on next use.
+  const stopWatching = pool.watchClosed((upstream, reason) => {
+    if (reason === "stopped") return;
+    failure ??= startFailure(upstream, new UpstreamError(reason, "closed"));
+    signals.stop();
+  });
   try {
-    // A server that cannot start is known before anyone is told where to connect (exit 1, naming it).
+    // A server that cannot start is known before anyone is told where to connect.
     await pool.open();
   } catch (error) {
     await journal.close().catch(() => {});
@@ -75,8 +85,6 @@ export async function serveHttp(options: HttpOptions): Promise<void> {
   const recording = recordingOptions({ pool, journal, log, cwd: options.cwd });
   const names = allowedNames(options.host, [...options.allowHosts, ...(WILDCARDS.has(options.host) ? interfaceAddresses() : [])]);
   const sessions = new Map<string, HttpSession>();
-  const signals = onStopSignals(log, options.drainMs);
-  let failure: SynartesisError | undefined;
   let stopping = false;
 
   const endSession = async (session: HttpSession) => {
@@ -87,6 +95,7 @@ export async function serveHttp(options: HttpOptions): Promise<void> {
     }
   };
   const openSession = () => {
+    stopWatching();
     const session = new HttpSession({
       id: crypto.randomUUID(),
       recording,

@@ -242,6 +242,27 @@ describe("the endpoint", () => {
   });
 });
 
+describe("a server that will not start (R-PROXY-10, R-PROXY-14)", () => {
+  const serverBlock = (script: string) => ["version: 1", "servers:", "  broken:", `    command: ${JSON.stringify(process.execPath)}`, `    args: ["-e", ${JSON.stringify(script)}]`, "tools: []", ""].join("\n");
+
+  test("dying before any client came: exit 1 naming it and quoting its stderr", async () => {
+    const ws = workspace(serverBlock("console.error('cannot open the database'); process.exit(3)"));
+    const result = await run(["proxy", "--http", "0", "--manifest", ws.manifest], { cwd: ws.dir, env: { SYNARTESIS_TOKEN: TOKEN } });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toEndWith('synartesis: server "broken" would not start: it exited with code 3 before answering\n  its stderr said:\n    cannot open the database\n');
+  });
+
+  test("dying at the first client's initialize: that client is told why, then exit 1", async () => {
+    const ws = workspace(serverBlock("process.stdin.once('data', () => { console.error('refusing every client'); process.exit(4) })"));
+    const proxy = await startHttpProxy(ws);
+    const init = await postRaw(proxy.url, initializeBody());
+    const [answer] = await eventData(init);
+    expect(JSON.parse(answer!).error.message).toStartWith('server "broken" would not start: it exited with code 4 before answering');
+    expect(await proxy.proc.exited).toBe(1);
+    expect(proxy.stderr()).toContain("refusing every client");
+  });
+});
+
 describe("a session ends complete (R-HTTP-4)", () => {
   test("DELETE ends its run complete before it answers; the session is gone after", async () => {
     const ws = crmWorkspace(crmStateText());
