@@ -64,15 +64,16 @@ export class HttpSession {
    * with none (notifications, answers to a server's requests): 202.
    */
   post(frames: Frame[]): Response {
-    this.touched();
     const owed = frames.filter(owedAnswer).length;
     if (owed === 0) {
       for (const frame of frames) this.client.handleFrame(frame);
+      this.touched();
       return new Response(null, { status: 202, headers: this.headers });
     }
     const stream = new EventStream((ended) => this.responses.delete(ended));
     this.responses.add(stream);
     this.inProgress += owed;
+    this.touched();
     let unanswered = owed;
     const channel: RequestChannel = {
       send: (line) => {

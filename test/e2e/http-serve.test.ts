@@ -3,20 +3,22 @@
 // and Origin, /healthz, the Streamable HTTP exchange itself (event-stream
 // answers, 202, the session header, the errors of each kind), results byte for
 // byte, and how a session ends: DELETE and --http-idle.
-import { describe, expect, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { rawMember } from "../../src/jsonrpc/raw-json.ts";
-import { eventData, httpClient, MCP_HEADERS, postRaw, rawSession, startHttpProxy, stopHttpProxiesAfterEach, TOKEN } from "../fixtures/http-kit.ts";
+import { eventData, httpClient, MCP_HEADERS, postRaw, rawSession, startHttpProxy, stopHttpProxiesAfterAll, TOKEN } from "../fixtures/http-kit.ts";
 import { ADA, crmStateText, crmWorkspace, fixtureServer, journalRows, journalRuns, slowWorkspace, waitFor, workspace } from "../fixtures/proxy-kit.ts";
 import { run, tempDir } from "../helpers.ts";
 
-stopHttpProxiesAfterEach();
+stopHttpProxiesAfterAll();
+// Each test starts a proxy and its servers; under load that takes more than bun's default 5 s.
+setDefaultTimeout(60_000);
 
 const initializeBody = (name = "raw-client") =>
   JSON.stringify({ jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name, version: "1" } } });
 
-describe("the token (R-HTTP-2)", () => {
+describe.concurrent("the token (R-HTTP-2)", () => {
   test("none, or fewer than 16 characters: exit 2 before any server starts, the token never echoed", async () => {
     const ws = slowWorkspace();
     const none = await run(["proxy", "--http", "0", "--manifest", ws.manifest], { cwd: ws.dir, env: { SYNARTESIS_TOKEN: undefined } });
@@ -82,8 +84,10 @@ describe("the token (R-HTTP-2)", () => {
     expect(readFileSync(ws.state, "utf8")).toBe(crmStateText());
     proxy.proc.kill("SIGTERM");
     expect(await proxy.proc.exited).toBe(0);
-    expect(proxy.stderr()).not.toContain(TOKEN.slice(0, 16));
-    expect(proxy.stderr()).not.toContain("wrong-token");
+    const logged = await proxy.allStderr;
+    expect(logged).toContain('"msg":"shutting down"');
+    expect(logged).not.toContain(TOKEN.slice(0, 16));
+    expect(logged).not.toContain("wrong-token");
   });
 
   test("--token-file: the file's token (its newline left off) is the one that opens the endpoint", async () => {
@@ -98,7 +102,7 @@ describe("the token (R-HTTP-2)", () => {
   });
 });
 
-describe("Host and Origin (R-HTTP-3)", () => {
+describe.concurrent("Host and Origin (R-HTTP-3)", () => {
   test("403 for a Host or an Origin that is not the bound address, localhost or an allowed name; those pass", async () => {
     const ws = crmWorkspace(crmStateText());
     const proxy = await startHttpProxy(ws, ["--http-allow-host", "mcp.example.com"]);
@@ -140,7 +144,7 @@ describe("Host and Origin (R-HTTP-3)", () => {
   });
 });
 
-describe("the endpoint", () => {
+describe.concurrent("the endpoint", () => {
   test("listening: one JSON line with the URL, also at --log-level silent; /healthz answers without a token and says nothing else", async () => {
     const ws = crmWorkspace(crmStateText());
     const proxy = await startHttpProxy(ws, ["--log-level", "silent"], { SYNARTESIS_TOKEN: TOKEN });
@@ -155,7 +159,7 @@ describe("the endpoint", () => {
     expect([other.status, await other.text()]).toEqual([404, "Not found: the MCP endpoint is /mcp\n"]);
     proxy.proc.kill("SIGTERM");
     expect(await proxy.proc.exited).toBe(0);
-    expect(proxy.stderr().trim().split("\n")).toHaveLength(1);
+    expect((await proxy.allStderr).trim().split("\n")).toHaveLength(1);
   });
 
   test("Streamable HTTP: answers on an event stream with the session header, 202 for notifications, and each refusal with its status", async () => {
@@ -242,7 +246,7 @@ describe("the endpoint", () => {
   });
 });
 
-describe("a server that will not start (R-PROXY-10, R-PROXY-14)", () => {
+describe.concurrent("a server that will not start (R-PROXY-10, R-PROXY-14)", () => {
   const serverBlock = (script: string) => ["version: 1", "servers:", "  broken:", `    command: ${JSON.stringify(process.execPath)}`, `    args: ["-e", ${JSON.stringify(script)}]`, "tools: []", ""].join("\n");
 
   test("dying before any client came: exit 1 naming it and quoting its stderr", async () => {
@@ -259,11 +263,11 @@ describe("a server that will not start (R-PROXY-10, R-PROXY-14)", () => {
     const [answer] = await eventData(init);
     expect(JSON.parse(answer!).error.message).toStartWith('server "broken" would not start: it exited with code 4 before answering');
     expect(await proxy.proc.exited).toBe(1);
-    expect(proxy.stderr()).toContain("refusing every client");
+    expect(await proxy.allStderr).toContain("refusing every client");
   });
 });
 
-describe("a session ends complete (R-HTTP-4)", () => {
+describe.concurrent("a session ends complete (R-HTTP-4)", () => {
   test("DELETE ends its run complete before it answers; the session is gone after", async () => {
     const ws = crmWorkspace(crmStateText());
     const proxy = await startHttpProxy(ws);
@@ -280,15 +284,15 @@ describe("a session ends complete (R-HTTP-4)", () => {
 
   test("--http-idle: a session without a request for that long ends, its run complete; not while a call of its own is running", async () => {
     const ws = slowWorkspace();
-    // 0.03 minutes: 1.8 s without a request; slow_write takes 3 s.
+    // 0.03 minutes: 1.8 s without a request; this slow_write takes 2.5 s.
     const proxy = await startHttpProxy(ws, ["--http-idle", "0.03"]);
     const session = { "Mcp-Session-Id": await rawSession(proxy.url, "idle-agent") };
-    const call = await postRaw(proxy.url, '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow_write","arguments":{"key":"a","value":"A1"}}}', session);
+    const call = await postRaw(proxy.url, '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow_write","arguments":{"key":"a","value":"A1","ms":2500}}}', session);
     expect(JSON.parse((await eventData(call))[0]!).result.structuredContent).toEqual({ key: "a", value: "A1" });
     expect(journalRows(ws.journal).map((row) => [row.tool, row.status])).toEqual([["slow_write", "applied"]]);
     await waitFor("the idle session's run to complete", () => journalRuns(ws.journal)[0]?.status === "complete");
     expect(journalRuns(ws.journal)).toMatchObject([{ label: "idle-agent", status: "complete" }]);
-    expect(proxy.stderr()).toContain('"msg":"session ended: no request for --http-idle","client":"idle-agent","idleMinutes":0.03}');
+    await waitFor("the log line", () => proxy.stderr().includes('"msg":"session ended: no request for --http-idle","client":"idle-agent","idleMinutes":0.03}'));
     expect((await postRaw(proxy.url, '{"jsonrpc":"2.0","id":2,"method":"ping"}', session)).status).toBe(404);
   });
 });

@@ -4,18 +4,20 @@
 // are serialised across sessions; undo of one session's run restores its
 // records exactly; a server's request reaches only the session whose call
 // caused it; gates work as over stdio; SIGTERM drains every session.
-import { describe, expect, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
-import { eventData, httpClient, postRaw, rawSession, startHttpProxy, stopHttpProxiesAfterEach } from "../fixtures/http-kit.ts";
+import { eventData, httpClient, postRaw, rawSession, startHttpProxy, stopHttpProxiesAfterAll } from "../fixtures/http-kit.ts";
 import { ALAN, crmStateText, crmWorkspace, fixtureServer, GRACE, journalRows, journalRuns, processExists, SEED, slowWorkspace, waitFor, workspace } from "../fixtures/proxy-kit.ts";
 import { run } from "../helpers.ts";
 
-stopHttpProxiesAfterEach();
+stopHttpProxiesAfterAll();
+// Each test starts a proxy and its servers; under load that takes more than bun's default 5 s.
+setDefaultTimeout(60_000);
 
 const textOf = (result: Record<string, unknown>) => (result.content as Array<{ text: string }>)[0]!.text;
 
-describe("sessions share one pool of servers (R-HTTP-4/5)", () => {
+describe.concurrent("sessions share one pool of servers (R-HTTP-4/5)", () => {
   test("three sessions at once: a run each, 100 interleaved updates of one record serialised, the third's undo restores its records exactly", async () => {
     const ws = crmWorkspace(crmStateText());
     const proxy = await startHttpProxy(ws);
@@ -112,7 +114,7 @@ describe("sessions share one pool of servers (R-HTTP-4/5)", () => {
     const actionId = /Action id: ([0-9a-f]+)\./.exec(textOf(held))![1]!;
     const outbox = () => JSON.parse(readFileSync(ws.state, "utf8")).outbox.map((mail: Record<string, string>) => [mail.to, mail.subject]);
     expect(outbox()).toEqual([]);
-    expect(proxy.stderr()).toContain(`"msg":"call held for approval","server":"crm","tool":"send_email","action":"${actionId}"`);
+    await waitFor("the held call's log line", () => proxy.stderr().includes(`"msg":"call held for approval","server":"crm","tool":"send_email","action":"${actionId}"`));
 
     expect((await run(["approve", actionId, "--journal", ws.journal], { cwd: ws.dir })).code).toBe(0);
     const sent = await client.callTool(email);
@@ -130,22 +132,22 @@ describe("sessions share one pool of servers (R-HTTP-4/5)", () => {
   }, 60_000);
 });
 
-describe("shutdown (R-HTTP-6, R-PROXY-13)", () => {
+describe.concurrent("shutdown (R-HTTP-6, R-PROXY-13)", () => {
   test("SIGTERM with calls in flight in two sessions: one that finishes within the drain is answered, one that hangs gets its unknown outcome; exit 0, runs complete, no orphan", async () => {
     const ws = slowWorkspace();
-    const proxy = await startHttpProxy(ws, ["--drain", "3"]);
+    const proxy = await startHttpProxy(ws, ["--drain", "2"]);
     const first = { "Mcp-Session-Id": await rawSession(proxy.url, "quick-agent") };
     const second = { "Mcp-Session-Id": await rawSession(proxy.url, "hung-agent") };
     const call = (key: string, ms: number) => JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "slow_write", arguments: { key, value: `${key}1`, ms } } });
     // Each response's headers come once the proxy has the call: the quick one first, the hung one queued behind it.
-    const quick = await postRaw(proxy.url, call("a", 500), first);
+    const quick = await postRaw(proxy.url, call("a", 300), first);
     const hung = await postRaw(proxy.url, call("b", 600_000), second);
     const pid = Number(await waitFor("the slow server's pid", () => readFileSync(ws.pidFile, "utf8")));
     proxy.proc.kill("SIGTERM");
     expect(JSON.parse((await eventData(quick))[0]!).result.structuredContent).toEqual({ key: "a", value: "a1" });
     const unknown = JSON.parse((await eventData(hung))[0]!).result;
     expect(unknown.isError).toBe(true);
-    expect(unknown.content[0].text).toContain("stopped waiting for the server after 3 s (--drain)");
+    expect(unknown.content[0].text).toContain("stopped waiting for the server after 2 s (--drain)");
     expect(unknown.content[0].text).toContain("Its outcome is unknown and is recorded as pending");
     expect(await proxy.proc.exited).toBe(0);
     expect(processExists(pid)).toBe(false);
@@ -157,6 +159,6 @@ describe("shutdown (R-HTTP-6, R-PROXY-13)", () => {
       ["quick-agent", "complete"],
       ["hung-agent", "complete"],
     ]);
-    expect(proxy.stderr()).toContain('"msg":"shutting down","signal":"SIGTERM","drainSeconds":3}');
+    expect(await proxy.allStderr).toContain('"msg":"shutting down","signal":"SIGTERM","drainSeconds":2}');
   }, 60_000);
 });

@@ -9,11 +9,11 @@
 import { expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { startHttpProxy, stopHttpProxiesAfterEach, TOKEN } from "../fixtures/http-kit.ts";
+import { startHttpProxy, stopHttpProxiesAfterAll, TOKEN } from "../fixtures/http-kit.ts";
 import { ADA, crmStateText, crmWorkspace, journalRows, journalRuns, type Workspace } from "../fixtures/proxy-kit.ts";
 import { BIN, NODE_MODULES, run, type RunResult } from "../helpers.ts";
 
-stopHttpProxiesAfterEach();
+stopHttpProxiesAfterAll();
 
 const INSPECTOR = join(NODE_MODULES, "@modelcontextprotocol", "inspector", "clients", "launcher", "build", "index.js");
 
