@@ -22,6 +22,14 @@ export interface HttpSessionOptions {
   idleMs: number;
   /** It went that long without one. */
   onIdle(session: HttpSession): void;
+  /** Starts a timer, returning what stops it (tests pass their own clock). */
+  timer?: (ms: number, fire: () => void) => () => void;
+}
+
+function realTimer(ms: number, fire: () => void): () => void {
+  const timer = setTimeout(fire, ms);
+  timer.unref?.();
+  return () => clearTimeout(timer);
 }
 
 /** Whether the client is owed an answer to this message (what makes a POST's response an event stream). */
@@ -36,7 +44,7 @@ export class HttpSession {
   private droppedUndelivered = false;
   /** Requests received and not yet done with: the session is not idle while there are any. */
   private inProgress = 0;
-  private idleTimer: ReturnType<typeof setTimeout> | undefined;
+  private stopIdleTimer: (() => void) | undefined;
   private ending: Promise<DrainEnd> | undefined;
 
   constructor(private readonly options: HttpSessionOptions) {
@@ -116,7 +124,7 @@ export class HttpSession {
    * is closed complete, its streams closed. Once.
    */
   end(drainMs: number, forced: Promise<void>): Promise<DrainEnd> {
-    clearTimeout(this.idleTimer);
+    this.stopIdleTimer?.();
     this.ending ??= this.client.finish({ drainMs, forced }).finally(() => {
       this.standalone?.close();
       for (const stream of this.responses) stream.close();
@@ -139,9 +147,9 @@ export class HttpSession {
 
   /** A request came or was done with: the idle clock starts again, and runs only while nothing is in progress. */
   private touched(): void {
-    clearTimeout(this.idleTimer);
+    this.stopIdleTimer?.();
+    this.stopIdleTimer = undefined;
     if (this.inProgress > 0 || this.ending || this.options.idleMs <= 0) return;
-    this.idleTimer = setTimeout(() => this.options.onIdle(this), this.options.idleMs);
-    this.idleTimer.unref?.();
+    this.stopIdleTimer = (this.options.timer ?? realTimer)(this.options.idleMs, () => this.options.onIdle(this));
   }
 }

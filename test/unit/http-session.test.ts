@@ -3,7 +3,8 @@
 // goes out on. A request's answer, and what its server sends on its behalf
 // before it (progress, a sampling request), ride on the response to the POST
 // that carried it; what concerns no request of the session goes on its GET
-// stream, kept until the client opens one. And how event text is framed.
+// stream, kept until the client opens one. The idle clock, and how event
+// text is framed.
 import { afterEach, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { eventText } from "../../src/http/event-stream.ts";
@@ -76,7 +77,30 @@ async function setUp(): Promise<Setup> {
   return setup;
 }
 
-function session(setup: Setup, name: string): { http: HttpSession; post(message: unknown): Response } {
+/** A clock for the idle timer that moves only when the test says. */
+class TestClock {
+  private readonly timers = new Set<{ ms: number; fire: () => void }>();
+
+  readonly timer = (ms: number, fire: () => void) => {
+    const timer = { ms, fire };
+    this.timers.add(timer);
+    return () => void this.timers.delete(timer);
+  };
+
+  /** The idle timers running now (their lengths). */
+  get running(): number[] {
+    return [...this.timers].map((timer) => timer.ms);
+  }
+
+  /** Time passes: every running timer fires. */
+  passes(): void {
+    const due = [...this.timers];
+    this.timers.clear();
+    for (const timer of due) timer.fire();
+  }
+}
+
+function session(setup: Setup, name: string, idle: { idleMs: number; clock?: TestClock; onIdle?: () => void } = { idleMs: 0 }): { http: HttpSession; post(message: unknown): Response } {
   const http = new HttpSession({
     id: name,
     recording: {
@@ -90,8 +114,9 @@ function session(setup: Setup, name: string): { http: HttpSession; post(message:
       pid: process.pid,
       cwd: setup.dir,
     },
-    idleMs: 0,
-    onIdle: () => {},
+    idleMs: idle.idleMs,
+    onIdle: idle.onIdle ?? (() => {}),
+    ...(idle.clock ? { timer: idle.clock.timer } : {}),
   });
   const post = (message: unknown) => {
     const read = readMessages(JSON.stringify(message), "body");
@@ -157,6 +182,38 @@ describe("which stream a line goes out on", () => {
     expect(client.post({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 3 } }).status).toBe(202);
     expect(await held.next()).toBeUndefined();
     await client.http.end(1000, NEVER);
+  });
+});
+
+describe("the idle clock (--http-idle)", () => {
+  test("it runs only while no request of the session is in progress, and starts again after each", async () => {
+    const setup = await setUp();
+    const clock = new TestClock();
+    let idle = 0;
+    const client = session(setup, "a", { idleMs: 60_000, clock, onIdle: () => idle++ });
+    expect(clock.running).toEqual([60_000]);
+    const init = new Events(client.post({ jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: { sampling: {} }, clientInfo: { name: "agent", version: "1" } } }));
+    // While initialize is handled (it starts the servers), the session is not idle.
+    expect(clock.running).toEqual([]);
+    await init.next();
+    expect(await init.next()).toBeUndefined();
+    expect(clock.running).toEqual([60_000]);
+    expect(client.post({ jsonrpc: "2.0", method: "notifications/initialized" }).status).toBe(202);
+    expect(clock.running).toEqual([60_000]);
+    // A call waiting on its server (for the client's answer to a sampling request): not idle, however long it takes.
+    const call = new Events(client.post({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "ask_model", arguments: { prompt: "slow" } } }));
+    const asked = await call.next();
+    expect(clock.running).toEqual([]);
+    clock.passes();
+    expect(idle).toBe(0);
+    expect(client.post({ jsonrpc: "2.0", id: asked.id, result: { role: "assistant", content: { type: "text", text: "done" }, model: "m" } }).status).toBe(202);
+    expect((await call.next()).result.structuredContent).toEqual({ answer: "done" });
+    expect(await call.next()).toBeUndefined();
+    expect(clock.running).toEqual([60_000]);
+    clock.passes();
+    expect(idle).toBe(1);
+    await client.http.end(1000, NEVER);
+    expect(clock.running).toEqual([]);
   });
 });
 
