@@ -46,6 +46,8 @@ export class HttpSession {
   private inProgress = 0;
   private stopIdleTimer: (() => void) | undefined;
   private ending: Promise<DrainEnd> | undefined;
+  /** Set as soon as the session starts ending (its idle clock stops for good). */
+  private closing = false;
 
   constructor(private readonly options: HttpSessionOptions) {
     this.id = options.id;
@@ -53,8 +55,9 @@ export class HttpSession {
     this.touched();
   }
 
+  /** It has ended, or is ending: it takes no more requests. */
   get ended(): boolean {
-    return this.ending !== undefined;
+    return this.closing;
   }
 
   /** The client's name (its run's label). */
@@ -124,8 +127,10 @@ export class HttpSession {
    * is closed complete, its streams closed. Once.
    */
   end(drainMs: number, forced: Promise<void>): Promise<DrainEnd> {
+    if (this.ending) return this.ending;
+    this.closing = true;
     this.stopIdleTimer?.();
-    this.ending ??= this.client.finish({ drainMs, forced }).finally(() => {
+    this.ending = this.client.finish({ drainMs, forced }).finally(() => {
       this.standalone?.close();
       for (const stream of this.responses) stream.close();
     });
@@ -149,7 +154,7 @@ export class HttpSession {
   private touched(): void {
     this.stopIdleTimer?.();
     this.stopIdleTimer = undefined;
-    if (this.inProgress > 0 || this.ending || this.options.idleMs <= 0) return;
+    if (this.inProgress > 0 || this.closing || this.options.idleMs <= 0) return;
     this.stopIdleTimer = (this.options.timer ?? realTimer)(this.options.idleMs, () => this.options.onIdle(this));
   }
 }
