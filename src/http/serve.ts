@@ -26,6 +26,7 @@ export const HEALTH_PATH = "/healthz";
 /** How often open event streams get a comment, well inside the minute after which tunnels and proxies tend to close a quiet connection. */
 const KEEP_ALIVE_MS = 25_000;
 const SESSION_GONE = -32001;
+const SHUTTING_DOWN = "Service Unavailable: Synartesis is shutting down";
 
 export interface HttpOptions {
   manifest: Manifest;
@@ -135,6 +136,8 @@ export async function serveHttp(options: HttpOptions): Promise<void> {
     const type = request.headers.get("content-type")?.split(";")[0]?.trim().toLowerCase();
     if (type !== "application/json") return refusal(415, "Unsupported Media Type: the body must be application/json");
     const read = readMessages(await request.text(), "body");
+    // The body may have taken a while: a session opened now would outlive the shutdown.
+    if (stopping) return refusal(503, SHUTTING_DOWN);
     if ("refused" in read) return new Response(read.refused, { status: 400, headers: { "Content-Type": "application/json" } });
     const initializing = read.frames.some((frame) => frame.kind === "request" && frame.msg.method === "initialize");
     let session: HttpSession | Response;
@@ -166,7 +169,7 @@ export async function serveHttp(options: HttpOptions): Promise<void> {
       const challenge = presented === undefined ? 'Bearer realm="synartesis"' : 'Bearer realm="synartesis", error="invalid_token"';
       return refusal(401, "Unauthorized: send Authorization: Bearer with the token this proxy was started with", { headers: { "WWW-Authenticate": challenge } });
     }
-    if (stopping) return refusal(503, "Service Unavailable: Synartesis is shutting down");
+    if (stopping) return refusal(503, SHUTTING_DOWN);
     switch (request.method) {
       case "POST":
         return post(request, server);
