@@ -27,7 +27,7 @@ import { versionLine } from "./version.ts";
 type CommandModule = { default: CommandDef<any> };
 
 const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandModule> }> = {
-  proxy: { summary: "Run the recording MCP proxy over stdio (what your MCP client starts)", load: () => import("./commands/proxy.ts") },
+  proxy: { summary: "Run the recording MCP proxy over stdio (what your MCP client starts), or over HTTP (--http PORT)", load: () => import("./commands/proxy.ts") },
   init: { summary: "Start a server, list its tools and write a first policy to synartesis.yaml", load: () => import("./commands/init.ts") },
   check: { summary: "Load the manifest, start its servers and verify every tool it names exists", load: () => import("./commands/check.ts") },
   list: { summary: "List recorded runs, newest first", load: () => import("./commands/list.ts") },

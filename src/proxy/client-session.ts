@@ -8,12 +8,12 @@ import { ErrorCode } from "@modelcontextprotocol/sdk/types.js";
 import type { SignInRequired } from "../auth/provider.ts";
 import { SynartesisError } from "../errors.ts";
 import type { JournalError } from "../journal/journal.ts";
-import { deservesAnswer, frameOf, isId, isRecord, paramsOf, type Frame, type MessageId, type NotificationFrame, type RequestFrame } from "../jsonrpc/frames.ts";
-import { duplicateMember, idKey, MAX_NESTING, nestingDepth } from "../jsonrpc/json-check.ts";
+import { deservesAnswer, isId, isRecord, paramsOf, readMessages, type Frame, type NotificationFrame, type RequestFrame } from "../jsonrpc/frames.ts";
+import { idKey } from "../jsonrpc/json-check.ts";
 import { errorLine, messageLine, NOT_INITIALIZED, resultLine, toolErrorLine } from "../jsonrpc/messages.ts";
-import { rawElements, rawMember } from "../jsonrpc/raw-json.ts";
+import { rawMember } from "../jsonrpc/raw-json.ts";
 import { startFailure, UpstreamError, type Upstream } from "../servers/upstream.ts";
-import { ClientRequest } from "./client-request.ts";
+import { ClientRequest, type RequestChannel } from "./client-request.ts";
 import { drain, type DrainEnd } from "./drain.ts";
 import { failureText, initializeResult, startServers } from "./handshake.ts";
 import { dispatch, placeInQueue, type MethodContext } from "./methods.ts";
@@ -26,7 +26,11 @@ import { ToClient } from "./to-client.ts";
 const START_GRACE_MS = 300;
 
 export interface ClientSessionOptions extends RecordingOptions {
-  /** Where lines for the client go (one JSON-RPC message each). */
+  /**
+   * Where lines for the client go (one JSON-RPC message each): the answers to
+   * requests handed in without a channel of their own, and what the servers
+   * send that concerns no single request of this client.
+   */
   write(line: string): void;
   /**
    * When the session fails before any initialize arrived (a server would not
@@ -51,7 +55,9 @@ export class ClientSession implements PoolMember {
   private finishing = false;
   private finished: Promise<DrainEnd> | undefined;
   /** An initialize received and not answered yet: a failure is told to it (R-PROXY-14). */
-  private pendingInitialize: MessageId | undefined;
+  private pendingInitialize: ClientRequest | undefined;
+  /** Lines of requests that came without a channel of their own (stdio): all on the one output. */
+  private readonly output: RequestChannel;
   /** Rejects when the session cannot go on (a server would not start, a policy names missing tools, the journal broke). */
   readonly fatal: Promise<never>;
   /** Why the session cannot go on, once it cannot. */
@@ -63,15 +69,13 @@ export class ClientSession implements PoolMember {
   constructor(private readonly options: ClientSessionOptions) {
     this.run = new SessionRun({ ...options, onJournalError: (error) => this.journalFailed(error) });
     this.toClient = new ToClient(options.log);
+    this.output = { send: (line) => options.write(line), end: (answer) => answer !== undefined && options.write(answer) };
     this.methods = {
       pool: options.pool,
       log: options.log,
       run: this.run,
       journalFailed: (error) => this.journalFailed(error),
-      answer: (request, line) => {
-        // A request the client cancelled gets no answer (MCP cancellation).
-        if (!request.cancelled) this.options.write(line);
-      },
+      answer: (request, line) => request.answer(line),
     };
     this.ready = new Promise((resolve) => (this.markReady = resolve));
     this.fatal = new Promise<never>((_, reject) => {
@@ -121,7 +125,7 @@ export class ClientSession implements PoolMember {
     // A session that was ready keeps relaying what its servers send while it drains.
     if (this.phase !== "ready") this.phase = "failed";
     if (this.pendingInitialize) {
-      this.options.write(errorLine(this.pendingInitialize, ErrorCode.InternalError, failureText(failure)));
+      this.pendingInitialize.answer(errorLine(this.pendingInitialize.id, ErrorCode.InternalError, failureText(failure)));
       this.pendingInitialize = undefined;
     } else if (neverInitialized && this.options.initializeWaitMs > 0) {
       this.fatalTimer = setTimeout(() => this.raiseFatal(), this.options.initializeWaitMs);
@@ -139,50 +143,26 @@ export class ClientSession implements PoolMember {
 
   handleLine(line: string): void {
     if (line.trim() === "") return;
-    if (nestingDepth(line) > MAX_NESTING) {
-      // Parsed, such a message would only overflow a stack further on: refuse it, naming why.
-      const idText = rawMember(line, "id");
-      const id = idText !== undefined && /^["\d-]/.test(idText) ? { text: idText, key: "" } : null;
-      this.options.write(errorLine(id, ErrorCode.InvalidRequest, `Invalid Request: nesting too deep (more than ${MAX_NESTING} levels of objects and arrays)`));
-      return;
-    }
-    let value: unknown;
-    try {
-      value = JSON.parse(line);
-    } catch {
-      this.options.write(errorLine(null, ErrorCode.ParseError, "Parse error: the line is not valid JSON"));
-      return;
-    }
-    if (Array.isArray(value)) {
-      if (value.length === 0) this.options.write(errorLine(null, ErrorCode.InvalidRequest, "Invalid Request: empty batch"));
-      const raws = rawElements(line);
-      value.forEach((item, index) => this.handleMessage(item, raws[index] ?? JSON.stringify(item)));
-      return;
-    }
-    this.handleMessage(value, line);
+    const read = readMessages(line, "line");
+    if ("refused" in read) return this.options.write(read.refused);
+    for (const frame of read.frames) this.handleFrame(frame);
   }
 
-  private handleMessage(value: unknown, raw: string): void {
-    const twice = duplicateMember(raw);
-    if (twice !== undefined) {
-      // Which of the two a server would act on is anyone's guess: refuse it before anything is routed or recorded.
-      this.options.write(errorLine(null, ErrorCode.InvalidRequest, `Invalid Request: the message gives "${twice}" twice; nothing was run`));
-      return;
-    }
-    this.handleFrame(frameOf(value, raw));
-  }
-
-  private handleFrame(frame: Frame): void {
+  /**
+   * One message from the client. A request's answer (and what a server sends
+   * on its behalf) goes to `channel`, by default the session's one output.
+   */
+  handleFrame(frame: Frame, channel: RequestChannel = this.output): void {
     switch (frame.kind) {
       case "request":
-        return this.track(this.onRequest(frame));
+        return this.track(this.onRequest(frame, channel));
       case "notification":
         return this.onNotification(frame);
       case "response":
         return this.toClient.answered(frame);
       case "invalid":
         if (frame.looksLike === "response") return this.toClient.malformed(frame);
-        if (deservesAnswer(frame)) this.options.write(errorLine(frame.id, frame.code, frame.message));
+        if (deservesAnswer(frame)) channel.end(errorLine(frame.id, frame.code, frame.message));
     }
   }
 
@@ -191,32 +171,33 @@ export class ClientSession implements PoolMember {
     void work.finally(() => this.inflight.delete(work));
   }
 
-  private async onRequest(frame: RequestFrame): Promise<void> {
+  private async onRequest(frame: RequestFrame, channel: RequestChannel): Promise<void> {
     const { id, msg } = frame;
     if (this.requests.has(id.key)) {
       // Two requests under one id would get each other's answers (and one call another's record).
-      this.options.write(errorLine(id, ErrorCode.InvalidRequest, `Invalid Request: id ${id.text} is already used by a request still in progress`));
+      channel.end(errorLine(id, ErrorCode.InvalidRequest, `Invalid Request: id ${id.text} is already used by a request still in progress`));
       return;
     }
-    const request = new ClientRequest(this, id, msg.method);
+    const request = new ClientRequest(this, id, msg.method, channel);
     request.turn = placeInQueue(this.pool, frame);
     this.requests.set(id.key, request);
     try {
-      if (msg.method === "initialize") return await this.initialize(frame);
-      if (msg.method === "ping") return this.options.write(resultLine(id, {}));
-      if (this.finishing) return this.options.write(errorLine(id, ErrorCode.InternalError, "Synartesis is shutting down; this request was not run"));
+      if (msg.method === "initialize") return await this.initialize(frame, request);
+      if (msg.method === "ping") return request.answer(resultLine(id, {}));
+      if (this.finishing) return request.answer(errorLine(id, ErrorCode.InternalError, "Synartesis is shutting down; this request was not run"));
       if (this.phase === "waiting") {
-        return this.options.write(errorLine(id, NOT_INITIALIZED, `${msg.method} before initialize: the client must send initialize first`));
+        return request.answer(errorLine(id, NOT_INITIALIZED, `${msg.method} before initialize: the client must send initialize first`));
       }
       await Promise.race([this.ready, this.fatal]);
       await dispatch(this.methods, frame, request);
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       this.options.log.error("request failed", { method: msg.method, error: message });
-      if (!request.cancelled) this.options.write(errorLine(id, ErrorCode.InternalError, `Synartesis: ${message}`));
+      request.answer(errorLine(id, ErrorCode.InternalError, `Synartesis: ${message}`));
     } finally {
       this.requests.delete(id.key);
       request.turn?.release();
+      request.finish();
     }
   }
 
@@ -258,14 +239,28 @@ export class ClientSession implements PoolMember {
       upstream.sendRaw(errorLine(frame.id, ErrorCode.InternalError, NO_CLIENT));
       return;
     }
-    if (this.whenReady(() => this.serverRequest(upstream, frame))) this.options.write(this.toClient.forward(upstream, frame));
+    if (this.whenReady(() => this.serverRequest(upstream, frame))) this.sendFor(upstream, this.toClient.forward(upstream, frame));
   }
 
   serverNotification(upstream: Upstream, frame: NotificationFrame): void {
     if (!this.whenReady(() => this.serverNotification(upstream, frame))) return;
-    if (frame.msg.method !== "notifications/cancelled") return this.options.write(frame.raw);
+    const method = frame.msg.method;
+    if (method === "notifications/progress") return this.sendFor(upstream, frame.raw, frame.msg.params?.progressToken);
+    if (method !== "notifications/cancelled") return this.sendFor(upstream, frame.raw);
     const withdrawn = this.toClient.withdrawn(upstream, frame);
-    if (withdrawn) this.options.write(withdrawn);
+    if (withdrawn) this.sendFor(upstream, withdrawn);
+  }
+
+  /**
+   * A server's message goes out with the one request of this client it can be
+   * about (waiting on that server; carrying that progress token), so over
+   * HTTP it rides on that request's response; otherwise on the session's output.
+   */
+  private sendFor(upstream: Upstream, line: string, progressToken?: unknown): void {
+    const waiting = upstream.originsWaiting(progressToken);
+    const mine = [...this.requests.values()].filter((request) => waiting.has(request));
+    if (mine.length === 1) mine[0]!.send(line);
+    else this.options.write(line);
   }
 
   serverClosed(upstream: Upstream, reason: string): void {
@@ -281,15 +276,15 @@ export class ClientSession implements PoolMember {
 
   // ---- initialize ----
 
-  private async initialize(frame: RequestFrame): Promise<void> {
+  private async initialize(frame: RequestFrame, request: ClientRequest): Promise<void> {
     const { id } = frame;
     if (this.failure) {
-      this.options.write(errorLine(id, ErrorCode.InternalError, failureText(this.failure)));
+      request.answer(errorLine(id, ErrorCode.InternalError, failureText(this.failure)));
       return this.raiseFatal();
     }
-    if (this.phase !== "waiting") return this.options.write(errorLine(id, ErrorCode.InvalidRequest, "initialize was already received in this session"));
+    if (this.phase !== "waiting") return request.answer(errorLine(id, ErrorCode.InvalidRequest, "initialize was already received in this session"));
     this.phase = "initializing";
-    this.pendingInitialize = id;
+    this.pendingInitialize = request;
     const params = paramsOf(frame.msg);
     this.clientCapabilities = isRecord(params.capabilities) ? params.capabilities : {};
     try {
@@ -307,7 +302,7 @@ export class ClientSession implements PoolMember {
     this.options.log.debug("session started", { client: this.run.label, journal: this.options.journal.path });
     this.phase = "ready";
     this.markReady();
-    this.options.write(resultLine(id, initializeResult(this.pool)));
+    request.answer(resultLine(id, initializeResult(this.pool)));
     this.releaseHeld();
   }
 
@@ -353,13 +348,13 @@ export class ClientSession implements PoolMember {
   /** The last word for requests nothing else will answer now. */
   private answerUnanswered(reason: string): void {
     for (const request of this.requests.values()) {
-      if (request.cancelled) continue;
-      request.cancelled = true;
-      this.options.write(
+      request.answer(
         request.method === "tools/call"
           ? toolErrorLine(request.id.text, `Synartesis could not finish this call: ${reason}. If it reached the server, its outcome is unknown (recorded as pending); check the state before trying again.`)
           : errorLine(request.id, ErrorCode.InternalError, `Synartesis: ${reason}`),
       );
+      // Nothing more is forwarded for it.
+      request.cancelled = true;
     }
   }
 }

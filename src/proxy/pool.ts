@@ -48,6 +48,7 @@ export class ServerPool {
   readonly catalog = new ToolCatalog();
   private readonly turns = new ServerTurns();
   private readonly members = new Set<PoolMember>();
+  private readonly closeWatchers = new Set<(upstream: Upstream, reason: string) => void>();
   private readonly log: Logger;
   private opened: Promise<void> | undefined;
   private started: Promise<void> | undefined;
@@ -66,7 +67,10 @@ export class ServerPool {
             log: options.log,
             connector: options.connector,
             onMessage: (upstream, frame) => (frame.kind === "request" ? this.routeRequest(upstream, frame) : this.routeNotification(upstream, frame)),
-            onClose: (upstream, reason) => this.members.forEach((member) => member.serverClosed(upstream, reason)),
+            onClose: (upstream, reason) => {
+              this.members.forEach((member) => member.serverClosed(upstream, reason));
+              this.closeWatchers.forEach((watch) => watch(upstream, reason));
+            },
             onRestart: (upstream) => this.replaySetup(upstream),
             signIn: (upstream, needed, origin) => {
               const member = origin && this.memberOf(new Set([origin.session]));
@@ -93,6 +97,12 @@ export class ServerPool {
 
   leave(member: PoolMember): void {
     this.members.delete(member);
+  }
+
+  /** Be told when a server stops, as a session is (reason "stopped": we stopped it), while no session may be there to hear it; returns how to stop. */
+  watchClosed(watch: (upstream: Upstream, reason: string) => void): () => void {
+    this.closeWatchers.add(watch);
+    return () => this.closeWatchers.delete(watch);
   }
 
   /** Start every server's process or connection now (once), so one that cannot start is known before a client asks. */

@@ -1,12 +1,14 @@
 // The run of one client session (R-PROXY-16): created by the session's first
 // tools/call (a session that only lists leaves none), closed when the session
 // ends; and the context each of its calls is recorded with.
-import { JournalError, type Journal } from "../journal/journal.ts";
+import { hostname } from "node:os";
+import { isDatabaseUrl, JournalError, type Journal } from "../journal/journal.ts";
 import type { Run } from "../journal/types.ts";
 import type { Logger } from "../log.ts";
+import { approveCommandFor } from "../self.ts";
 import type { CallContext } from "./calls.ts";
 import type { ServerPool } from "./pool.ts";
-import type { ProtectedPaths } from "./protected-paths.ts";
+import { credentialsFolder, ProtectedPaths } from "./protected-paths.ts";
 
 /** What a session's calls are recorded with. */
 export interface RecordingOptions {
@@ -25,6 +27,24 @@ export interface RecordingOptions {
 }
 
 export type SessionRunOptions = RecordingOptions & { onJournalError(error: JournalError): void };
+
+/** How this process records its sessions' calls: real time and ids, this host and pid, Synartesis's own files protected. */
+export function recordingOptions(options: { pool: ServerPool; journal: Journal; log: Logger; cwd: string }): RecordingOptions {
+  const { pool, journal } = options;
+  return {
+    ...options,
+    now: () => new Date(),
+    newId: () => crypto.randomUUID(),
+    approveCommand: approveCommandFor(journal.path),
+    host: hostname(),
+    pid: process.pid,
+    protectedPaths: new ProtectedPaths({
+      manifest: pool.manifest.path,
+      ...(isDatabaseUrl(journal.path) ? {} : { journal: journal.path }),
+      credentials: credentialsFolder(process.env),
+    }),
+  };
+}
 
 export class SessionRun {
   /** The client's name (its clientInfo.name), the run's label. */

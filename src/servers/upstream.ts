@@ -268,7 +268,12 @@ export class Upstream {
 
   /** The client sessions whose requests carry this progress token (one, unless two clients chose the same token). */
   sessionsWithToken(token: unknown): Set<object> {
-    return this.pending.sessionsWithToken(token);
+    return token === undefined ? new Set() : this.pending.sessions(token);
+  }
+
+  /** The client requests in flight here (only those carrying `progressToken`, when one is given). */
+  originsWaiting(progressToken?: unknown): Set<Origin> {
+    return this.pending.origins(progressToken);
   }
 
   private onLine(line: string): void {

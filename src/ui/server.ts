@@ -8,10 +8,12 @@ import type { DecisionCommand } from "../self.ts";
 import { handleApi, jsonResponse, type ApiContext } from "./api.ts";
 import { loadAssets, type Asset } from "./assets.ts";
 import { ChangeFeed } from "./events.ts";
-import { cookieValue, hostAllowed, newToken, sameOrigin, tokenMatches } from "./guard.ts";
+import { allowedNames, hostAllowed, newToken, tokenMatches } from "../http/guard.ts";
+import { cookieValue, sameOrigin } from "./guard.ts";
 import { JournalSource } from "./source.ts";
 
 export const UI_ADDRESS = "127.0.0.1";
+const UI_NAMES = allowedNames(UI_ADDRESS);
 
 export interface UiServerOptions {
   /** 0: any free port. */
@@ -77,7 +79,7 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
   async function route(request: Request): Promise<Response> {
     const url = new URL(request.url);
     const path = url.pathname;
-    if (!hostAllowed(request.headers.get("host"), UI_ADDRESS)) {
+    if (!hostAllowed(request.headers.get("host"), UI_NAMES)) {
       return text(403, `Refused: this page answers only to ${UI_ADDRESS} and localhost.`);
     }
     const cookie = `synartesis_ui_${server.port}`;
