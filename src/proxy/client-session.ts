@@ -297,7 +297,7 @@ export class ClientSession implements PoolMember {
     this.options.log.debug("session started", { client: this.run.label, journal: this.options.journal.path });
     this.phase = "ready";
     this.markReady();
-    this.options.write(resultLine(id, initializeResult(this.pool)));
+    this.options.write(resultLine(id, initializeResult(this.pool, params.protocolVersion)));
     this.releaseHeld();
   }
 

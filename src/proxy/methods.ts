@@ -83,7 +83,7 @@ export async function dispatch(ctx: MethodContext, frame: RequestFrame, request:
     case "logging/setLevel": {
       pool.setLogLevel(params.level);
       if (single) return forward(ctx, single, frame, raw, request);
-      const targets = pool.upstreams.filter((upstream) => upstream.capabilities?.logging);
+      const targets = pool.upstreams.filter((upstream) => upstream.capabilities?.logging && upstream.era !== "modern");
       await Promise.allSettled(targets.map(async (upstream) => (await upstream.ensureReady(), upstream.request("logging/setLevel", params))));
       return ctx.answer(request, resultLine(id, {}));
     }

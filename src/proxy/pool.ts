@@ -187,6 +187,8 @@ export class ServerPool {
   /** A restarted server gets the clients' logging level and resource subscriptions again. */
   private async replaySetup(upstream: Upstream): Promise<void> {
     this.catalog.forget(upstream);
+    // A 2026-era server keeps nothing between requests: there is nothing to put back.
+    if (upstream.era === "modern") return;
     const requests: Array<[string, unknown]> = [];
     if (this.logLevel !== undefined && upstream.capabilities?.logging) requests.push(["logging/setLevel", { level: this.logLevel }]);
     for (const uri of this.subscriptions.get(upstream) ?? []) requests.push(["resources/subscribe", { uri }]);
