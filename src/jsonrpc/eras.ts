@@ -23,10 +23,6 @@ export const SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo";
 export const RUN_KEY = "io.synartesis/run";
 export const TASKS_EXTENSION = "io.modelcontextprotocol/tasks";
 
-/** The protocol's errors for a version nobody serves, and for a capability the request lacks. */
-export const UNSUPPORTED_PROTOCOL_VERSION = -32022;
-export const MISSING_REQUIRED_CLIENT_CAPABILITY = -32021;
-
 /** Results a 2026-era client caches: they carry ttlMs and cacheScope. */
 export const CACHEABLE_METHODS = new Set(["tools/list", "prompts/list", "resources/list", "resources/templates/list", "resources/read", "server/discover"]);
 

@@ -12,6 +12,7 @@ import type { Logger } from "../log.ts";
 import { UpstreamError, type Upstream } from "../servers/upstream.ts";
 import { handleToolCall, unrecordedLine, type CallContext } from "./calls.ts";
 import type { ClientRequest } from "./client-request.ts";
+import { exchange } from "./exchange.ts";
 import type { ServerPool } from "./pool.ts";
 import type { ServerTurn } from "./server-turns.ts";
 import type { SessionRun } from "./session-run.ts";
@@ -93,11 +94,16 @@ export async function dispatch(ctx: MethodContext, frame: RequestFrame, request:
   }
 }
 
-/** Send a request on to its server (started again if it died) and its answer back, with the client's id. */
+/**
+ * Send a request on to its server (started again if it died) and its answer
+ * back, with the client's id; a 2026-era server's request for input is asked
+ * of the client on the way (prompts/get and resources/read may need some).
+ */
 async function forward(ctx: MethodContext, upstream: Upstream, frame: RequestFrame, line: string, request: ClientRequest): Promise<void> {
   try {
-    const answer = await upstream.deliver(line, frame.msg.method, { origin: request, progressToken: frame.msg.params?._meta?.progressToken });
-    ctx.answer(request, withIdText(answer.raw, frame.id.text));
+    const exchanged = await exchange(upstream, line, frame.msg.method, { origin: request, progressToken: frame.msg.params?._meta?.progressToken });
+    if ("stopped" in exchanged) return ctx.answer(request, errorLine(frame.id, ErrorCode.InternalError, `Synartesis: ${exchanged.stopped}`));
+    ctx.answer(request, withIdText(exchanged.reply.raw, frame.id.text));
   } catch (error) {
     if (!(error instanceof UpstreamError)) throw error;
     ctx.answer(request, errorLine(frame.id, ErrorCode.InternalError, error.message));

@@ -12,9 +12,9 @@ import {
   MODERN_VERSION,
   PROTOCOL_VERSION_KEY,
   SERVER_INFO_KEY,
-  UNSUPPORTED_PROTOCOL_VERSION,
   type Era,
 } from "../jsonrpc/eras.ts";
+import { UNSUPPORTED_PROTOCOL_VERSION } from "../jsonrpc/messages.ts";
 import type { Reply } from "./pending.ts";
 import { UpstreamError } from "./pending.ts";
 

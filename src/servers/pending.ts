@@ -121,6 +121,13 @@ export class PendingRequests {
     return sessions;
   }
 
+  /** The requests of one client session in flight here (which of its calls a server's request belongs to). */
+  originsOf(session: object): Set<Origin> {
+    const origins = new Set<Origin>();
+    for (const entry of this.byId.values()) if (entry.origin?.session === session) origins.add(entry.origin);
+    return origins;
+  }
+
   /** The client sessions whose requests carry this progress token (one, unless two clients chose the same token). */
   sessionsWithToken(token: unknown): Set<object> {
     const sessions = new Set<object>();

@@ -302,6 +302,11 @@ export class Upstream {
     return this.pending.sessions();
   }
 
+  /** The requests of one client session in flight here. */
+  originsOf(session: object): Set<Origin> {
+    return this.pending.originsOf(session);
+  }
+
   /** The client sessions whose requests carry this progress token (one, unless two clients chose the same token). */
   sessionsWithToken(token: unknown): Set<object> {
     return this.pending.sessionsWithToken(token);
