@@ -17,6 +17,7 @@ import { UpstreamError, type Reply, type Upstream } from "../servers/upstream.ts
 import type { ClientRequest } from "./client-request.ts";
 import { exchange, type Exchanged, type ExchangeOptions } from "./exchange.ts";
 import { preRead, readAgain } from "./pre-read.ts";
+import { followTask, takesTasks, taskOf, type TaskEnd, type TaskHandle } from "./tasks.ts";
 import type { ServerTurn } from "./server-turns.ts";
 
 export interface CallContext extends GateContext {
@@ -29,6 +30,8 @@ export interface CallContext extends GateContext {
   recordingStopped?(): Promise<string | undefined>;
   /** The file of Synartesis's own that these arguments name, if any (issue 13 item 10). */
   protectedTarget?(server: string, args: unknown): { what: string; path: string } | undefined;
+  /** Follow a task a server runs (woken when a notification says it changed); returns the unfollow. */
+  followTask?(upstream: Upstream, taskId: string, wake: () => void): () => void;
 }
 
 export interface ToolCall {
@@ -43,6 +46,8 @@ export interface ToolCall {
   otherParams: Record<string, unknown>;
   /** The client's progress token: progress from the server keeps the call's timeout from expiring. */
   progressToken?: unknown;
+  /** Answer the client now, before the call is done (a task handle, while Synartesis follows the task). */
+  answerNow?(line: string): void;
   /** The client's request: whether it cancelled it (checked before anything is forwarded), whose it is, how its client is asked for input. */
   origin: ClientRequest;
   /**
@@ -96,6 +101,13 @@ async function recordOutcome(ctx: CallContext, call: ToolCall, action: string | 
     });
     ctx.onJournalError?.(error);
   }
+}
+
+/** A forwarded call whose outcome Synartesis cannot know: its row stays pending, saying why (R-PROXY-7). */
+async function unknownOutcome(ctx: CallContext, call: ToolCall, actionId: string, why: string): Promise<string> {
+  await recordOutcome(ctx, call, actionId, () => ctx.journal.finishAction(actionId, { status: "pending", error: `${why}; the outcome is unknown` }));
+  ctx.log.error("call outcome unknown", { server: call.server, tool: call.tool, action: actionId, error: why });
+  return toolErrorLine(call.clientId, `Synartesis forwarded this call, but ${why}. Its outcome is unknown and is recorded as pending; check the state before trying again.`);
 }
 
 /** A held or denied call: one info line for the person watching the log (R-PROXY-15), the text for the agent. */
@@ -177,10 +189,39 @@ async function forwardReadOnly(ctx: CallContext, call: ToolCall): Promise<string
     await record({ status: "failed", error: exchanged.stopped });
     return toolErrorLine(call.clientId, `Synartesis did not finish this call: ${exchanged.stopped}.`);
   }
-  const { reply } = exchanged;
+  let { reply } = exchanged;
+  const task = taskOf(reply.msg);
+  if (task) {
+    const end = await awaitTask(ctx, call, upstream, task, reply, undefined);
+    if ("unknown" in end) {
+      // A read changes nothing: one whose answer never came only failed to answer.
+      await record({ status: "failed", error: end.unknown });
+      return toolErrorLine(call.clientId, `Synartesis could not complete this call: ${end.unknown}.`);
+    }
+    reply = end.reply;
+  }
   const failure = replyError(reply);
   await record({ status: failure === undefined ? "applied" : "failed", resultText: rawMember(reply.raw, "result"), error: failure });
   return withIdText(reply.raw, call.clientId);
+}
+
+/**
+ * A call answered with a task handle (R-ERA-4): its row says which task it
+ * waits for; a client that takes task handles gets this one now (and follows
+ * the task itself); either way Synartesis follows the task to its end, which
+ * is the call's answer.
+ */
+async function awaitTask(ctx: CallContext, call: ToolCall, upstream: Upstream, task: TaskHandle, reply: Reply, actionId: string | undefined): Promise<TaskEnd> {
+  if (actionId) await recordOutcome(ctx, call, actionId, () => ctx.journal.notePending(actionId, { task: task.taskId }));
+  ctx.log.info("call runs as a task", { server: call.server, tool: call.tool, action: actionId, task: task.taskId });
+  const handsOn = takesTasks(call.origin.envelope) && call.answerNow !== undefined;
+  if (handsOn) call.answerNow!(withIdText(reply.raw, call.clientId));
+  return followTask(upstream, task, {
+    origin: call.origin,
+    askClient: !handsOn,
+    stop: call.origin.ending,
+    nudges: (taskId, wake) => ctx.followTask?.(upstream, taskId, wake) ?? (() => {}),
+  });
 }
 
 async function runMutating(
@@ -261,13 +302,7 @@ async function runMutating(
       });
       return toolErrorLine(call.clientId, `Synartesis did not run this call: it never reached server "${call.server}" (${error.message}).`);
     }
-    const why = `${error.message}; the outcome is unknown`;
-    await recordOutcome(ctx, call, intent.id, () => ctx.journal.finishAction(intent.id, { status: "pending", error: why }));
-    ctx.log.error("call outcome unknown", { server: call.server, tool: call.tool, action: intent.id, error: error.message });
-    return toolErrorLine(
-      call.clientId,
-      `Synartesis forwarded this call, but ${error.message}. Its outcome is unknown and is recorded as pending; check the state before trying again.`,
-    );
+    return unknownOutcome(ctx, call, intent.id, error.message);
   }
   if ("stopped" in exchanged) {
     // The server's last answer asked for input: it did not run the call, and will not without a retry.
@@ -277,7 +312,13 @@ async function runMutating(
     });
     return toolErrorLine(call.clientId, `Synartesis did not finish this call: ${exchanged.stopped}. The server did not complete it.`);
   }
-  const { reply } = exchanged;
+  let { reply } = exchanged;
+  const task = taskOf(reply.msg);
+  if (task) {
+    const end = await awaitTask(ctx, call, upstream, task, reply, intent.id);
+    if ("unknown" in end) return unknownOutcome(ctx, call, intent.id, end.unknown);
+    reply = end.reply;
+  }
 
   const failure = replyError(reply);
   const resultText = rawMember(reply.raw, "result");

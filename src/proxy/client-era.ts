@@ -154,11 +154,13 @@ export class ClientEra {
 
   /** Answer a request (its latest attempt; nothing when the client cancelled it, MCP cancellation), in the client's era. */
   answer(request: ClientRequest, line: string): void {
-    if (request.cancelled) return;
+    if (request.cancelled || request.done) return;
     if (request.attemptAnswered) {
       request.finalLine = line;
       return;
     }
+    request.done = true;
+    if (this.session.requests.get(request.id.key) === request) this.session.requests.delete(request.id.key);
     const out = request.continued ? withIdText(line, request.id.text) : line;
     this.session.write(this.era === "modern" ? asModernResult(out, request.method) : out);
   }

@@ -34,6 +34,10 @@ export class ClientRequest implements Origin {
   attemptAnswered = false;
   /** The request's final answer, when it came while the client had yet to retry. */
   finalLine: string | undefined;
+  /** Answered for good (a task handle may be answered while Synartesis goes on following the task): nothing more is sent. */
+  done = false;
+  /** Resolves, with why, when the session stops waiting on its servers (it is ending): work still going on stops. */
+  ending: Promise<string> = new Promise(() => {});
   /** What identifies the call: a retry must be of the same method, name and arguments. */
   readonly identity: string;
   private readonly firstId: MessageId;

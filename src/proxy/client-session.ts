@@ -53,6 +53,9 @@ export class ClientSession implements PoolMember {
   private readonly methods: MethodContext;
   private finishing = false;
   private finished: Promise<DrainEnd> | undefined;
+  /** Resolves, with why, when the session gives up on its calls still going on (tasks it follows, R-ERA-4). */
+  private readonly ending: Promise<string>;
+  private endCalls!: (why: string) => void;
   /** The opening request (initialize, or a 2026-era client's first) not answered yet: a failure is told to it (R-PROXY-14). */
   private pendingOpening: MessageId | undefined;
   /** Rejects when the session cannot go on (a server would not start, a policy names missing tools, the journal broke). */
@@ -75,6 +78,7 @@ export class ClientSession implements PoolMember {
       answer: (request, line) => this.client.answer(request, line),
     };
     this.ready = new Promise((resolve) => (this.markReady = resolve));
+    this.ending = new Promise((resolve) => (this.endCalls = resolve));
     this.fatal = new Promise<never>((_, reject) => {
       this.raiseFatal = () => {
         clearTimeout(this.fatalTimer);
@@ -105,9 +109,7 @@ export class ClientSession implements PoolMember {
   }
 
   /** Write one line to the client. */
-  write(line: string): void {
-    this.options.write(line);
-  }
+  readonly write = (line: string): void => this.options.write(line);
 
   /** Start the servers' processes now, so one that cannot start is reported as soon as the client says initialize. */
   async open(): Promise<void> {
@@ -207,6 +209,7 @@ export class ClientSession implements PoolMember {
     if (modern) this.clientReady = true;
     const request = new ClientRequest(this, id, msg.method, params, envelope, this.client.ask);
     request.turn = placeInQueue(this.pool, frame);
+    request.ending = this.ending;
     this.requests.set(id.key, request);
     try {
       if (msg.method === "initialize") return await this.initialize(frame);
@@ -367,6 +370,7 @@ export class ClientSession implements PoolMember {
         },
         abandon: (reason) => {
           this.options.log.warn("calls still in flight are given up; their outcome is unknown", { calls: this.requests.size, reason });
+          this.endCalls(reason);
           this.pool.abandon(this, reason);
         },
         answerRest: (reason) => this.answerUnanswered(reason),

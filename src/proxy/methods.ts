@@ -81,6 +81,13 @@ export async function dispatch(ctx: MethodContext, frame: RequestFrame, request:
       if (!owner) return refuse(ErrorCode.InvalidParams, "completion/complete: no server owns this reference");
       return forward(ctx, owner, frame, raw, request);
     }
+    case "tasks/get":
+    case "tasks/update":
+    case "tasks/cancel": {
+      const owner = single ?? pool.taskOwner(params.taskId);
+      if (!owner) return refuse(ErrorCode.InvalidParams, `no server runs the task ${JSON.stringify(params.taskId)}`);
+      return forward(ctx, owner, frame, raw, request);
+    }
     case "logging/setLevel": {
       pool.setLogLevel(params.level);
       if (single) return forward(ctx, single, frame, raw, request);
@@ -147,6 +154,7 @@ async function toolCall(ctx: MethodContext, frame: RequestFrame, request: Client
     otherParams,
     progressToken: msg.params?._meta?.progressToken,
     origin: request,
+    answerNow: (line) => ctx.answer(request, line),
     turn: request.turn ?? ctx.pool.reserveTurn(target.upstream.name),
   });
   ctx.answer(request, answer);

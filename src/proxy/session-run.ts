@@ -62,6 +62,7 @@ export class SessionRun {
       newId: o.newId,
       approveCommand: o.approveCommand,
       upstream: (server) => o.pool.server(server),
+      followTask: (upstream, taskId, wake) => o.pool.followTask(upstream, taskId, wake),
       onJournalError: o.onJournalError,
       recordingStopped: () => this.recordingStopped(),
       protectedTarget: (server, args) => {

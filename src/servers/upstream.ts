@@ -177,9 +177,9 @@ export class Upstream {
   }
 
   /** Send a request the proxy makes itself. */
-  request(method: string, params?: unknown, origin?: Origin): Promise<Reply> {
+  request(method: string, params?: unknown, origin?: Origin, envelope?: Envelope): Promise<Reply> {
     const id = this.nextId++;
-    return this.send(id, method, this.forEra(messageLine(method, params, id), undefined), origin);
+    return this.send(id, method, this.forEra(messageLine(method, params, id), envelope), origin);
   }
 
   /**
@@ -200,8 +200,8 @@ export class Upstream {
   }
 
   /** A request of the proxy's own (a pre-read, an inverse), with the same restart-and-retry as deliver(). */
-  ask(method: string, params?: unknown, origin?: Origin): Promise<Reply> {
-    return this.withRestart(origin, () => this.request(method, params, origin));
+  ask(method: string, params?: unknown, origin?: Origin, envelope?: Envelope): Promise<Reply> {
+    return this.withRestart(origin, () => this.request(method, params, origin, envelope));
   }
 
   private async withRestart(origin: Origin | undefined, attempt: () => Promise<Reply>): Promise<Reply> {
