@@ -5,8 +5,9 @@
 // right before the attempt that executed; a gated call stays gated across the
 // round trip; one stdio connection is one run, named by the client.
 import { describe, expect, test } from "bun:test";
+import { mkdirSync, readFileSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
-import { BIN, LineSession, run, tempDir } from "../helpers.ts";
+import { BIN, LineSession, ROOT, run, tempDir } from "../helpers.ts";
 import { eraWorkspace, EVERYTHING_RULES, EVERYTHING_SERVER, notesRules, notesServer, writeNotes } from "../fixtures/era-kit.ts";
 import { crmStateText, crmWorkspace, fixtureServer, journalRows, journalRuns, killAfterEach } from "../fixtures/proxy-kit.ts";
 import { rawMember } from "../../src/jsonrpc/raw-json.ts";
@@ -87,6 +88,26 @@ describe("the proxy as a 2026-07-28 server", () => {
       expect(rawMember(rawMember(line, "params")!, "arguments")).toBe(args);
       expect(JSON.parse(line).params._meta).toEqual({ progressToken: `p${index + 1}` });
     }
+  }, 30_000);
+});
+
+describe("the README's 2026-era run (R-ERA-5)", () => {
+  test("its example runs as shown: the run is named by io.synartesis/run, and the call is recorded", async () => {
+    const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+    const script = /<!-- readme-era-example -->\n```sh\n([\s\S]*?)```/.exec(readme)![1]!;
+    const shown = /<!-- readme-era-output -->\n```\n([\s\S]*?)```/.exec(readme)![1]!;
+    const ws = crmWorkspace(crmStateText());
+    const bin = join(tempDir(), "bin");
+    mkdirSync(bin);
+    symlinkSync(BIN, join(bin, "synartesis"));
+    const result = await run(["-c", script], { bin: "bash", cwd: ws.dir, env: { PATH: `${bin}:${process.env.PATH}` } });
+    expect(result.code).toBe(0);
+    const normalised = (text: string) => text.replace(/\b[0-9a-f]{8}\b/g, "<id>").replace(/\d{4}-\d\d-\d\d \d\d:\d\d:\d\d/g, "<time>");
+    expect(normalised(result.stdout)).toBe(normalised(shown));
+    const replies = readFileSync(join(ws.dir, "replies.jsonl"), "utf8").trim().split("\n").map((line) => JSON.parse(line));
+    expect(replies.map((reply) => reply.result.resultType)).toEqual(["complete", "complete"]);
+    expect(replies[1].result.structuredContent.plan).toBe("pro");
+    expect(journalRuns(ws.journal).map((r) => r.label)).toEqual(["nightly cleanup"]);
   }, 30_000);
 });
 
