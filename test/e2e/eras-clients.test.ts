@@ -9,7 +9,7 @@ import { mkdirSync, readFileSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { BIN, LineSession, ROOT, run, tempDir } from "../helpers.ts";
 import { eraWorkspace, EVERYTHING_RULES, EVERYTHING_SERVER, notesRules, notesServer, writeNotes } from "../fixtures/era-kit.ts";
-import { crmStateText, crmWorkspace, fixtureServer, journalRows, journalRuns, killAfterEach } from "../fixtures/proxy-kit.ts";
+import { crmStateText, crmWorkspace, fixtureServer, journalRows, journalRuns, killAfterEach, type Workspace } from "../fixtures/proxy-kit.ts";
 import { rawMember } from "../../src/jsonrpc/raw-json.ts";
 
 const { track } = killAfterEach();
@@ -137,12 +137,26 @@ describe("a 2025-era server's request during a 2026-era client's call (R-ERA-2)"
   }, 30_000);
 });
 
+const confirm = { name: "confirm_put", arguments: { key: "plan", text: "ship never" } };
+
+/** The notes server with confirm_put gated (gate: always), a proxy on it, and confirm_put held once and approved by alice. */
+async function approvedConfirmation(): Promise<{ ws: Workspace; session: LineSession }> {
+  const rules = notesRules("notes").map((line) => (line === '  - match: "notes.confirm_put"' ? `${line}\n    gate: always` : line));
+  const ws = eraWorkspace(notesServer("notes"), rules);
+  writeNotes(ws, "notes", { notes: { plan: "ship on Friday" }, outbox: [] });
+  const session = proxy(ws.manifest, ws.dir);
+  const held = (await session.request(1, "tools/call", modern(confirm, ELICITING))).result;
+  expect(held.content[0].text).toStartWith("HELD FOR APPROVAL");
+  const action = /Action id: ([0-9a-f]{8})/.exec(held.content[0].text)![1]!;
+  expect((await run(["approve", action, "--by", "alice", "--journal", ws.journal], { cwd: ws.dir })).code).toBe(0);
+  return { ws, session };
+}
+
 describe("an input_required round trip is one call (R-ERA-3)", () => {
   test("passed through from a 2026-era server: the client sees Synartesis's requestState; the snapshot is the state right before the attempt that executed; a retry of another call, or with a state not issued, is refused", async () => {
     const ws = eraWorkspace(notesServer("notes"), notesRules("notes"));
     writeNotes(ws, "notes", { notes: { plan: "ship on Friday" }, outbox: [] });
     const session = proxy(ws.manifest, ws.dir);
-    const confirm = { name: "confirm_put", arguments: { key: "plan", text: "ship never" } };
     const first = (await session.request(1, "tools/call", modern(confirm, ELICITING))).result;
     expect(first).toMatchObject({ resultType: "input_required", inputRequests: { confirm: { method: "elicitation/create" } } });
     expect(first.requestState).toStartWith("synartesis.");
@@ -168,15 +182,7 @@ describe("an input_required round trip is one call (R-ERA-3)", () => {
   }, 30_000);
 
   test("a gated call stays gated across the round trip: held, approved once, then its input round trip runs under that one approval", async () => {
-    const rules = notesRules("notes").map((line) => (line === '  - match: "notes.confirm_put"' ? `${line}\n    gate: always` : line));
-    const ws = eraWorkspace(notesServer("notes"), rules);
-    writeNotes(ws, "notes", { notes: { plan: "ship on Friday" }, outbox: [] });
-    const session = proxy(ws.manifest, ws.dir);
-    const confirm = { name: "confirm_put", arguments: { key: "plan", text: "ship never" } };
-    const held = (await session.request(1, "tools/call", modern(confirm, ELICITING))).result;
-    expect(held.content[0].text).toStartWith("HELD FOR APPROVAL");
-    const action = /Action id: ([0-9a-f]{8})/.exec(held.content[0].text)![1]!;
-    expect((await run(["approve", action, "--by", "alice", "--journal", ws.journal], { cwd: ws.dir })).code).toBe(0);
+    const { ws, session } = await approvedConfirmation();
     const asked = (await session.request(2, "tools/call", modern(confirm, ELICITING))).result;
     expect(asked.resultType).toBe("input_required");
     const answer = { confirm: { action: "accept", content: { confirm: true } } };
@@ -194,14 +200,7 @@ describe("an input_required round trip is one call (R-ERA-3)", () => {
   }, 30_000);
 
   test("a round trip the client never finishes: the call is recorded as not completed, and the approval it spent is given back", async () => {
-    const rules = notesRules("notes").map((line) => (line === '  - match: "notes.confirm_put"' ? `${line}\n    gate: always` : line));
-    const ws = eraWorkspace(notesServer("notes"), rules);
-    writeNotes(ws, "notes", { notes: { plan: "ship on Friday" }, outbox: [] });
-    const session = proxy(ws.manifest, ws.dir);
-    const confirm = { name: "confirm_put", arguments: { key: "plan", text: "ship never" } };
-    const held = (await session.request(1, "tools/call", modern(confirm, ELICITING))).result;
-    const action = /Action id: ([0-9a-f]{8})/.exec(held.content[0].text)![1]!;
-    expect((await run(["approve", action, "--by", "alice", "--journal", ws.journal], { cwd: ws.dir })).code).toBe(0);
+    const { ws, session } = await approvedConfirmation();
     expect((await session.request(2, "tools/call", modern(confirm, ELICITING))).result.resultType).toBe("input_required");
     // The client leaves instead of retrying.
     expect(await session.close()).toBe(0);

@@ -44,10 +44,14 @@ afterEach(async () => {
 /** What a client answers a server's elicitation with. */
 type Answer = Record<string, string | number | boolean | string[]>;
 
-async function legacyAgent(ws: Workspace, answer: Answer): Promise<Agent> {
-  const { client } = await connect(BIN, ["proxy", "--manifest", ws.manifest], { cwd: ws.dir, name: "agent-2025", capabilities: { elicitation: {} } });
-  const asked: string[] = [];
-  client.setRequestHandler(ElicitRequestSchema, async (request) => (asked.push(request.params.message), { action: "accept", content: answer }));
+/** What both SDKs' clients offer the matrix. */
+interface SdkClient {
+  callTool(params: { name: string; arguments: Record<string, unknown> }): Promise<unknown>;
+  listTools(): Promise<{ tools: Array<{ name: string }> }>;
+  close(): Promise<void>;
+}
+
+function agentOf(client: SdkClient, asked: string[]): Agent {
   const agent: Agent = {
     call: (name, args) => client.callTool({ name, arguments: args }),
     names: async () => (await client.listTools()).tools.map((tool) => tool.name),
@@ -58,19 +62,19 @@ async function legacyAgent(ws: Workspace, answer: Answer): Promise<Agent> {
   return agent;
 }
 
+async function legacyAgent(ws: Workspace, answer: Answer): Promise<Agent> {
+  const { client } = await connect(BIN, ["proxy", "--manifest", ws.manifest], { cwd: ws.dir, name: "agent-2025", capabilities: { elicitation: {} } });
+  const asked: string[] = [];
+  client.setRequestHandler(ElicitRequestSchema, async (request) => (asked.push(request.params.message), { action: "accept", content: answer }));
+  return agentOf(client, asked);
+}
+
 async function modernAgent(ws: Workspace, answer: Answer): Promise<Agent> {
   const { client } = await connectModern(ws, { name: "agent-2026", capabilities: { elicitation: { form: {} } } });
   expect(client.getProtocolEra()).toBe("modern");
   const asked: string[] = [];
   client.setRequestHandler("elicitation/create", async (request) => (asked.push(request.params.message), { action: "accept", content: answer }));
-  const agent: Agent = {
-    call: (name, args) => client.callTool({ name, arguments: args }),
-    names: async () => (await client.listTools()).tools.map((tool) => tool.name),
-    asked,
-    close: () => client.close(),
-  };
-  open.push(agent);
-  return agent;
+  return agentOf(client, asked);
 }
 
 const CLIENTS = [
