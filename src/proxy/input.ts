@@ -69,6 +69,8 @@ export class Retries {
   ) {}
 
   ask: AskClient = (request, requests) => {
+    // A request the client cancelled, or that has its answer, has no retry to come.
+    if (request.cancelled || request.done) return Promise.resolve({ responses: {}, refused: "the client no longer waits for this request" });
     const refused = undeclared(request, requests);
     if (refused) return Promise.resolve({ responses: {}, refused });
     const state = `${STATE_PREFIX}${crypto.randomUUID()}`;

@@ -8,6 +8,7 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { BIN, connect, LineSession, run } from "../helpers.ts";
 import { eraWorkspace } from "../fixtures/era-kit.ts";
 import { BUN, FIXTURES, journalRows, killAfterEach, waitFor, type Workspace } from "../fixtures/proxy-kit.ts";
@@ -26,7 +27,7 @@ function tasksWorkspace(flags: string[] = []): Workspace {
     [
       '  - match: "jobs.get_note"',
       "    class: readonly",
-      '  - match: "jobs.slow_put"',
+      '  - match: "jobs.*_put"',
       "    class: reversible",
       '    snapshot: { tool: "jobs.get_note", args: { key: "$.key" }, absent_when: "no such note" }',
       '    inverse: { tool: "jobs.slow_put", args: { key: "$.key", text: "$snapshot.text" } }',
@@ -99,6 +100,23 @@ describe("a call answered with a task handle (R-ERA-4)", () => {
     expect(afterwards.stdout + afterwards.stderr).toContain(`task ${taskId}`);
     // Nothing was reverted: the note is as the task left it (not written yet).
     expect(jobsState(ws).notes).toEqual({ plan: "ship on Friday" });
+  }, 30_000);
+
+  test("a task that needs input: a 2025-era client is asked (elicitation), its answer goes to the task (tasks/update), and the call completes as one action", async () => {
+    const ws = tasksWorkspace(["--always-task"]);
+    const { client } = await connect(BIN, ["proxy", "--manifest", ws.manifest], { cwd: ws.dir, capabilities: { elicitation: {} } });
+    const asked: string[] = [];
+    client.setRequestHandler(ElicitRequestSchema, async (request) => (asked.push(request.params.message), { action: "accept", content: { confirm: true } }));
+    try {
+      const done = await client.callTool({ name: "confirmed_put", arguments: { key: "plan", text: "ship never" } });
+      expect(done.structuredContent).toEqual({ key: "plan", text: "ship never" });
+    } finally {
+      await client.close();
+    }
+    expect(asked).toEqual(['Write "ship never" to note plan?']);
+    const rows = journalRows(ws.journal);
+    expect(rows.map((row) => [row.tool, row.status])).toEqual([["confirmed_put", "applied"]]);
+    expect(JSON.parse(rows[0]!.post_state!)).toEqual({ key: "plan", text: "ship never" });
   }, 30_000);
 
   test("a client that does not take tasks (2025 era) gets the call's answer when the task ends; one action", async () => {
