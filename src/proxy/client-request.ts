@@ -38,23 +38,27 @@ export class ClientRequest implements Origin {
   done = false;
   /** Resolves, with why, when the session stops waiting on its servers (it is ending): work still going on stops. */
   ending: Promise<string> = new Promise(() => {});
-  /** What identifies the call: a retry must be of the same method, name and arguments. */
-  readonly identity: string;
   private readonly firstId: MessageId;
+  private identityKey: string | undefined;
 
   constructor(
     /** The client session it came from (server requests meanwhile are routed back to it). */
     readonly session: object,
     id: MessageId,
     readonly method: string,
-    params: Record<string, unknown>,
+    private readonly params: Record<string, unknown>,
     /** Who the client is and what it can do, for this request (2025 era: as it said at initialize). */
     readonly envelope: Envelope,
     private readonly askClient: AskClient,
   ) {
     this.id = id;
     this.firstId = id;
-    this.identity = requestIdentity(method, params);
+  }
+
+  /** What identifies the call: a retry must be of the same method, name and arguments (worked out only when a retry is awaited). */
+  get identity(): string {
+    this.identityKey ??= requestIdentity(this.method, this.params);
+    return this.identityKey;
   }
 
   /** Whether a retry continues it (its answers then carry the retry's id, not the one the pipeline started with). */
