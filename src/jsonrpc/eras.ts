@@ -82,6 +82,8 @@ export function withEnvelope(line: string, envelope: Envelope, version = MODERN_
 
 /** A request as a 2025-era server may get it: without the 2026 envelope (the line is untouched when it has none). */
 export function withoutEnvelope(line: string): string {
+  // Most lines (every one from a 2025 client) carry no envelope: a scan of the text says so without parsing.
+  if (!line.includes("io.modelcontextprotocol/") && !line.includes(RUN_KEY)) return line;
   const meta = metaOf(line);
   if (!meta || !ENVELOPE_KEYS.some((key) => key in meta)) return line;
   for (const key of ENVELOPE_KEYS) delete meta[key];
