@@ -147,7 +147,7 @@ export class HeldServerRequests {
         asked = { responses: {}, refused: (error as Error).message };
       }
       for (const [key, { upstream, frame }] of [...this.held]) {
-        if (key in asked.responses) upstream.sendRaw(resultLine(frame.id, asked.responses[key]));
+        if (Object.hasOwn(asked.responses, key)) upstream.sendRaw(resultLine(frame.id, asked.responses[key]));
         else if (asked.refused) upstream.sendRaw(errorLine(frame.id, ErrorCode.InternalError, `Synartesis: ${asked.refused}`));
         else continue;
         this.held.delete(key);

@@ -78,13 +78,15 @@ export async function followTask(upstream: Upstream, handle: TaskHandle, options
           resolve();
         };
       });
-      if (stopped) return { unknown: `task ${taskId} had not ended when Synartesis stopped following it (${stopped})` };
+      const gaveUp = () => ({ unknown: `task ${taskId} had not ended when Synartesis stopped following it (${stopped})` });
+      if (stopped) return gaveUp();
       let reply: Reply;
       try {
         reply = await upstream.ask("tasks/get", { taskId }, options.origin, options.origin.envelope);
       } catch (error) {
         if (!(error instanceof UpstreamError)) throw error;
-        return { unknown: `Synartesis could not follow task ${taskId} (${error.message})` };
+        // A look refused because the session is ending is the session giving up, not the server.
+        return stopped ? gaveUp() : { unknown: `Synartesis could not follow task ${taskId} (${error.message})` };
       }
       const refusal = errorOf(reply.msg);
       if (refusal) return { unknown: `the server answered tasks/get for task ${taskId} with an error (${refusal.message})` };
