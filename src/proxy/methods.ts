@@ -81,6 +81,10 @@ export async function dispatch(ctx: MethodContext, frame: RequestFrame, request:
       if (!owner) return refuse(ErrorCode.InvalidParams, "completion/complete: no server owns this reference");
       return forward(ctx, owner, frame, raw, request);
     }
+    case "subscriptions/listen":
+      // Its notifications would have to be told apart per subscription and mapped back: not done, so refused
+      // at once rather than left open with nothing ever coming.
+      return refuse(ErrorCode.MethodNotFound, "Method not found: subscriptions/listen (Synartesis does not relay subscriptions)");
     case "tasks/get":
     case "tasks/update":
     case "tasks/cancel": {
