@@ -103,4 +103,12 @@ export const MIGRATIONS: Migration[] = [
       UPDATE actions SET told_run = spent_by, told_at = spent_at, spent_by = NULL, spent_at = NULL WHERE status = 'denied';
     `,
   },
+  {
+    // The task a 2026-era server runs a call as (R-ERA-4): the call stays
+    // pending until the task completes, and says which task it waits for.
+    name: "0006-tasks",
+    sql: `
+      ALTER TABLE actions ADD COLUMN task TEXT;
+    `,
+  },
 ];

@@ -82,4 +82,5 @@ export const POSTGRES_MIGRATIONS: Migration[] = [
   sameAsSqlite("0003-sent-inverses-and-settled-outcomes"),
   sameAsSqlite("0004-withdrawn-requests-and-undone-runs"),
   sameAsSqlite("0005-one-meaning-per-column"),
+  sameAsSqlite("0006-tasks"),
 ];

@@ -7,7 +7,7 @@
 // NOTIFYs the listeners (watch, the review page).
 import { SQL } from "bun";
 import { SynartesisError } from "../errors.ts";
-import { JournalError, type Journal, type NewAction, type Outcome } from "./journal.ts";
+import { JournalError, type Journal, type NewAction, type Outcome, type PendingNews } from "./journal.ts";
 import { POSTGRES_MIGRATIONS } from "./postgres-migrations.ts";
 import { postgresTarget, redact, type PostgresTarget } from "./postgres-connection.ts";
 import { insertedAction, json, likePrefix, observationColumns, onlyMatch, reportFailuresAsJournalErrors, toAction, toRun, warningsColumn, type Row } from "./rows.ts";
@@ -223,6 +223,14 @@ export class PostgresJournal implements Journal {
       UPDATE actions SET status = ${outcome.status}, result = COALESCE(${outcome.resultText ?? null}::text, result), inverse = ${json(outcome.inverse)},
                          post_state = ${postState}, post_absent = ${postAbsent}, error = COALESCE(${text(outcome.error)}::text, error),
                          warnings = ${warningsColumn(outcome.warnings)}
+       WHERE id = ${id} AND status = 'pending'`;
+  }
+
+  async notePending(id: string, news: PendingNews): Promise<void> {
+    const [snapshot, absent] = news.snapshot ? observationColumns(news.snapshot) : [null, null];
+    await this.sql`
+      UPDATE actions SET snapshot = CASE WHEN ${news.snapshot ? 1 : 0} = 1 THEN ${snapshot}::text ELSE snapshot END,
+                         snapshot_absent = COALESCE(${absent}::integer, snapshot_absent), task = COALESCE(${text(news.task)}::text, task)
        WHERE id = ${id} AND status = 'pending'`;
   }
 

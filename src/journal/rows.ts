@@ -99,6 +99,7 @@ export function toAction(row: Row): Action {
     settledNote: str(row.settled_note),
     withdrawnBy: str(row.withdrawn_by),
     withdrawnAt: str(row.withdrawn_at),
+    task: str(row.task),
   };
   return withDefined(action, optional);
 }

@@ -8,7 +8,8 @@ import { dirname } from "node:path";
 import { SynartesisError } from "../errors.ts";
 import { MIGRATIONS } from "./migrations.ts";
 import { JournalFiles } from "./file-identity.ts";
-import { JournalError, type Journal, type NewAction, type Outcome } from "./journal.ts";
+import { journalFailure } from "./sqlite-failures.ts";
+import { JournalError, type Journal, type NewAction, type Outcome, type PendingNews } from "./journal.ts";
 import { insertedAction, json, likePrefix, observationColumns, onlyMatch, reportFailuresAsJournalErrors, toAction, toRun, warningsColumn, type Row } from "./rows.ts";
 import type { Action, ActionStatus, ResolvedCall, Run, RunStatus, RunSummary, Settled, VerifyCall } from "./types.ts";
 
@@ -16,17 +17,6 @@ const BUSY_TIMEOUT_MS = 10_000;
 /** How often a change subscription looks at the data version (it is one cheap pragma). */
 const CHANGE_POLL_MS = 250;
 
-const BROKEN_CODES = ["SQLITE_CORRUPT", "SQLITE_NOTADB", "SQLITE_READONLY", "SQLITE_IOERR", "SQLITE_CANTOPEN", "SQLITE_PERM", "SQLITE_NOLFS", "SQLITE_PROTOCOL", "SQLITE_AUTH"];
-
-/** A SQLite failure as a JournalError naming the file; anything else unchanged. */
-function journalFailure(path: string, error: unknown): unknown {
-  if (error instanceof JournalError || !(error instanceof Error) || error.name !== "SQLiteError") return error;
-  const code = String((error as { code?: unknown }).code ?? "");
-  if (code === "SQLITE_FULL") return new JournalError(path, "full", error.message);
-  if (code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED")) return new JournalError(path, "busy", error.message);
-  if (BROKEN_CODES.some((broken) => code.startsWith(broken))) return new JournalError(path, "broken", error.message);
-  return error;
-}
 
 export class SqliteJournal implements Journal {
   readonly path: string;
@@ -226,6 +216,16 @@ export class SqliteJournal implements Journal {
           WHERE id = ? AND status = 'pending'`,
       )
       .run(outcome.status, outcome.resultText ?? null, json(outcome.inverse), ...observationColumns(outcome.postState), outcome.error ?? null, warningsColumn(outcome.warnings), id);
+  }
+
+  async notePending(id: string, news: PendingNews): Promise<void> {
+    const snapshot = news.snapshot ? observationColumns(news.snapshot) : [null, null];
+    this.db
+      .query(
+        `UPDATE actions SET snapshot = CASE WHEN ? THEN ? ELSE snapshot END, snapshot_absent = COALESCE(?, snapshot_absent), task = COALESCE(?, task)
+          WHERE id = ? AND status = 'pending'`,
+      )
+      .run(news.snapshot ? 1 : 0, snapshot[0], snapshot[1], news.task ?? null, id);
   }
 
   async getAction(id: string): Promise<Action | undefined> {

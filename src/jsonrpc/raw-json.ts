@@ -58,11 +58,18 @@ export function skipSpace(text: string, i: number): number {
   return i;
 }
 
-/** Every top-level member of a JSON object text whose key is one of `keys`, in text order: [key, start, end) of its value. */
-function membersOf(text: string, keys: readonly string[]): Array<[string, number, number]> {
-  const found: Array<[string, number, number]> = [];
+/** Where one top-level member of a JSON object text sits: its key, where the key starts, and its value's span [valueStart, valueEnd). */
+interface MemberSpan {
+  key: string;
+  keyStart: number;
+  valueStart: number;
+  valueEnd: number;
+}
+
+/** Walk the top-level members of a JSON object text, in order, until `visit` returns false. */
+function walkMembers(text: string, visit: (member: MemberSpan) => boolean): void {
   let i = skipSpace(text, 0);
-  if (text.charCodeAt(i) !== OPEN_BRACE) return found;
+  if (text.charCodeAt(i) !== OPEN_BRACE) return;
   i++;
   while (i < text.length) {
     i = skipSpace(text, i);
@@ -73,16 +80,16 @@ function membersOf(text: string, keys: readonly string[]): Array<[string, number
       continue;
     }
     if (c !== QUOTE) break;
+    const keyStart = i;
     const keyEnd = skipString(text, i);
     const key = JSON.parse(text.slice(i, keyEnd)) as string;
     i = skipSpace(text, keyEnd);
     if (text.charCodeAt(i) !== COLON) break;
     i = skipSpace(text, i + 1);
     const valueEnd = skipValue(text, i);
-    if (keys.includes(key)) found.push([key, i, valueEnd]);
+    if (!visit({ key, keyStart, valueStart: i, valueEnd })) return;
     i = valueEnd;
   }
-  return found;
 }
 
 /**
@@ -91,8 +98,46 @@ function membersOf(text: string, keys: readonly string[]): Array<[string, number
  */
 export function memberSpans(text: string, keys: readonly string[]): Map<string, [number, number]> {
   const found = new Map<string, [number, number]>();
-  for (const [key, start, end] of membersOf(text, keys)) found.set(key, [start, end]);
+  walkMembers(text, (member) => {
+    if (keys.includes(member.key)) found.set(member.key, [member.valueStart, member.valueEnd]);
+    return true;
+  });
   return found;
+}
+
+/**
+ * An object text with top-level members changed: a key mapped to JSON text
+ * gets that value (a new key goes first), a key mapped to undefined is
+ * removed. Every other member, and the text around it, stays byte for byte.
+ */
+export function withMembers(text: string, changes: Record<string, string | undefined>): string {
+  const spans: MemberSpan[] = [];
+  walkMembers(text, (member) => (spans.push(member), true));
+  let out = text;
+  // From the end, so the spans found still point at the right places.
+  for (const member of spans.reverse()) {
+    if (!Object.hasOwn(changes, member.key)) continue;
+    const value = changes[member.key];
+    if (value !== undefined) {
+      out = out.slice(0, member.valueStart) + value + out.slice(member.valueEnd);
+      continue;
+    }
+    // The member goes with the comma after it, or (the last one) the comma before it.
+    const after = skipSpace(out, member.valueEnd);
+    if (out.charCodeAt(after) === COMMA) {
+      out = out.slice(0, member.keyStart) + out.slice(skipSpace(out, after + 1));
+    } else {
+      const before = out.slice(0, member.keyStart).replace(/,\s*$/, "");
+      out = before + out.slice(member.valueEnd);
+    }
+  }
+  const present = new Set(spans.map((member) => member.key));
+  const added = Object.entries(changes).filter(([key, value]) => value !== undefined && !present.has(key));
+  if (added.length === 0) return out;
+  const open = out.indexOf("{") + 1;
+  const rest = out.slice(skipSpace(out, open));
+  const members = added.map(([key, value]) => `${JSON.stringify(key)}:${value}`).join(",");
+  return out.slice(0, open) + members + (rest.startsWith("}") ? "" : ",") + out.slice(open);
 }
 
 /** The raw text of one top-level member's value, or undefined. */
@@ -112,8 +157,10 @@ export function withId(text: string, id: string | number | null): string {
  * reader, whichever of the two it takes, sees the old one.
  */
 export function withIdText(text: string, idText: string): string {
+  const ids: MemberSpan[] = [];
+  walkMembers(text, (member) => (member.key === "id" && ids.push(member), true));
   let out = text;
-  for (const [, start, end] of membersOf(text, ["id"]).reverse()) out = out.slice(0, start) + idText + out.slice(end);
+  for (const { valueStart, valueEnd } of ids.reverse()) out = out.slice(0, valueStart) + idText + out.slice(valueEnd);
   return out;
 }
 

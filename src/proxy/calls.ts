@@ -2,8 +2,8 @@
 // pre-read → write-ahead intent → forward → resolve inverse → post-read →
 // record outcome. Returns the line to send back to the agent.
 import { canonicalJson } from "../canonical.ts";
-import { JournalError } from "../journal/journal.ts";
-import { readFailed, type Observation, type ResolvedCall, type VerifyCall } from "../journal/types.ts";
+import { JournalError, type NewAction } from "../journal/journal.ts";
+import { readFailed, type Observation, type ResolvedCall } from "../journal/types.ts";
 import type { Matcher } from "../manifest/match.ts";
 import { payloadOf, readsSnapshot, ResolveError, resolveTemplate, textOf } from "../manifest/refs.ts";
 import type { Rule, ToolClass } from "../manifest/types.ts";
@@ -13,7 +13,11 @@ import { toolErrorLine } from "../jsonrpc/messages.ts";
 import { rawMember, withIdText } from "../jsonrpc/raw-json.ts";
 import type { Logger } from "../log.ts";
 import { readState } from "../servers/observe.ts";
-import { UpstreamError, type Origin, type Reply, type Upstream } from "../servers/upstream.ts";
+import { UpstreamError, type Reply, type Upstream } from "../servers/upstream.ts";
+import type { ClientRequest } from "./client-request.ts";
+import { exchange, type Exchanged, type ExchangeOptions } from "./exchange.ts";
+import { preRead, readAgain } from "./pre-read.ts";
+import { followTask, takesTasks, taskOf, type TaskEnd, type TaskHandle } from "./tasks.ts";
 import type { ServerTurn } from "./server-turns.ts";
 
 export interface CallContext extends GateContext {
@@ -26,6 +30,8 @@ export interface CallContext extends GateContext {
   recordingStopped?(): Promise<string | undefined>;
   /** The file of Synartesis's own that these arguments name, if any (issue 13 item 10). */
   protectedTarget?(server: string, args: unknown): { what: string; path: string } | undefined;
+  /** Follow a task a server runs (woken when a notification says it changed); returns the unfollow. */
+  followTask?(upstream: Upstream, taskId: string, wake: () => void): () => void;
 }
 
 export interface ToolCall {
@@ -40,8 +46,10 @@ export interface ToolCall {
   otherParams: Record<string, unknown>;
   /** The client's progress token: progress from the server keeps the call's timeout from expiring. */
   progressToken?: unknown;
-  /** The client's request: whether it cancelled it (checked before anything is forwarded), and whose it is. */
-  origin: Origin;
+  /** Answer the client now, before the call is done (a task handle, while Synartesis follows the task). */
+  answerNow?(line: string): void;
+  /** The client's request: whether it cancelled it (checked before anything is forwarded), whose it is, how its client is asked for input. */
+  origin: ClientRequest;
   /**
    * Its place in the queue that serialises mutating calls per server
    * (R-PROXY-6), taken when the request arrived, so calls run in the order
@@ -93,6 +101,13 @@ async function recordOutcome(ctx: CallContext, call: ToolCall, action: string | 
     });
     ctx.onJournalError?.(error);
   }
+}
+
+/** A forwarded call whose outcome Synartesis cannot know: its row stays pending, saying why (R-PROXY-7). */
+async function unknownOutcome(ctx: CallContext, call: ToolCall, actionId: string, why: string): Promise<string> {
+  await recordOutcome(ctx, call, actionId, () => ctx.journal.finishAction(actionId, { status: "pending", error: `${why}; the outcome is unknown` }));
+  ctx.log.error("call outcome unknown", { server: call.server, tool: call.tool, action: actionId, error: why });
+  return toolErrorLine(call.clientId, `Synartesis forwarded this call, but ${why}. Its outcome is unknown and is recorded as pending; check the state before trying again.`);
 }
 
 /** A held or denied call: one info line for the person watching the log (R-PROXY-15), the text for the agent. */
@@ -149,44 +164,64 @@ function approvedLine(call: ToolCall): string {
   return `{"jsonrpc":"2.0","id":0,"method":"tools/call","params":{"name":${JSON.stringify(call.tool)},"arguments":${canonicalJson(call.args)}${rest ? `,${rest}` : ""}}}`;
 }
 
-/** Send the agent's call on, (re)starting the server if it is down. */
-function forward(upstream: Upstream, call: ToolCall): Promise<Reply> {
-  return upstream.deliver(call.line, "tools/call", { origin: call.origin, progressToken: call.progressToken });
+/** Send the agent's call on ((re)starting the server if it is down), asking the client for whatever input the server needs. */
+function forward(upstream: Upstream, call: ToolCall, line: string, options: Partial<ExchangeOptions> = {}): Promise<Exchanged> {
+  return exchange(upstream, line, "tools/call", { origin: call.origin, progressToken: call.progressToken, ...options });
 }
 
 async function forwardReadOnly(ctx: CallContext, call: ToolCall): Promise<string> {
   const upstream = ctx.upstream(call.server);
   if (call.origin.cancelled) return toolErrorLine(call.clientId, "Synartesis did not run this call: the client cancelled it.");
   const started = ctx.now().toISOString();
-  let reply: Reply;
+  const record = (fields: Pick<NewAction, "status"> & Partial<NewAction>) =>
+    recordOutcome(ctx, call, undefined, () =>
+      ctx.journal.insertAction({ id: ctx.newId(), runId: ctx.runId, server: call.server, tool: call.tool, args: call.args, class: "readonly", ts: started, ...fields }),
+    );
+  let exchanged: Exchanged;
   try {
-    reply = await forward(upstream, call);
+    exchanged = await forward(upstream, call, call.line);
   } catch (error) {
     if (!(error instanceof UpstreamError)) throw error;
-    await recordOutcome(ctx, call, undefined, () =>
-      ctx.journal.insertAction({
-        id: ctx.newId(), runId: ctx.runId, server: call.server, tool: call.tool, args: call.args,
-        class: "readonly", status: "failed", error: error.message, ts: started,
-      }),
-    );
+    await record({ status: "failed", error: error.message });
     return toolErrorLine(call.clientId, `Synartesis could not complete this call: ${error.message}.`);
   }
+  if ("stopped" in exchanged) {
+    await record({ status: "failed", error: exchanged.stopped });
+    return toolErrorLine(call.clientId, `Synartesis did not finish this call: ${exchanged.stopped}.`);
+  }
+  let { reply } = exchanged;
+  const task = taskOf(reply.msg);
+  if (task) {
+    const end = await awaitTask(ctx, call, upstream, task, reply, undefined);
+    if ("unknown" in end) {
+      // A read changes nothing: one whose answer never came only failed to answer.
+      await record({ status: "failed", error: end.unknown });
+      return toolErrorLine(call.clientId, `Synartesis could not complete this call: ${end.unknown}.`);
+    }
+    reply = end.reply;
+  }
   const failure = replyError(reply);
-  await recordOutcome(ctx, call, undefined, () =>
-    ctx.journal.insertAction({
-      id: ctx.newId(),
-      runId: ctx.runId,
-      server: call.server,
-      tool: call.tool,
-      args: call.args,
-      class: "readonly",
-      status: failure === undefined ? "applied" : "failed",
-      resultText: rawMember(reply.raw, "result"),
-      error: failure,
-      ts: started,
-    }),
-  );
+  await record({ status: failure === undefined ? "applied" : "failed", resultText: rawMember(reply.raw, "result"), error: failure });
   return withIdText(reply.raw, call.clientId);
+}
+
+/**
+ * A call answered with a task handle (R-ERA-4): its row says which task it
+ * waits for; a client that takes task handles gets this one now (and follows
+ * the task itself); either way Synartesis follows the task to its end, which
+ * is the call's answer.
+ */
+async function awaitTask(ctx: CallContext, call: ToolCall, upstream: Upstream, task: TaskHandle, reply: Reply, actionId: string | undefined): Promise<TaskEnd> {
+  if (actionId) await recordOutcome(ctx, call, actionId, () => ctx.journal.notePending(actionId, { task: task.taskId }));
+  ctx.log.info("call runs as a task", { server: call.server, tool: call.tool, action: actionId, task: task.taskId });
+  const handsOn = takesTasks(call.origin.envelope) && call.answerNow !== undefined;
+  if (handsOn) call.answerNow!(withIdText(reply.raw, call.clientId));
+  return followTask(upstream, task, {
+    origin: call.origin,
+    askClient: !handsOn,
+    stop: call.origin.ending,
+    nudges: (taskId, wake) => ctx.followTask?.(upstream, taskId, wake) ?? (() => {}),
+  });
 }
 
 async function runMutating(
@@ -212,32 +247,16 @@ async function runMutating(
   };
 
   // Pre-read: capture the state this call is about to replace.
-  let snapshot: Observation | undefined;
-  let verify: VerifyCall | undefined;
-  if (rule?.snapshot) {
-    let snapshotArgs: unknown;
-    try {
-      snapshotArgs = resolveTemplate(rule.snapshot.args, { args: call.args });
-    } catch (error) {
-      if (!(error instanceof ResolveError)) throw error;
-      const why = `the pre-read's arguments could not be built from this call: ${error.message}`;
-      return refuse(why, `Synartesis did not run this call: ${why}.`);
-    }
-    verify = { server: rule.snapshot.server, tool: rule.snapshot.tool, args: snapshotArgs, absentWhen: rule.snapshot.absentWhen };
-    const { read, absentText = "" } = await readState(ctx.upstream(verify.server), verify, call.origin);
-    const readName = `${verify.server}.${verify.tool}`;
-    if (readFailed(read)) {
-      const why = `the pre-read ${readName} failed: ${read.error}`;
-      return refuse(why, `Synartesis did not run this call, because it could not record the state it would replace: ${read.error}`);
-    }
-    if (read.absent && toolClass === "reversible" && !approval) {
-      const reason = `${call.server}.${call.tool} is reversible, but its pre-read ${readName} found nothing to restore (${absentText.split("\n")[0]})`;
-      const held = await passGate(ctx, { ...call, class: toolClass }, reason);
-      if (!held.proceed) return refused(ctx, call, held);
-      return runMutating(ctx, call, rule, toolClass, held);
-    }
-    snapshot = read;
+  const read = await preRead(ctx, call, rule);
+  if ("refused" in read) return refuse(read.refused, read.agentText);
+  if ("absent" in read && toolClass === "reversible" && !approval) {
+    const reason = `${call.server}.${call.tool} is reversible, but its pre-read ${read.verify.server}.${read.verify.tool} found nothing to restore (${read.absent.split("\n")[0]})`;
+    const held = await passGate(ctx, { ...call, class: toolClass }, reason);
+    if (!held.proceed) return refused(ctx, call, held);
+    return runMutating(ctx, call, rule, toolClass, held);
   }
+  let snapshot: Observation | undefined = "absent" in read ? { absent: true } : read.snapshot;
+  const verify = read.verify;
 
   // A server that cannot be (re)started means the call never leaves: that is a failure, not an unknown.
   try {
@@ -259,9 +278,21 @@ async function runMutating(
     ts: ctx.now().toISOString(),
   });
 
-  let reply: Reply;
+  let exchanged: Exchanged;
   try {
-    reply = await forward(upstream, approval ? { ...call, line: approvedLine(call) } : call);
+    exchanged = await forward(upstream, call, approval ? approvedLine(call) : call.line, {
+      // Nothing of the call is at the server while the client answers: other calls may go meanwhile.
+      whileAsking: (asking) => call.turn.pause(asking),
+      // The attempt that executes is the one after the client's answer: its state is the one to keep (R-ERA-3).
+      beforeRetry: async () => {
+        if (!verify || !snapshot) return undefined;
+        const again = await readAgain(ctx, call, verify, snapshot);
+        if ("stop" in again) return again.stop;
+        snapshot = again.snapshot;
+        await ctx.journal.notePending(intent.id, { snapshot });
+        return undefined;
+      },
+    });
   } catch (error) {
     if (!(error instanceof UpstreamError)) throw error;
     if (error.kind === "not_sent") {
@@ -271,13 +302,22 @@ async function runMutating(
       });
       return toolErrorLine(call.clientId, `Synartesis did not run this call: it never reached server "${call.server}" (${error.message}).`);
     }
-    const why = `${error.message}; the outcome is unknown`;
-    await recordOutcome(ctx, call, intent.id, () => ctx.journal.finishAction(intent.id, { status: "pending", error: why }));
-    ctx.log.error("call outcome unknown", { server: call.server, tool: call.tool, action: intent.id, error: error.message });
-    return toolErrorLine(
-      call.clientId,
-      `Synartesis forwarded this call, but ${error.message}. Its outcome is unknown and is recorded as pending; check the state before trying again.`,
-    );
+    return unknownOutcome(ctx, call, intent.id, error.message);
+  }
+  if ("stopped" in exchanged) {
+    // The server's last answer asked for input: it did not run the call, and will not without a retry.
+    await recordOutcome(ctx, call, intent.id, async () => {
+      await giveBackApproval();
+      await ctx.journal.finishAction(intent.id, { status: "failed", error: `not completed: ${exchanged.stopped}` });
+    });
+    return toolErrorLine(call.clientId, `Synartesis did not finish this call: ${exchanged.stopped}. The server did not complete it.`);
+  }
+  let { reply } = exchanged;
+  const task = taskOf(reply.msg);
+  if (task) {
+    const end = await awaitTask(ctx, call, upstream, task, reply, intent.id);
+    if ("unknown" in end) return unknownOutcome(ctx, call, intent.id, end.unknown);
+    reply = end.reply;
   }
 
   const failure = replyError(reply);
@@ -308,9 +348,9 @@ async function runMutating(
   // Post-read: the state this call left, for undo's drift check.
   let postState: Observation | undefined;
   if (verify) {
-    const { read } = await readState(ctx.upstream(verify.server), verify, call.origin);
-    if (readFailed(read)) warnings.push(`the post-read ${verify.server}.${verify.tool} failed (${read.error}); undo cannot check this call for drift`);
-    else postState = read;
+    const { read: after } = await readState(ctx.upstream(verify.server), verify, call.origin);
+    if (readFailed(after)) warnings.push(`the post-read ${verify.server}.${verify.tool} failed (${after.error}); undo cannot check this call for drift`);
+    else postState = after;
   }
 
   await recordOutcome(ctx, call, intent.id, () => ctx.journal.finishAction(intent.id, { status: "applied", resultText, inverse, postState, warnings }));

@@ -55,6 +55,8 @@ export class ServerPool {
   /** What clients set up on servers, put back when one restarts. */
   private logLevel: unknown;
   private readonly subscriptions = new Map<Upstream, Set<string>>();
+  /** Tasks 2026-era servers run calls as (R-ERA-4): which server runs each, and who follows it. */
+  private readonly tasks = new Map<string, { upstream: Upstream; followers: Set<() => void> }>();
 
   constructor(options: PoolOptions) {
     this.manifest = options.manifest;
@@ -174,10 +176,31 @@ export class ServerPool {
   private routeNotification(upstream: Upstream, frame: NotificationFrame): void {
     const method = frame.msg.method;
     if (method === "notifications/tools/list_changed") this.catalog.forget(upstream);
+    if (method === "notifications/tasks") this.taskChanged(upstream, frame.msg.params?.taskId);
     if (method !== "notifications/progress") return this.members.forEach((member) => member.serverNotification(upstream, frame));
     const member = this.memberOf(upstream.sessionsWithToken(frame.msg.params?.progressToken));
     if (member) member.serverNotification(upstream, frame);
     else this.log.debug("progress for no single client; dropped", { server: upstream.name });
+  }
+
+  // ---- tasks ----
+
+  /** Follow `taskId`, run by `upstream`: `wake` is called when a notification says it changed. Returns the unfollow. */
+  followTask(upstream: Upstream, taskId: string, wake: () => void): () => void {
+    let task = this.tasks.get(taskId);
+    if (!task || task.upstream !== upstream) this.tasks.set(taskId, (task = { upstream, followers: new Set() }));
+    task.followers.add(wake);
+    return () => task.followers.delete(wake);
+  }
+
+  /** The server that runs a task (a client's tasks/get goes there). */
+  taskOwner(taskId: unknown): Upstream | undefined {
+    return typeof taskId === "string" ? this.tasks.get(taskId)?.upstream : undefined;
+  }
+
+  private taskChanged(upstream: Upstream, taskId: unknown): void {
+    const task = typeof taskId === "string" ? this.tasks.get(taskId) : undefined;
+    if (task?.upstream === upstream) for (const wake of task.followers) wake();
   }
 
   // ---- what clients set up on servers ----
@@ -197,6 +220,8 @@ export class ServerPool {
   /** A restarted server gets the clients' logging level and resource subscriptions again. */
   private async replaySetup(upstream: Upstream): Promise<void> {
     this.catalog.forget(upstream);
+    // A 2026-era server keeps nothing between requests: there is nothing to put back.
+    if (upstream.era === "modern") return;
     const requests: Array<[string, unknown]> = [];
     if (this.logLevel !== undefined && upstream.capabilities?.logging) requests.push(["logging/setLevel", { level: this.logLevel }]);
     for (const uri of this.subscriptions.get(upstream) ?? []) requests.push(["resources/subscribe", { uri }]);

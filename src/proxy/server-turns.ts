@@ -6,6 +6,12 @@ export interface ServerTurn {
   run<T>(work: () => Promise<T>): Promise<T>;
   /** Give the place up without running (a call held, refused or failed before it ran). */
   release(): void;
+  /**
+   * Inside `run`: give the place up while `waiting` (nothing of this call is
+   * at the server meanwhile, e.g. a 2026-era client is answering a server's
+   * request for input), then queue again behind whoever came since.
+   */
+  pause<T>(waiting: Promise<T>): Promise<T>;
 }
 
 export class ServerTurns {
@@ -13,20 +19,32 @@ export class ServerTurns {
 
   /** A place in `server`'s queue, taken now. */
   reserve(server: string): ServerTurn {
-    const previous = this.last.get(server) ?? Promise.resolve();
-    let done!: () => void;
-    this.last.set(server, new Promise<void>((resolve) => (done = resolve)));
-    const release = () => void previous.then(done);
+    const take = () => {
+      const previous = this.last.get(server) ?? Promise.resolve();
+      let done!: () => void;
+      this.last.set(server, new Promise<void>((resolve) => (done = resolve)));
+      return { previous, done };
+    };
+    let place = take();
     return {
       async run<T>(work: () => Promise<T>): Promise<T> {
-        await previous;
+        await place.previous;
         try {
           return await work();
         } finally {
-          done();
+          place.done();
         }
       },
-      release,
+      release: () => void place.previous.then(place.done),
+      async pause<T>(waiting: Promise<T>): Promise<T> {
+        place.done();
+        try {
+          return await waiting;
+        } finally {
+          place = take();
+          await place.previous;
+        }
+      },
     };
   }
 }

@@ -57,6 +57,11 @@ export class SessionRun {
 
   constructor(private readonly options: SessionRunOptions) {}
 
+  /** A name for the run from a call before it is created (a 2026-era client names itself on each request). */
+  proposeLabel(label: string | undefined): void {
+    if (label && !this.opened && !this.opening) this.label = label;
+  }
+
   /** What a call is recorded with; the first call creates the run (a JournalError when it cannot). */
   calls(): Promise<CallContext> {
     if (this.opened) return Promise.resolve(this.opened.calls);
@@ -77,6 +82,7 @@ export class SessionRun {
       newId: o.newId,
       approveCommand: o.approveCommand,
       upstream: (server) => o.pool.server(server),
+      followTask: (upstream, taskId, wake) => o.pool.followTask(upstream, taskId, wake),
       onJournalError: o.onJournalError,
       recordingStopped: () => this.recordingStopped(),
       protectedTarget: (server, args) => {

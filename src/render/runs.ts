@@ -69,6 +69,7 @@ export function actionNotes(action: Action, decisionCommand: DecisionCommand): N
     if (action.approvedBy) note("approved", `by ${action.approvedBy} at ${formatTime(action.approvedAt)}`);
     if (action.error) note(action.status === "pending" ? "unknown" : "error", action.error);
   }
+  if (action.task) note("task", action.status === "pending" ? `waits for task ${action.task} on ${action.server}: its outcome is known once the task ends` : `ran as task ${action.task} on ${action.server}`);
   // An unknown outcome only a person can settle: say how, pasteable from any folder.
   if (action.status === "pending" || (action.status === "rolling_back" && action.inverseSentAt)) {
     note("settle", `${decisionCommand("settle", shortId(action.id))} --applied | --not-applied`);

@@ -129,4 +129,11 @@ export class PendingRequests {
   sessions(progressToken?: unknown): Set<object> {
     return new Set([...this.origins(progressToken)].map((origin) => origin.session));
   }
+
+  /** The requests of one client session in flight here (which of its calls a server's request belongs to). */
+  originsOf(session: object): Set<Origin> {
+    const origins = new Set<Origin>();
+    for (const entry of this.byId.values()) if (entry.origin?.session === session) origins.add(entry.origin);
+    return origins;
+  }
 }

@@ -84,12 +84,15 @@ export function staticVerdict(action: Action): StaticVerdict {
     case "unrecoverable":
       return { kind: "left", why: action.undoNote ? `${name}: ${action.undoNote}; left for a person` : `${name} cannot be undone; left in place` };
     case "pending":
+      // A read says whether it left a trace; a task still running may leave one later (claims.ts says so).
       if (action.verify && action.snapshot && (action.class === "reversible" || action.class === "compensable")) {
         return { kind: "unknown", verify: action.verify };
       }
       return {
         kind: "halt",
-        why: `the outcome of ${name} is unknown (the proxy never learnt whether it ran)`,
+        why: action.task
+          ? `the outcome of ${name} is unknown: it runs as task ${action.task}, which had not ended when Synartesis last saw it`
+          : `the outcome of ${name} is unknown (the proxy never learnt whether it ran)`,
         hint: SETTLE_CALL_HINT,
         settle: "call",
       };

@@ -29,7 +29,14 @@ test.concurrent("a held call, a denial told, the server start and the run are lo
   const lines = logLines(proxy.stderr);
   for (const line of lines) expect(line.ts).toMatch(/^\d{4}-\d\d-\d\dT/);
   expect(lines.map(({ ts, ...rest }) => rest)).toEqual([
-    { level: "info", msg: "server started", server: "crm", serverInfo: "synartesis-toy-crm 0.1.0" },
+    {
+      level: "info",
+      msg: "server started",
+      server: "crm",
+      serverInfo: "synartesis-toy-crm 0.1.0",
+      protocol: "2025-06-18",
+      why: "it answered server/discover with error -32601 (Method not found)",
+    },
     { level: "info", msg: "run opened", run: runId, client: "logged-agent", journal: ws.journal },
     {
       level: "info",
