@@ -22,7 +22,8 @@ export const INSTRUCTIONS_PREAMBLE = [
 export async function startServers(pool: ServerPool, initParams: unknown): Promise<void> {
   await pool.start(initParams);
   // A later client may come after a server died: it is started again for it, as for any request.
-  await Promise.all(pool.upstreams.map((upstream) => upstream.ensureReady()));
+  // One waiting for a sign-in is started by the first request that brings one.
+  await Promise.all(pool.upstreams.filter((upstream) => !pool.awaitingSignIn.has(upstream)).map((upstream) => upstream.ensureReady()));
 }
 
 function mergeCapabilities(all: Array<Record<string, unknown>>): Record<string, unknown> {
@@ -59,8 +60,10 @@ function identityOf(pool: ServerPool): Record<string, unknown> {
   return single?.hello ? single.hello.serverInfo : { name: "synartesis", version: VERSION };
 }
 
+/** What the servers can do; one waiting for a sign-in is taken to offer tools, which it lists once someone signs in. */
 function mergedCapabilities(pool: ServerPool): Record<string, unknown> {
-  return mergeCapabilities(pool.upstreams.map((upstream) => upstream.capabilities ?? {}));
+  const waiting = { tools: { listChanged: true } };
+  return mergeCapabilities(pool.upstreams.map((upstream) => upstream.capabilities ?? (pool.awaitingSignIn.has(upstream) ? waiting : {})));
 }
 
 /**

@@ -7,14 +7,14 @@
 import { ErrorCode } from "@modelcontextprotocol/sdk/types.js";
 import type { SignInRequired } from "../auth/provider.ts";
 import { SynartesisError } from "../errors.ts";
-import type { NotificationFrame, RequestFrame } from "../jsonrpc/frames.ts";
-import { errorLine } from "../jsonrpc/messages.ts";
+import { frameOf, type NotificationFrame, type RequestFrame } from "../jsonrpc/frames.ts";
+import { errorLine, messageLine } from "../jsonrpc/messages.ts";
 import type { Logger } from "../log.ts";
 import { createMatcher, type Matcher } from "../manifest/match.ts";
 import type { Manifest } from "../manifest/types.ts";
 import type { Connector } from "../servers/link.ts";
 import { listTools, policyFit, toolNames } from "../servers/tools.ts";
-import { startFailure, Upstream } from "../servers/upstream.ts";
+import { startFailure, Upstream, UpstreamError } from "../servers/upstream.ts";
 import { Router } from "./router.ts";
 import { ServerTurns, type ServerTurn } from "./server-turns.ts";
 import { ToolCatalog } from "./tool-catalog.ts";
@@ -46,6 +46,8 @@ export class ServerPool {
   readonly router: Router;
   /** Which tools each server offers (R-PROXY-12). */
   readonly catalog = new ToolCatalog();
+  /** Servers that could not start for want of a sign-in: started on the first request after someone signs in. */
+  readonly awaitingSignIn = new Set<Upstream>();
   private readonly turns = new ServerTurns();
   private readonly members = new Set<PoolMember>();
   private readonly closeWatchers = new Set<(upstream: Upstream, reason: string) => void>();
@@ -127,10 +129,20 @@ export class ServerPool {
 
   private async startAndVerify(initParams: unknown): Promise<void> {
     const started = await Promise.allSettled(this.upstreams.map((upstream) => upstream.start(initParams)));
-    const failed = started.findIndex((result) => result.status === "rejected");
-    if (failed !== -1) throw startFailure(this.upstreams[failed]!, (started[failed] as PromiseRejectedResult).reason);
+    for (const [index, result] of started.entries()) {
+      if (result.status === "fulfilled") continue;
+      const upstream = this.upstreams[index]!;
+      // A server that needs a sign-in does not keep the others from serving: it is started when someone signs in (R-AUTH-4).
+      if (!(result.reason instanceof UpstreamError && result.reason.signIn)) throw startFailure(upstream, result.reason);
+      this.awaitingSignIn.add(upstream);
+      this.log.warn("a server needs a sign-in; it starts once someone signs in (through a client that can show a URL, or with synartesis login)", {
+        server: upstream.name,
+        error: result.reason.message,
+      });
+    }
     const toolsByServer = new Map<string, Set<string>>();
     for (const upstream of this.upstreams) {
+      if (this.awaitingSignIn.has(upstream)) continue;
       let names: Set<string>;
       try {
         names = toolNames(await listTools(upstream));
@@ -183,6 +195,13 @@ export class ServerPool {
     else this.log.debug("progress for no single client; dropped", { server: upstream.name });
   }
 
+  /** A server whose tools clients could not see (it needed a sign-in) now offers them: every session is told, as the server itself would. */
+  private toolsChanged(upstream: Upstream): void {
+    const line = messageLine("notifications/tools/list_changed", {});
+    const frame = frameOf(JSON.parse(line), line);
+    if (frame.kind === "notification") this.routeNotification(upstream, frame);
+  }
+
   // ---- tasks ----
 
   /** Follow `taskId`, run by `upstream`: `wake` is called when a notification says it changed. Returns the unfollow. */
@@ -220,6 +239,7 @@ export class ServerPool {
   /** A restarted server gets the clients' logging level and resource subscriptions again. */
   private async replaySetup(upstream: Upstream): Promise<void> {
     this.catalog.forget(upstream);
+    if (this.awaitingSignIn.delete(upstream)) this.toolsChanged(upstream);
     // A 2026-era server keeps nothing between requests: there is nothing to put back.
     if (upstream.era === "modern") return;
     const requests: Array<[string, unknown]> = [];

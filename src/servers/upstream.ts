@@ -165,7 +165,8 @@ export class Upstream {
     if (this.stopped) throw new UpstreamError(`server "${this.name}" is shutting down`, "not_sent");
     if (this.initParams === undefined) throw new UpstreamError(`server "${this.name}" has not been initialized`, "start");
     this.starting ??= (async () => {
-      this.options.log.warn("restarting server", { server: this.name, reason: this.exitReason });
+      // A server that never started (it waited for a sign-in) is started, not restarted.
+      if (this.starts) this.options.log.warn("restarting server", { server: this.name, reason: this.exitReason });
       try {
         await this.start(this.initParams);
         await this.options.onRestart?.(this);
@@ -207,11 +208,11 @@ export class Upstream {
   private async withRestart(origin: Origin | undefined, attempt: () => Promise<Reply>): Promise<Reply> {
     let signedIn = false;
     for (let tries = 1; ; tries++) {
-      await this.ensureReady(origin);
       try {
+        await this.ensureReady(origin);
         return await attempt();
       } catch (error) {
-        // Refused for want of a sign-in (so it did not run): once a person signs in, it is sent again.
+        // Refused for want of a sign-in (its start, or the request itself: either way nothing ran): once a person signs in, it is sent again.
         if (error instanceof UpstreamError && error.signIn && !signedIn && this.options.signIn) {
           signedIn = true;
           if (await this.options.signIn(this, error.signIn, origin)) continue;

@@ -207,6 +207,32 @@ describe.concurrent("a session that uses the sign-in", () => {
     expect(check.stdout).toContain(`server "notes" needs a sign-in: nobody has signed in yet; run \``);
   });
 
+  test("nobody signed in yet: the proxy starts anyway; a client that can show a URL is offered the sign-in at its first request, one that cannot is told to run login", async () => {
+    const { server, dir, env } = project();
+    const { client, stderr } = await connect(BIN, ["proxy"], { cwd: dir, env, capabilities: { elicitation: { url: {} } } });
+    const offered: any[] = [];
+    client.setRequestHandler(ElicitRequestSchema, async (request) => {
+      offered.push(request.params);
+      await (await fetch((request.params as { url: string }).url)).text();
+      return { action: "accept" };
+    });
+    expect(client.getServerCapabilities()?.tools).toEqual({ listChanged: true });
+    expect(stderr()).toContain('"msg":"a server needs a sign-in; it starts once someone signs in');
+    const listed = await client.listTools();
+    expect(listed.tools.map((tool) => tool.name).sort()).toEqual(["add_note", "delete_note", "list_notes"]);
+    expect(offered).toHaveLength(1);
+    expect(offered[0]).toMatchObject({ mode: "url", message: expect.stringContaining('Server "notes" needs you to sign in') });
+    expect(text(await client.callTool({ name: "add_note", arguments: { text: "first" } }))).toBe('{"id":"n1"}');
+    await client.close();
+
+    // A client that cannot show a URL, with the sign-in gone again: it connects, and is told what to run.
+    server.revokeAll();
+    const plain = await connect(BIN, ["proxy"], { cwd: dir, env });
+    const refused = await plain.client.listTools().catch((error: Error) => error);
+    expect(String(refused)).toContain(`run \`${BIN} login notes --manifest ${join(dir, "synartesis.yaml")}\``);
+    await plain.client.close();
+  });
+
   test("a client that can show a URL is offered the sign-in, and the call completes after it", async () => {
     const { server, dir, env } = project();
     expect((await run(["login", "notes"], { cwd: dir, env })).code).toBe(0);
