@@ -11,7 +11,6 @@ import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from "@modelcontextprotocol/sdk/types.js";
 
-import { shellQuote } from "../src/self.ts";
 
 export { manifestText, type ManifestSpec } from "./fixtures/manifest-text.ts";
 
@@ -93,23 +92,31 @@ export async function run(
 }
 
 /**
- * Run the binary with stdout on a pseudo-terminal (util-linux `script`), so it
- * sees a TTY. stdout and stderr both reach the terminal: `stdout` holds what it
- * showed, with the terminal's CRLF turned back into LF. Unlike run(), NO_COLOR
- * is not set unless `env` sets it.
+ * Run the binary on a pseudo-terminal of Bun's own (Bun.Terminal), so it sees a
+ * TTY on stdin, stdout and stderr. `stdout` holds all it showed, read to the
+ * terminal's end, with the terminal's CRLF turned back into LF. Unlike run(),
+ * NO_COLOR is not set unless `env` sets it.
  */
 export async function runOnTerminal(args: string[], options: { cwd?: string; env?: Record<string, string | undefined> } = {}): Promise<RunResult> {
   const env: Record<string, string | undefined> = { ...process.env, TERM: "xterm-256color", ...options.env };
   if (options.env?.NO_COLOR === undefined) delete env.NO_COLOR;
-  const proc = Bun.spawn(["script", "-qec", [BIN, ...args].map(shellQuote).join(" "), "/dev/null"], {
+  const chunks: Uint8Array[] = [];
+  const { promise: drained, resolve: endOfTerminal } = Promise.withResolvers<void>();
+  const proc = Bun.spawn([BIN, ...args], {
     cwd: options.cwd ?? ROOT,
     env,
-    stdin: "ignore",
-    stdout: "pipe",
-    stderr: "pipe",
+    terminal: {
+      cols: 120,
+      name: env.TERM ?? "xterm-256color",
+      data: (_terminal, data) => void chunks.push(data.slice()),
+      exit: () => endOfTerminal(),
+    },
   });
-  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
-  return { code, stdout: stdout.replace(/\r\n/g, "\n"), stderr };
+  const code = await proc.exited;
+  await drained;
+  proc.terminal?.close();
+  const stdout = new TextDecoder().decode(Buffer.concat(chunks));
+  return { code, stdout: stdout.replace(/\r\n/g, "\n"), stderr: "" };
 }
 
 /** An SDK client connected over stdio to `command args`. */
