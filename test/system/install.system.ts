@@ -1,6 +1,7 @@
 // install.sh without a release: building and linking from a clone (R-SHIP-4),
 // and the platform it picks when downloading (fake uname/ldd/sysctl on PATH).
-// Downloads of real release archives are tested in release.test.ts.
+// Downloads of real release archives are tested in release.system.ts. A
+// whole-system check: .ci/run runs it (it builds the checkout several times).
 import { beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import {
   chmodSync,
