@@ -1,7 +1,6 @@
 // Shared test plumbing: the built binary, temp folders, processes over real
 // pipes, MCP clients that speak to them, the one polling helper, manifests
 // written from data, and Streamable HTTP servers made in the test.
-import { afterAll } from "bun:test";
 import { mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -10,6 +9,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from "@modelcontextprotocol/sdk/types.js";
+import { afterTestRun } from "./fixtures/test-run.ts";
 
 
 export { manifestText, type ManifestSpec } from "./fixtures/manifest-text.ts";
@@ -19,7 +19,7 @@ export const BIN = join(ROOT, "dist", "synartesis");
 export const NODE_MODULES = join(ROOT, "node_modules");
 
 const made: string[] = [];
-afterAll(() => {
+afterTestRun(() => {
   if (process.env.KEEP_TEST_DIRS) return;
   for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
@@ -51,7 +51,7 @@ export async function until<T>(
   }
 }
 
-/** A fresh empty folder (real path, no symlinks), removed after the test file. */
+/** A fresh empty folder (real path, no symlinks), removed when the test run ends. */
 export function tempDir(prefix = "syn-"): string {
   const dir = realpathSync(mkdtempSync(join(tmpdir(), prefix)));
   made.push(dir);
@@ -290,7 +290,7 @@ export interface McpHttpServer {
 }
 
 const httpServers: McpHttpServer[] = [];
-afterAll(() => {
+afterTestRun(() => {
   for (const server of httpServers.splice(0)) server.stop();
 });
 
