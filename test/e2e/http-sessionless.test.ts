@@ -6,6 +6,7 @@
 // client names), which ends complete after --http-idle without a call.
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { readFileSync } from "node:fs";
+import { jobsState, release, tasksWorkspace } from "../fixtures/era-kit.ts";
 import { eventData, postRaw, startHttpProxy, stopHttpProxiesAfterAll } from "../fixtures/http-kit.ts";
 import { crmStateText, crmWorkspace, journalRows, journalRuns } from "../fixtures/proxy-kit.ts";
 import { until } from "../helpers.ts";
@@ -119,6 +120,23 @@ describe.concurrent("sessionless requests over HTTP (R-ERA-1)", () => {
     expect(batch.status).toBe(400);
     expect((await batch.json()).error).toEqual({ code: -32600, message: "Invalid Request: a 2026-07-28 POST carries one JSON-RPC message, not a batch" });
   });
+});
+
+test("a call answered with a task handle (R-ERA-4): pending while the task runs, applied with its post-read once it ends; the client follows it by tasks/get on other POSTs", async () => {
+  const ws = tasksWorkspace();
+  const proxy = await startHttpProxy(ws);
+  const tasks = { "io.modelcontextprotocol/clientCapabilities": { extensions: { "io.modelcontextprotocol/tasks": {} } } };
+  const handle = (await answerOf(await modernPost(proxy.url, 1, "tools/call", call("tasker", "slow_put", { key: "plan", text: "ship never" }, tasks)))).result;
+  expect(handle).toMatchObject({ resultType: "task", status: "working" });
+  const row = await until(() => journalRows(ws.journal).find((r) => r.status === "pending"), "the call's row to be pending");
+  expect((row as { task?: string }).task).toBe(handle.taskId);
+
+  release(ws, handle.taskId);
+  const done = await until(() => journalRows(ws.journal).find((r) => r.status === "applied"), "the task's end to be recorded");
+  expect(JSON.parse(done.post_state!)).toEqual({ key: "plan", text: "ship never" });
+  const polled = await answerOf(await modernPost(proxy.url, 2, "tasks/get", enveloped("tasker", { taskId: handle.taskId }, tasks)));
+  expect(polled.result).toMatchObject({ status: "completed", result: { structuredContent: { key: "plan", text: "ship never" } } });
+  expect(jobsState(ws).notes).toEqual({ plan: "ship never" });
 });
 
 describe.concurrent("runs of sessionless clients (R-ERA-5)", () => {
