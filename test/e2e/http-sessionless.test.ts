@@ -5,11 +5,12 @@
 // given out; the calls of one client name form one run (or of the run a
 // client names), which ends complete after --http-idle without a call.
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { readFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { jobsState, release, tasksWorkspace } from "../fixtures/era-kit.ts";
-import { eventData, postRaw, startHttpProxy, stopHttpProxiesAfterAll } from "../fixtures/http-kit.ts";
+import { eventData, postRaw, startHttpProxy, stopHttpProxiesAfterAll, TOKEN } from "../fixtures/http-kit.ts";
 import { crmStateText, crmWorkspace, journalRows, journalRuns } from "../fixtures/proxy-kit.ts";
-import { until } from "../helpers.ts";
+import { ROOT, run, tempDir, until } from "../helpers.ts";
 
 stopHttpProxiesAfterAll();
 setDefaultTimeout(60_000);
@@ -181,4 +182,20 @@ describe.concurrent("runs of sessionless clients (R-ERA-5)", () => {
     const rows = journalRows(ws.journal);
     expect(rows.map((row) => row.run_id)).toEqual([runs[0]!.id, runs[1]!.id]);
   });
+});
+
+test("the README's sessionless call over HTTP runs as shown, and is recorded in the run it names", async () => {
+  const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+  const script = /<!-- readme-era-http-example -->\n```sh\n([\s\S]*?)```/.exec(readme)![1]!;
+  const shown = /<!-- readme-era-http-output -->\n```\n([\s\S]*?)```/.exec(readme)![1]!;
+  const ws = crmWorkspace(crmStateText());
+  const proxy = await startHttpProxy(ws);
+  const home = tempDir();
+  mkdirSync(join(home, ".config", "synartesis"), { recursive: true });
+  writeFileSync(join(home, ".config", "synartesis", "token"), `${TOKEN}\n`);
+  const result = await run(["-c", script.replaceAll("http://127.0.0.1:8080/mcp", proxy.url)], { bin: "bash", cwd: ws.dir, env: { HOME: home } });
+  expect(result.code).toBe(0);
+  expect(result.stdout.trimEnd()).toBe(shown.trimEnd());
+  expect(journalRuns(ws.journal).map((r) => [r.label, r.status])).toEqual([["nightly cleanup", "active"]]);
+  expect(JSON.parse(readFileSync(ws.state, "utf8")).customers.c_003.plan).toBe("pro");
 });
