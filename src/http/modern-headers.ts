@@ -6,12 +6,10 @@
 // binding requires: whatever routes on a header must see what the proxy runs.
 import { claimedVersion, LEGACY_VERSIONS, MODERN_VERSIONS } from "../jsonrpc/eras.ts";
 import { paramsOf, type RequestFrame } from "../jsonrpc/frames.ts";
+import { decodedHeader, NAMED_METHODS } from "../jsonrpc/header-values.ts";
 import { HEADER_MISMATCH, UNSUPPORTED_PROTOCOL_VERSION, type Code } from "../jsonrpc/messages.ts";
 
 const VERSION_HEADER = "mcp-protocol-version";
-/** Methods whose target (params.name or params.uri) the Mcp-Name header repeats. */
-const NAMED_METHODS: Record<string, "name" | "uri"> = { "tools/call": "name", "prompts/get": "name", "resources/read": "uri" };
-const BASE64_SENTINEL = /^=\?base64\?([A-Za-z0-9+/]*={0,2})\?=$/;
 
 /** Why a request is refused before it is run: HTTP 400, a JSON-RPC error under the request's id. */
 export interface HeaderRefusal {
@@ -32,20 +30,6 @@ export function isSessionless(headers: Headers, body: RequestFrame | undefined, 
   if (hasSession) return false;
   if (version !== null && !LEGACY_VERSIONS.includes(version)) return true;
   return body !== undefined && body.msg.method !== "initialize" && claimedVersion(paramsOf(body.msg)) !== undefined;
-}
-
-/** A header value as the client meant it: a `=?base64?…?=` value decoded (UTF-8); undefined when the encoding is broken. */
-export function decodedHeader(value: string): string | undefined {
-  const encoded = BASE64_SENTINEL.exec(value);
-  if (!encoded) return value;
-  const bytes = Buffer.from(encoded[1]!, "base64");
-  if (bytes.toString("base64").replace(/=+$/, "") !== encoded[1]!.replace(/=+$/, "")) return undefined;
-  const text = new TextDecoder("utf-8", { fatal: true });
-  try {
-    return text.decode(bytes);
-  } catch {
-    return undefined;
-  }
 }
 
 const shown = (value: unknown) => (typeof value === "string" ? JSON.stringify(value) : String(value));
