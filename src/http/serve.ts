@@ -2,9 +2,9 @@
 // clients that take a URL (R-HTTP). One pool of the manifest's servers serves
 // every session (R-HTTP-5); each MCP session is a client session with its own
 // run (R-HTTP-4); sessionless 2026-07-28 clients are served on the same
-// endpoint, a client session per run (R-ERA-5). /mcp answers only to a Host and Origin of its own
-// (DNS-rebinding protection) and the bearer token (R-HTTP-2/3); /healthz says
-// it is alive and nothing else (R-HTTP-6). The first SIGINT or SIGTERM drains
+// endpoint, a client session per run (R-ERA-5). /mcp answers only to a Host
+// and Origin of its own (DNS-rebinding protection) and the bearer token
+// (R-HTTP-2/3); /healthz says it is alive and nothing else (R-HTTP-6). The first SIGINT or SIGTERM drains
 // every session and ends its run, then the servers stop (R-PROXY-13).
 import { networkInterfaces } from "node:os";
 import type { Server } from "bun";

@@ -33,7 +33,8 @@ export async function httpLink(spec: Extract<ServerSpec, { kind: "url" }>, event
   return {
     ...link,
     send: (line) => {
-      if (modern?.take(line)) return;
+      const sent = modern?.take(line);
+      if (sent) return sent;
       return Promise.resolve(link.send(line)).catch((error: unknown) => {
         throw auth?.explain(error) ?? error;
       });

@@ -3,9 +3,11 @@
 // go out here: each request its own POST with MCP-Protocol-Version,
 // Mcp-Method and (for a call, a prompt, a resource read) Mcp-Name, answered
 // by one JSON object or by an event stream of lines about that request.
-// Closing that response is how such a request is cancelled. Whatever keeps a
-// request from its answer (an HTTP error, a dropped connection) comes back as
-// a JSON-RPC error for it, so the request ends with why.
+// Closing that response is how such a request is cancelled. A refusal (HTTP
+// 4xx) is the request's answer, as a JSON-RPC error; anything else that keeps
+// the answer away (a 5xx, a dropped connection, a response that ends without
+// it) fails the send as a link's write fails, so a call's outcome is unknown
+// (or the call was not sent, when the server could not be reached at all).
 import { ErrorCode } from "@modelcontextprotocol/sdk/types.js";
 import { claimedVersion, MODERN_VERSIONS } from "../jsonrpc/eras.ts";
 import { isId, isRecord } from "../jsonrpc/frames.ts";
@@ -44,6 +46,16 @@ export async function* eventData(body: ReadableStream<Uint8Array>): AsyncGenerat
   if (data.length) yield data.join("\n");
 }
 
+/** A request whose answer did not come back: its outcome at the server is unknown (`code`: the HTTP status, when there was one). */
+class LostAnswer extends Error {
+  constructor(
+    message: string,
+    readonly code?: number,
+  ) {
+    super(message);
+  }
+}
+
 export class ModernHttpRequests {
   /** Requests whose response is still open, by id text: aborting one is its cancellation. */
   private readonly open = new Map<string, AbortController>();
@@ -57,22 +69,23 @@ export class ModernHttpRequests {
 
   /**
    * Send a line if it is this path's: a request carrying a 2026 envelope, or
-   * the cancellation of one still open. False: not this path's (a 2025-era line).
+   * the cancellation of one still open. Undefined: not this path's (a 2025-era
+   * line). The promise rejects when a request's answer could not be had (as a
+   * link's write does: the request then ends unknown, or not sent).
    */
-  take(line: string): boolean {
-    if (!line.includes("io.modelcontextprotocol/protocolVersion") && !line.includes("notifications/cancelled")) return false;
+  take(line: string): Promise<void> | undefined {
+    if (!line.includes("io.modelcontextprotocol/protocolVersion") && !line.includes("notifications/cancelled")) return undefined;
     const message: unknown = JSON.parse(line);
-    if (!isRecord(message) || typeof message.method !== "string") return false;
+    if (!isRecord(message) || typeof message.method !== "string") return undefined;
     const params = isRecord(message.params) ? message.params : {};
     if (message.method === "notifications/cancelled") {
       const cancelled = this.open.get(JSON.stringify(params.requestId));
       cancelled?.abort();
-      return cancelled !== undefined;
+      return cancelled ? Promise.resolve() : undefined;
     }
     const version = claimedVersion(params);
-    if (!isId(message.id) || typeof version !== "string" || !MODERN_VERSIONS.includes(version)) return false;
-    void this.post(line, message.id, message.method, params, version);
-    return true;
+    if (!isId(message.id) || typeof version !== "string" || !MODERN_VERSIONS.includes(version)) return undefined;
+    return this.post(line, message.id, message.method, params, version);
   }
 
   /** Every open request is dropped (the link is closing). */
@@ -85,7 +98,6 @@ export class ModernHttpRequests {
     const idText = JSON.stringify(id);
     const abort = new AbortController();
     this.open.set(idText, abort);
-    const failed = (why: string) => this.onLine(errorLine({ text: idText, key: "" }, ErrorCode.InternalError, why));
     const field = NAMED_METHODS[method];
     const target = field ? params[field] : undefined;
     const headers: Record<string, string> = {
@@ -105,21 +117,23 @@ export class ModernHttpRequests {
           answered ||= isAnswerTo(data, idText);
           this.onLine(data);
         }
-        if (!answered) failed("the server closed its response without answering");
+        if (!answered && !abort.signal.aborted) throw new LostAnswer("the server closed its response without answering");
         return;
       }
       const text = await response.text();
       if (isAnswerTo(text, idText)) return this.onLine(text);
-      failed(`HTTP ${response.status} from the server${text.trim() ? `: ${errorText(text)}` : ""}`);
+      const said = `HTTP ${response.status} from the server${text.trim() ? `: ${errorText(text)}` : ""}`;
+      // A 4xx is a refusal before anything ran: the request's answer is that refusal.
+      if (response.status >= 400 && response.status < 500) return this.onLine(errorLine({ text: idText, key: "" }, ErrorCode.InternalError, said));
+      throw new LostAnswer(said, response.status);
     } catch (error) {
       // Aborted: the request was cancelled, and gets no answer (MCP cancellation).
-      if (!abort.signal.aborted) failed(`the request did not reach the server or its answer did not come back (${(error as Error).message})`);
+      if (!abort.signal.aborted) throw error;
     } finally {
       this.open.delete(idText);
     }
   }
 }
-
 /** Whether a line is the response to the request with this id. */
 function isAnswerTo(text: string, idText: string): boolean {
   try {
