@@ -1,10 +1,13 @@
-// One MCP session of `proxy --http` (one Mcp-Session-Id): a client session of
-// the proxy, and the event streams its lines go out on. A request's answer,
-// and what a server sends on its behalf before it, ride on the response to
-// the POST that carried it; anything else goes on the session's GET stream
-// (kept for it until the client opens one, when none is open). The session
-// ends on DELETE, after --http-idle without a request, or at shutdown.
-import { deservesAnswer, type Frame } from "../jsonrpc/frames.ts";
+// One MCP session of `proxy --http` (one Mcp-Session-Id), or one run of
+// sessionless 2026-era clients (R-ERA-5): a client session of the proxy, and
+// the event streams its lines go out on. A request's answer, and what a
+// server sends on its behalf before it, ride on the response to the POST
+// that carried it; anything else goes on the session's GET stream (kept for
+// it until the client opens one, when none is open). The session ends on
+// DELETE, after --http-idle without a request, or at shutdown.
+import { deservesAnswer, type Frame, type RequestFrame } from "../jsonrpc/frames.ts";
+import { idKey } from "../jsonrpc/json-check.ts";
+import { withIdText } from "../jsonrpc/raw-json.ts";
 import type { RequestChannel } from "../proxy/client-request.ts";
 import { ClientSession } from "../proxy/client-session.ts";
 import type { DrainEnd } from "../proxy/drain.ts";
@@ -17,6 +20,8 @@ const UNDELIVERED_KEPT = 1000;
 
 export interface HttpSessionOptions {
   id: string;
+  /** The sessionless era's run: no Mcp-Session-Id is given out, and there is no GET stream. */
+  sessionless?: boolean;
   recording: RecordingOptions;
   /** How long the session may go without a request before it ends (0: never). */
   idleMs: number;
@@ -48,6 +53,8 @@ export class HttpSession {
   private ending: Promise<DrainEnd> | undefined;
   /** Set as soon as the session starts ending (its idle clock stops for good). */
   private closing = false;
+  /** The ids sessionless requests are run under (their clients number them each their own way). */
+  private ownIds = 0;
 
   constructor(private readonly options: HttpSessionOptions) {
     this.id = options.id;
@@ -65,8 +72,12 @@ export class HttpSession {
     return this.client.run.label;
   }
 
+  get sessionless(): boolean {
+    return this.options.sessionless === true;
+  }
+
   private get headers(): Record<string, string> {
-    return { [SESSION_HEADER]: this.id };
+    return this.sessionless ? {} : { [SESSION_HEADER]: this.id };
   }
 
   /**
@@ -81,24 +92,59 @@ export class HttpSession {
       this.touched();
       return new Response(null, { status: 202, headers: this.headers });
     }
-    const stream = new EventStream((ended) => this.responses.delete(ended));
+    const { stream, channel } = this.responseStream(owed);
+    for (const frame of frames) this.client.handleFrame(frame, owedAnswer(frame) ? channel : undefined);
+    return this.streamed(stream);
+  }
+
+  /**
+   * One request of a sessionless (2026-07-28) client. The clients of one run
+   * share this session and each numbers its requests its own way: the request
+   * is run under an id of the session's own, and answered under the client's.
+   * Closing the response before its answer cancels it, as the binding says.
+   */
+  postAlone(frame: RequestFrame): Response {
+    const ownId = `synartesis-http-${++this.ownIds}`;
+    const own = { text: JSON.stringify(ownId), key: idKey(JSON.stringify(ownId)) };
+    const { stream, channel } = this.responseStream(1, {
+      answerAs: (line) => withIdText(line, frame.id.text),
+      dropped: () => this.client.requests.get(own.key)?.cancel("the client closed its response stream"),
+    });
+    this.client.handleFrame({ ...frame, id: own, raw: withIdText(frame.raw, own.text), msg: { ...frame.msg, id: ownId } }, channel);
+    return this.streamed(stream);
+  }
+
+  /**
+   * The response stream for `owed` answers, and the channel they go out on;
+   * `answerAs` rewrites an answer's id, `dropped` runs when the client closes
+   * the stream before every answer was sent.
+   */
+  private responseStream(owed: number, options: { answerAs?: (line: string) => string; dropped?: () => void } = {}): { stream: EventStream; channel: RequestChannel } {
+    let unanswered = owed;
+    const stream = new EventStream((ended) => {
+      this.responses.delete(ended);
+      if (unanswered > 0) options.dropped?.();
+    });
     this.responses.add(stream);
     this.inProgress += owed;
     this.touched();
-    let unanswered = owed;
     const channel: RequestChannel = {
       send: (line) => {
         // The client dropped this response: what a server sends still reaches it another way.
         if (!stream.send(line)) this.toSession(line);
       },
       end: (answer) => {
-        if (answer !== undefined && !stream.send(answer)) this.options.recording.log.debug("an answer was not delivered: the client closed its response stream", { client: this.label });
+        const line = answer === undefined || !options.answerAs ? answer : options.answerAs(answer);
+        if (line !== undefined && !stream.send(line)) this.options.recording.log.debug("an answer was not delivered: the client closed its response stream", { client: this.label });
         if (--unanswered === 0) stream.close();
         this.inProgress--;
         this.touched();
       },
     };
-    for (const frame of frames) this.client.handleFrame(frame, owedAnswer(frame) ? channel : undefined);
+    return { stream, channel };
+  }
+
+  private streamed(stream: EventStream): Response {
     stream.opening();
     return new Response(stream.body, { headers: { ...EVENT_STREAM_HEADERS, ...this.headers } });
   }
@@ -139,6 +185,7 @@ export class HttpSession {
 
   /** A line for the client that concerns no single request: the GET stream, else a response still open, else kept for a GET stream. */
   private toSession(line: string): void {
+    if (this.sessionless) return this.options.recording.log.debug("a server message for a sessionless client that concerns none of its requests; dropped", { client: this.label });
     if (this.standalone?.send(line)) return;
     for (const stream of [...this.responses].reverse()) if (stream.send(line)) return;
     this.undelivered.push(line);
@@ -155,6 +202,7 @@ export class HttpSession {
     this.stopIdleTimer?.();
     this.stopIdleTimer = undefined;
     if (this.inProgress > 0 || this.closing || this.options.idleMs <= 0) return;
-    this.stopIdleTimer = (this.options.timer ?? realTimer)(this.options.idleMs, () => this.options.onIdle(this));
+    // A request waiting for its client's retry is still in progress: a person may be answering what it asked.
+    this.stopIdleTimer = (this.options.timer ?? realTimer)(this.options.idleMs, () => (this.client.awaitingRetry ? this.touched() : this.options.onIdle(this)));
   }
 }

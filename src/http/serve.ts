@@ -1,9 +1,10 @@
 // `synartesis proxy --http PORT`: the proxy over MCP Streamable HTTP, for
 // clients that take a URL (R-HTTP). One pool of the manifest's servers serves
 // every session (R-HTTP-5); each MCP session is a client session with its own
-// run (R-HTTP-4). /mcp answers only to a Host and Origin of its own
-// (DNS-rebinding protection) and the bearer token (R-HTTP-2/3); /healthz says
-// it is alive and nothing else (R-HTTP-6). The first SIGINT or SIGTERM drains
+// run (R-HTTP-4); sessionless 2026-07-28 clients are served on the same
+// endpoint, a client session per run (R-ERA-5). /mcp answers only to a Host
+// and Origin of its own (DNS-rebinding protection) and the bearer token
+// (R-HTTP-2/3); /healthz says it is alive and nothing else (R-HTTP-6). The first SIGINT or SIGTERM drains
 // every session and ends its run, then the servers stop (R-PROXY-13).
 import { networkInterfaces } from "node:os";
 import type { Server } from "bun";
@@ -19,7 +20,9 @@ import { recordingOptions } from "../proxy/session-run.ts";
 import { startFailure, UpstreamError } from "../servers/upstream.ts";
 import { allowedNames, hostAllowed, originAllowed, tokenMatches } from "./guard.ts";
 import { HttpSession } from "./http-session.ts";
+import { isSessionless } from "./modern-headers.ts";
 import { plainText, refusal, SESSION_HEADER } from "./responses.ts";
+import { SessionlessRuns } from "./sessionless.ts";
 
 export const MCP_PATH = "/mcp";
 export const HEALTH_PATH = "/healthz";
@@ -93,16 +96,18 @@ export async function serveHttp(options: HttpOptions): Promise<void> {
       await session.end(options.drainMs, signals.forced);
     } finally {
       sessions.delete(session.id);
+      sessionless.ended(session);
     }
   };
-  const openSession = () => {
+  const openSession = (kind: "session" | "sessionless" = "session") => {
     stopWatching();
     const session = new HttpSession({
       id: crypto.randomUUID(),
+      sessionless: kind === "sessionless",
       recording,
       idleMs: options.idleMs,
       onIdle: (idle) => {
-        log.info("session ended: no request for --http-idle", { client: idle.label, idleMinutes: options.idleMs / 60_000 });
+        log.info(`${kind === "session" ? "session" : "run"} ended: no request for --http-idle`, { client: idle.label, idleMinutes: options.idleMs / 60_000 });
         void endSession(idle);
       },
     });
@@ -114,13 +119,14 @@ export async function serveHttp(options: HttpOptions): Promise<void> {
     });
     return session;
   };
+  const sessionless = new SessionlessRuns(() => openSession("sessionless"), log);
 
   /** The session a request names, or why not. */
   const sessionFor = (request: Request): HttpSession | Response => {
     const id = request.headers.get(SESSION_HEADER);
     if (id === null) return refusal(400, "Bad Request: the Mcp-Session-Id header is missing; start a session with initialize");
     const session = sessions.get(id);
-    if (!session || session.ended) return refusal(404, "Session not found: it ended (DELETE, --http-idle or a restart); start a new one with initialize", { code: SESSION_GONE });
+    if (!session || session.ended || session.sessionless) return refusal(404, "Session not found: it ended (DELETE, --http-idle or a restart); start a new one with initialize", { code: SESSION_GONE });
     const version = request.headers.get("mcp-protocol-version");
     if (version !== null && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
       return refusal(400, `Bad Request: unsupported MCP-Protocol-Version ${JSON.stringify(version)} (supported: ${SUPPORTED_PROTOCOL_VERSIONS.join(", ")})`);
@@ -140,6 +146,12 @@ export async function serveHttp(options: HttpOptions): Promise<void> {
     if (stopping) return refusal(503, SHUTTING_DOWN);
     if ("refused" in read) return new Response(read.refused, { status: 400, headers: { "Content-Type": "application/json" } });
     const initializing = read.frames.some((frame) => frame.kind === "request" && frame.msg.method === "initialize");
+    const alone = read.frames.length === 1 && read.frames[0]!.kind === "request" ? read.frames[0] : undefined;
+    if (!initializing && isSessionless(request.headers, alone, request.headers.has(SESSION_HEADER))) {
+      // An answer may take as long as its call (or a person's approval of what it asks): no idle cut-off.
+      server.timeout(request, 0);
+      return sessionless.post(request, read.frames);
+    }
     let session: HttpSession | Response;
     if (!initializing) session = sessionFor(request);
     else if (read.frames.length > 1) return refusal(400, "Invalid Request: initialize must come alone, not in a batch", { code: ErrorCode.InvalidRequest });

@@ -34,10 +34,7 @@ export interface ClientSessionOptions extends RecordingOptions {
    * send that concerns no single request of this client.
    */
   write(line: string): void;
-  /**
-   * When the session fails before any initialize arrived (a server would not
-   * start), how long to wait for one so the client sees why (R-PROXY-14).
-   */
+  /** When the session fails before any initialize arrived (a server would not start), how long to wait for one so the client sees why (R-PROXY-14). */
   initializeWaitMs: number;
 }
 
@@ -145,6 +142,9 @@ export class ClientSession implements PoolMember {
   private journalFailed(error: JournalError): void {
     if (error.kind === "broken") this.fail(error);
   }
+
+  /** Whether one of its requests waits for the client's retry with input (it is not idle then). */
+  get awaitingRetry(): boolean { return this.client.retries.awaited; }
 
   // ---- from the client ----
 

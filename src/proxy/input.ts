@@ -100,6 +100,11 @@ export class Retries {
     return { request: waiting.request, proceed: () => waiting.resolve(params) };
   }
 
+  /** Whether some request waits for its client's retry (a person may be answering what it asked). */
+  get awaited(): boolean {
+    return this.waiting.size > 0;
+  }
+
   /** No retry will come (the client left): every request waiting for one stops waiting. */
   abandonAll(reason: string): void {
     for (const waiting of this.waiting.values()) {

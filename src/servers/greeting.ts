@@ -2,7 +2,8 @@
 // process is probed with server/discover in the 2026-07-28 era; a server that
 // answers with its versions is spoken to in that era, one that answers
 // anything else (or nothing, or exits) gets the 2025 initialize handshake.
-// A server reached over HTTP gets initialize directly (see the README's limits).
+// A server reached over HTTP is probed the same way unless it signs in (OAuth
+// lives in the SDK transport, which speaks only the 2025 era).
 import type { Result } from "@modelcontextprotocol/sdk/types.js";
 import { errorOf, isRecord, resultOf } from "../jsonrpc/frames.ts";
 import {

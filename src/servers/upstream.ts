@@ -140,9 +140,9 @@ export class Upstream {
     return this.hello?.era;
   }
 
-  /** A process is probed for its era; an HTTP server is not (its transport speaks the 2025 era only). */
+  /** A process is probed for its era, and so is an HTTP server that does not sign in (the sign-in speaks the 2025 era only). */
   get probes(): boolean {
-    return this.spec.kind === "command";
+    return this.spec.kind === "command" || !this.spec.auth;
   }
 
   /** Who Synartesis is on its own requests (reads, lists) to a 2026-era server: the client it was started for, asking for nothing. */

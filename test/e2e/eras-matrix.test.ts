@@ -1,18 +1,18 @@
-// The era matrix (R-ERA-1, R-ERA-2), through the built binary over stdio:
+// The era matrix (R-ERA-1, R-ERA-2), through the built binary:
 // {2025 client (v1 SDK), 2026 client (v2 SDK, pinned to 2026-07-28)} ×
 // {2025 servers (the toy CRM and server-everything), 2026 server (the v2-SDK
-// notes fixture, refusing initialize)}. In every cell: the tools are listed, a
-// read, a reversible write undone exactly, a gated call held then approved,
-// and an elicitation exchange completed across eras or within one; the
-// journal holds exactly one action per logical call.
-//
-// `proxy --http` (the other transport of the matrix) is issue 15's; its cells
-// are not here until that lands (see the README's "Both protocol eras").
+// notes fixture, refusing initialize)} × {stdio, `proxy --http` (the 2025
+// client in a session, the 2026 client sessionless)}. In every cell: the
+// tools are listed, a read, a reversible write undone exactly, a gated call
+// held then approved, and an elicitation exchange completed across eras or
+// within one; the journal holds exactly one action per logical call, in one
+// run that ends complete.
 import { afterEach, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { BIN, connect, run } from "../helpers.ts";
+import { httpClient, modernHttpClient, startHttpProxy, stopHttpProxiesAfterAll, type HttpProxy } from "../fixtures/http-kit.ts";
 import {
   connectModern,
   CRM_RULES,
@@ -35,6 +35,8 @@ interface Agent {
   asked: string[];
   close(): Promise<void>;
 }
+
+stopHttpProxiesAfterAll();
 
 const open: Agent[] = [];
 afterEach(async () => {
@@ -62,15 +64,22 @@ function agentOf(client: SdkClient, asked: string[]): Agent {
   return agent;
 }
 
-async function legacyAgent(ws: Workspace, answer: Answer): Promise<Agent> {
-  const { client } = await connect(BIN, ["proxy", "--manifest", ws.manifest], { cwd: ws.dir, name: "agent-2025", capabilities: { elicitation: {} } });
+/** The proxy --http a cell's client talks to, when the cell is over HTTP (undefined: over stdio). */
+type Http = HttpProxy | undefined;
+
+async function legacyAgent(ws: Workspace, answer: Answer, http: Http): Promise<Agent> {
+  const capabilities = { elicitation: {} };
+  const { client } = http
+    ? await httpClient(http.url, "agent-2025", { capabilities })
+    : await connect(BIN, ["proxy", "--manifest", ws.manifest], { cwd: ws.dir, name: "agent-2025", capabilities });
   const asked: string[] = [];
   client.setRequestHandler(ElicitRequestSchema, async (request) => (asked.push(request.params.message), { action: "accept", content: answer }));
   return agentOf(client, asked);
 }
 
-async function modernAgent(ws: Workspace, answer: Answer): Promise<Agent> {
-  const { client } = await connectModern(ws, { name: "agent-2026", capabilities: { elicitation: { form: {} } } });
+async function modernAgent(ws: Workspace, answer: Answer, http: Http): Promise<Agent> {
+  const capabilities = { elicitation: { form: {} } };
+  const { client } = http ? await modernHttpClient(http.url, "agent-2026", { capabilities }) : await connectModern(ws, { name: "agent-2026", capabilities });
   expect(client.getProtocolEra()).toBe("modern");
   const asked: string[] = [];
   client.setRequestHandler("elicitation/create", async (request) => (asked.push(request.params.message), { action: "accept", content: answer }));
@@ -150,13 +159,14 @@ const SERVER_2026: ServerKind = {
 
 const text = (result: any) => result.content.map((block: any) => block.text).join("\n") as string;
 
-describe("the era matrix over stdio", () => {
+describe.each(["stdio", "--http"] as const)("the era matrix over %s", (transport) => {
   for (const client of CLIENTS) {
     for (const server of [SERVERS_2025, SERVER_2026]) {
       test(`${client.era} × ${server.era}`, async () => {
         const ws = server.setUp();
         const before = server.state(ws);
-        const agent = await client.connect(ws, server.answer);
+        const http = transport === "--http" ? await startHttpProxy(ws) : undefined;
+        const agent = await client.connect(ws, server.answer, http);
 
         expect(await agent.names()).toEqual(expect.arrayContaining([server.read[0], server.write[0], server.gated[0], server.asking[0]]));
         expect(text(await agent.call(server.read[0], server.read[1]))).toContain(server.read[2]);
@@ -174,6 +184,11 @@ describe("the era matrix over stdio", () => {
         expect(text(asking)).toContain(server.asking[2]);
         expect(agent.asked).toHaveLength(1);
         await agent.close();
+        if (http) {
+          // Over HTTP the run ends with the proxy (a 2026 client has no session to end).
+          http.proc.kill("SIGTERM");
+          expect(await http.proc.exited).toBe(0);
+        }
         server.changed(ws);
 
         // One action per logical call: the held call's request, and the approved call that ran, are two calls.

@@ -6,44 +6,16 @@
 // task through the proxy; one that does not gets the call's answer when the
 // task ends.
 import { describe, expect, test } from "bun:test";
-import { readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { BIN, connect, LineSession, run, until } from "../helpers.ts";
-import { eraWorkspace } from "../fixtures/era-kit.ts";
-import { BUN, FIXTURES, journalRows, type Workspace } from "../fixtures/proxy-kit.ts";
-
+import { jobsState, release, tasksWorkspace } from "../fixtures/era-kit.ts";
+import { journalRows, type Workspace } from "../fixtures/proxy-kit.ts";
 
 const TAKES_TASKS = {
   "io.modelcontextprotocol/protocolVersion": "2026-07-28",
   "io.modelcontextprotocol/clientCapabilities": { extensions: { "io.modelcontextprotocol/tasks": {} } },
   "io.modelcontextprotocol/clientInfo": { name: "tasker", version: "1.0.0" },
 };
-
-function tasksWorkspace(flags: string[] = []): Workspace {
-  const ws = eraWorkspace(
-    ["  jobs:", `    command: ${JSON.stringify(BUN)}`, `    args: ${JSON.stringify([join(FIXTURES, "v2-tasks-server.ts"), "--state", "./jobs.json", ...flags])}`],
-    [
-      '  - match: "jobs.get_note"',
-      "    class: readonly",
-      '  - match: "jobs.*_put"',
-      "    class: reversible",
-      '    snapshot: { tool: "jobs.get_note", args: { key: "$.key" }, absent_when: "no such note" }',
-      '    inverse: { tool: "jobs.slow_put", args: { key: "$.key", text: "$snapshot.text" } }',
-    ],
-  );
-  writeFileSync(join(ws.dir, "jobs.json"), JSON.stringify({ notes: { plan: "ship on Friday" }, jobs: {} }));
-  return ws;
-}
-
-const jobsState = (ws: Workspace) => JSON.parse(readFileSync(join(ws.dir, "jobs.json"), "utf8"));
-
-/** Let the fixture finish a task: its write happens at the next tasks/get. */
-function release(ws: Workspace, taskId: string): void {
-  const state = jobsState(ws);
-  state.jobs[taskId].release = true;
-  writeFileSync(join(ws.dir, "jobs.json"), JSON.stringify(state));
-}
 
 const pendingTask = (ws: Workspace) => until(() => journalRows(ws.journal).find((row) => row.status === "pending" && (row as { task?: string }).task), "the call's row to name its task");
 

@@ -93,6 +93,8 @@ describe.concurrent("url servers", () => {
     const shown = JSON.parse((await run(["show", "--json"], { cwd: dir })).stdout);
     expect(shown.actions.map((a: { status: string }) => a.status)).toEqual(["applied", "applied"]);
     expect(counter).toBe(2);
+    // Probed first in the 2026 era (R-ERA-1): a 2025 server's refusal of server/discover means initialize.
+    expect(agent.stderr()).toContain('"server":"counter","serverInfo":"counter 1.0.0","protocol":"2025-11-25","why":"it answered server/discover with error -32603 (HTTP 400 from the server: Bad Request: Server not initialized)"');
   });
 
   test("an HTTP 5xx after the server ran the call is an unknown outcome: never sent again, recorded pending", async () => {

@@ -3,14 +3,16 @@
 // goes out on. A request's answer, and what its server sends on its behalf
 // before it (progress, a sampling request), ride on the response to the POST
 // that carried it; what concerns no request of the session goes on its GET
-// stream, kept until the client opens one. The idle clock, and how event
-// text is framed.
+// stream, kept until the client opens one. A sessionless (2026-07-28)
+// client's request: under an id of the session's own, answered under the
+// client's, cancelled when its response is closed early. The idle clock, and
+// how event text is framed.
 import { afterEach, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { eventText } from "../../src/http/event-stream.ts";
 import { HttpSession } from "../../src/http/http-session.ts";
 import { openJournal, type Journal } from "../../src/journal/journal.ts";
-import { readMessages } from "../../src/jsonrpc/frames.ts";
+import { readMessages, type RequestFrame } from "../../src/jsonrpc/frames.ts";
 import { createLogger } from "../../src/log.ts";
 import { parseManifest } from "../../src/manifest/load.ts";
 import { ServerPool } from "../../src/proxy/pool.ts";
@@ -100,9 +102,14 @@ class TestClock {
   }
 }
 
-function session(setup: Setup, name: string, idle: { idleMs: number; clock?: TestClock; onIdle?: () => void } = { idleMs: 0 }): { http: HttpSession; post(message: unknown): Response } {
+function session(
+  setup: Setup,
+  name: string,
+  idle: { idleMs: number; clock?: TestClock; onIdle?: () => void; sessionless?: boolean } = { idleMs: 0 },
+): { http: HttpSession; post(message: unknown): Response; postAlone(message: unknown): Response } {
   const http = new HttpSession({
     id: name,
+    sessionless: idle.sessionless ?? false,
     recording: {
       pool: setup.pool,
       journal: setup.journal,
@@ -123,7 +130,22 @@ function session(setup: Setup, name: string, idle: { idleMs: number; clock?: Tes
     if ("refused" in read) throw new Error(read.refused);
     return http.post(read.frames);
   };
-  return { http, post };
+  const postAlone = (message: unknown) => {
+    const read = readMessages(JSON.stringify(message), "body");
+    if ("refused" in read) throw new Error(read.refused);
+    return http.postAlone(read.frames[0] as RequestFrame);
+  };
+  return { http, post, postAlone };
+}
+
+/** A 2026-era tools/call that may be asked for sampling. */
+function modernCall(id: unknown, args: Record<string, unknown>, extra: Record<string, unknown> = {}): unknown {
+  const _meta = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": { sampling: {} },
+    "io.modelcontextprotocol/clientInfo": { name: "agent-2026", version: "1" },
+  };
+  return { jsonrpc: "2.0", id, method: "tools/call", params: { name: "ask_model", arguments: args, ...extra, _meta } };
 }
 
 async function initialize(client: ReturnType<typeof session>, capabilities: Record<string, unknown> = {}): Promise<void> {
@@ -185,7 +207,65 @@ describe("which stream a line goes out on", () => {
   });
 });
 
+describe("a sessionless client's request", () => {
+  test("its input_required and its retry, each on its own response under the client's ids; no session id is given out", async () => {
+    const setup = await setUp();
+    const client = session(setup, "run", { idleMs: 0, sessionless: true });
+    const first = client.postAlone(modernCall(1, { prompt: "hi" }));
+    expect(first.headers.get("mcp-session-id")).toBeNull();
+    const asked = await new Events(first).next();
+    expect([asked.id, asked.result.resultType]).toEqual([1, "input_required"]);
+    const key = Object.keys(asked.result.inputRequests)[0]!;
+    const answer = { [key]: { role: "assistant", content: { type: "text", text: "hello" }, model: "m" } };
+    // The other client of the run uses id 1 too, meanwhile: its answer is its own.
+    const read = modernCall(1, { key: "x" }) as { params: Record<string, unknown> };
+    const other = new Events(client.postAlone({ ...read, params: { ...read.params, name: "read_note" } }));
+    const otherAnswer = await other.next();
+    expect([otherAnswer.id, otherAnswer.result.content[0].text]).toEqual([1, JSON.stringify({ key: "x", value: "X0" })]);
+    const retry = new Events(client.postAlone(modernCall(2, { prompt: "hi" }, { inputResponses: answer, requestState: asked.result.requestState })));
+    const done = await retry.next();
+    expect([done.id, done.result.structuredContent]).toEqual([2, { answer: "hello" }]);
+    expect(await retry.next()).toBeUndefined();
+    await client.http.end(1000, NEVER);
+  });
+
+  test("closing its response before the answer cancels it (the binding's cancellation)", async () => {
+    const setup = await setUp();
+    const world = new NotesWorld();
+    const pool = new ServerPool({ manifest: setup.pool.manifest, log: createLogger("silent"), connector: world.connector });
+    opened.push({ ...setup, pool });
+    const client = session({ ...setup, pool }, "run", { idleMs: 0, sessionless: true });
+    const response = client.postAlone(modernCall(5, { prompt: "wait", hold: "h" }));
+    await world.waiting("h");
+    const request = [...client.http.client.requests.values()][0]!;
+    expect(request.cancelled).toBe(false);
+    await response.body!.cancel();
+    expect(request.cancelled).toBe(true);
+    world.open("h");
+    await client.http.end(1000, NEVER);
+  });
+});
+
 describe("the idle clock (--http-idle)", () => {
+  test("a sessionless run waiting for its client's retry is not idle: the clock starts again until the retry came and was answered", async () => {
+    const setup = await setUp();
+    const clock = new TestClock();
+    let idle = 0;
+    const client = session(setup, "run", { idleMs: 60_000, clock, onIdle: () => idle++, sessionless: true });
+    const asked = await new Events(client.postAlone(modernCall(1, { prompt: "hi" }))).next();
+    expect(clock.running).toEqual([60_000]);
+    clock.passes();
+    expect([idle, clock.running]).toEqual([0, [60_000]]);
+    const key = Object.keys(asked.result.inputRequests)[0]!;
+    const answer = { [key]: { role: "assistant", content: { type: "text", text: "late" }, model: "m" } };
+    const retry = new Events(client.postAlone(modernCall(2, { prompt: "hi" }, { inputResponses: answer, requestState: asked.result.requestState })));
+    expect((await retry.next()).result.structuredContent).toEqual({ answer: "late" });
+    expect(await retry.next()).toBeUndefined();
+    clock.passes();
+    expect(idle).toBe(1);
+    await client.http.end(1000, NEVER);
+  });
+
   test("it runs only while no request of the session is in progress, and starts again after each", async () => {
     const setup = await setUp();
     const clock = new TestClock();

@@ -1,0 +1,37 @@
+// The 2026-07-28 HTTP binding's header values (Mcp-Name): plain when safe,
+// `=?base64?…?=` otherwise, and back; and the event streams a 2026-era
+// server answers a POST with, read into their lines.
+import { describe, expect, test } from "bun:test";
+import { decodedHeader, encodedHeader } from "../../src/jsonrpc/header-values.ts";
+import { eventData } from "../../src/servers/modern-http.ts";
+
+describe("header values", () => {
+  test("the binding's examples: plain ASCII as it is; non-ASCII, edge spaces, line breaks and the sentinel itself in base64", () => {
+    expect(encodedHeader("us-west1")).toBe("us-west1");
+    expect(encodedHeader("Hello, 世界")).toBe("=?base64?SGVsbG8sIOS4lueVjA==?=");
+    expect(encodedHeader(" padded ")).toBe("=?base64?IHBhZGRlZCA=?=");
+    expect(encodedHeader("line1\nline2")).toBe("=?base64?bGluZTEKbGluZTI=?=");
+    expect(encodedHeader("=?base64?literal?=")).toBe("=?base64?PT9iYXNlNjQ/bGl0ZXJhbD89?=");
+    for (const value of ["us-west1", "Hello, 世界", " padded ", "line1\nline2", "=?base64?literal?=", ""]) expect(decodedHeader(encodedHeader(value))).toBe(value);
+  });
+
+  test("a sentinel that is not base64 of UTF-8 text is broken, not taken as it is", () => {
+    expect(decodedHeader("=?base64?/w==?=")).toBeUndefined();
+    expect(decodedHeader("=?base64?SGVsbG8?=")).toBe("Hello");
+  });
+});
+
+describe("an event stream's lines", () => {
+  test("events split at blank lines (LF, CRLF or CR, across chunks); several data fields join with LF; comments and other fields are skipped", async () => {
+    const chunks = [": open\r\n\r\nevent: message\r\ndata: {\"a\":", "1}\r", "\n\r\ndata: {\"b\":\ndata: 2}\n\nid: 7\ndata:{\"c\":3}\n\n", "data: {\"d\":4}"];
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        for (const chunk of chunks) controller.enqueue(new TextEncoder().encode(chunk));
+        controller.close();
+      },
+    });
+    const lines: string[] = [];
+    for await (const data of eventData(body)) lines.push(data);
+    expect(lines).toEqual(['{"a":1}', '{"b":\n2}', '{"c":3}', '{"d":4}']);
+  });
+});
