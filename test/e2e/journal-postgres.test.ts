@@ -12,6 +12,7 @@ import { BIN, ROOT, run, tempDir, type RunResult } from "../helpers.ts";
 import { agent, outbox, resultText, SEED, state, type Call } from "../fixtures/counting-support.ts";
 import { describePostgres, freshDatabase, testPassword, urlFor } from "../fixtures/postgres.ts";
 import { UiProcess } from "../fixtures/ui-kit.ts";
+import { httpClient, startHttpProxy } from "../fixtures/http-kit.ts";
 import { shellQuote } from "../../src/self.ts";
 
 const EMAIL = { to: "ada@example.com", subject: "Your plan changed", body: "You are now on the free plan." };
@@ -112,6 +113,45 @@ describePostgres("a PostgreSQL journal through the binary", () => {
     expect(undone.code).toBe(0);
     expect(state(here).customers).toEqual(SEED);
     expect((await jsonOf(["list", ...flags], there, personEnv))[1].status).toBe("rolled_back");
+  });
+
+  test("proxy --http on a PostgreSQL journal: each HTTP session is its own run there; a held call approved from another folder; undo of one run from there", async () => {
+    const url = urlFor(await freshDatabase());
+    const shown = url.replace(`:${encodeURIComponent(testPassword())}@`, "@");
+    const [here, there] = [machine(), machine()];
+    const personEnv = { PGPASSWORD: testPassword() };
+    const proxy = await startHttpProxy({ dir: here, manifest: join(here, "synartesis.yaml"), journal: shown, state: join(here, "crm.json") }, [], { SYNARTESIS_JOURNAL: url });
+    try {
+      const [one, two] = [await httpClient(proxy.url, "agent-one"), await httpClient(proxy.url, "agent-two")];
+      const updated = await one.client.callTool({ name: "update_customer", arguments: { id: "c_001", plan: "free" } });
+      expect(updated.isError).toBeFalsy();
+      const held = await two.client.callTool({ name: "send_email", arguments: EMAIL });
+      const heldText = (held.content as Array<{ text: string }>)[0]!.text;
+      seen.push(heldText);
+      expect(held.isError).toBe(true);
+      const command = /^ {2}(.+ approve [0-9a-f]{8} --journal .+)$/m.exec(heldText)?.[1];
+      expect(command).toEndWith(` --journal ${shellQuote(shown)}`);
+      const pasted = Bun.spawnSync(["sh", "-c", command!], { cwd: there, env: { ...process.env, ...personEnv, NO_COLOR: "1" } });
+      seen.push(pasted.stdout.toString(), pasted.stderr.toString());
+      expect(pasted.exitCode).toBe(0);
+      expect((await two.client.callTool({ name: "send_email", arguments: EMAIL })).isError).toBeFalsy();
+      expect(outbox(here)).toHaveLength(1);
+      await Promise.all([one.client.close(), two.client.close()]);
+    } finally {
+      proxy.proc.kill("SIGTERM");
+      expect(await proxy.proc.exited).toBe(0);
+      seen.push(await proxy.allStderr);
+    }
+
+    const runs = await jsonOf(["list", "--journal", shown], there, personEnv);
+    expect(runs.map((r: any) => [r.label, r.status, r.actions]).sort()).toEqual([
+      ["agent-one", "complete", 1],
+      ["agent-two", "complete", 2], // the held request, and the approved call that ran
+    ]);
+    const undone = await cli(["undo", runs.find((r: any) => r.label === "agent-one").id.slice(0, 8), "--journal", shown], there, personEnv);
+    expect(undone.code).toBe(0);
+    expect(state(here).customers).toEqual(SEED);
+    expect(outbox(here)).toHaveLength(1);
   });
 
   test("denied from another folder: the agent's next identical call is told who denied it and why", async () => {
