@@ -6,7 +6,7 @@
 // fresh server.
 import { describe, expect, test } from "bun:test";
 import { BIN, LineSession, manifestText, reap, run, until } from "../helpers.ts";
-import { fixtureServer, journalRows, journalRuns, jsonFrame, processExists, readPid, slowWorkspace, workspace, type Workspace } from "../fixtures/proxy-kit.ts";
+import { crmWorkspace, fixtureServer, journalRows, journalRuns, jsonFrame, processExists, readPid, slowWorkspace, workspace, type Workspace } from "../fixtures/proxy-kit.ts";
 
 const writeAhead = (ws: Workspace) => until(() => journalRows(ws.journal).find((r) => r.tool === "slow_write"), "the write-ahead row");
 
@@ -106,5 +106,25 @@ describe.concurrent("a server that stops reading its input (EPIPE)", () => {
       "stopped reading its input (EPIPE)",
     ]);
     expect(journalRows(ws.journal).map((r) => `${r.tool}:${r.status}`)).toEqual(["go_deaf:applied", "echo:applied", "go_deaf:applied", "echo:applied"]);
+  }, 60_000);
+
+  test("a client that stops reading: one JSON warning line (EPIPE), what it sent is still run and recorded, the run ends, exit 0", async () => {
+    const ws = crmWorkspace();
+    const proc = Bun.spawn([BIN, "proxy", "--manifest", ws.manifest], { cwd: ws.dir, stdin: "pipe", stdout: "pipe", stderr: "pipe", env: { ...process.env, NO_COLOR: "1" } });
+    await proc.stdout.cancel(); // the client closes its end of the proxy's output
+    proc.stdin.write(
+      [
+        jsonFrame(0, "initialize", { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "deaf-agent", version: "1" } }),
+        JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }),
+        jsonFrame(1, "tools/call", { name: "update_customer", arguments: { id: "c_001", plan: "free" } }),
+      ].join("\n") + "\n",
+    );
+    proc.stdin.end();
+    const [code, stderr] = await Promise.all([proc.exited, new Response(proc.stderr).text()]);
+    expect(code).toBe(0);
+    const lines = stderr.split("\n").filter(Boolean).map((line) => JSON.parse(line));
+    expect(lines.filter((l) => l.level === "warn")).toEqual([expect.objectContaining({ msg: "the client stopped reading the proxy's output", error: "EPIPE" })]);
+    expect(journalRows(ws.journal).map((r) => `${r.tool}:${r.status}`)).toEqual(["update_customer:applied"]);
+    expect(journalRuns(ws.journal)[0]).toMatchObject({ label: "deaf-agent", status: "complete" });
   }, 60_000);
 });
