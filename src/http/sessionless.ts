@@ -32,6 +32,8 @@ export class SessionlessRuns {
     /** A new session for a run that has none (or whose session is ending). */
     private readonly open: () => HttpSession,
     private readonly log: Logger,
+    /** Why a method is not found here, when the proxy knows before anything runs (see methodNotFound). */
+    private readonly notFound: (method: string) => string | undefined,
   ) {}
 
   /** A session ended: a later request of its run opens a new one. */
@@ -42,9 +44,11 @@ export class SessionlessRuns {
   /**
    * One POST of a sessionless client: one request (answered on this POST's
    * own response) once its headers say what its body says; a notification is
-   * taken and dropped (the binding defines none for HTTP); anything else is refused.
+   * taken and dropped (the binding defines none for HTTP); anything else is
+   * refused. A method the proxy does not serve is 404 with -32601, as the
+   * binding says, before any run is opened or server started.
    */
-  post(request: Request, frames: Frame[]): Response {
+  post(request: Request, frames: Frame[]): Response | Promise<Response> {
     if (frames.length !== 1) return refusal(400, "Invalid Request: a 2026-07-28 POST carries one JSON-RPC message, not a batch", { code: ErrorCode.InvalidRequest });
     const frame = frames[0]!;
     switch (frame.kind) {
@@ -58,7 +62,9 @@ export class SessionlessRuns {
     }
     const refused = headerRefusal(request.headers, frame);
     if (refused) return jsonError(400, errorLine(frame.id, refused.code, refused.message, refused.data));
-    return this.sessionFor(runKeyOf(paramsOf(frame.msg))).postAlone(frame);
+    const notFound = this.notFound(frame.msg.method);
+    if (notFound) return jsonError(404, errorLine(frame.id, ErrorCode.MethodNotFound, notFound));
+    return this.sessionFor(runKeyOf(paramsOf(frame.msg))).postAlone(frame, { signal: request.signal });
   }
 
   private sessionFor(key: string): HttpSession {
