@@ -13,6 +13,7 @@ import { errorLine } from "../jsonrpc/messages.ts";
 import type { Logger } from "../log.ts";
 import type { HttpSession } from "./http-session.ts";
 import { headerRefusal } from "./modern-headers.ts";
+import { OfferedTools, vouchFor } from "./param-check.ts";
 import { refusal } from "./responses.ts";
 
 const UNNAMED = "unnamed 2026-07-28 client";
@@ -27,6 +28,7 @@ export function runKeyOf(params: Record<string, unknown>): string {
 
 export class SessionlessRuns {
   private readonly byRun = new Map<string, HttpSession>();
+  private readonly offered: OfferedTools;
 
   constructor(
     /** A new session for a run that has none (or whose session is ending). */
@@ -34,7 +36,9 @@ export class SessionlessRuns {
     private readonly log: Logger,
     /** Why a method is not found here, when the proxy knows before anything runs (see methodNotFound). */
     private readonly notFound: (method: string) => string | undefined,
-  ) {}
+  ) {
+    this.offered = new OfferedTools(log);
+  }
 
   /** A session ended: a later request of its run opens a new one. */
   ended(session: HttpSession): void {
@@ -64,7 +68,12 @@ export class SessionlessRuns {
     if (refused) return jsonError(400, errorLine(frame.id, refused.code, refused.message, refused.data));
     const notFound = this.notFound(frame.msg.method);
     if (notFound) return jsonError(404, errorLine(frame.id, ErrorCode.MethodNotFound, notFound));
-    return this.sessionFor(runKeyOf(paramsOf(frame.msg))).postAlone(frame, { signal: request.signal });
+    const params = paramsOf(frame.msg);
+    return this.sessionFor(runKeyOf(params)).postAlone(frame, {
+      signal: request.signal,
+      ...(frame.msg.method === "tools/call" && { vouch: vouchFor(request.headers, params.name) }),
+      ...(frame.msg.method === "tools/list" && { rewrite: this.offered.answer }),
+    });
   }
 
   private sessionFor(key: string): HttpSession {

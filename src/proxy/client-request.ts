@@ -85,8 +85,12 @@ export class ClientRequest implements Origin {
     this.channelEnded = false;
   }
 
+  /** The inputSchema of the tool a call was let run with (its retries are held to it too). */
+  inputSchema: unknown;
+
   /** Whether the attempt's request (its HTTP headers) may run the call, see RequestChannel.vouch. */
   vouch(inputSchema: unknown, args: Record<string, unknown>): { code: number; message: string } | undefined {
+    this.inputSchema = inputSchema;
     return this.channel.vouch?.(inputSchema, args);
   }
 

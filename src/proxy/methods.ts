@@ -6,7 +6,7 @@ import { ErrorCode } from "@modelcontextprotocol/sdk/types.js";
 import { JournalError } from "../journal/journal.ts";
 import { isRecord, paramsOf, type RequestFrame } from "../jsonrpc/frames.ts";
 import { firstAmbiguity } from "../jsonrpc/json-check.ts";
-import { errorLine, resultLine } from "../jsonrpc/messages.ts";
+import { errorLine, resultLine, type Code } from "../jsonrpc/messages.ts";
 import { rawMember, withIdText } from "../jsonrpc/raw-json.ts";
 import type { Logger } from "../log.ts";
 import { UpstreamError, type Upstream } from "../servers/upstream.ts";
@@ -157,6 +157,9 @@ async function toolCall(ctx: MethodContext, frame: RequestFrame, request: Client
     const hint = target ? "" : " (tool names here are SERVER__TOOL)";
     return refuse(`Unknown tool: ${params.name}${hint}`);
   }
+  // Over HTTP in the 2026 era, the request's headers must agree with what runs (nothing has been recorded yet).
+  const unvouched = request.vouch(catalog.inputSchema(target.upstream, target.name), args ?? {});
+  if (unvouched) return ctx.answer(request, errorLine(id, unvouched.code as Code, unvouched.message));
   const line = router.single ? raw : JSON.stringify({ ...msg, params: { ...params, name: target.name } });
   let calls: CallContext;
   try {
