@@ -77,7 +77,7 @@ describe("a 2026-era url: server whose tools mark parameters x-mcp-header", () =
     const { ws, notes, seen } = await markedNotesOverHttp();
     await using agent = await connect(BIN, ["proxy", "--manifest", ws.manifest], { cwd: ws.dir, name: "agent-2025" });
     const names = (await agent.client.listTools()).tools.map((tool) => tool.name).sort();
-    expect(names).toEqual(["confirm_put", "get_note", "put_note", "send_note", "stamp_note", "summarize"]);
+    expect(names).toEqual(["confirm_put", "confirm_stamp", "get_note", "put_note", "send_note", "stamp_note", "summarize"]);
 
     const result = await agent.client.callTool({ name: "stamp_note", arguments: { key: "plan", text: "ship in März", copies: 2, urgent: true } });
     expect(result.isError ?? false).toBe(false);

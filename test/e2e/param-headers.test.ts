@@ -17,22 +17,22 @@ const logLines = (stderr: string) => stderr.split("\n").filter((line) => line.st
 
 /** The rules for stamp_note, a reversible write of a note like put_note. */
 function stampRules(name: string): string[] {
-  return [
-    `  - match: "${name}.stamp_note"`,
+  return ["stamp_note", "confirm_stamp"].flatMap((tool) => [
+    `  - match: "${name}.${tool}"`,
     "    class: reversible",
     `    snapshot: { tool: "${name}.get_note", args: { key: "$.key" }, absent_when: "no such note" }`,
     `    inverse: { tool: "${name}.put_note", args: { key: "$.key", text: "$snapshot.text" } }`,
-  ];
+  ]);
 }
 
-/** A 2026-era tools/call POSTed with the binding's standard headers and `headers` besides. */
-function callWith(url: string, id: number, tool: string, args: Record<string, unknown>, headers: Record<string, string> = {}): Promise<Response> {
+/** A 2026-era tools/call (with `more` params: a retry's) POSTed with the binding's standard headers and `headers` besides. */
+function callWith(url: string, id: number, tool: string, args: Record<string, unknown>, headers: Record<string, string> = {}, more: Record<string, unknown> = {}): Promise<Response> {
   const _meta = {
     "io.modelcontextprotocol/protocolVersion": MODERN,
-    "io.modelcontextprotocol/clientCapabilities": {},
+    "io.modelcontextprotocol/clientCapabilities": { elicitation: { form: {} } },
     "io.modelcontextprotocol/clientInfo": { name: "marked-agent", version: "1.0.0" },
   };
-  const body = JSON.stringify({ jsonrpc: "2.0", id, method: "tools/call", params: { name: tool, arguments: args, _meta } });
+  const body = JSON.stringify({ jsonrpc: "2.0", id, method: "tools/call", params: { name: tool, arguments: args, ...more, _meta } });
   return postRaw(url, body, { "MCP-Protocol-Version": MODERN, "Mcp-Method": "tools/call", "Mcp-Name": tool, ...headers });
 }
 
@@ -56,7 +56,7 @@ describe.concurrent("as the server of sessionless HTTP clients", () => {
     expect(response.status).toBe(200);
     const [line] = await eventData(response);
     const listed = JSON.parse(line!).result.tools;
-    expect(listed.map((tool: { name: string }) => tool.name).sort()).toEqual(["confirm_put", "get_note", "put_note", "send_note", "stamp_note", "summarize"]);
+    expect(listed.map((tool: { name: string }) => tool.name).sort()).toEqual(["confirm_put", "confirm_stamp", "get_note", "put_note", "send_note", "stamp_note", "summarize"]);
     const stamp = listed.find((tool: { name: string }) => tool.name === "stamp_note");
     expect(stamp.inputSchema.properties.key["x-mcp-header"]).toBe("Key");
     const warnings = logLines(proxy.stderr()).filter((entry) => entry.msg.includes("x-mcp-header"));
@@ -125,6 +125,25 @@ describe.concurrent("as the server of sessionless HTTP clients", () => {
     expect(JSON.parse((await eventData(put))[0]!).result.isError ?? false).toBe(false);
     expect(notes()).toEqual({ plan: "ship on Monday" });
     expect(journalRuns(ws.journal).map((run) => run.label)).toEqual(["marked-agent"]);
+  });
+
+  test("a retry that answers a call's input_required is a tools/call too: without the headers, 400 and the call still waits; with them, it completes, one action", async () => {
+    const { ws, proxy, notes } = await notesBehindHttpProxy();
+    const args = { key: "plan", text: "ship never" };
+    const first = JSON.parse((await eventData(await callWith(proxy.url, 1, "confirm_stamp", args, { "Mcp-Param-Key": "plan" })))[0]!).result;
+    expect(first).toMatchObject({ resultType: "input_required", inputRequests: { confirm: { method: "elicitation/create" } } });
+    const retry = { inputResponses: { confirm: { action: "accept", content: { confirm: true } } }, requestState: first.requestState };
+
+    const refused = await callWith(proxy.url, 2, "confirm_stamp", args, {}, retry);
+    expect(refused.status).toBe(400);
+    expect((await refused.json()).error).toEqual({ code: -32020, message: 'Header mismatch: the Mcp-Param-Key header is missing (arguments.key is "plan")' });
+    expect(notes()).toEqual({ plan: "ship on Friday" });
+
+    const done = await callWith(proxy.url, 3, "confirm_stamp", args, { "Mcp-Param-Key": "plan" }, retry);
+    expect(done.status).toBe(200);
+    expect(JSON.parse((await eventData(done))[0]!)).toMatchObject({ id: 3, result: { resultType: "complete", structuredContent: { key: "plan", text: "ship never" } } });
+    expect(notes()).toEqual({ plan: "ship never" });
+    expect(journalRows(ws.journal).map((row) => [row.tool, row.status])).toEqual([["confirm_stamp", "applied"]]);
   });
 
   test("the v2 SDK's own client over HTTP mirrors the marked parameters, and its call runs", async () => {
