@@ -39,11 +39,16 @@ function realTimer(ms: number, fire: () => void): () => void {
   return () => clearTimeout(timer);
 }
 
-/** JSON-RPC errors the 2026-07-28 binding answers with an HTTP status of their own, not on an event stream. */
-const STATUS_OF_ERROR = new Map<number | undefined, number>([
-  [ErrorCode.MethodNotFound, 404],
-  [HEADER_MISMATCH, 400],
-]);
+/**
+ * The HTTP status the 2026-07-28 binding gives an answer of its own, not an
+ * event stream: -32601 is 404; -32020 is 400 when it is the proxy's verdict on
+ * this request's headers (a server's, about Synartesis's own headers to it,
+ * is no fault of the client's headers).
+ */
+function statusOf(code: number | undefined, headersRefused: boolean): number | undefined {
+  if (code === ErrorCode.MethodNotFound) return 404;
+  return code === HEADER_MISMATCH && headersRefused ? 400 : undefined;
+}
 
 /** The error code of an answer line, if it is an error. */
 function errorCode(line: string): number | undefined {
@@ -154,13 +159,14 @@ export class HttpSession {
     const onAbort = () => cancel("the client went away before its answer");
     options.signal?.addEventListener("abort", onAbort, { once: true });
     const vouch = options.vouch;
+    let headersRefused = false;
     const heldChannel: RequestChannel = {
       send: (line) => {
         release();
         channel.send(line);
       },
       end: (answer) => {
-        const status = held && answer !== undefined ? STATUS_OF_ERROR.get(errorCode(answer)) : undefined;
+        const status = held && answer !== undefined ? statusOf(errorCode(answer), headersRefused) : undefined;
         if (status === undefined) {
           release();
           return channel.end(answer);
@@ -174,6 +180,7 @@ export class HttpSession {
         vouch: (inputSchema, args) => {
           const refused = vouch(inputSchema, args);
           if (!refused) release();
+          headersRefused = refused?.code === HEADER_MISMATCH;
           return refused;
         },
       }),

@@ -8,7 +8,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { BIN, connect, tempDir } from "../helpers.ts";
+import { BIN, connect, tempDir, until } from "../helpers.ts";
 import { eraWorkspace, NOTES_SERVER, notesRules } from "../fixtures/era-kit.ts";
 import { BUN, journalRows, type Workspace } from "../fixtures/proxy-kit.ts";
 
@@ -100,11 +100,8 @@ describe("a 2026-era url: server whose tools mark parameters x-mcp-header", () =
       ["stamp_note", "applied"],
       ["stamp_note", "applied"],
     ]);
-    const warnings = agent
-      .stderr()
-      .split("\n")
-      .filter((line) => line.includes("x-mcp-header marking is invalid"))
-      .map((line) => JSON.parse(line));
+    const warned = () => agent.stderr().split("\n").filter((line) => line.includes("x-mcp-header marking is invalid")).map((line) => JSON.parse(line));
+    const warnings = await until(() => warned().length >= 2 && warned(), "the warnings about the two tools");
     expect(warnings.map(({ level, server, tool }) => [level, server, tool])).toEqual([
       ["warn", "notes", "rate_note"],
       ["warn", "notes", "tag_notes"],

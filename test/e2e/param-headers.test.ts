@@ -8,6 +8,7 @@ import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { eraWorkspace, notesRules, notesServer, readNotes, writeNotes } from "../fixtures/era-kit.ts";
 import { eventData, modernHttpClient, postRaw, startHttpProxy, stopHttpProxiesAfterAll } from "../fixtures/http-kit.ts";
 import { journalRows, journalRuns } from "../fixtures/proxy-kit.ts";
+import { until } from "../helpers.ts";
 
 stopHttpProxiesAfterAll();
 setDefaultTimeout(60_000);
@@ -59,7 +60,9 @@ describe.concurrent("as the server of sessionless HTTP clients", () => {
     expect(listed.map((tool: { name: string }) => tool.name).sort()).toEqual(["confirm_put", "confirm_stamp", "get_note", "put_note", "send_note", "stamp_note", "summarize"]);
     const stamp = listed.find((tool: { name: string }) => tool.name === "stamp_note");
     expect(stamp.inputSchema.properties.key["x-mcp-header"]).toBe("Key");
-    const warnings = logLines(proxy.stderr()).filter((entry) => entry.msg.includes("x-mcp-header"));
+    // The log line is written before the answer, but read from the proxy's stderr on its own time.
+    const warned = () => logLines(proxy.stderr()).filter((entry) => entry.msg.includes("x-mcp-header"));
+    const warnings = await until(() => warned().length >= 2 && warned(), "the warnings about the two tools");
     expect(warnings.map(({ level, msg, tool, reason }) => ({ level, msg, tool, reason }))).toEqual([
       {
         level: "warn",
