@@ -5,8 +5,10 @@
 // that carried it; anything else goes on the session's GET stream (kept for
 // it until the client opens one, when none is open). The session ends on
 // DELETE, after --http-idle without a request, or at shutdown.
-import { deservesAnswer, type Frame, type RequestFrame } from "../jsonrpc/frames.ts";
+import { ErrorCode } from "@modelcontextprotocol/sdk/types.js";
+import { deservesAnswer, isRecord, type Frame, type RequestFrame } from "../jsonrpc/frames.ts";
 import { idKey } from "../jsonrpc/json-check.ts";
+import { HEADER_MISMATCH } from "../jsonrpc/messages.ts";
 import { withIdText } from "../jsonrpc/raw-json.ts";
 import type { RequestChannel } from "../proxy/client-request.ts";
 import { ClientSession } from "../proxy/client-session.ts";
@@ -35,6 +37,37 @@ function realTimer(ms: number, fire: () => void): () => void {
   const timer = setTimeout(fire, ms);
   timer.unref?.();
   return () => clearTimeout(timer);
+}
+
+/**
+ * The HTTP status the 2026-07-28 binding gives an answer of its own, not an
+ * event stream: -32601 is 404; -32020 is 400 when it is the proxy's verdict on
+ * this request's headers (a server's, about Synartesis's own headers to it,
+ * is no fault of the client's headers).
+ */
+function statusOf(code: number | undefined, headersRefused: boolean): number | undefined {
+  if (code === ErrorCode.MethodNotFound) return 404;
+  return code === HEADER_MISMATCH && headersRefused ? 400 : undefined;
+}
+
+/** The error code of an answer line, if it is an error. */
+function errorCode(line: string): number | undefined {
+  try {
+    const message: unknown = JSON.parse(line);
+    return isRecord(message) && isRecord(message.error) && typeof message.error.code === "number" ? message.error.code : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** How a sessionless request is served. */
+export interface SessionlessOptions {
+  /** What its answer becomes (before its id is the client's). */
+  rewrite?: (line: string) => string;
+  /** Over HTTP, whether a call's Mcp-Param-* headers agree with its arguments (see RequestChannel). */
+  vouch?: RequestChannel["vouch"];
+  /** Aborts when the client goes away before the response is handed out. */
+  signal?: AbortSignal;
 }
 
 /** Whether the client is owed an answer to this message (what makes a POST's response an event stream). */
@@ -102,16 +135,60 @@ export class HttpSession {
    * share this session and each numbers its requests its own way: the request
    * is run under an id of the session's own, and answered under the client's.
    * Closing the response before its answer cancels it, as the binding says.
+   * The response is handed out with the first line for the client (a
+   * tools/call's: once it is let run, see `vouch`), so that an answer the
+   * binding gives an HTTP status of its own (-32601: 404) still gets it.
    */
-  postAlone(frame: RequestFrame): Response {
+  postAlone(frame: RequestFrame, options: SessionlessOptions = {}): Promise<Response> {
     const ownId = `synartesis-http-${++this.ownIds}`;
     const own = { text: JSON.stringify(ownId), key: idKey(JSON.stringify(ownId)) };
+    const cancel = (why: string) => this.client.requests.get(own.key)?.cancel(why);
     const { stream, channel } = this.responseStream(1, {
-      answerAs: (line) => withIdText(line, frame.id.text),
-      dropped: () => this.client.requests.get(own.key)?.cancel("the client closed its response stream"),
+      answerAs: (line) => withIdText(options.rewrite?.(line) ?? line, frame.id.text),
+      dropped: () => cancel("the client closed its response stream"),
     });
-    this.client.handleFrame({ ...frame, id: own, raw: withIdText(frame.raw, own.text), msg: { ...frame.msg, id: ownId } }, channel);
-    return this.streamed(stream);
+    let handOut!: (response: Response) => void;
+    const response = new Promise<Response>((resolve) => (handOut = resolve));
+    let held = true;
+    const release = () => {
+      if (!held) return;
+      held = false;
+      options.signal?.removeEventListener("abort", onAbort);
+      handOut(this.streamed(stream));
+    };
+    const onAbort = () => cancel("the client went away before its answer");
+    options.signal?.addEventListener("abort", onAbort, { once: true });
+    const vouch = options.vouch;
+    let headersRefused = false;
+    const heldChannel: RequestChannel = {
+      send: (line) => {
+        release();
+        channel.send(line);
+      },
+      end: (answer) => {
+        const status = held && answer !== undefined ? statusOf(errorCode(answer), headersRefused) : undefined;
+        if (status === undefined) {
+          release();
+          return channel.end(answer);
+        }
+        held = false;
+        options.signal?.removeEventListener("abort", onAbort);
+        handOut(new Response(withIdText(answer!, frame.id.text), { status, headers: { "Content-Type": "application/json" } }));
+        channel.end();
+      },
+      ...(vouch && {
+        vouch: (inputSchema, args) => {
+          const refused = vouch(inputSchema, args);
+          if (!refused) release();
+          headersRefused = refused?.code === HEADER_MISMATCH;
+          return refused;
+        },
+      }),
+    };
+    // A call nobody vouches for runs as it comes: its stream opens at once.
+    if (frame.msg.method === "tools/call" && !vouch) release();
+    this.client.handleFrame({ ...frame, id: own, raw: withIdText(frame.raw, own.text), msg: { ...frame.msg, id: ownId } }, heldChannel);
+    return response;
   }
 
   /**

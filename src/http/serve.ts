@@ -15,6 +15,7 @@ import { readMessages } from "../jsonrpc/frames.ts";
 import { createLogger, type Logger } from "../log.ts";
 import type { Manifest } from "../manifest/types.ts";
 import { onStopSignals } from "../proxy/drain.ts";
+import { methodNotFound } from "../proxy/methods.ts";
 import { ServerPool } from "../proxy/pool.ts";
 import { recordingOptions } from "../proxy/session-run.ts";
 import { startFailure, UpstreamError } from "../servers/upstream.ts";
@@ -119,7 +120,7 @@ export async function serveHttp(options: HttpOptions): Promise<void> {
     });
     return session;
   };
-  const sessionless = new SessionlessRuns(() => openSession("sessionless"), log);
+  const sessionless = new SessionlessRuns(() => openSession("sessionless"), log, (method) => methodNotFound(method, pool.router.single !== undefined));
 
   /** The session a request names, or why not. */
   const sessionFor = (request: Request): HttpSession | Response => {

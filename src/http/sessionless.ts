@@ -13,6 +13,7 @@ import { errorLine } from "../jsonrpc/messages.ts";
 import type { Logger } from "../log.ts";
 import type { HttpSession } from "./http-session.ts";
 import { headerRefusal } from "./modern-headers.ts";
+import { OfferedTools, vouchFor } from "./param-check.ts";
 import { refusal } from "./responses.ts";
 
 const UNNAMED = "unnamed 2026-07-28 client";
@@ -27,12 +28,17 @@ export function runKeyOf(params: Record<string, unknown>): string {
 
 export class SessionlessRuns {
   private readonly byRun = new Map<string, HttpSession>();
+  private readonly offered: OfferedTools;
 
   constructor(
     /** A new session for a run that has none (or whose session is ending). */
     private readonly open: () => HttpSession,
     private readonly log: Logger,
-  ) {}
+    /** Why a method is not found here, when the proxy knows before anything runs (see methodNotFound). */
+    private readonly notFound: (method: string) => string | undefined,
+  ) {
+    this.offered = new OfferedTools(log);
+  }
 
   /** A session ended: a later request of its run opens a new one. */
   ended(session: HttpSession): void {
@@ -42,9 +48,11 @@ export class SessionlessRuns {
   /**
    * One POST of a sessionless client: one request (answered on this POST's
    * own response) once its headers say what its body says; a notification is
-   * taken and dropped (the binding defines none for HTTP); anything else is refused.
+   * taken and dropped (the binding defines none for HTTP); anything else is
+   * refused. A method the proxy does not serve is 404 with -32601, as the
+   * binding says, before any run is opened or server started.
    */
-  post(request: Request, frames: Frame[]): Response {
+  post(request: Request, frames: Frame[]): Response | Promise<Response> {
     if (frames.length !== 1) return refusal(400, "Invalid Request: a 2026-07-28 POST carries one JSON-RPC message, not a batch", { code: ErrorCode.InvalidRequest });
     const frame = frames[0]!;
     switch (frame.kind) {
@@ -58,7 +66,14 @@ export class SessionlessRuns {
     }
     const refused = headerRefusal(request.headers, frame);
     if (refused) return jsonError(400, errorLine(frame.id, refused.code, refused.message, refused.data));
-    return this.sessionFor(runKeyOf(paramsOf(frame.msg))).postAlone(frame);
+    const notFound = this.notFound(frame.msg.method);
+    if (notFound) return jsonError(404, errorLine(frame.id, ErrorCode.MethodNotFound, notFound));
+    const params = paramsOf(frame.msg);
+    return this.sessionFor(runKeyOf(params)).postAlone(frame, {
+      signal: request.signal,
+      ...(frame.msg.method === "tools/call" && { vouch: vouchFor(request.headers, params.name) }),
+      ...(frame.msg.method === "tools/list" && { rewrite: this.offered.answer }),
+    });
   }
 
   private sessionFor(key: string): HttpSession {

@@ -138,8 +138,10 @@ export class ClientEra {
   /** A 2026-era client's retry: it continues the request it answers (that request waits for its input). */
   resume(frame: RequestFrame, channel: RequestChannel): void {
     const params = paramsOf(frame.msg);
-    const resumed = this.retries.resume(params, requestIdentity(frame.msg.method, params));
-    if ("error" in resumed) return channel.end(errorLine(frame.id, ErrorCode.InvalidParams, resumed.error));
+    // A call's retry is a tools/call of its own: over HTTP its headers must agree with its arguments too.
+    const vouch = (request: ClientRequest) => (request.method === "tools/call" ? channel.vouch?.(request.inputSchema, isRecord(params.arguments) ? params.arguments : {}) : undefined);
+    const resumed = this.retries.resume(params, requestIdentity(frame.msg.method, params), vouch);
+    if ("error" in resumed) return channel.end(errorLine(frame.id, (resumed.code ?? ErrorCode.InvalidParams) as Code, resumed.error));
     const { request } = resumed;
     request.id = frame.id;
     request.attemptAnswered = false;

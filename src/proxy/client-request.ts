@@ -22,6 +22,13 @@ export interface RequestChannel {
   send(line: string): void;
   /** Its answer (none when the client cancelled it): nothing more follows. Called once. */
   end(answer?: string): void;
+  /**
+   * Over HTTP in the 2026 era, a tools/call is about to run (its tool known):
+   * why its request may not run it, if it may not (its Mcp-Param-* headers
+   * disagree with its arguments as the tool's inputSchema marks them: -32020;
+   * the marking itself is invalid). Nothing has run or been recorded yet.
+   */
+  vouch?(inputSchema: unknown, args: Record<string, unknown>): { code: number; message: string } | undefined;
 }
 
 /** Input the client was asked for (key → its answer), or why it could not be had. */
@@ -76,6 +83,15 @@ export class ClientRequest implements Origin {
   attach(channel: RequestChannel): void {
     this.channel = channel;
     this.channelEnded = false;
+  }
+
+  /** The inputSchema of the tool a call was let run with (its retries are held to it too). */
+  inputSchema: unknown;
+
+  /** Whether the attempt's request (its HTTP headers) may run the call, see RequestChannel.vouch. */
+  vouch(inputSchema: unknown, args: Record<string, unknown>): { code: number; message: string } | undefined {
+    this.inputSchema = inputSchema;
+    return this.channel.vouch?.(inputSchema, args);
   }
 
   /** A server's message on its behalf, while it waits. */

@@ -90,11 +90,18 @@ export class Retries {
    * the retry's input on), or why it continues nothing: a state not issued
    * here (or expired), or a retry of another call than the one asked.
    */
-  resume(params: Record<string, unknown>, identity: string): { request: ClientRequest; proceed(): void } | { error: string } {
+  resume(
+    params: Record<string, unknown>,
+    identity: string,
+    /** Why the retry may not continue its request (it keeps waiting for one that may), if it may not. */
+    refuse: (request: ClientRequest) => { code: number; message: string } | undefined = () => undefined,
+  ): { request: ClientRequest; proceed(): void } | { error: string; code?: number } {
     const state = String(params.requestState);
     const waiting = this.waiting.get(state);
     if (!waiting) return { error: "Invalid params: invalid or expired requestState (Synartesis no longer waits for this retry); make the call again from the start" };
     if (waiting.request.identity !== identity) return { error: "Invalid params: this requestState belongs to another call; a retry must repeat the call it answers (same tool, same arguments)" };
+    const refused = refuse(waiting.request);
+    if (refused) return { error: refused.message, code: refused.code };
     this.waiting.delete(state);
     clearTimeout(waiting.timer);
     return { request: waiting.request, proceed: () => waiting.resolve(params) };

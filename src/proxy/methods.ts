@@ -6,7 +6,7 @@ import { ErrorCode } from "@modelcontextprotocol/sdk/types.js";
 import { JournalError } from "../journal/journal.ts";
 import { isRecord, paramsOf, type RequestFrame } from "../jsonrpc/frames.ts";
 import { firstAmbiguity } from "../jsonrpc/json-check.ts";
-import { errorLine, resultLine } from "../jsonrpc/messages.ts";
+import { errorLine, resultLine, type Code } from "../jsonrpc/messages.ts";
 import { rawMember, withIdText } from "../jsonrpc/raw-json.ts";
 import type { Logger } from "../log.ts";
 import { UpstreamError, type Upstream } from "../servers/upstream.ts";
@@ -43,6 +43,24 @@ const LISTS = new Map([
   ["resources/list", { field: "resources", capability: "resources", rename: false }],
   ["resources/templates/list", { field: "resourceTemplates", capability: "resources", rename: false }],
 ]);
+
+/** The methods the proxy answers by its own rules, whatever its servers (every other one goes untouched to a single server). */
+const OWN_METHODS = new Set([
+  "initialize", "ping", "server/discover", "tools/call", ...LISTS.keys(), "prompts/get", "resources/read", "resources/subscribe",
+  "resources/unsubscribe", "completion/complete", "tasks/get", "tasks/update", "tasks/cancel", "logging/setLevel",
+]);
+
+/**
+ * Why a method is not found here (JSON-RPC -32601), decided before anything
+ * runs: subscriptions/listen is never relayed; any other method that is not
+ * one of the proxy's own is sent on to a single server, and with several no
+ * server is asked. Undefined: the method is served (or relayed).
+ */
+export function methodNotFound(method: string, single: boolean): string | undefined {
+  if (method === "subscriptions/listen") return "Method not found: subscriptions/listen (Synartesis does not relay subscriptions)";
+  if (OWN_METHODS.has(method) || single) return undefined;
+  return `Method not found: ${method}`;
+}
 
 export async function dispatch(ctx: MethodContext, frame: RequestFrame, request: ClientRequest): Promise<void> {
   const { msg, raw, id } = frame;
@@ -84,7 +102,7 @@ export async function dispatch(ctx: MethodContext, frame: RequestFrame, request:
     case "subscriptions/listen":
       // Its notifications would have to be told apart per subscription and mapped back: not done, so refused
       // at once rather than left open with nothing ever coming.
-      return refuse(ErrorCode.MethodNotFound, "Method not found: subscriptions/listen (Synartesis does not relay subscriptions)");
+      return refuse(ErrorCode.MethodNotFound, methodNotFound(msg.method, Boolean(single))!);
     case "tasks/get":
     case "tasks/update":
     case "tasks/cancel": {
@@ -101,7 +119,7 @@ export async function dispatch(ctx: MethodContext, frame: RequestFrame, request:
     }
     default:
       if (single) return forward(ctx, single, frame, raw, request);
-      return refuse(ErrorCode.MethodNotFound, `Method not found: ${msg.method}`);
+      return refuse(ErrorCode.MethodNotFound, methodNotFound(msg.method, false) ?? `Method not found: ${msg.method}`);
   }
 }
 
@@ -139,6 +157,9 @@ async function toolCall(ctx: MethodContext, frame: RequestFrame, request: Client
     const hint = target ? "" : " (tool names here are SERVER__TOOL)";
     return refuse(`Unknown tool: ${params.name}${hint}`);
   }
+  // Over HTTP in the 2026 era, the request's headers must agree with what runs (nothing has been recorded yet).
+  const unvouched = request.vouch(catalog.inputSchema(target.upstream, target.name), args ?? {});
+  if (unvouched) return ctx.answer(request, errorLine(id, unvouched.code as Code, unvouched.message));
   const line = router.single ? raw : JSON.stringify({ ...msg, params: { ...params, name: target.name } });
   let calls: CallContext;
   try {

@@ -143,14 +143,14 @@ export class ServerPool {
     const toolsByServer = new Map<string, Set<string>>();
     for (const upstream of this.upstreams) {
       if (this.awaitingSignIn.has(upstream)) continue;
-      let names: Set<string>;
+      let tools: Array<Record<string, unknown>>;
       try {
-        names = toolNames(await listTools(upstream));
+        tools = await listTools(upstream);
       } catch (error) {
         throw new SynartesisError("server", `server "${upstream.name}" could not list its tools: ${(error as Error).message}`);
       }
-      toolsByServer.set(upstream.name, names);
-      this.catalog.remember(upstream, names);
+      toolsByServer.set(upstream.name, toolNames(tools));
+      this.catalog.remember(upstream, tools);
     }
     const { missing, unused } = policyFit(this.manifest, toolsByServer);
     for (const rule of unused) this.log.warn("a rule matches none of its server's tools (a typo?)", { match: rule.match, line: rule.line });

@@ -1,16 +1,22 @@
-// Which tools each server offers, so that a call naming a tool its server does
+// Which tools each server offers (and their inputSchemas), so that a call naming a tool its server does
 // not have is answered as the server would answer it (-32602) instead of being
 // held for approval or journalled (R-PROXY-12). Lists change: a name not seen
 // yet is looked up once more before it is called unknown.
-import { listTools, toolNames } from "../servers/tools.ts";
+import { listTools } from "../servers/tools.ts";
 import type { Upstream } from "../servers/upstream.ts";
 
 export class ToolCatalog {
-  private readonly known = new Map<Upstream, Set<string>>();
+  /** Each server's tools: name → inputSchema. */
+  private readonly known = new Map<Upstream, Map<string, unknown>>();
   private readonly refreshing = new Map<Upstream, Promise<void>>();
 
-  remember(upstream: Upstream, names: Iterable<string>): void {
-    this.known.set(upstream, new Set(names));
+  remember(upstream: Upstream, tools: Array<Record<string, unknown>>): void {
+    this.known.set(upstream, new Map(tools.flatMap((tool) => (typeof tool.name === "string" ? [[tool.name, tool.inputSchema]] : []))));
+  }
+
+  /** The inputSchema the server last listed for a tool (undefined when not known). */
+  inputSchema(upstream: Upstream, name: string): unknown {
+    return this.known.get(upstream)?.get(name);
   }
 
   /** The server's list may have changed (it said so, or it restarted): ask again before relying on it. */
@@ -38,7 +44,7 @@ export class ToolCatalog {
     if (!pending) {
       pending = (async () => {
         await upstream.ensureReady();
-        this.remember(upstream, toolNames(await listTools(upstream)));
+        this.remember(upstream, await listTools(upstream));
       })().finally(() => this.refreshing.delete(upstream));
       this.refreshing.set(upstream, pending);
     }

@@ -23,7 +23,11 @@ export async function httpLink(spec: Extract<ServerSpec, { kind: "url" }>, event
   const transport = new StreamableHTTPClientTransport(new URL(spec.url), { requestInit: { headers: spec.headers }, ...auth?.transportOptions });
   transport.onerror = (error) => log.warn("http upstream error", { server: spec.name, error: auth?.provider.redact(error.message) ?? error.message });
   // A server that signs in is spoken to in the 2025 era only: the sign-in lives in the SDK's transport.
-  const modern = spec.auth ? undefined : new ModernHttpRequests(new URL(spec.url), spec.headers, events.onLine);
+  const modern = spec.auth
+    ? undefined
+    : new ModernHttpRequests(new URL(spec.url), spec.headers, events.onLine, (tool, reason) =>
+        log.warn("a tool of the server is left out: its x-mcp-header marking is invalid", { server: spec.name, tool, reason }),
+      );
   const link = await transportLink(transport, events, async () => {
     modern?.close();
     // A server that never answers the session's DELETE must not keep the proxy from exiting.

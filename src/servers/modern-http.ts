@@ -8,11 +8,17 @@
 // the answer away (a 5xx, a dropped connection, a response that ends without
 // it) fails the send as a link's write fails, so a call's outcome is unknown
 // (or the call was not sent, when the server could not be reached at all).
+// As a client of the binding, it honours `x-mcp-header`: tools whose marking
+// breaks the binding's constraints are left out of the server's tools/list
+// answers (a warning names each), and a call carries an Mcp-Param-* header
+// for each marked parameter; refused for a header the marking it knows did
+// not ask for (HeaderMismatch), it lists the tools again and resends once.
 import { ErrorCode } from "@modelcontextprotocol/sdk/types.js";
 import { claimedVersion, MODERN_VERSIONS } from "../jsonrpc/eras.ts";
 import { isId, isRecord } from "../jsonrpc/frames.ts";
 import { encodedHeader, NAMED_METHODS } from "../jsonrpc/header-values.ts";
-import { errorLine } from "../jsonrpc/messages.ts";
+import { errorLine, HEADER_MISMATCH } from "../jsonrpc/messages.ts";
+import { headerMarks, paramHeaders, splitTools, type HeaderMark } from "../jsonrpc/param-headers.ts";
 
 /** How much of an HTTP error's body is quoted in the error a request gets. */
 const QUOTED_BODY = 300;
@@ -60,11 +66,18 @@ export class ModernHttpRequests {
   /** Requests whose response is still open, by id text: aborting one is its cancellation. */
   private readonly open = new Map<string, AbortController>();
 
+  /** The marked parameters of each tool, from the server's tools/list answers. */
+  private readonly marks = new Map<string, HeaderMark[]>();
+  private readonly warned = new Set<string>();
+  private ownIds = 0;
+
   constructor(
     private readonly url: URL,
     /** The manifest's headers for this server. */
     private readonly headers: Record<string, string>,
     private readonly onLine: (line: string) => void,
+    /** A tool of the server's is left out: its marking is invalid. */
+    private readonly onDropped: (tool: string, reason: string) => void = () => {},
   ) {}
 
   /**
@@ -94,34 +107,94 @@ export class ModernHttpRequests {
     this.open.clear();
   }
 
-  private async post(line: string, id: string | number, method: string, params: Record<string, unknown>, version: string): Promise<void> {
-    const idText = JSON.stringify(id);
-    const abort = new AbortController();
-    this.open.set(idText, abort);
+  /** The headers a request goes with: the manifest's, the binding's, and a call's Mcp-Param-* ones. */
+  private headersFor(method: string, params: Record<string, unknown>, version: string): Record<string, string> {
     const field = NAMED_METHODS[method];
     const target = field ? params[field] : undefined;
-    const headers: Record<string, string> = {
+    const marks = method === "tools/call" && typeof target === "string" ? this.marks.get(target) : undefined;
+    return {
       ...this.headers,
       "Content-Type": "application/json",
       Accept: "application/json, text/event-stream",
       "MCP-Protocol-Version": version,
       "Mcp-Method": method,
       ...(typeof target === "string" ? { "Mcp-Name": encodedHeader(target) } : {}),
+      ...(marks ? paramHeaders(marks, params.arguments) : {}),
     };
+  }
+
+  /** A tools/list answer: the tools' markings learnt, and those that break the binding's constraints left out. */
+  private listed(line: string): string {
+    let message: unknown;
     try {
-      const response = await fetch(this.url, { method: "POST", headers, body: line, signal: abort.signal });
+      message = JSON.parse(line);
+    } catch {
+      return line;
+    }
+    if (!isRecord(message) || !isRecord(message.result) || !Array.isArray(message.result.tools)) return line;
+    const { kept, dropped } = splitTools(message.result.tools);
+    for (const tool of kept) {
+      const marked = isRecord(tool) && typeof tool.name === "string" ? headerMarks(tool.inputSchema) : undefined;
+      if (marked && "marks" in marked) this.marks.set((tool as { name: string }).name, marked.marks);
+    }
+    for (const { name, reason } of dropped) {
+      this.marks.delete(name);
+      if (!this.warned.has(`${name}\n${reason}`)) this.onDropped(name, reason);
+      this.warned.add(`${name}\n${reason}`);
+    }
+    return dropped.length ? JSON.stringify({ ...message, result: { ...message.result, tools: kept } }) : line;
+  }
+
+  /**
+   * List the server's tools again (every page), to learn their markings: a
+   * call was refused for its Mcp-Param-* headers. False when that failed.
+   */
+  private async relist(meta: unknown): Promise<boolean> {
+    let cursor: unknown;
+    do {
+      const id = `synartesis-marks-${++this.ownIds}`;
+      const envelope = isRecord(meta) ? Object.fromEntries(Object.entries(meta).filter(([key]) => key.startsWith("io.modelcontextprotocol/"))) : {};
+      const params = { ...(cursor === undefined ? {} : { cursor }), _meta: envelope };
+      const version = claimedVersion(params);
+      if (typeof version !== "string") return false;
+      try {
+        const response = await fetch(this.url, { method: "POST", headers: this.headersFor("tools/list", params, version), body: JSON.stringify({ jsonrpc: "2.0", id, method: "tools/list", params }) });
+        const type = (response.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
+        const lines = type === "text/event-stream" && response.body ? await Array.fromAsync(eventData(response.body)) : [await response.text()];
+        const answer = lines.find((text) => isAnswerTo(text, JSON.stringify(id)));
+        const result = answer === undefined ? undefined : (JSON.parse(this.listed(answer)) as { result?: { nextCursor?: unknown } }).result;
+        if (!result) return false;
+        cursor = result.nextCursor;
+      } catch {
+        return false;
+      }
+    } while (typeof cursor === "string" && cursor !== "");
+    return true;
+  }
+
+  private async post(line: string, id: string | number, method: string, params: Record<string, unknown>, version: string): Promise<void> {
+    const idText = JSON.stringify(id);
+    const abort = new AbortController();
+    this.open.set(idText, abort);
+    const deliver = (text: string) => this.onLine(method === "tools/list" && isAnswerTo(text, idText) ? this.listed(text) : text);
+    try {
+      let response = await fetch(this.url, { method: "POST", headers: this.headersFor(method, params, version), body: line, signal: abort.signal });
+      // Nothing ran (the headers were checked first): with the tools' markings learnt again, the call goes once more.
+      if (method === "tools/call" && response.status === 400 && errorCodeOf(await response.clone().text()) === HEADER_MISMATCH && (await this.relist(params._meta))) {
+        response = await fetch(this.url, { method: "POST", headers: this.headersFor(method, params, version), body: line, signal: abort.signal });
+      }
       const type = (response.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
       if (response.ok && type === "text/event-stream" && response.body) {
         let answered = false;
         for await (const data of eventData(response.body)) {
           answered ||= isAnswerTo(data, idText);
-          this.onLine(data);
+          deliver(data);
         }
         if (!answered && !abort.signal.aborted) throw new LostAnswer("the server closed its response without answering");
         return;
       }
       const text = await response.text();
-      if (isAnswerTo(text, idText)) return this.onLine(text);
+      if (isAnswerTo(text, idText)) return deliver(text);
       const said = `HTTP ${response.status} from the server${text.trim() ? `: ${errorText(text)}` : ""}`;
       // A 4xx is a refusal before anything ran: the request's answer is that refusal.
       if (response.status >= 400 && response.status < 500) return this.onLine(errorLine({ text: idText, key: "" }, ErrorCode.InternalError, said));
@@ -141,6 +214,16 @@ function isAnswerTo(text: string, idText: string): boolean {
     return isRecord(message) && !("method" in message) && ("result" in message || "error" in message) && JSON.stringify(message.id) === idText;
   } catch {
     return false;
+  }
+}
+
+/** The JSON-RPC error code an HTTP body carries, if it carries one. */
+function errorCodeOf(text: string): unknown {
+  try {
+    const message: unknown = JSON.parse(text);
+    return isRecord(message) && isRecord(message.error) ? message.error.code : undefined;
+  } catch {
+    return undefined;
   }
 }
 

@@ -7,7 +7,7 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { jobsState, release, tasksWorkspace } from "../fixtures/era-kit.ts";
+import { CRM_RULES, CRM_SERVER, eraWorkspace, jobsState, notesRules, notesServer, release, tasksWorkspace } from "../fixtures/era-kit.ts";
 import { eventData, postRaw, startHttpProxy, stopHttpProxiesAfterAll, TOKEN } from "../fixtures/http-kit.ts";
 import { crmStateText, crmWorkspace, journalRows, journalRuns } from "../fixtures/proxy-kit.ts";
 import { ROOT, run, tempDir, until } from "../helpers.ts";
@@ -16,6 +16,7 @@ stopHttpProxiesAfterAll();
 setDefaultTimeout(60_000);
 
 const MODERN = "2026-07-28";
+const logLines = (stderr: string) => stderr.split("\n").filter((line) => line.startsWith("{")).map((line) => JSON.parse(line));
 
 /** A 2026-era request's params: `params` with the envelope (this client's name) in its _meta. */
 function enveloped(name: string, params: Record<string, unknown> = {}, meta: Record<string, unknown> = {}): Record<string, unknown> {
@@ -120,6 +121,37 @@ describe.concurrent("sessionless requests over HTTP (R-ERA-1)", () => {
     const batch = await postRaw(proxy.url, JSON.stringify([list, { ...list, id: 3 }]), bindingHeaders("tools/list", {}));
     expect(batch.status).toBe(400);
     expect((await batch.json()).error).toEqual({ code: -32600, message: "Invalid Request: a 2026-07-28 POST carries one JSON-RPC message, not a batch" });
+  });
+});
+
+describe.concurrent("a method not served here: 404 with Method not found (-32601), as the binding says", () => {
+  test("several servers: decided before anything runs (no server is spoken to, no run opened); subscriptions/listen likewise", async () => {
+    const ws = eraWorkspace([...CRM_SERVER, ...notesServer("notes")], [...CRM_RULES, ...notesRules("notes")]);
+    const proxy = await startHttpProxy(ws);
+    for (const [id, method] of [[1, "no/such/method"], [2, "subscriptions/listen"]] as const) {
+      const response = await modernPost(proxy.url, id, method, enveloped("raw-2026"));
+      expect([response.status, response.headers.get("content-type")]).toEqual([404, "application/json"]);
+      expect(await response.json()).toEqual({
+        jsonrpc: "2.0",
+        id,
+        error: { code: -32601, message: id === 1 ? "Method not found: no/such/method" : "Method not found: subscriptions/listen (Synartesis does not relay subscriptions)" },
+      });
+    }
+    expect(logLines(proxy.stderr()).filter((line) => line.msg === "server started")).toEqual([]);
+    expect(journalRuns(ws.journal)).toEqual([]);
+    // A method served here still answers on its event stream.
+    const listed = (await answerOf(await modernPost(proxy.url, 3, "tools/list", enveloped("raw-2026")))).result.tools.map((tool: { name: string }) => tool.name);
+    expect(listed).toEqual(expect.arrayContaining(["crm__get_customer", "notes__put_note"]));
+  });
+
+  test("one server: a method the proxy sends on untouched, which the server does not know, is 404 too (its answer was held until it came); nothing is recorded", async () => {
+    const ws = crmWorkspace(crmStateText());
+    const proxy = await startHttpProxy(ws);
+    const response = await modernPost(proxy.url, "x-1", "crm/export", enveloped("raw-2026"));
+    expect(response.status).toBe(404);
+    const body = await response.json();
+    expect([body.id, body.error.code]).toEqual(["x-1", -32601]);
+    expect(journalRows(ws.journal)).toEqual([]);
   });
 });
 

@@ -106,7 +106,7 @@ function session(
   setup: Setup,
   name: string,
   idle: { idleMs: number; clock?: TestClock; onIdle?: () => void; sessionless?: boolean } = { idleMs: 0 },
-): { http: HttpSession; post(message: unknown): Response; postAlone(message: unknown): Response } {
+): { http: HttpSession; post(message: unknown): Response; postAlone(message: unknown): Promise<Response> } {
   const http = new HttpSession({
     id: name,
     sessionless: idle.sessionless ?? false,
@@ -211,7 +211,7 @@ describe("a sessionless client's request", () => {
   test("its input_required and its retry, each on its own response under the client's ids; no session id is given out", async () => {
     const setup = await setUp();
     const client = session(setup, "run", { idleMs: 0, sessionless: true });
-    const first = client.postAlone(modernCall(1, { prompt: "hi" }));
+    const first = await client.postAlone(modernCall(1, { prompt: "hi" }));
     expect(first.headers.get("mcp-session-id")).toBeNull();
     const asked = await new Events(first).next();
     expect([asked.id, asked.result.resultType]).toEqual([1, "input_required"]);
@@ -219,10 +219,10 @@ describe("a sessionless client's request", () => {
     const answer = { [key]: { role: "assistant", content: { type: "text", text: "hello" }, model: "m" } };
     // The other client of the run uses id 1 too, meanwhile: its answer is its own.
     const read = modernCall(1, { key: "x" }) as { params: Record<string, unknown> };
-    const other = new Events(client.postAlone({ ...read, params: { ...read.params, name: "read_note" } }));
+    const other = new Events(await client.postAlone({ ...read, params: { ...read.params, name: "read_note" } }));
     const otherAnswer = await other.next();
     expect([otherAnswer.id, otherAnswer.result.content[0].text]).toEqual([1, JSON.stringify({ key: "x", value: "X0" })]);
-    const retry = new Events(client.postAlone(modernCall(2, { prompt: "hi" }, { inputResponses: answer, requestState: asked.result.requestState })));
+    const retry = new Events(await client.postAlone(modernCall(2, { prompt: "hi" }, { inputResponses: answer, requestState: asked.result.requestState })));
     const done = await retry.next();
     expect([done.id, done.result.structuredContent]).toEqual([2, { answer: "hello" }]);
     expect(await retry.next()).toBeUndefined();
@@ -235,7 +235,7 @@ describe("a sessionless client's request", () => {
     const pool = new ServerPool({ manifest: setup.pool.manifest, log: createLogger("silent"), connector: world.connector });
     opened.push({ ...setup, pool });
     const client = session({ ...setup, pool }, "run", { idleMs: 0, sessionless: true });
-    const response = client.postAlone(modernCall(5, { prompt: "wait", hold: "h" }));
+    const response = await client.postAlone(modernCall(5, { prompt: "wait", hold: "h" }));
     await world.waiting("h");
     const request = [...client.http.client.requests.values()][0]!;
     expect(request.cancelled).toBe(false);
@@ -252,13 +252,13 @@ describe("the idle clock (--http-idle)", () => {
     const clock = new TestClock();
     let idle = 0;
     const client = session(setup, "run", { idleMs: 60_000, clock, onIdle: () => idle++, sessionless: true });
-    const asked = await new Events(client.postAlone(modernCall(1, { prompt: "hi" }))).next();
+    const asked = await new Events(await client.postAlone(modernCall(1, { prompt: "hi" }))).next();
     expect(clock.running).toEqual([60_000]);
     clock.passes();
     expect([idle, clock.running]).toEqual([0, [60_000]]);
     const key = Object.keys(asked.result.inputRequests)[0]!;
     const answer = { [key]: { role: "assistant", content: { type: "text", text: "late" }, model: "m" } };
-    const retry = new Events(client.postAlone(modernCall(2, { prompt: "hi" }, { inputResponses: answer, requestState: asked.result.requestState })));
+    const retry = new Events(await client.postAlone(modernCall(2, { prompt: "hi" }, { inputResponses: answer, requestState: asked.result.requestState })));
     expect((await retry.next()).result.structuredContent).toEqual({ answer: "late" });
     expect(await retry.next()).toBeUndefined();
     clock.passes();
