@@ -82,4 +82,19 @@ export const POSTGRES_MIGRATIONS: Migration[] = [
   sameAsSqlite("0003-sent-inverses-and-settled-outcomes"),
   sameAsSqlite("0004-withdrawn-requests-and-undone-runs"),
   sameAsSqlite("0005-one-meaning-per-column"),
+  {
+    // As SQLite's: packed bodies are bytea, and a dictionary's id an identity.
+    name: "0006-packed-bodies",
+    sql: `
+      ALTER TABLE actions ADD COLUMN packed BYTEA;
+      CREATE TABLE dictionaries (
+        id          INTEGER GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        server      TEXT NOT NULL,
+        tool        TEXT NOT NULL,
+        content     BYTEA NOT NULL,
+        created_at  TEXT NOT NULL,
+        UNIQUE (server, tool)
+      );
+    `,
+  },
 ];

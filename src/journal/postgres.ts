@@ -10,7 +10,25 @@ import { SynartesisError } from "../errors.ts";
 import { JournalError, type Journal, type NewAction, type Outcome } from "./journal.ts";
 import { POSTGRES_MIGRATIONS } from "./postgres-migrations.ts";
 import { postgresTarget, redact, type PostgresTarget } from "./postgres-connection.ts";
-import { insertedAction, json, likePrefix, observationColumns, onlyMatch, reportFailuresAsJournalErrors, toAction, toRun, warningsColumn, type Row } from "./rows.ts";
+import { dictionaryIdOf, ToolDictionaries, type Body } from "./packing.ts";
+import {
+  bodyOfRow,
+  finishedBody,
+  insertedAction,
+  likePrefix,
+  newBody,
+  observationColumns,
+  onlyMatch,
+  rebuiltBody,
+  reportFailuresAsJournalErrors,
+  storedBody,
+  toAction,
+  toRun,
+  unpackedRow,
+  warningsColumn,
+  type Row,
+  type StoredBody,
+} from "./rows.ts";
 import type { Action, ActionStatus, ResolvedCall, Run, RunStatus, RunSummary, Settled, VerifyCall } from "./types.ts";
 
 const SCHEMA = "synartesis";
@@ -34,6 +52,9 @@ function text(value: string | undefined): string | null {
 export class PostgresJournal implements Journal {
   readonly path: string;
   readonly warnings: string[];
+  private readonly dictionaries = new ToolDictionaries();
+  /** The bodies of the pending rows this connection wrote: their outcome is packed with them without reading them back. */
+  private readonly pendingBodies = new Map<string, { server: string; tool: string; body: Body }>();
 
   private constructor(
     private readonly sql: SQL,
@@ -202,59 +223,69 @@ export class PostgresJournal implements Journal {
 
   /** The run's row lock orders concurrent inserts: each takes the next seq, and a failed one rolls its number back. */
   async insertAction(action: NewAction): Promise<Action> {
-    const [snapshot, snapshotAbsent] = observationColumns(action.snapshot);
+    const body = newBody(action);
+    const stored = await this.stored(action.server, action.tool, body);
     const [row] = await this.sql`
       WITH next AS (UPDATE runs SET last_seq = last_seq + 1 WHERE id = ${action.runId} RETURNING last_seq)
       INSERT INTO actions (id, run_id, seq, server, tool, args, args_key, class, status, snapshot, snapshot_absent,
-                           verify, result, error, held_reason, warnings, approved_by, approved_at, ts)
-      SELECT ${action.id}, ${action.runId}, next.last_seq, ${text(action.server)}, ${text(action.tool)}, ${JSON.stringify(action.args)},
-             ${action.argsKey ?? null}, ${action.class}, ${action.status}, ${snapshot}, ${snapshotAbsent}, ${json(action.verify)},
-             ${action.resultText ?? null}, ${text(action.error)}, ${text(action.heldReason)}, ${warningsColumn(action.warnings)},
-             ${text(action.approvedBy)}, ${action.approvedAt ?? null}, ${action.ts}
+                           verify, result, error, held_reason, warnings, approved_by, approved_at, ts, packed)
+      SELECT ${action.id}, ${action.runId}, next.last_seq, ${text(action.server)}, ${text(action.tool)}, ${stored.args},
+             ${action.argsKey ?? null}, ${action.class}, ${action.status}, ${stored.snapshot}, ${observationColumns(action.snapshot)[1]},
+             ${stored.verify}, ${stored.result}, ${text(action.error)}, ${text(action.heldReason)}, ${warningsColumn(action.warnings)},
+             ${text(action.approvedBy)}, ${action.approvedAt ?? null}, ${action.ts}, ${stored.packed}
         FROM next
       RETURNING seq`;
     if (!row) throw new SynartesisError("refused", `no run ${action.runId} in the journal ${this.path}`);
+    if (action.status === "pending") this.pendingBodies.set(action.id, { server: action.server, tool: action.tool, body });
     return insertedAction(action, Number(row.seq));
   }
 
   async finishAction(id: string, outcome: Outcome): Promise<void> {
-    const [postState, postAbsent] = observationColumns(outcome.postState);
+    let before = this.pendingBodies.get(id);
+    this.pendingBodies.delete(id);
+    if (!before) {
+      const [row] = await this.sql`SELECT * FROM actions WHERE id = ${id} AND status = 'pending'`;
+      if (!row) return;
+      before = { server: String(row.server), tool: String(row.tool), body: await this.bodyOf(row) };
+    }
+    const stored = await this.stored(before.server, before.tool, finishedBody(before.body, outcome));
     await this.sql`
-      UPDATE actions SET status = ${outcome.status}, result = COALESCE(${outcome.resultText ?? null}::text, result), inverse = ${json(outcome.inverse)},
-                         post_state = ${postState}, post_absent = ${postAbsent}, error = COALESCE(${text(outcome.error)}::text, error),
+      UPDATE actions SET status = ${outcome.status}, args = ${stored.args}, snapshot = ${stored.snapshot}, result = ${stored.result},
+                         inverse = ${stored.inverse}, post_state = ${stored.post_state}, verify = ${stored.verify}, packed = ${stored.packed},
+                         post_absent = ${observationColumns(outcome.postState)[1]}, error = COALESCE(${text(outcome.error)}::text, error),
                          warnings = ${warningsColumn(outcome.warnings)}
        WHERE id = ${id} AND status = 'pending'`;
   }
 
   async getAction(id: string): Promise<Action | undefined> {
     const [row] = await this.sql`SELECT * FROM actions WHERE id = ${id}`;
-    return row ? toAction(row) : undefined;
+    return row && this.action(row);
   }
 
   async findAction(prefix: string): Promise<Action> {
     const rows: Row[] = await this.sql`SELECT * FROM actions WHERE replace(id, '-', '') LIKE ${likePrefix(prefix)} ESCAPE '\\'`;
-    return onlyMatch(rows, prefix, "action", toAction);
+    return this.action(onlyMatch(rows, prefix, "action", (row) => row));
   }
 
   async actionsOfRun(runId: string): Promise<Action[]> {
-    return (await this.sql`SELECT * FROM actions WHERE run_id = ${runId} ORDER BY seq`).map(toAction);
+    return this.actions(await this.sql`SELECT * FROM actions WHERE run_id = ${runId} ORDER BY seq`);
   }
 
   async recentActions(limit: number): Promise<Action[]> {
-    return (await this.sql`SELECT * FROM actions ORDER BY ts DESC, position DESC LIMIT ${limit}`).map(toAction);
+    return this.actions(await this.sql`SELECT * FROM actions ORDER BY ts DESC, position DESC LIMIT ${limit}`);
   }
 
   // ---- gates ----
 
   async waiting(): Promise<Action[]> {
-    return (await this.sql`SELECT * FROM actions WHERE status = 'gated' ORDER BY ts, position`).map(toAction);
+    return this.actions(await this.sql`SELECT * FROM actions WHERE status = 'gated' ORDER BY ts, position`);
   }
 
   async openRequest(server: string, tool: string, argsKey: string): Promise<Action | undefined> {
     const [row] = await this.sql`
       SELECT * FROM actions WHERE server = ${text(server)} AND tool = ${text(tool)} AND args_key = ${argsKey} AND status = 'gated'
        ORDER BY position LIMIT 1`;
-    return row ? toAction(row) : undefined;
+    return row && this.action(row);
   }
 
   /** The approval's row is locked by the one statement that spends it: a retry on another machine waits, then finds it spent. */
@@ -267,7 +298,7 @@ export class PostgresJournal implements Journal {
                     ORDER BY approved_at LIMIT 1 FOR UPDATE)
          AND spent_by IS NULL
       RETURNING *`;
-    return row ? toAction(row) : undefined;
+    return row && this.action(row);
   }
 
   async returnApproval(approvalId: string, spender: string): Promise<void> {
@@ -283,7 +314,7 @@ export class PostgresJournal implements Journal {
                     ORDER BY approved_at DESC LIMIT 1 FOR UPDATE)
          AND told_run IS NULL
       RETURNING *`;
-    return row ? toAction(row) : undefined;
+    return row && this.action(row);
   }
 
   async decide(id: string, decision: { status: "approved" | "denied"; by: string; at: string; reason?: string }): Promise<{ action: Action } | { settled: ActionStatus }> {
@@ -291,7 +322,7 @@ export class PostgresJournal implements Journal {
       UPDATE actions SET status = ${decision.status}, approved_by = ${text(decision.by)}, approved_at = ${decision.at}, reason = ${text(decision.reason)}
        WHERE id = ${id} AND status = 'gated'
       RETURNING *`;
-    if (row) return { action: toAction(row) };
+    if (row) return { action: (await this.action(row))! };
     const [current] = await this.sql`SELECT status FROM actions WHERE id = ${id}`;
     if (!current) throw new SynartesisError("unknown_id", `no action ${id}`);
     return { settled: current.status as ActionStatus };
@@ -302,7 +333,7 @@ export class PostgresJournal implements Journal {
       UPDATE actions SET status = 'denied', withdrawn_by = ${text(by)}, withdrawn_at = ${at}
        WHERE run_id = ${runId} AND seq >= ${fromSeq} AND status = 'gated'
       RETURNING *`;
-    return rows.map(toAction).sort((a, b) => a.seq - b.seq);
+    return (await this.actions(rows)).sort((a, b) => a.seq - b.seq);
   }
 
   // ---- undo ----
@@ -343,12 +374,15 @@ export class PostgresJournal implements Journal {
     from: { status: ActionStatus; claimedBy?: string },
     finding: { status: ActionStatus; settled: Settled; by: string; at: string; note?: string; inverse?: ResolvedCall; warnings?: string[] },
   ): Promise<boolean> {
+    // A new inverse (one built now that the call is known to have run) replaces the row's.
+    const stored = finding.inverse && (await this.rebuilt(id, { inverse: finding.inverse }));
     const settled = await this.sql`
       UPDATE actions SET status = ${finding.status}, settled = ${finding.settled}, settled_by = ${text(finding.by)}, settled_at = ${finding.at},
-                         settled_note = ${text(finding.note)}, inverse = COALESCE(${json(finding.inverse)}::text, inverse),
+                         settled_note = ${text(finding.note)},
                          warnings = CASE WHEN ${finding.warnings !== undefined} THEN ${warningsColumn(finding.warnings)}::text ELSE warnings END,
                          undo_note = NULL, inverse_sent_at = NULL
        WHERE id = ${id} AND status = ${from.status} AND (${from.claimedBy ?? null}::text IS NULL OR claimed_by = ${from.claimedBy ?? null})`;
+    if (settled.count === 1 && stored) await this.writeBody(id, stored);
     return settled.count === 1;
   }
 
@@ -357,7 +391,75 @@ export class PostgresJournal implements Journal {
   }
 
   async replan(id: string, inverse: ResolvedCall | undefined, verify: VerifyCall | undefined, warnings: string[]): Promise<void> {
-    await this.sql`UPDATE actions SET inverse = ${json(inverse)}, verify = ${json(verify)}, warnings = ${warningsColumn(warnings)} WHERE id = ${id}`;
+    const stored = await this.rebuilt(id, { inverse: inverse ?? null, verify: verify ?? null });
+    await this.sql`UPDATE actions SET warnings = ${warningsColumn(warnings)} WHERE id = ${id}`;
+    if (stored) await this.writeBody(id, stored);
+  }
+
+  // ---- bodies (packing.ts) ----
+
+  private async action(row: Row): Promise<Action> {
+    return (await this.actions([row]))[0]!;
+  }
+
+  /** Rows as actions: the dictionaries their packed bodies name are read first (once each). */
+  private async actions(rows: Row[]): Promise<Action[]> {
+    await this.readDictionaries(rows);
+    return rows.map((row) => toAction(unpackedRow(row, (id) => this.dictionaries.contents.get(id), this.path)));
+  }
+
+  private async bodyOf(row: Row): Promise<Body> {
+    await this.readDictionaries([row]);
+    return bodyOfRow(unpackedRow(row, (id) => this.dictionaries.contents.get(id), this.path), () => undefined);
+  }
+
+  private async readDictionaries(rows: Row[]): Promise<void> {
+    const missing = new Set<number>();
+    for (const row of rows) {
+      if (!(row.packed instanceof Uint8Array)) continue;
+      let id: number;
+      try {
+        id = dictionaryIdOf(row.packed);
+      } catch {
+        continue; // unpackedRow says what is wrong with it
+      }
+      if (id !== 0 && !this.dictionaries.contents.has(id)) missing.add(id);
+    }
+    if (missing.size === 0) return;
+    for (const row of await this.sql`SELECT id, content FROM dictionaries WHERE id IN ${this.sql([...missing])}`) {
+      this.dictionaries.contents.set(Number(row.id), row.content);
+    }
+  }
+
+  /** How `body` is stored: packed against its tool's dictionary (proposed from samples when it has none), or as text. */
+  private async stored(server: string, tool: string, body: Body): Promise<StoredBody> {
+    let dictionary = this.dictionaries.known(server, tool, body);
+    if (dictionary === undefined) {
+      const proposal = this.dictionaries.proposal(server, tool, body);
+      if (proposal) {
+        await this.sql`
+          INSERT INTO dictionaries (server, tool, content, created_at) VALUES (${text(server)}, ${text(tool)}, ${proposal}, ${new Date().toISOString()})
+          ON CONFLICT (server, tool) DO NOTHING`;
+      }
+      const [row] = await this.sql`SELECT id, content FROM dictionaries WHERE server = ${text(server)} AND tool = ${text(tool)}`;
+      dictionary = row ? { id: Number(row.id), content: row.content } : null;
+      this.dictionaries.remember(server, tool, dictionary);
+    }
+    return storedBody(body, dictionary ?? undefined);
+  }
+
+  /** The stored body of row `id` with its inverse or verification read replaced; undefined when there is no such row. */
+  private async rebuilt(id: string, change: Parameters<typeof rebuiltBody>[1]): Promise<StoredBody | undefined> {
+    const [row] = await this.sql`SELECT * FROM actions WHERE id = ${id}`;
+    if (!row) return undefined;
+    return this.stored(String(row.server), String(row.tool), rebuiltBody(await this.bodyOf(row), change));
+  }
+
+  private async writeBody(id: string, stored: StoredBody): Promise<void> {
+    await this.sql`
+      UPDATE actions SET args = ${stored.args}, snapshot = ${stored.snapshot}, result = ${stored.result}, inverse = ${stored.inverse},
+                         post_state = ${stored.post_state}, verify = ${stored.verify}, packed = ${stored.packed}
+       WHERE id = ${id}`;
   }
 }
 

@@ -8,7 +8,25 @@ import { dirname } from "node:path";
 import { SynartesisError } from "../errors.ts";
 import { MIGRATIONS } from "./migrations.ts";
 import { JournalError, type Journal, type NewAction, type Outcome } from "./journal.ts";
-import { insertedAction, json, likePrefix, observationColumns, onlyMatch, reportFailuresAsJournalErrors, toAction, toRun, warningsColumn, type Row } from "./rows.ts";
+import { ToolDictionaries, type Body, type Dictionary } from "./packing.ts";
+import {
+  bodyOfRow,
+  finishedBody,
+  insertedAction,
+  likePrefix,
+  newBody,
+  observationColumns,
+  onlyMatch,
+  rebuiltBody,
+  reportFailuresAsJournalErrors,
+  storedBody,
+  toAction,
+  toRun,
+  unpackedRow,
+  warningsColumn,
+  type Row,
+  type StoredBody,
+} from "./rows.ts";
 import type { Action, ActionStatus, ResolvedCall, Run, RunStatus, RunSummary, Settled, VerifyCall } from "./types.ts";
 
 const BUSY_TIMEOUT_MS = 10_000;
@@ -36,6 +54,9 @@ export class SqliteJournal implements Journal {
   readonly warnings: string[];
   private readonly db: Database;
   private readonly identity: FileIdentity;
+  private readonly dictionaries = new ToolDictionaries();
+  /** The bodies of the pending rows this connection wrote: their outcome is packed with them without reading them back. */
+  private readonly pendingBodies = new Map<string, { server: string; tool: string; body: Body }>();
 
   private constructor(path: string, db: Database, identity: FileIdentity, warnings: string[]) {
     this.path = path;
@@ -208,6 +229,8 @@ export class SqliteJournal implements Journal {
   // ---- actions ----
 
   async insertAction(action: NewAction): Promise<Action> {
+    const body = newBody(action);
+    const stored = this.stored(action.server, action.tool, body);
     const insert = this.db.transaction(() => {
       const { last_seq } = this.db.query("UPDATE runs SET last_seq = last_seq + 1 WHERE id = ? RETURNING last_seq").get(action.runId) as {
         last_seq: number;
@@ -215,28 +238,43 @@ export class SqliteJournal implements Journal {
       this.db
         .query(
           `INSERT INTO actions (id, run_id, seq, server, tool, args, args_key, class, status, snapshot, snapshot_absent,
-                                verify, result, error, held_reason, warnings, approved_by, approved_at, ts)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+                                verify, result, error, held_reason, warnings, approved_by, approved_at, ts, packed)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         )
         .run(
-          ...[action.id, action.runId, last_seq, action.server, action.tool, JSON.stringify(action.args), action.argsKey ?? null, action.class, action.status],
-          ...observationColumns(action.snapshot),
-          ...[json(action.verify), action.resultText ?? null, action.error ?? null, action.heldReason ?? null, warningsColumn(action.warnings)],
-          ...[action.approvedBy ?? null, action.approvedAt ?? null, action.ts],
+          ...[action.id, action.runId, last_seq, action.server, action.tool, stored.args, action.argsKey ?? null, action.class, action.status],
+          ...[stored.snapshot, observationColumns(action.snapshot)[1], stored.verify, stored.result],
+          ...[action.error ?? null, action.heldReason ?? null, warningsColumn(action.warnings)],
+          ...[action.approvedBy ?? null, action.approvedAt ?? null, action.ts, stored.packed],
         );
       return last_seq;
     });
-    return insertedAction(action, insert.immediate());
+    const seq = insert.immediate();
+    if (action.status === "pending") this.pendingBodies.set(action.id, { server: action.server, tool: action.tool, body });
+    return insertedAction(action, seq);
   }
 
   async finishAction(id: string, outcome: Outcome): Promise<void> {
+    const before = this.pendingBodies.get(id) ?? this.pendingBody(id);
+    this.pendingBodies.delete(id);
+    if (!before) return;
+    const stored = this.stored(before.server, before.tool, finishedBody(before.body, outcome));
     this.db
       .query(
-        `UPDATE actions SET status = ?, result = COALESCE(?, result), inverse = ?, post_state = ?, post_absent = ?,
-                            error = COALESCE(?, error), warnings = ?
+        `UPDATE actions SET status = ?, args = ?, snapshot = ?, result = ?, inverse = ?, post_state = ?, verify = ?, packed = ?,
+                            post_absent = ?, error = COALESCE(?, error), warnings = ?
           WHERE id = ? AND status = 'pending'`,
       )
-      .run(outcome.status, outcome.resultText ?? null, json(outcome.inverse), ...observationColumns(outcome.postState), outcome.error ?? null, warningsColumn(outcome.warnings), id);
+      .run(
+        ...[outcome.status, ...this.bodyValues(stored)],
+        ...[observationColumns(outcome.postState)[1], outcome.error ?? null, warningsColumn(outcome.warnings), id],
+      );
+  }
+
+  /** A pending row's body as stored (another connection wrote it); undefined when it is not pending. */
+  private pendingBody(id: string): { server: string; tool: string; body: Body } | undefined {
+    const row = this.db.query("SELECT * FROM actions WHERE id = ? AND status = 'pending'").get(id) as Row | null;
+    return row ? { server: String(row.server), tool: String(row.tool), body: bodyOfRow(this.unpacked(row), this.dictionaryById) } : undefined;
   }
 
   async getAction(id: string): Promise<Action | undefined> {
@@ -245,33 +283,33 @@ export class SqliteJournal implements Journal {
 
   private actionById(id: string): Action | undefined {
     const row = this.db.query("SELECT * FROM actions WHERE id = ?").get(id) as Row | null;
-    return row ? toAction(row) : undefined;
+    return row ? this.action(row) : undefined;
   }
 
   async findAction(prefix: string): Promise<Action> {
     const rows = this.db.query("SELECT * FROM actions WHERE replace(id, '-', '') LIKE ? ESCAPE '\\'").all(likePrefix(prefix)) as Row[];
-    return onlyMatch(rows, prefix, "action", toAction);
+    return onlyMatch(rows, prefix, "action", (row) => this.action(row));
   }
 
   async actionsOfRun(runId: string): Promise<Action[]> {
-    return (this.db.query("SELECT * FROM actions WHERE run_id = ? ORDER BY seq").all(runId) as Row[]).map(toAction);
+    return (this.db.query("SELECT * FROM actions WHERE run_id = ? ORDER BY seq").all(runId) as Row[]).map((row) => this.action(row));
   }
 
   async recentActions(limit: number): Promise<Action[]> {
-    return (this.db.query("SELECT * FROM actions ORDER BY ts DESC, rowid DESC LIMIT ?").all(limit) as Row[]).map(toAction);
+    return (this.db.query("SELECT * FROM actions ORDER BY ts DESC, rowid DESC LIMIT ?").all(limit) as Row[]).map((row) => this.action(row));
   }
 
   // ---- gates ----
 
   async waiting(): Promise<Action[]> {
-    return (this.db.query("SELECT * FROM actions WHERE status = 'gated' ORDER BY ts, rowid").all() as Row[]).map(toAction);
+    return (this.db.query("SELECT * FROM actions WHERE status = 'gated' ORDER BY ts, rowid").all() as Row[]).map((row) => this.action(row));
   }
 
   async openRequest(server: string, tool: string, argsKey: string): Promise<Action | undefined> {
     const row = this.db
       .query("SELECT * FROM actions WHERE server = ? AND tool = ? AND args_key = ? AND status = 'gated' ORDER BY rowid LIMIT 1")
       .get(server, tool, argsKey) as Row | null;
-    return row ? toAction(row) : undefined;
+    return row ? this.action(row) : undefined;
   }
 
   async spendApproval(server: string, tool: string, argsKey: string, approvedSince: string, spender: string, now: string): Promise<Action | undefined> {
@@ -284,7 +322,7 @@ export class SqliteJournal implements Journal {
         .get(server, tool, argsKey, approvedSince) as Row | null;
       if (!row) return undefined;
       this.db.query("UPDATE actions SET spent_by = ?, spent_at = ? WHERE id = ?").run(spender, now, String(row.id));
-      return toAction({ ...row, spent_by: spender, spent_at: now });
+      return this.action({ ...row, spent_by: spender, spent_at: now });
     });
     return spend.immediate();
   }
@@ -303,7 +341,7 @@ export class SqliteJournal implements Journal {
         .get(server, tool, argsKey) as Row | null;
       if (!row) return undefined;
       this.db.query("UPDATE actions SET told_run = ?, told_at = ? WHERE id = ?").run(runId, now, String(row.id));
-      return toAction({ ...row, told_run: runId, told_at: now });
+      return this.action({ ...row, told_run: runId, told_at: now });
     });
     return take.immediate();
   }
@@ -327,7 +365,7 @@ export class SqliteJournal implements Journal {
           WHERE run_id = ? AND seq >= ? AND status = 'gated' RETURNING *`,
       )
       .all(by, at, runId, fromSeq) as Row[];
-    return rows.map(toAction).sort((a, b) => a.seq - b.seq);
+    return rows.map((row) => this.action(row)).sort((a, b) => a.seq - b.seq);
   }
 
   // ---- undo ----
@@ -370,19 +408,24 @@ export class SqliteJournal implements Journal {
     from: { status: ActionStatus; claimedBy?: string },
     finding: { status: ActionStatus; settled: Settled; by: string; at: string; note?: string; inverse?: ResolvedCall; warnings?: string[] },
   ): Promise<boolean> {
-    const result = this.db
-      .query(
-        `UPDATE actions SET status = ?, settled = ?, settled_by = ?, settled_at = ?, settled_note = ?,
-                            inverse = COALESCE(?, inverse), warnings = CASE WHEN ? THEN ? ELSE warnings END,
-                            undo_note = NULL, inverse_sent_at = NULL
-          WHERE id = ? AND status = ? AND (? IS NULL OR claimed_by = ?)`,
-      )
-      .run(
-        ...[finding.status, finding.settled, finding.by, finding.at, finding.note ?? null, json(finding.inverse)],
-        ...[finding.warnings ? 1 : 0, warningsColumn(finding.warnings)],
-        ...[id, from.status, from.claimedBy ?? null, from.claimedBy ?? null],
-      );
-    return result.changes === 1;
+    const conditions = [id, from.status, from.claimedBy ?? null, from.claimedBy ?? null];
+    const settleTx = this.db.transaction((stored: StoredBody | undefined) => {
+      const result = this.db
+        .query(
+          `UPDATE actions SET status = ?, settled = ?, settled_by = ?, settled_at = ?, settled_note = ?,
+                              warnings = CASE WHEN ? THEN ? ELSE warnings END, undo_note = NULL, inverse_sent_at = NULL
+            WHERE id = ? AND status = ? AND (? IS NULL OR claimed_by = ?)`,
+        )
+        .run(
+          ...[finding.status, finding.settled, finding.by, finding.at, finding.note ?? null],
+          ...[finding.warnings ? 1 : 0, warningsColumn(finding.warnings)],
+          ...conditions,
+        );
+      if (result.changes === 1 && stored) this.writeBody(id, stored);
+      return result.changes === 1;
+    });
+    // A new inverse (one built now that the call is known to have run) replaces the row's.
+    return settleTx.immediate(finding.inverse && this.rebuilt(id, { inverse: finding.inverse }));
   }
 
   async markUnrecoverable(id: string): Promise<void> {
@@ -390,9 +433,69 @@ export class SqliteJournal implements Journal {
   }
 
   async replan(id: string, inverse: ResolvedCall | undefined, verify: VerifyCall | undefined, warnings: string[]): Promise<void> {
+    const stored = this.rebuilt(id, { inverse: inverse ?? null, verify: verify ?? null });
+    this.db.transaction(() => {
+      this.db.query("UPDATE actions SET warnings = ? WHERE id = ?").run(warningsColumn(warnings), id);
+      if (stored) this.writeBody(id, stored);
+    }).immediate();
+  }
+
+  // ---- bodies (packing.ts) ----
+
+  private action(row: Row): Action {
+    return toAction(this.unpacked(row));
+  }
+
+  private unpacked(row: Row): Row {
+    return unpackedRow(row, this.dictionaryById, this.path);
+  }
+
+  /** The content of dictionary `id`, read once. */
+  private readonly dictionaryById = (id: number): Uint8Array | undefined => {
+    let content = this.dictionaries.contents.get(id);
+    if (content === undefined) {
+      const row = this.db.query("SELECT content FROM dictionaries WHERE id = ?").get(id) as { content: Uint8Array } | null;
+      if (row) this.dictionaries.contents.set(id, (content = row.content));
+    }
+    return content;
+  };
+
+  /**
+   * How `body` is stored: packed against its tool's dictionary, or as text.
+   * A dictionary proposed from samples is committed on its own, before any
+   * row names it, so no rollback can take it back from under them.
+   */
+  private stored(server: string, tool: string, body: Body): StoredBody {
+    let dictionary = this.dictionaries.known(server, tool, body);
+    if (dictionary === undefined) {
+      const proposal = this.dictionaries.proposal(server, tool, body);
+      if (proposal) {
+        this.db
+          .query("INSERT INTO dictionaries (server, tool, content, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (server, tool) DO NOTHING")
+          .run(server, tool, proposal, new Date().toISOString());
+      }
+      const row = this.db.query("SELECT id, content FROM dictionaries WHERE server = ? AND tool = ?").get(server, tool) as Dictionary | null;
+      dictionary = row && { id: row.id, content: row.content };
+      this.dictionaries.remember(server, tool, dictionary);
+    }
+    return storedBody(body, dictionary ?? undefined);
+  }
+
+  /** The stored body of row `id` with its inverse or verification read replaced; undefined when there is no such row. */
+  private rebuilt(id: string, change: Parameters<typeof rebuiltBody>[1]): StoredBody | undefined {
+    const row = this.db.query("SELECT * FROM actions WHERE id = ?").get(id) as Row | null;
+    if (!row) return undefined;
+    return this.stored(String(row.server), String(row.tool), rebuiltBody(bodyOfRow(this.unpacked(row), this.dictionaryById), change));
+  }
+
+  private bodyValues(stored: StoredBody): Array<string | Uint8Array | null> {
+    return [stored.args, stored.snapshot, stored.result, stored.inverse, stored.post_state, stored.verify, stored.packed];
+  }
+
+  private writeBody(id: string, stored: StoredBody): void {
     this.db
-      .query("UPDATE actions SET inverse = ?, verify = ?, warnings = ? WHERE id = ?")
-      .run(json(inverse), json(verify), warningsColumn(warnings), id);
+      .query("UPDATE actions SET args = ?, snapshot = ?, result = ?, inverse = ?, post_state = ?, verify = ?, packed = ? WHERE id = ?")
+      .run(...this.bodyValues(stored), id);
   }
 }
 
