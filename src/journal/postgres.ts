@@ -7,28 +7,11 @@
 // NOTIFYs the listeners (watch, the review page).
 import { SQL } from "bun";
 import { SynartesisError } from "../errors.ts";
-import { JournalError, type Journal, type NewAction, type Outcome } from "./journal.ts";
+import { JournalError, type Journal, type NewAction, type Outcome, type WriteOptions } from "./journal.ts";
 import { POSTGRES_MIGRATIONS } from "./postgres-migrations.ts";
 import { postgresTarget, redact, type PostgresTarget } from "./postgres-connection.ts";
-import { dictionaryIdOf, ToolDictionaries, type Body } from "./packing.ts";
-import {
-  bodyOfRow,
-  finishedBody,
-  insertedAction,
-  likePrefix,
-  newBody,
-  observationColumns,
-  onlyMatch,
-  rebuiltBody,
-  reportFailuresAsJournalErrors,
-  storedBody,
-  toAction,
-  toRun,
-  unpackedRow,
-  warningsColumn,
-  type Row,
-  type StoredBody,
-} from "./rows.ts";
+import { PostgresBodies, text } from "./postgres-bodies.ts";
+import { finishedBody, insertedAction, likePrefix, newBody, observationColumns, onlyMatch, reportFailuresAsJournalErrors, toRun, warningsColumn, type Row } from "./rows.ts";
 import type { Action, ActionStatus, ResolvedCall, Run, RunStatus, RunSummary, Settled, VerifyCall } from "./types.ts";
 
 const SCHEMA = "synartesis";
@@ -40,21 +23,12 @@ const POOL_SIZE = 4;
 const FULL = ["53100"]; // disk_full
 const BUSY = ["53300", "55P03", "40001", "40P01", "57014"]; // too many connections, lock not available, serialization, deadlock, cancelled
 
-/**
- * PostgreSQL's text cannot hold U+0000. Text an agent or a server chose (a
- * client's name, a server's error message) is stored with it replaced by
- * U+FFFD, visibly, rather than making the write fail; JSON columns escape it.
- */
-function text(value: string | undefined): string | null {
-  return value === undefined ? null : value.includes("\0") ? value.replaceAll("\0", "\uFFFD") : value;
-}
-
 export class PostgresJournal implements Journal {
   readonly path: string;
   readonly warnings: string[];
-  private readonly dictionaries = new ToolDictionaries();
-  /** The bodies of the pending rows this connection wrote: their outcome is packed with them without reading them back. */
-  private readonly pendingBodies = new Map<string, { server: string; tool: string; body: Body }>();
+  private readonly bodies: PostgresBodies;
+  /** Calls in flight (close waits for them). */
+  readonly inflight = new Set<Promise<unknown>>();
 
   private constructor(
     private readonly sql: SQL,
@@ -62,6 +36,7 @@ export class PostgresJournal implements Journal {
   ) {
     this.path = target.display;
     this.warnings = target.warnings;
+    this.bodies = new PostgresBodies(sql, this.path);
   }
 
   /**
@@ -150,6 +125,8 @@ export class PostgresJournal implements Journal {
   }
 
   async close(): Promise<void> {
+    // A write its caller did not wait for (an undo's records) still lands.
+    while (this.inflight.size > 0) await Promise.allSettled([...this.inflight]);
     await this.sql.close({ timeout: 5 });
   }
 
@@ -221,10 +198,13 @@ export class PostgresJournal implements Journal {
 
   // ---- actions ----
 
-  /** The run's row lock orders concurrent inserts: each takes the next seq, and a failed one rolls its number back. */
-  async insertAction(action: NewAction): Promise<Action> {
+  /**
+   * The run's row lock orders concurrent inserts: each takes the next seq, and a failed one rolls its number back.
+   * Writes are never grouped here (WriteOptions): each is one statement, and with synchronous_commit off a commit costs little.
+   */
+  async insertAction(action: NewAction, _options?: WriteOptions): Promise<Action> {
     const body = newBody(action);
-    const stored = await this.stored(action.server, action.tool, body);
+    const stored = await this.bodies.stored(action.server, action.tool, body);
     const [row] = await this.sql`
       WITH next AS (UPDATE runs SET last_seq = last_seq + 1 WHERE id = ${action.runId} RETURNING last_seq)
       INSERT INTO actions (id, run_id, seq, server, tool, args, args_key, class, status, snapshot, snapshot_absent,
@@ -236,19 +216,14 @@ export class PostgresJournal implements Journal {
         FROM next
       RETURNING seq`;
     if (!row) throw new SynartesisError("refused", `no run ${action.runId} in the journal ${this.path}`);
-    if (action.status === "pending") this.pendingBodies.set(action.id, { server: action.server, tool: action.tool, body });
+    if (action.status === "pending") this.bodies.wrotePending(action.id, { server: action.server, tool: action.tool, body });
     return insertedAction(action, Number(row.seq));
   }
 
-  async finishAction(id: string, outcome: Outcome): Promise<void> {
-    let before = this.pendingBodies.get(id);
-    this.pendingBodies.delete(id);
-    if (!before) {
-      const [row] = await this.sql`SELECT * FROM actions WHERE id = ${id} AND status = 'pending'`;
-      if (!row) return;
-      before = { server: String(row.server), tool: String(row.tool), body: await this.bodyOf(row) };
-    }
-    const stored = await this.stored(before.server, before.tool, finishedBody(before.body, outcome));
+  async finishAction(id: string, outcome: Outcome, _options?: WriteOptions): Promise<void> {
+    const before = await this.bodies.takePending(id);
+    if (!before) return;
+    const stored = await this.bodies.stored(before.server, before.tool, finishedBody(before.body, outcome));
     await this.sql`
       UPDATE actions SET status = ${outcome.status}, args = ${stored.args}, snapshot = ${stored.snapshot}, result = ${stored.result},
                          inverse = ${stored.inverse}, post_state = ${stored.post_state}, verify = ${stored.verify}, packed = ${stored.packed},
@@ -259,33 +234,33 @@ export class PostgresJournal implements Journal {
 
   async getAction(id: string): Promise<Action | undefined> {
     const [row] = await this.sql`SELECT * FROM actions WHERE id = ${id}`;
-    return row && this.action(row);
+    return row && this.bodies.action(row);
   }
 
   async findAction(prefix: string): Promise<Action> {
     const rows: Row[] = await this.sql`SELECT * FROM actions WHERE replace(id, '-', '') LIKE ${likePrefix(prefix)} ESCAPE '\\'`;
-    return this.action(onlyMatch(rows, prefix, "action", (row) => row));
+    return this.bodies.action(onlyMatch(rows, prefix, "action", (row) => row));
   }
 
   async actionsOfRun(runId: string): Promise<Action[]> {
-    return this.actions(await this.sql`SELECT * FROM actions WHERE run_id = ${runId} ORDER BY seq`);
+    return this.bodies.actions(await this.sql`SELECT * FROM actions WHERE run_id = ${runId} ORDER BY seq`);
   }
 
   async recentActions(limit: number): Promise<Action[]> {
-    return this.actions(await this.sql`SELECT * FROM actions ORDER BY ts DESC, position DESC LIMIT ${limit}`);
+    return this.bodies.actions(await this.sql`SELECT * FROM actions ORDER BY ts DESC, position DESC LIMIT ${limit}`);
   }
 
   // ---- gates ----
 
   async waiting(): Promise<Action[]> {
-    return this.actions(await this.sql`SELECT * FROM actions WHERE status = 'gated' ORDER BY ts, position`);
+    return this.bodies.actions(await this.sql`SELECT * FROM actions WHERE status = 'gated' ORDER BY ts, position`);
   }
 
   async openRequest(server: string, tool: string, argsKey: string): Promise<Action | undefined> {
     const [row] = await this.sql`
       SELECT * FROM actions WHERE server = ${text(server)} AND tool = ${text(tool)} AND args_key = ${argsKey} AND status = 'gated'
        ORDER BY position LIMIT 1`;
-    return row && this.action(row);
+    return row && this.bodies.action(row);
   }
 
   /** The approval's row is locked by the one statement that spends it: a retry on another machine waits, then finds it spent. */
@@ -298,7 +273,7 @@ export class PostgresJournal implements Journal {
                     ORDER BY approved_at LIMIT 1 FOR UPDATE)
          AND spent_by IS NULL
       RETURNING *`;
-    return row && this.action(row);
+    return row && this.bodies.action(row);
   }
 
   async returnApproval(approvalId: string, spender: string): Promise<void> {
@@ -314,7 +289,7 @@ export class PostgresJournal implements Journal {
                     ORDER BY approved_at DESC LIMIT 1 FOR UPDATE)
          AND told_run IS NULL
       RETURNING *`;
-    return row && this.action(row);
+    return row && this.bodies.action(row);
   }
 
   async decide(id: string, decision: { status: "approved" | "denied"; by: string; at: string; reason?: string }): Promise<{ action: Action } | { settled: ActionStatus }> {
@@ -322,7 +297,7 @@ export class PostgresJournal implements Journal {
       UPDATE actions SET status = ${decision.status}, approved_by = ${text(decision.by)}, approved_at = ${decision.at}, reason = ${text(decision.reason)}
        WHERE id = ${id} AND status = 'gated'
       RETURNING *`;
-    if (row) return { action: (await this.action(row))! };
+    if (row) return { action: (await this.bodies.action(row))! };
     const [current] = await this.sql`SELECT status FROM actions WHERE id = ${id}`;
     if (!current) throw new SynartesisError("unknown_id", `no action ${id}`);
     return { settled: current.status as ActionStatus };
@@ -333,7 +308,7 @@ export class PostgresJournal implements Journal {
       UPDATE actions SET status = 'denied', withdrawn_by = ${text(by)}, withdrawn_at = ${at}
        WHERE run_id = ${runId} AND seq >= ${fromSeq} AND status = 'gated'
       RETURNING *`;
-    return (await this.actions(rows)).sort((a, b) => a.seq - b.seq);
+    return (await this.bodies.actions(rows)).sort((a, b) => a.seq - b.seq);
   }
 
   // ---- undo ----
@@ -346,6 +321,15 @@ export class PostgresJournal implements Journal {
     return claimed.count === 1;
   }
 
+  async claimMany(ids: string[], owner: string, now: string, from: ActionStatus[]): Promise<Action[]> {
+    if (ids.length === 0) return [];
+    const rows: Row[] = await this.sql`
+      UPDATE actions SET status = 'rolling_back', claimed_by = ${owner}, claimed_at = ${now}
+       WHERE id IN (SELECT id FROM actions WHERE id IN ${this.sql(ids)} AND status IN ${this.sql(from)} FOR UPDATE SKIP LOCKED)
+      RETURNING *`;
+    return this.bodies.actions(rows);
+  }
+
   async takeOverClaim(id: string, deadOwner: string, owner: string, now: string): Promise<boolean> {
     const taken = await this.sql`
       UPDATE actions SET claimed_by = ${owner}, claimed_at = ${now}
@@ -353,7 +337,7 @@ export class PostgresJournal implements Journal {
     return taken.count === 1;
   }
 
-  async settleClaim(id: string, owner: string, status: ActionStatus, undoNote?: string): Promise<void> {
+  async settleClaim(id: string, owner: string, status: ActionStatus, undoNote?: string, _options?: WriteOptions): Promise<void> {
     await this.sql`UPDATE actions SET status = ${status}, undo_note = ${text(undoNote)}, inverse_sent_at = NULL WHERE id = ${id} AND claimed_by = ${owner}`;
   }
 
@@ -361,11 +345,11 @@ export class PostgresJournal implements Journal {
     await this.sql`UPDATE actions SET inverse_sent_at = ${at} WHERE id = ${id} AND claimed_by = ${owner}`;
   }
 
-  async noteClaim(id: string, owner: string, undoNote: string): Promise<void> {
+  async noteClaim(id: string, owner: string, undoNote: string, _options?: WriteOptions): Promise<void> {
     await this.sql`UPDATE actions SET undo_note = ${text(undoNote)} WHERE id = ${id} AND claimed_by = ${owner}`;
   }
 
-  async noteUndo(id: string, note: string): Promise<void> {
+  async noteUndo(id: string, note: string, _options?: WriteOptions): Promise<void> {
     await this.sql`UPDATE actions SET undo_note = ${text(note)} WHERE id = ${id}`;
   }
 
@@ -375,91 +359,25 @@ export class PostgresJournal implements Journal {
     finding: { status: ActionStatus; settled: Settled; by: string; at: string; note?: string; inverse?: ResolvedCall; warnings?: string[] },
   ): Promise<boolean> {
     // A new inverse (one built now that the call is known to have run) replaces the row's.
-    const stored = finding.inverse && (await this.rebuilt(id, { inverse: finding.inverse }));
+    const stored = finding.inverse && (await this.bodies.rebuilt(id, { inverse: finding.inverse }));
     const settled = await this.sql`
       UPDATE actions SET status = ${finding.status}, settled = ${finding.settled}, settled_by = ${text(finding.by)}, settled_at = ${finding.at},
                          settled_note = ${text(finding.note)},
                          warnings = CASE WHEN ${finding.warnings !== undefined} THEN ${warningsColumn(finding.warnings)}::text ELSE warnings END,
                          undo_note = NULL, inverse_sent_at = NULL
        WHERE id = ${id} AND status = ${from.status} AND (${from.claimedBy ?? null}::text IS NULL OR claimed_by = ${from.claimedBy ?? null})`;
-    if (settled.count === 1 && stored) await this.writeBody(id, stored);
+    if (settled.count === 1 && stored) await this.bodies.write(id, stored);
     return settled.count === 1;
   }
 
-  async markUnrecoverable(id: string): Promise<void> {
+  async markUnrecoverable(id: string, _options?: WriteOptions): Promise<void> {
     await this.sql`UPDATE actions SET status = 'unrecoverable' WHERE id = ${id} AND status = 'applied'`;
   }
 
   async replan(id: string, inverse: ResolvedCall | undefined, verify: VerifyCall | undefined, warnings: string[]): Promise<void> {
-    const stored = await this.rebuilt(id, { inverse: inverse ?? null, verify: verify ?? null });
+    const stored = await this.bodies.rebuilt(id, { inverse: inverse ?? null, verify: verify ?? null });
     await this.sql`UPDATE actions SET warnings = ${warningsColumn(warnings)} WHERE id = ${id}`;
-    if (stored) await this.writeBody(id, stored);
-  }
-
-  // ---- bodies (packing.ts) ----
-
-  private async action(row: Row): Promise<Action> {
-    return (await this.actions([row]))[0]!;
-  }
-
-  /** Rows as actions: the dictionaries their packed bodies name are read first (once each). */
-  private async actions(rows: Row[]): Promise<Action[]> {
-    await this.readDictionaries(rows);
-    return rows.map((row) => toAction(unpackedRow(row, (id) => this.dictionaries.contents.get(id), this.path)));
-  }
-
-  private async bodyOf(row: Row): Promise<Body> {
-    await this.readDictionaries([row]);
-    return bodyOfRow(unpackedRow(row, (id) => this.dictionaries.contents.get(id), this.path), () => undefined);
-  }
-
-  private async readDictionaries(rows: Row[]): Promise<void> {
-    const missing = new Set<number>();
-    for (const row of rows) {
-      if (!(row.packed instanceof Uint8Array)) continue;
-      let id: number;
-      try {
-        id = dictionaryIdOf(row.packed);
-      } catch {
-        continue; // unpackedRow says what is wrong with it
-      }
-      if (id !== 0 && !this.dictionaries.contents.has(id)) missing.add(id);
-    }
-    if (missing.size === 0) return;
-    for (const row of await this.sql`SELECT id, content FROM dictionaries WHERE id IN ${this.sql([...missing])}`) {
-      this.dictionaries.contents.set(Number(row.id), row.content);
-    }
-  }
-
-  /** How `body` is stored: packed against its tool's dictionary (proposed from samples when it has none), or as text. */
-  private async stored(server: string, tool: string, body: Body): Promise<StoredBody> {
-    let dictionary = this.dictionaries.known(server, tool, body);
-    if (dictionary === undefined) {
-      const proposal = this.dictionaries.proposal(server, tool, body);
-      if (proposal) {
-        await this.sql`
-          INSERT INTO dictionaries (server, tool, content, created_at) VALUES (${text(server)}, ${text(tool)}, ${proposal}, ${new Date().toISOString()})
-          ON CONFLICT (server, tool) DO NOTHING`;
-      }
-      const [row] = await this.sql`SELECT id, content FROM dictionaries WHERE server = ${text(server)} AND tool = ${text(tool)}`;
-      dictionary = row ? { id: Number(row.id), content: row.content } : null;
-      this.dictionaries.remember(server, tool, dictionary);
-    }
-    return storedBody(body, dictionary ?? undefined);
-  }
-
-  /** The stored body of row `id` with its inverse or verification read replaced; undefined when there is no such row. */
-  private async rebuilt(id: string, change: Parameters<typeof rebuiltBody>[1]): Promise<StoredBody | undefined> {
-    const [row] = await this.sql`SELECT * FROM actions WHERE id = ${id}`;
-    if (!row) return undefined;
-    return this.stored(String(row.server), String(row.tool), rebuiltBody(await this.bodyOf(row), change));
-  }
-
-  private async writeBody(id: string, stored: StoredBody): Promise<void> {
-    await this.sql`
-      UPDATE actions SET args = ${stored.args}, snapshot = ${stored.snapshot}, result = ${stored.result}, inverse = ${stored.inverse},
-                         post_state = ${stored.post_state}, verify = ${stored.verify}, packed = ${stored.packed}
-       WHERE id = ${id}`;
+    if (stored) await this.bodies.write(id, stored);
   }
 }
 
@@ -474,3 +392,17 @@ function connectionEndedFirst(error: unknown, attempt: number): boolean {
 }
 
 reportFailuresAsJournalErrors(PostgresJournal.prototype, (journal, error) => journal.failure(error), connectionEndedFirst);
+
+for (const name of Object.getOwnPropertyNames(PostgresJournal.prototype)) {
+  const method = Object.getOwnPropertyDescriptor(PostgresJournal.prototype, name)?.value;
+  if (name === "close" || name === "constructor" || typeof method !== "function") continue;
+  Object.defineProperty(PostgresJournal.prototype, name, {
+    value: function (this: PostgresJournal, ...args: unknown[]) {
+      const call = method.apply(this, args);
+      if (!(call instanceof Promise)) return call;
+      this.inflight.add(call);
+      void call.finally(() => this.inflight.delete(call)).catch(() => {});
+      return call;
+    },
+  });
+}

@@ -50,6 +50,13 @@ function defined(body: Partial<Record<BodyColumn, string | null>>): Body {
   return out;
 }
 
+/** A pending call's body, as its intent was written: its outcome is packed with it. */
+export interface PendingBody {
+  server: string;
+  tool: string;
+  body: Body;
+}
+
 /** The body a new action is written with. */
 export function newBody(action: NewAction): Body {
   return defined({

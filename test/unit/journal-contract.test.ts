@@ -267,6 +267,28 @@ function contract(backend: Backend): void {
     });
   });
 
+  test("a write that may be grouped resolves once committed, and another connection then sees it; close commits what is left", async () => {
+    const location = await backend.fresh();
+    const journal = await openJournal(location, { create: true });
+    const other = await openJournal(location, { create: false });
+    try {
+      const { id: runId } = await journal.startRun({ id: crypto.randomUUID(), label: "agent", startedAt: T0 });
+      const call = await journal.insertAction(action(runId));
+      const finished = journal.finishAction(call.id, { status: "applied", warnings: ["w"] }, { group: "with-next" });
+      const read = journal.insertAction(action(runId, { class: "readonly", status: "applied", resultText: '{"content":[]}' }), { group: "soon" });
+      await finished;
+      expect((await read).seq).toBe(2);
+      expect(await other.getAction(call.id)).toMatchObject({ status: "applied", warnings: ["w"] });
+      const last = await journal.insertAction(action(runId));
+      const noted = journal.noteUndo(last.id, "noted", { group: "with-next" });
+      await journal.close();
+      await noted;
+      expect(await other.getAction(last.id)).toMatchObject({ undoNote: "noted" });
+    } finally {
+      await other.close();
+    }
+  });
+
   test("text an agent or server chose is kept (U+0000 shown as the backend can hold it)", async () => {
     const location = await backend.fresh();
     const journal = await openJournal(location, { create: true });
@@ -491,6 +513,32 @@ function contract(backend: Backend): void {
 
 describe("journal contract: SQLite file", () => {
   contract(sqlite);
+
+  test("grouped writes ride on the next transaction, one that fails fails alone, and none is seen by others before its commit", async () => {
+    await withRun(sqlite, async (journal, runId, location) => {
+      const other = await openJournal(location, { create: false });
+      try {
+        const first = await journal.insertAction(action(runId));
+        let committed = false;
+        const finished = journal.finishAction(first.id, { status: "applied" }, { group: "with-next" }).then(() => (committed = true));
+        const orphan = journal.insertAction(action("no-such-run"), { group: "with-next" }).catch((error) => error);
+        expect((await other.getAction(first.id))!.status).toBe("pending");
+        expect(committed).toBe(false);
+        // The next call's intent commits them with it: the finish, and the failure of the insert into no run, alone.
+        const second = await journal.insertAction(action(runId));
+        expect(second.seq).toBe(2);
+        await finished;
+        expect((await other.getAction(first.id))!.status).toBe("applied");
+        expect(await orphan).toBeInstanceOf(Error);
+        expect((await other.actionsOfRun(runId)).map((a) => a.seq)).toEqual([1, 2]);
+        // Its own reads see a grouped write at once.
+        void journal.finishAction(second.id, { status: "failed", error: "no" }, { group: "with-next" });
+        expect(await journal.getAction(second.id)).toMatchObject({ status: "failed", error: "no" });
+      } finally {
+        await other.close();
+      }
+    });
+  });
 
   test("WAL mode and strict tables", async () => {
     const location = await sqlite.fresh();
