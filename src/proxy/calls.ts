@@ -12,9 +12,9 @@ import { errorOf, resultOf } from "../jsonrpc/frames.ts";
 import { toolErrorLine } from "../jsonrpc/messages.ts";
 import { rawMember, withIdText } from "../jsonrpc/raw-json.ts";
 import type { Logger } from "../log.ts";
-import { readState } from "../servers/observe.ts";
+import { readKey, readState, type StateRead } from "../servers/observe.ts";
 import { UpstreamError, type Origin, type Reply, type Upstream } from "../servers/upstream.ts";
-import type { ServerTurn } from "./server-turns.ts";
+import type { RunningTurn, ServerTurn } from "./server-turns.ts";
 
 export interface CallContext extends GateContext {
   log: Logger;
@@ -49,6 +49,18 @@ export interface ToolCall {
    * up at once by a call that turns out read-only.
    */
   turn: ServerTurn;
+}
+
+/** A call's answer, and (when its outcome is committed with the next call's intent) the promise that it is recorded. */
+interface Answer {
+  line: string;
+  recorded?: Promise<void>;
+}
+
+/** A post-read handed to the next call in the queue: its pre-read, when it is the same read, is this one. */
+interface HandedRead {
+  key: string;
+  state: Promise<StateRead>;
 }
 
 function replyError(reply: Reply): string | undefined {
@@ -134,7 +146,10 @@ async function classifyAndRun(ctx: CallContext, call: ToolCall): Promise<string>
         return refused(ctx, call, approval);
       }
     }
-    return await turn.run(() => runMutating(ctx, call, classification.rule, classification.class, approval));
+    const answer = await turn.run((running) => runMutating(ctx, call, classification.rule, classification.class, approval, running));
+    // The agent hears of a call only once its outcome is in the journal.
+    await answer.recorded;
+    return answer.line;
   } finally {
     turn.release();
   }
@@ -172,21 +187,34 @@ async function forwardReadOnly(ctx: CallContext, call: ToolCall): Promise<string
     return toolErrorLine(call.clientId, `Synartesis could not complete this call: ${error.message}.`);
   }
   const failure = replyError(reply);
-  await recordOutcome(ctx, call, undefined, () =>
-    ctx.journal.insertAction({
-      id: ctx.newId(),
-      runId: ctx.runId,
-      server: call.server,
-      tool: call.tool,
-      args: call.args,
-      class: "readonly",
-      status: failure === undefined ? "applied" : "failed",
-      resultText: rawMember(reply.raw, "result"),
-      error: failure,
-      ts: started,
-    }),
-  );
+  const record = {
+    id: ctx.newId(),
+    runId: ctx.runId,
+    server: call.server,
+    tool: call.tool,
+    args: call.args,
+    class: "readonly" as const,
+    status: failure === undefined ? ("applied" as const) : ("failed" as const),
+    resultText: rawMember(reply.raw, "result"),
+    error: failure,
+    ts: started,
+  };
+  // Committed with the other reads answered in this turn of the event loop (still before the answer leaves).
+  await recordOutcome(ctx, call, undefined, () => ctx.journal.insertAction(record, { group: "soon" }));
   return withIdText(reply.raw, call.clientId);
+}
+
+/**
+ * The state before this call: the read the call before it handed on when it
+ * is the same read and it succeeded (see server-turns.ts), else a read now.
+ */
+async function preRead(ctx: CallContext, call: ToolCall, verify: VerifyCall, running: RunningTurn): Promise<StateRead> {
+  const handed = running.handed as HandedRead | undefined;
+  if (handed && verify.server === call.server && handed.key === readKey(verify)) {
+    const shared = await handed.state;
+    if (!readFailed(shared.read)) return shared;
+  }
+  return readState(ctx.upstream(verify.server), verify, call.origin);
 }
 
 async function runMutating(
@@ -195,7 +223,8 @@ async function runMutating(
   rule: Rule | undefined,
   toolClass: ToolClass,
   gate: GateOutcome | undefined,
-): Promise<string> {
+  running: RunningTurn,
+): Promise<Answer> {
   const upstream = ctx.upstream(call.server);
   const actionId = gate?.proceed ? gate.actionId : ctx.newId();
   const approval = gate?.proceed ? gate.approval : undefined;
@@ -205,10 +234,10 @@ async function runMutating(
   const giveBackApproval = async () => {
     if (approval) await ctx.journal.returnApproval(approval.id, actionId);
   };
-  const refuse = async (error: string, agentText: string) => {
+  const refuse = async (error: string, agentText: string): Promise<Answer> => {
     await giveBackApproval();
     await ctx.journal.insertAction({ ...base, status: "failed", error, ts: ctx.now().toISOString() });
-    return toolErrorLine(call.clientId, agentText);
+    return { line: toolErrorLine(call.clientId, agentText) };
   };
 
   // Pre-read: capture the state this call is about to replace.
@@ -224,7 +253,7 @@ async function runMutating(
       return refuse(why, `Synartesis did not run this call: ${why}.`);
     }
     verify = { server: rule.snapshot.server, tool: rule.snapshot.tool, args: snapshotArgs, absentWhen: rule.snapshot.absentWhen };
-    const { read, absentText = "" } = await readState(ctx.upstream(verify.server), verify, call.origin);
+    const { read, absentText = "" } = await preRead(ctx, call, verify, running);
     const readName = `${verify.server}.${verify.tool}`;
     if (readFailed(read)) {
       const why = `the pre-read ${readName} failed: ${read.error}`;
@@ -233,8 +262,8 @@ async function runMutating(
     if (read.absent && toolClass === "reversible" && !approval) {
       const reason = `${call.server}.${call.tool} is reversible, but its pre-read ${readName} found nothing to restore (${absentText.split("\n")[0]})`;
       const held = await passGate(ctx, { ...call, class: toolClass }, reason);
-      if (!held.proceed) return refused(ctx, call, held);
-      return runMutating(ctx, call, rule, toolClass, held);
+      if (!held.proceed) return { line: refused(ctx, call, held) };
+      return runMutating(ctx, call, rule, toolClass, held, running);
     }
     snapshot = read;
   }
@@ -250,6 +279,8 @@ async function runMutating(
     return refuse("the client cancelled it before it was forwarded", "Synartesis did not run this call: the client cancelled it.");
   }
 
+  // The call before may still be reading back what it wrote.
+  await running.mayWrite();
   // Write-ahead: the intent is committed before the call leaves (R-PROXY-5).
   const intent = await ctx.journal.insertAction({
     ...base,
@@ -269,23 +300,29 @@ async function runMutating(
         await giveBackApproval();
         await ctx.journal.finishAction(intent.id, { status: "failed", error: `never reached the server: ${error.message}` });
       });
-      return toolErrorLine(call.clientId, `Synartesis did not run this call: it never reached server "${call.server}" (${error.message}).`);
+      return { line: toolErrorLine(call.clientId, `Synartesis did not run this call: it never reached server "${call.server}" (${error.message}).`) };
     }
     const why = `${error.message}; the outcome is unknown`;
     await recordOutcome(ctx, call, intent.id, () => ctx.journal.finishAction(intent.id, { status: "pending", error: why }));
     ctx.log.error("call outcome unknown", { server: call.server, tool: call.tool, action: intent.id, error: error.message });
-    return toolErrorLine(
-      call.clientId,
-      `Synartesis forwarded this call, but ${error.message}. Its outcome is unknown and is recorded as pending; check the state before trying again.`,
-    );
+    return {
+      line: toolErrorLine(
+        call.clientId,
+        `Synartesis forwarded this call, but ${error.message}. Its outcome is unknown and is recorded as pending; check the state before trying again.`,
+      ),
+    };
   }
 
   const failure = replyError(reply);
   const resultText = rawMember(reply.raw, "result");
   if (failure !== undefined) {
     await recordOutcome(ctx, call, intent.id, () => ctx.journal.finishAction(intent.id, { status: "failed", resultText, error: failure }));
-    return withIdText(reply.raw, call.clientId);
+    return { line: withIdText(reply.raw, call.clientId) };
   }
+
+  // Post-read: the state this call left, for undo's drift check. The next call may begin beside it.
+  const postRead = verify && readState(ctx.upstream(verify.server), verify, call.origin);
+  running.written(verify && postRead && verify.server === call.server ? ({ key: readKey(verify), state: postRead } satisfies HandedRead) : undefined);
 
   const warnings: string[] = [];
   let inverse: ResolvedCall | undefined;
@@ -305,15 +342,18 @@ async function runMutating(
     }
   }
 
-  // Post-read: the state this call left, for undo's drift check.
   let postState: Observation | undefined;
-  if (verify) {
-    const { read } = await readState(ctx.upstream(verify.server), verify, call.origin);
-    if (readFailed(read)) warnings.push(`the post-read ${verify.server}.${verify.tool} failed (${read.error}); undo cannot check this call for drift`);
+  if (postRead) {
+    const { read } = await postRead;
+    if (readFailed(read)) warnings.push(`the post-read ${verify?.server}.${verify?.tool} failed (${read.error}); undo cannot check this call for drift`);
     else postState = read;
   }
 
-  await recordOutcome(ctx, call, intent.id, () => ctx.journal.finishAction(intent.id, { status: "applied", resultText, inverse, postState, warnings }));
+  // With another call waiting in the queue, this outcome is committed with its intent (the journal's next write).
+  const group = running.followed() ? "with-next" : "soon";
+  const recorded = recordOutcome(ctx, call, intent.id, () =>
+    ctx.journal.finishAction(intent.id, { status: "applied", resultText, inverse, postState, warnings }, { group }),
+  );
   for (const warning of warnings) ctx.log.warn(warning, { server: call.server, tool: call.tool, action: intent.id });
-  return withIdText(reply.raw, call.clientId);
+  return { line: withIdText(reply.raw, call.clientId), recorded };
 }
