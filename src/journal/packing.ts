@@ -111,21 +111,24 @@ export function bodySize(body: Body): number {
 }
 
 /**
- * The body packed: layout byte, dictionary id (0: none) as a varint, then
- * encodeBody() compressed (deflated or one zstd frame). Undefined when it is
- * better kept as text (too short, or no smaller packed).
+ * The body packed: layout byte, dictionary id (0: none) and the encoded
+ * body's length as varints, then encodeBody() compressed (deflated, or one
+ * zstd frame). Undefined when it is better kept as text (too short, or no
+ * smaller packed). `quick`: for a body soon packed again (a call's intent,
+ * repacked with its outcome), fast compression is enough.
  */
-export function packBody(body: Body, dictionary: Dictionary | undefined): Uint8Array | undefined {
+export function packBody(body: Body, dictionary: Dictionary | undefined, options: { quick?: boolean } = {}): Uint8Array | undefined {
   if (bodySize(body) < PACK_THRESHOLD) return undefined;
   const plain = encodeBody(body);
   const against = dictionary ? { dictionary: dictionary.content } : {};
   const layout = plain.length <= SMALL_BODY ? DEFLATE : ZSTD;
   const compressed =
     layout === DEFLATE
-      ? deflateRawSync(plain, { level: 9, ...against })
-      : zstdCompressSync(plain, { params: { [constants.ZSTD_c_compressionLevel]: plain.length <= MEDIUM_BODY ? 6 : 3 }, ...against });
+      ? deflateRawSync(plain, { level: options.quick ? 1 : 9, ...against })
+      : zstdCompressSync(plain, { params: { [constants.ZSTD_c_compressionLevel]: options.quick || plain.length > MEDIUM_BODY ? 3 : 6 }, ...against });
   const head: number[] = [layout];
   pushVarint(head, dictionary?.id ?? 0);
+  pushVarint(head, plain.length);
   if (head.length + compressed.length >= plain.length) return undefined;
   return concat([Uint8Array.from(head), compressed]);
 }
@@ -139,12 +142,15 @@ export function dictionaryIdOf(packed: Uint8Array): number {
 /** A packed body's columns; `dictionary(id)` gives the content of dictionary `id` (the one dictionaryIdOf names). */
 export function unpackBody(packed: Uint8Array, dictionary: (id: number) => Uint8Array | undefined): Body {
   const id = dictionaryIdOf(packed);
-  const start = readVarint(packed, 1)[1];
+  const [size, start] = readVarint(packed, readVarint(packed, 1)[1]);
   const content = id === 0 ? undefined : dictionary(id);
   if (id !== 0 && content === undefined) throw new Error(`it was compressed against dictionary ${id}, which the journal does not have`);
-  const against = content ? { dictionary: content } : {};
+  // Its size is known: one buffer of that size, and nothing larger is ever made of a damaged body.
+  const options = { chunkSize: Math.max(64, size), maxOutputLength: Math.max(1, size), ...(content ? { dictionary: content } : {}) };
   const compressed = packed.subarray(start);
-  return decodeBody(packed[0] === DEFLATE ? inflateRawSync(compressed, against) : zstdDecompressSync(compressed, against));
+  const plain = packed[0] === DEFLATE ? inflateRawSync(compressed, options) : zstdDecompressSync(compressed, options);
+  if (plain.length !== size) throw new Error(`it unpacks to ${plain.length} bytes, not the ${size} it was packed from`);
+  return decodeBody(plain);
 }
 
 /** Whether a body may be a sample for its tool's dictionary: it holds an outcome (a result), and is neither tiny nor large. */

@@ -204,7 +204,8 @@ export class PostgresJournal implements Journal {
    */
   async insertAction(action: NewAction, _options?: WriteOptions): Promise<Action> {
     const body = newBody(action);
-    const stored = await this.bodies.stored(action.server, action.tool, body);
+    // A call's intent is packed again with its outcome: quick compression does for now.
+    const stored = await this.bodies.stored(action.server, action.tool, body, { quick: action.status === "pending" });
     const [row] = await this.sql`
       WITH next AS (UPDATE runs SET last_seq = last_seq + 1 WHERE id = ${action.runId} RETURNING last_seq)
       INSERT INTO actions (id, run_id, seq, server, tool, args, args_key, class, status, snapshot, snapshot_absent,

@@ -94,8 +94,8 @@ export interface StoredBody {
   packed: Uint8Array | null;
 }
 
-export function storedBody(body: Body, dictionary: Dictionary | undefined): StoredBody {
-  const packed = packBody(body, dictionary);
+export function storedBody(body: Body, dictionary: Dictionary | undefined, options: { quick?: boolean } = {}): StoredBody {
+  const packed = packBody(body, dictionary, options);
   if (packed) return { args: PACKED_ARGS, snapshot: null, post_state: null, result: null, inverse: null, verify: null, packed };
   const text = (column: BodyColumn) => body[column] ?? null;
   return { args: body.args ?? "null", snapshot: text("snapshot"), post_state: text("post_state"), result: text("result"), inverse: text("inverse"), verify: text("verify"), packed: null };

@@ -174,7 +174,8 @@ export class SqliteJournal implements Journal {
 
   async insertAction(action: NewAction, options?: WriteOptions): Promise<Action> {
     const body = newBody(action);
-    const stored = this.bodies.stored(action.server, action.tool, body);
+    // A call's intent is packed again with its outcome: quick compression does for now.
+    const stored = this.bodies.stored(action.server, action.tool, body, { quick: action.status === "pending" });
     const seq = await this.writeGrouped(() => {
       const { last_seq } = this.db.query("UPDATE runs SET last_seq = last_seq + 1 WHERE id = ? RETURNING last_seq").get(action.runId) as {
         last_seq: number;
