@@ -8,13 +8,12 @@
 import { SQL } from "bun";
 import { SynartesisError } from "../errors.ts";
 import { JournalError, type Journal, type NewAction, type Outcome, type WriteOptions } from "./journal.ts";
-import { POSTGRES_MIGRATIONS } from "./postgres-migrations.ts";
+import { migrate, SCHEMA } from "./postgres-migrations.ts";
 import { postgresTarget, redact, type PostgresTarget } from "./postgres-connection.ts";
 import { PostgresBodies, text } from "./postgres-bodies.ts";
 import { finishedBody, insertedAction, likePrefix, newBody, observationColumns, onlyMatch, reportFailuresAsJournalErrors, toRun, warningsColumn, type Row } from "./rows.ts";
 import type { Action, ActionStatus, ResolvedCall, Run, RunStatus, RunSummary, Settled, VerifyCall } from "./types.ts";
 
-const SCHEMA = "synartesis";
 const CHANNEL = "synartesis_journal";
 /** Connections per process: a proxy writes one call at a time per server; reads are short. */
 const POOL_SIZE = 4;
@@ -64,34 +63,12 @@ export class PostgresJournal implements Journal {
     });
     const journal = new PostgresJournal(sql, target);
     try {
-      await journal.migrate(options.create);
+      await migrate(sql, journal.path, options.create);
     } catch (error) {
       await sql.close({ timeout: 0 }).catch(() => {});
       throw error instanceof SynartesisError ? error : journal.failure(error);
     }
     return journal;
-  }
-
-  private async migrate(create: boolean): Promise<void> {
-    await this.sql.begin(async (tx) => {
-      await tx`SELECT pg_advisory_xact_lock(hashtext('synartesis: migrations'))`;
-      const [{ present }] = await tx`SELECT to_regclass('synartesis.migrations') IS NOT NULL AS present`;
-      if (!present) {
-        if (!create) {
-          throw new SynartesisError("no_journal", `there is no journal at ${this.path}`, {
-            hint: "A journal is created by `synartesis proxy` when an agent first connects. Check the URL, or pass --journal with the one the proxies use.",
-          });
-        }
-        await tx.unsafe(`CREATE SCHEMA IF NOT EXISTS ${SCHEMA}`);
-        await tx`CREATE TABLE migrations (position BIGINT GENERATED ALWAYS AS IDENTITY, name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)`;
-      }
-      const done = new Set((await tx`SELECT name FROM migrations`).map((row: Row) => String(row.name)));
-      for (const migration of POSTGRES_MIGRATIONS) {
-        if (done.has(migration.name)) continue;
-        await tx.unsafe(migration.sql).simple();
-        await tx`INSERT INTO migrations (name, applied_at) VALUES (${migration.name}, ${new Date().toISOString()})`;
-      }
-    });
   }
 
   /** A failure of the database as a JournalError naming the journal, with no password in it; anything else unchanged. */
