@@ -11,7 +11,8 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { BIN, LineSession, run, tempDir, type RunResult } from "../helpers.ts";
 import { countingLog, countingManifest, frames, SEED, type Call } from "../fixtures/counting-support.ts";
-import { clientFor, firstMigrationOnly, freshDatabase, POSTGRES_URL, testPassword, urlFor } from "../fixtures/postgres.ts";
+import { POSTGRES_MIGRATIONS } from "../../src/journal/postgres-migrations.ts";
+import { clientFor, firstMigrationOnly, freshDatabase, POSTGRES_URL, readableRows, testPassword, urlFor } from "../fixtures/postgres.ts";
 import { shellWord, Tmux } from "../fixtures/tmux.ts";
 import { waitFor } from "../fixtures/proxy-kit.ts";
 
@@ -81,7 +82,7 @@ test("16 proxies from two folders, 50 writes each at once: every call seen by a 
     const runs: Array<{ id: string; label: string }> = await sql`SELECT id, label FROM runs`;
     expect(runs).toHaveLength(started.length);
     const rows: Array<{ id: string; run_id: string; seq: number; tool: string; args: string; status: string }> =
-      await sql`SELECT id, run_id, seq, tool, args, status FROM actions`;
+      await readableRows(sql, await sql`SELECT id, run_id, seq, tool, args, status, packed FROM actions`);
     expect(rows).toHaveLength(started.length * WRITES);
     expect(new Set(rows.map((r) => r.id)).size).toBe(rows.length);
     for (const { dir, n, tag } of started) {
@@ -96,7 +97,7 @@ test("16 proxies from two folders, 50 writes each at once: every call seen by a 
       expect(new Set(seen.map((e) => notes(e.args))).size).toBe(WRITES);
       expect(seen.every((e) => notes(e.args).startsWith(`${tag} `))).toBe(true);
     }
-    expect((await sql`SELECT name FROM migrations ORDER BY position`).map((r: { name: string }) => r.name)).toHaveLength(5);
+    expect((await sql`SELECT name FROM migrations ORDER BY position`).map((r: { name: string }) => r.name)).toHaveLength(POSTGRES_MIGRATIONS.length);
   } finally {
     await sql.close();
   }
@@ -186,8 +187,12 @@ test("an undo killed mid-way on one machine: its claim expires, and an undo on t
   try {
     const stale = new Date(Date.now() - 10 * 60_000).toISOString();
     const claimed = await sql`UPDATE actions SET claimed_by = ${`another-machine:4242:${crypto.randomUUID()}`}, claimed_at = ${stale}
-                               WHERE status = 'rolling_back' RETURNING seq`;
-    expect(claimed.map((r: { seq: number }) => r.seq)).toEqual([2]);
+                               WHERE status = 'rolling_back' RETURNING seq, inverse_sent_at IS NOT NULL AS sent`;
+    // Undo claims what it is about to revert a batch at a time: #1 was claimed with #2, its inverse never sent.
+    expect(claimed.map((r: { seq: number; sent: boolean }) => [r.seq, r.sent]).sort()).toEqual([
+      [1, false],
+      [2, true],
+    ]);
   } finally {
     await sql.close();
   }
@@ -262,6 +267,7 @@ test("an older schema (the first migration only) is upgraded in place by the fir
       "0003-sent-inverses-and-settled-outcomes",
       "0004-withdrawn-requests-and-undone-runs",
       "0005-one-meaning-per-column",
+      "0006-packed-bodies",
     ]);
     expect(await sql`SELECT held_reason, error FROM actions WHERE id = 'a2'`).toEqual([{ held_reason: "it is irreversible", error: null }]);
   } finally {
