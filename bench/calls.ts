@@ -1,8 +1,10 @@
 // What the call benches share: the toy CRM's seed state, an SDK client over
-// stdio to the built binary, the two calls they time, and percentiles.
+// stdio to the built binary (or over Streamable HTTP to a URL), the two calls
+// they time, and percentiles.
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 
 export const ROOT = join(import.meta.dir, "..");
 export const BINARY = join(ROOT, "dist", "synartesis");
@@ -21,6 +23,14 @@ export const SEED_STATE = {
 /** An SDK client connected to `synartesis ARGS` started in `cwd`. */
 export async function open(args: string[], cwd: string): Promise<Client> {
   const transport = new StdioClientTransport({ command: BINARY, args, cwd, env: process.env as Record<string, string>, stderr: "inherit" });
+  const client = new Client({ name: "bench", version: "1.0.0" }, { capabilities: {} });
+  await client.connect(transport);
+  return client;
+}
+
+/** An SDK client connected over Streamable HTTP to `url`, sending `headers` (a bearer token) with every request. */
+export async function openHttp(url: string, headers: Record<string, string> = {}): Promise<Client> {
+  const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } });
   const client = new Client({ name: "bench", version: "1.0.0" }, { capabilities: {} });
   await client.connect(transport);
   return client;

@@ -9,10 +9,10 @@
 //                                  (test/fixtures/stdio-over-http.ts, one child per session)
 //   stdio proxy via bridge         dist/synartesis proxy (test/fixtures/conformance.yaml)
 //                                  in front of the fixture, through the same bridge
-// A column is a name and how to start its target and learn its URL. For
-// `synartesis proxy --http`, which wants a token the suite cannot send, it is:
-//   { name: "proxy --http", start: async (ws) => behindBearer(FORWARDER_TOKEN, await serve(ws, "proxy-http",
-//       [BIN, "proxy", "--http", "0", "--manifest", MANIFEST, "--journal", ws.journal], { SYNARTESIS_TOKEN: FORWARDER_TOKEN })) },
+//   proxy --http                   dist/synartesis proxy --http 0 in front of the fixture, the
+//                                  suite straight at it (through the bearer forwarder only,
+//                                  since the proxy wants a token the suite cannot send)
+// A column is a name and how to start its target and learn its URL.
 //
 //   bun bench/conformance.ts [--scenario NAME]…
 // Exit 0 when every scenario that passes for the control passes for every
@@ -56,6 +56,14 @@ export const COLUMNS: Column[] = [
   { name: "control via bearer forwarder", start: async (ws) => behindBearer(FORWARDER_TOKEN, await serve(ws, "control-fwd", [BUN, FIXTURE, "--http", "0"])) },
   { name: "stdio via bridge", start: (ws) => serve(ws, "bridge", [BUN, BRIDGE, BUN, FIXTURE]) },
   { name: "stdio proxy via bridge", start: (ws) => serve(ws, "proxy", [BUN, BRIDGE, BIN, "proxy", "--manifest", MANIFEST, "--journal", ws.journal]) },
+  {
+    name: "proxy --http",
+    start: async (ws) =>
+      behindBearer(
+        FORWARDER_TOKEN,
+        await serve(ws, "proxy-http", [BIN, "proxy", "--http", "0", "--manifest", MANIFEST, "--journal", ws.journal], { SYNARTESIS_TOKEN: FORWARDER_TOKEN }),
+      ),
+  },
 ];
 
 /** A failure to set up (no Node 22, a target that would not start): exit 2, not a conformance verdict. */

@@ -1,17 +1,33 @@
 #!/usr/bin/env bun
 // Entry point: split argv at the first "--", find the command, load it lazily,
 // check its flags strictly, run it, and turn errors into exit codes.
+//
+// Output, decided here for every command:
+// - stdout carries data only (a listing, --json, a frame of watch) and, under
+//   `proxy`, the protocol. What is said to a person goes to stderr: a note as
+//   one line "synartesis: …" (commands/shared.ts `tell`), an error through
+//   printError below, made printable, since either may quote an agent's or a
+//   server's words.
+// - Colour is decided once, by render/style.ts colourEnabled() (a terminal,
+//   no NO_COLOR, not TERM=dumb): for help below as for every command.
+// - No logging library. consola was a dependency and has been removed: the
+//   CLI's messages are fixed sentences whose exact text the README and the
+//   tests quote, and consola would decorate them (badges, its own colour and
+//   TTY detection), throttle repeated ones (one warning per server is not a
+//   repeat to hide), and write info to stdout by default. Nothing needs levels
+//   beyond the proxy's own JSON-lines logger (--log-level), and no command
+//   prompts: init takes everything as flags, since agents run it too.
 import type { CommandDef } from "citty";
 import { parseArgs, renderUsage } from "citty";
 import { describeError, isSynartesisError, SynartesisError, type ErrorCode } from "./errors.ts";
 import { checkFlags, type CommandData } from "./commands/shared.ts";
-import { printable } from "./render/style.ts";
+import { colourEnabled, printable } from "./render/style.ts";
 import { versionLine } from "./version.ts";
 
 type CommandModule = { default: CommandDef<any> };
 
 const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandModule> }> = {
-  proxy: { summary: "Run the recording MCP proxy over stdio (what your MCP client starts)", load: () => import("./commands/proxy.ts") },
+  proxy: { summary: "Run the recording MCP proxy over stdio (what your MCP client starts), or over HTTP (--http PORT)", load: () => import("./commands/proxy.ts") },
   init: { summary: "Start a server, list its tools and write a first policy to synartesis.yaml", load: () => import("./commands/init.ts") },
   check: { summary: "Load the manifest, start its servers and verify every tool it names exists", load: () => import("./commands/check.ts") },
   list: { summary: "List recorded runs, newest first", load: () => import("./commands/list.ts") },
@@ -44,7 +60,6 @@ const EXIT_CODES: Record<ErrorCode, 1 | 2> = {
   refused: 1,
 };
 
-const useColour = () => Boolean(process.stdout.isTTY) && !process.env.NO_COLOR;
 const stripAnsi = (text: string) => text.replace(/\x1b\[[0-9;]*m/g, "");
 
 function topLevelHelp(): string {
@@ -68,7 +83,7 @@ function topLevelHelp(): string {
 
 async function commandHelp(name: string, def: CommandDef<any>): Promise<string> {
   const usage = await renderUsage(def, { meta: { name: "synartesis" } });
-  return (useColour() ? usage : stripAnsi(usage)) + "\n";
+  return (colourEnabled(process.stdout) ? usage : stripAnsi(usage)) + "\n";
 }
 
 async function writeAll(stream: NodeJS.WriteStream, text: string): Promise<void> {

@@ -1,11 +1,18 @@
 // Shared test plumbing: the built binary, temp folders, processes over real
-// pipes, and MCP clients that speak to them.
+// pipes, MCP clients that speak to them, the one polling helper, manifests
+// written from data, and Streamable HTTP servers made in the test.
 import { afterAll } from "bun:test";
 import { mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from "@modelcontextprotocol/sdk/types.js";
+
+
+export { manifestText, type ManifestSpec } from "./fixtures/manifest-text.ts";
 
 export const ROOT = join(import.meta.dir, "..");
 export const BIN = join(ROOT, "dist", "synartesis");
@@ -16,6 +23,33 @@ afterAll(() => {
   if (process.env.KEEP_TEST_DIRS) return;
   for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
+
+/**
+ * Poll until `check` gives something truthy, and return it. No timing is
+ * asserted: `limitMs` only bounds a hang, and the error names `what` (and the
+ * check's last error). A check that throws counts as "not yet" (a file not
+ * written, a journal not created).
+ */
+export async function until<T>(
+  check: () => T | undefined | null | false | Promise<T | undefined | null | false>,
+  what: string,
+  limitMs = 30_000,
+): Promise<T> {
+  const deadline = Date.now() + limitMs;
+  let lastError: unknown;
+  for (;;) {
+    try {
+      const value = await check();
+      if (value) return value;
+    } catch (error) {
+      lastError = error;
+    }
+    if (Date.now() > deadline) {
+      throw new Error(`timed out waiting for ${what}${lastError ? ` (last error: ${(lastError as Error).message ?? lastError})` : ""}`);
+    }
+    await Bun.sleep(20);
+  }
+}
 
 /** A fresh empty folder (real path, no symlinks), removed after the test file. */
 export function tempDir(prefix = "syn-"): string {
@@ -57,12 +91,40 @@ export async function run(
   return { code, stdout, stderr };
 }
 
+/**
+ * Run the binary on a pseudo-terminal of Bun's own (Bun.Terminal), so it sees a
+ * TTY on stdin, stdout and stderr. `stdout` holds all it showed, read to the
+ * terminal's end, with the terminal's CRLF turned back into LF. Unlike run(),
+ * NO_COLOR is not set unless `env` sets it.
+ */
+export async function runOnTerminal(args: string[], options: { cwd?: string; env?: Record<string, string | undefined> } = {}): Promise<RunResult> {
+  const env: Record<string, string | undefined> = { ...process.env, TERM: "xterm-256color", ...options.env };
+  if (options.env?.NO_COLOR === undefined) delete env.NO_COLOR;
+  const chunks: Uint8Array[] = [];
+  const { promise: drained, resolve: endOfTerminal } = Promise.withResolvers<void>();
+  const proc = Bun.spawn([BIN, ...args], {
+    cwd: options.cwd ?? ROOT,
+    env,
+    terminal: {
+      cols: 120,
+      name: env.TERM ?? "xterm-256color",
+      data: (_terminal, data) => void chunks.push(data.slice()),
+      exit: () => endOfTerminal(),
+    },
+  });
+  const code = await proc.exited;
+  await drained;
+  proc.terminal?.close();
+  const stdout = new TextDecoder().decode(Buffer.concat(chunks));
+  return { code, stdout: stdout.replace(/\r\n/g, "\n"), stderr: "" };
+}
+
 /** An SDK client connected over stdio to `command args`. */
 export async function connect(
   command: string,
   args: string[],
   options: { cwd?: string; env?: Record<string, string>; capabilities?: Record<string, unknown>; name?: string } = {},
-): Promise<{ client: Client; transport: StdioClientTransport; stderr: () => string }> {
+): Promise<{ client: Client; transport: StdioClientTransport; stderr: () => string } & AsyncDisposable> {
   const transport = new StdioClientTransport({
     command,
     args,
@@ -74,7 +136,8 @@ export async function connect(
   transport.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
   const client = new Client({ name: options.name ?? "test-agent", version: "1.0.0" }, { capabilities: options.capabilities ?? {} });
   await client.connect(transport);
-  return { client, transport, stderr: () => stderr };
+  // `await using` closes the client (and so ends the process) when the test's scope ends.
+  return { client, transport, stderr: () => stderr, [Symbol.asyncDispose]: () => client.close().catch(() => {}) };
 }
 
 /** Newline-delimited JSON-RPC over the pipes of a long-running process. */
@@ -85,6 +148,8 @@ export class LineSession {
   readonly lines: string[] = [];
   private waiters: Array<() => void> = [];
   private stdoutEnded = false;
+  /** Settles once everything the process wrote to stdout has been read into `lines`. */
+  private readonly stdoutRead: Promise<void>;
   stderr = "";
 
   constructor(argv: string[], options: { cwd?: string; env?: Record<string, string | undefined> } = {}) {
@@ -95,7 +160,7 @@ export class LineSession {
       stdout: "pipe",
       stderr: "pipe",
     });
-    void this.pump(this.proc.stdout, (text) => {
+    this.stdoutRead = this.pump(this.proc.stdout, (text) => {
       this.buffer += text;
       let nl: number;
       while ((nl = this.buffer.indexOf("\n")) !== -1) {
@@ -157,10 +222,119 @@ export class LineSession {
     return result;
   }
 
+  /** End stdin; the exit code, once the process has exited and its output is all in `lines`. */
   async close(): Promise<number> {
     this.proc.stdin.end();
-    return this.proc.exited;
+    return this.exited();
   }
+
+  /** The exit code, once the process has exited and its output is all in `lines`. */
+  async exited(): Promise<number> {
+    const code = await this.proc.exited;
+    await this.stdoutRead;
+    return code;
+  }
+
+  /** At the end of a test's scope (`await using`), pass or fail: a process still running is killed. */
+  async [Symbol.asyncDispose](): Promise<void> {
+    if (this.proc.exitCode !== null || this.proc.signalCode !== null) return;
+    this.proc.kill("SIGKILL");
+    await this.proc.exited;
+  }
+}
+
+/** A process the test did not start itself (a server under a proxy), killed at the end of the test's scope if it is still there. */
+export function reap(pid: number): AsyncDisposable & { pid: number } {
+  return {
+    pid,
+    async [Symbol.asyncDispose]() {
+      try {
+        process.kill(pid, "SIGKILL");
+      } catch {
+        // Gone already.
+      }
+    },
+  };
+}
+
+export interface TestTool {
+  name: string;
+  description?: string;
+  inputSchema?: Tool["inputSchema"];
+  annotations?: Tool["annotations"];
+  /** What a call returns (default: one text block "ok"). */
+  call?: (args: Record<string, unknown>) => CallToolResult | Promise<CallToolResult>;
+}
+
+/** An MCP server called `name` that offers these tools and nothing else. */
+export function toolServer(name: string, tools: TestTool[]): Server {
+  const server = new Server({ name, version: "1.0.0" }, { capabilities: { tools: {} } });
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({
+    tools: tools.map(({ call: _, inputSchema, ...tool }) => ({ ...tool, inputSchema: inputSchema ?? { type: "object" as const } })),
+  }));
+  server.setRequestHandler(CallToolRequestSchema, async ({ params }) => {
+    const tool = tools.find((t) => t.name === params.name);
+    if (!tool) return { isError: true, content: [{ type: "text" as const, text: `no tool ${params.name}` }] };
+    return tool.call ? tool.call(params.arguments ?? {}) : { content: [{ type: "text" as const, text: "ok" }] };
+  });
+  return server;
+}
+
+export interface McpHttpServer {
+  /** http://127.0.0.1:PORT/mcp */
+  url: string;
+  port: number;
+  /** A stateful server forgets every session, as if it had restarted. */
+  forgetSessions(): void;
+  stop(): void;
+}
+
+const httpServers: McpHttpServer[] = [];
+afterAll(() => {
+  for (const server of httpServers.splice(0)) server.stop();
+});
+
+/**
+ * A Streamable HTTP MCP server on 127.0.0.1, answering with JSON, stopped
+ * after the test file. `newServer` makes the MCP server: for each request
+ * (stateless, the default), or for each session (`stateful`: an
+ * Mcp-Session-Id the server may forget). `before` sees each request first and
+ * may answer it itself.
+ */
+export function serveMcp(
+  newServer: () => Server,
+  options: { stateful?: boolean; before?: (request: Request) => Response | undefined | Promise<Response | undefined> } = {},
+): McpHttpServer {
+  const sessions = new Map<string, WebStandardStreamableHTTPServerTransport>();
+  const http = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    async fetch(request) {
+      const answered = await options.before?.(request);
+      if (answered) return answered;
+      const sessionId = request.headers.get("mcp-session-id");
+      if (options.stateful && sessionId) {
+        const known = sessions.get(sessionId);
+        if (!known) return Response.json({ jsonrpc: "2.0", id: null, error: { code: -32001, message: "Session not found" } }, { status: 404 });
+        return known.handleRequest(request);
+      }
+      const transport = new WebStandardStreamableHTTPServerTransport({
+        sessionIdGenerator: options.stateful ? () => crypto.randomUUID() : undefined,
+        enableJsonResponse: true,
+        ...(options.stateful ? { onsessioninitialized: (id: string) => void sessions.set(id, transport) } : {}),
+      });
+      await newServer().connect(transport);
+      return transport.handleRequest(request);
+    },
+  });
+  const server: McpHttpServer = {
+    url: `http://127.0.0.1:${http.port}/mcp`,
+    port: http.port!,
+    forgetSessions: () => sessions.clear(),
+    stop: () => void http.stop(true),
+  };
+  httpServers.push(server);
+  return server;
 }
 
 export function initializeFrame(id = 0, name = "test-agent"): string {

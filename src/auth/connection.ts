@@ -88,7 +88,7 @@ const REFRESH_SHARED_MS = 60_000;
  * 401 proves it did not run).
  */
 function authorizedFetch(mcpUrl: string, provider: SynartesisOAuthProvider): FetchLike {
-  const refreshes = new Map<string, Promise<{ status: number; statusText: string; headers: [string, string][]; body: ArrayBuffer }>>();
+  const refreshes = new Map<string, Promise<Renewal>>();
   const endpoint = new URL(mcpUrl).href;
   return async (input, init) => {
     const url = new URL(String(input instanceof Request ? input.url : input)).href;
@@ -98,12 +98,15 @@ function authorizedFetch(mcpUrl: string, provider: SynartesisOAuthProvider): Fet
       if (refreshToken) {
         let shared = refreshes.get(refreshToken);
         if (!shared) {
-          shared = provider.store.withLock(() => renewOnce(input, init, refreshToken, provider));
-          refreshes.set(refreshToken, shared);
+          const renewal = provider.store.withLock(() => renewOnce(input, init, refreshToken, provider));
+          shared = renewal;
+          refreshes.set(refreshToken, renewal);
           setTimeout(() => refreshes.delete(refreshToken), REFRESH_SHARED_MS).unref?.();
-          shared.catch(() => refreshes.delete(refreshToken));
+          // Tokens another process renewed are shared only by the requests waiting now: the refresh
+          // token was not spent, and a later expiry must renew it for real, not be given these again.
+          renewal.then((done) => !done.spent && refreshes.get(refreshToken) === renewal && refreshes.delete(refreshToken), () => refreshes.delete(refreshToken));
         }
-        const answer = await shared;
+        const { answer } = await shared;
         return new Response(answer.body.slice(0), { status: answer.status, statusText: answer.statusText, headers: answer.headers });
       }
       return reach(input, init);
@@ -124,6 +127,8 @@ function authorizedFetch(mcpUrl: string, provider: SynartesisOAuthProvider): Fet
 }
 
 type Answer = { status: number; statusText: string; headers: [string, string][]; body: ArrayBuffer };
+/** A refresh's answer, and whether the refresh token was spent for it (false: another process had renewed the tokens). */
+type Renewal = { answer: Answer; spent: boolean };
 
 /**
  * One refresh, under the store's lock. Another process sharing this sign-in
@@ -132,13 +137,14 @@ type Answer = { status: number; statusText: string; headers: [string, string][];
  * are the answer, and nothing is spent. Otherwise the refresh is sent, and the
  * new tokens are stored before the lock is released.
  */
-async function renewOnce(input: Parameters<FetchLike>[0], init: Parameters<FetchLike>[1], refreshToken: string, provider: SynartesisOAuthProvider): Promise<Answer> {
+async function renewOnce(input: Parameters<FetchLike>[0], init: Parameters<FetchLike>[1], refreshToken: string, provider: SynartesisOAuthProvider): Promise<Renewal> {
   const stored = provider.store.read()?.tokens;
   const renewedMeanwhile =
     stored?.refresh_token !== refreshToken || (provider.refusedAccessToken !== undefined && stored.access_token !== provider.refusedAccessToken);
   if (stored?.access_token && stored.refresh_token && renewedMeanwhile) {
     const { expires_in: _stale, ...renewed } = stored;
-    return { status: 200, statusText: "OK", headers: [["content-type", "application/json"]], body: new TextEncoder().encode(JSON.stringify(renewed)).buffer as ArrayBuffer };
+    const body = new TextEncoder().encode(JSON.stringify(renewed)).buffer as ArrayBuffer;
+    return { answer: { status: 200, statusText: "OK", headers: [["content-type", "application/json"]], body }, spent: false };
   }
   const response = await reach(input, init);
   const answer: Answer = { status: response.status, statusText: response.statusText, headers: [...response.headers], body: await response.arrayBuffer() };
@@ -149,7 +155,7 @@ async function renewOnce(input: Parameters<FetchLike>[0], init: Parameters<Fetch
       // Not tokens: the SDK reports the answer as the error it is.
     }
   }
-  return answer;
+  return { answer, spent: true };
 }
 
 async function reach(input: Parameters<FetchLike>[0], init: Parameters<FetchLike>[1]): Promise<Response> {

@@ -6,6 +6,7 @@
 // verifier in memory only.
 import type { OAuthClientProvider, OAuthDiscoveryState } from "@modelcontextprotocol/sdk/client/auth.js";
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
+import { sameJson } from "../canonical.ts";
 import type { OAuthSettings } from "../manifest/types.ts";
 import { VERSION } from "../version.ts";
 import type { CredentialStore } from "./store.ts";
@@ -151,9 +152,13 @@ export class SynartesisOAuthProvider implements OAuthClientProvider {
     return this.interactive ? this.discovery : (this.discovery ?? this.store.read()?.discovery);
   }
 
-  saveDiscoveryState(state: OAuthDiscoveryState): void {
+  async saveDiscoveryState(state: OAuthDiscoveryState): Promise<void> {
     this.discovery = state;
-    this.store.update((current) => ({ ...current, discovery: state }));
+    // Under the lock another process renews the sign-in with: a write of the whole file made from an
+    // older read would put back the tokens that process has just replaced (and spent).
+    await this.store.withLock(async () => {
+      if (!sameJson(this.store.read()?.discovery, state)) this.store.update((current) => ({ ...current, discovery: state }));
+    });
   }
 
   invalidateCredentials(scope: "all" | "client" | "tokens" | "verifier" | "discovery"): void {

@@ -4,7 +4,7 @@ import type { Action } from "../journal/types.ts";
 import { shortId } from "../journal/types.ts";
 import { decisionText, settledText } from "../render/runs.ts";
 import { callName, oneLine } from "../render/style.ts";
-import { currentUser, openExistingJournal, writeLines } from "./shared.ts";
+import { currentUser, openExistingJournal, tell, writeLines } from "./shared.ts";
 
 export const decisionArgs = {
   id: { type: "positional", required: false, description: "Action id or any unique prefix (default: the only call waiting)" },
@@ -45,7 +45,7 @@ export async function decide(
     for (const target of targets) {
       const outcome = await journal.decide(target.id, { status, by, at: new Date().toISOString(), reason: args.reason });
       if ("settled" in outcome) {
-        process.stderr.write(`synartesis: ${settledText(await journal.getAction(target.id) ?? target)}\n`);
+        tell(settledText((await journal.getAction(target.id)) ?? target));
         refused++;
         continue;
       }

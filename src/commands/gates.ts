@@ -3,7 +3,7 @@ import { defineCommand } from "citty";
 import { actionJson } from "../render/json.ts";
 import { renderGates } from "../render/runs.ts";
 import { styleFor } from "../render/style.ts";
-import { approveCommandFor } from "../self.ts";
+import { decisionCommandFor } from "../self.ts";
 import { journalArg, jsonArg, manifestArg, withExistingJournal, writeJson, writeLines } from "./shared.ts";
 
 export default defineCommand({
@@ -12,6 +12,6 @@ export default defineCommand({
   async run({ args }) {
     const { waiting, path } = await withExistingJournal(args, async (journal) => ({ waiting: await journal.waiting(), path: journal.path }));
     if (args.json) return writeJson(waiting.map(actionJson));
-    writeLines(renderGates(waiting, styleFor(), approveCommandFor(path)));
+    writeLines(renderGates(waiting, styleFor(), decisionCommandFor(path)));
   },
 });

@@ -1,9 +1,12 @@
-// `synartesis proxy`: the recording MCP proxy an MCP client starts over stdio.
+// `synartesis proxy`: the recording MCP proxy, over stdio for a client that
+// starts it, or over Streamable HTTP (--http PORT) for clients that take a URL.
 import { defineCommand } from "citty";
 import { describeError, SynartesisError } from "../errors.ts";
 import { openJournal } from "../journal/journal.ts";
 import { findJournal, findManifest } from "../manifest/discover.ts";
 import { loadManifest } from "../manifest/load.ts";
+import { DEFAULT_HTTP_HOST, DEFAULT_IDLE_MINUTES, httpSettings, MIN_TOKEN_LENGTH, repeatedFlag } from "../http/options.ts";
+import { serveHttp } from "../http/serve.ts";
 import { createLogger, LOG_LEVELS, type LogLevel } from "../log.ts";
 import { DEFAULT_DRAIN_SECONDS, serveStdio } from "../proxy/stdio.ts";
 import { journalArg, manifestArg } from "./shared.ts";
@@ -12,7 +15,7 @@ export default defineCommand({
   meta: {
     name: "proxy",
     description:
-      "Run the recording MCP proxy over stdio. Point your MCP client's server command at `synartesis proxy --manifest /abs/synartesis.yaml`.",
+      "Run the recording MCP proxy over stdio: point your MCP client's server command at `synartesis proxy --manifest /abs/synartesis.yaml`. With --http PORT, serve MCP Streamable HTTP at http://127.0.0.1:PORT/mcp instead, for clients that take a URL; every session is a run, all share the manifest's servers.",
   },
   args: {
     ...manifestArg,
@@ -27,6 +30,36 @@ export default defineCommand({
       valueHint: "seconds",
       description: `On EOF or SIGINT/SIGTERM, how long calls in flight may still take; then each gets an unknown-outcome error and its row stays pending (default: ${DEFAULT_DRAIN_SECONDS}). A second signal stops at once.`,
     },
+    http: {
+      type: "string",
+      valueHint: "port",
+      description: "Serve over HTTP on this port (0: any free one, logged as a JSON line {\"msg\":\"listening\",\"url\":…}); needs a token of 16 characters or more",
+    },
+    "http-host": {
+      type: "string",
+      valueHint: "address",
+      description: `The address to bind (default: ${DEFAULT_HTTP_HOST}). Any other lets everyone who can reach it and holds the token write through every server in the manifest`,
+    },
+    "http-allow-host": {
+      type: "string",
+      valueHint: "name",
+      description: "A name clients may use in Host and Origin besides the bound address and localhost (a tunnel's or a proxy's name); repeat for several",
+    },
+    "http-idle": {
+      type: "string",
+      valueHint: "minutes",
+      description: `End a session (its run complete) after this long without a request (default: ${DEFAULT_IDLE_MINUTES}; decimals allowed; 0: never)`,
+    },
+    "token-file": {
+      type: "string",
+      valueHint: "file",
+      description: `Read the bearer token for --http from this file (default: the SYNARTESIS_TOKEN environment variable); at least ${MIN_TOKEN_LENGTH} characters`,
+    },
+    token: {
+      type: "string",
+      valueHint: "token",
+      description: "The bearer token for --http itself. Other users of this machine can read it in `ps`: prefer SYNARTESIS_TOKEN or --token-file",
+    },
     "gate-timeout": {
       type: "string",
       valueHint: "seconds",
@@ -34,7 +67,7 @@ export default defineCommand({
         "Accepted for compatibility; it never makes a call wait. A held call is refused at once with the command that approves it.",
     },
   },
-  async run({ args }) {
+  async run({ args, rawArgs }) {
     const level = (args["log-level"] ?? "info") as LogLevel;
     if (!LOG_LEVELS.includes(level)) {
       throw new SynartesisError("usage", `--log-level must be one of ${LOG_LEVELS.join(", ")} (got "${level}")`);
@@ -47,6 +80,8 @@ export default defineCommand({
     if (gateTimeout !== undefined && !(Number(gateTimeout) >= 0)) {
       throw new SynartesisError("usage", `--gate-timeout must be a number of seconds (got "${gateTimeout}")`);
     }
+    // Before anything starts: a missing or short token is a usage error (exit 2, R-HTTP-2).
+    const http = httpSettings(args, repeatedFlag(rawArgs, "http-allow-host"), process.env);
     const log = createLogger(level);
     // Whatever goes wrong inside stays a JSON log line: stderr is the client's log view.
     process.on("uncaughtException", (error) => log.error("internal error", { error: describeError(error) }));
@@ -64,7 +99,9 @@ export default defineCommand({
     for (const warning of journal.warnings) log.warn(warning);
     if (gateTimeout !== undefined) log.info("--gate-timeout has no effect: held calls are refused at once, never kept waiting");
 
-    await serveStdio({ manifest, journal, log, drainMs: drainSeconds * 1000, cwd });
+    const common = { manifest, journal, log, drainMs: drainSeconds * 1000, cwd };
+    if (http) await serveHttp({ ...common, ...http });
+    else await serveStdio(common);
     return 0;
   },
 });

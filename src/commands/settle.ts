@@ -7,6 +7,7 @@ import type { Journal } from "../journal/journal.ts";
 import { shortId, type Action } from "../journal/types.ts";
 import { loadManifest } from "../manifest/load.ts";
 import { createMatcher } from "../manifest/match.ts";
+import { readsResult } from "../manifest/refs.ts";
 import { processAlive } from "../processes.ts";
 import { callText, undoOutlook } from "../render/runs.ts";
 import { displayStatus, printable } from "../render/style.ts";
@@ -19,6 +20,7 @@ interface SettleArgs {
   "not-applied"?: boolean;
   by?: string;
   note?: string;
+  result?: string;
   force?: boolean;
   journal?: string;
   manifest?: string;
@@ -36,6 +38,11 @@ export default defineCommand({
     "not-applied": { type: "boolean", description: "It did not run: nothing changed" },
     by: { type: "string", valueHint: "name", description: "Who found it out (default: the logged-in user)" },
     note: { type: "string", valueHint: "text", description: "What you saw (kept in the journal, shown by show)" },
+    result: {
+      type: "string",
+      valueHint: "JSON",
+      description: "With --applied, for a call whose answer never came: what it returned, as its server now shows it (e.g. '{\"id\":\"c_004\"}'), for an inverse built from $result",
+    },
     force: { type: "boolean", description: "Settle even though the process that made the call or sent the inverse still runs" },
     ...journalArg,
     ...manifestArg,
@@ -45,6 +52,7 @@ export default defineCommand({
     if (Boolean(flags.applied) === Boolean(flags["not-applied"])) {
       throw new SynartesisError("usage", "say what you found: --applied (it ran) or --not-applied (it did not)");
     }
+    if (flags.result !== undefined && !flags.applied) throw new SynartesisError("usage", "--result goes with --applied (what the call that ran returned)");
     const journal = await openExistingJournal(flags);
     try {
       const action = await journal.findAction(flags.id);
@@ -56,6 +64,16 @@ export default defineCommand({
     }
   },
 });
+
+/** --result's JSON, or undefined when it was not given. */
+function givenResult(text: string | undefined): unknown {
+  if (text === undefined) return undefined;
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new SynartesisError("usage", `--result must be JSON (what the call returned), e.g. '{"id":"c_004"}': ${(error as Error).message}`);
+  }
+}
 
 function describe(action: Action): string {
   return `#${action.seq} ${callText(action, 200)} (action ${shortId(action.id)}, run ${shortId(action.runId)})`;
@@ -84,13 +102,22 @@ async function settleCall(journal: Journal, action: Action, flags: SettleArgs): 
     if (!await journal.settle(action.id, { status: "pending" }, { status: "failed", settled: "not_applied", ...found })) changedMeanwhile(action);
     return [`Settled ${describe(action)}: it did not run (${found.by}).`];
   }
-  // It ran: build its inverse now from what was captured before it (its result never came).
+  // It ran: build its inverse now from what was captured before it, and from its result when a person gives it (its answer never came).
   const manifest = loadManifest(manifestPathForRun(run, flags.manifest, process.cwd()));
-  const rebuilt = replanAction({ ...action, status: "applied" }, createMatcher(manifest));
+  const matcher = createMatcher(manifest);
+  const given = givenResult(flags.result);
+  const inverse = matcher.classify(action.server, action.tool).rule?.inverse;
+  if (given === undefined && action.resultText === undefined && inverse && readsResult(inverse.args)) {
+    throw new SynartesisError("usage", `the inverse of ${callText(action, 100)} is built from what it returned ($result), and its answer never came`, {
+      hint: `Look up what the server now holds for it and give that with --result, e.g. synartesis settle ${shortId(action.id)} --applied --result '{"id":"…"}'; nothing was recorded.`,
+    });
+  }
+  const rebuilt = replanAction({ ...action, status: "applied" }, matcher, given);
+  const note = [found.note, given === undefined ? undefined : `its result, as found: ${JSON.stringify(given)}`].filter(Boolean).join("; ");
   const settled = await journal.settle(
     action.id,
     { status: "pending" },
-    { status: "applied", settled: "applied", ...found, ...(rebuilt ? { inverse: rebuilt.inverse, warnings: rebuilt.warnings } : {}) },
+    { status: "applied", settled: "applied", ...found, ...(note ? { note } : {}), ...(rebuilt ? { inverse: rebuilt.inverse, warnings: rebuilt.warnings } : {}) },
   );
   if (!settled) changedMeanwhile(action);
   return [`Settled ${describe(action)}: it ran (${found.by}).`];

@@ -8,6 +8,7 @@ import { SynartesisError } from "../errors.ts";
 import type { Journal } from "../journal/journal.ts";
 import { shortId, type Run } from "../journal/types.ts";
 import { manifestForRun } from "../manifest/discover.ts";
+import { printable } from "../render/style.ts";
 
 export const manifestArg = {
   manifest: {
@@ -118,6 +119,11 @@ export async function withExistingJournal<T>(flags: { journal?: string; manifest
   }
 }
 
+/** Say something to the person at the terminal (never to stdout, which carries data): one printable line on stderr. */
+export function tell(message: string): void {
+  process.stderr.write(`synartesis: ${printable(message)}\n`);
+}
+
 export function writeLines(lines: string[]): void {
   process.stdout.write(lines.length ? lines.join("\n") + "\n" : "");
 }
@@ -146,6 +152,6 @@ export function currentUser(env: Record<string, string | undefined> = process.en
 /** The manifest to use for a run (the one it was recorded with, unless --manifest says otherwise); a note about the choice goes to stderr. */
 export function manifestPathForRun(run: Run, explicit: string | undefined, cwd: string): string {
   const choice = manifestForRun(run, explicit, cwd);
-  if (choice.note) process.stderr.write(`synartesis: note: ${choice.note}\n`);
+  if (choice.note) tell(`note: ${choice.note}`);
   return choice.path;
 }

@@ -4,7 +4,7 @@ import { defineCommand } from "citty";
 import { actionJson, runJson } from "../render/json.ts";
 import { renderShow } from "../render/runs.ts";
 import { styleFor } from "../render/style.ts";
-import { approveCommandFor } from "../self.ts";
+import { decisionCommandFor } from "../self.ts";
 import { journalArg, jsonArg, manifestArg, runArg, withExistingJournal, writeJson, writeLines } from "./shared.ts";
 
 export default defineCommand({
@@ -20,7 +20,7 @@ export default defineCommand({
       const run = await journal.findRun(args.run);
       const actions = await journal.actionsOfRun(run.id);
       if (args.json) return writeJson({ run: runJson(run), actions: actions.map(actionJson) });
-      writeLines(renderShow(run, actions, styleFor(), approveCommandFor(journal.path)));
+      writeLines(renderShow(run, actions, styleFor(), decisionCommandFor(journal.path)));
     });
   },
 });

@@ -6,7 +6,7 @@ import { openInBrowser } from "../browser.ts";
 import { SynartesisError } from "../errors.ts";
 import { journalMayExist, shownLocation } from "../journal/journal.ts";
 import { findJournal, findManifest } from "../manifest/discover.ts";
-import { approveCommandFor } from "../self.ts";
+import { decisionCommandFor } from "../self.ts";
 import { startUiServer } from "../ui/server.ts";
 import { currentUser } from "./shared.ts";
 import { journalArg, manifestArg, writeLines } from "./shared.ts";
@@ -50,7 +50,7 @@ export default defineCommand({
     const journalPath = findJournal(cwd, args);
     const manifest = args.manifest ? findManifest(cwd, args.manifest) : undefined;
     const shown = shownLocation(journalPath);
-    const server = await startUiServer({ port, journalPath, manifest, cwd, approveCommand: approveCommandFor(shown), decider: currentUser() });
+    const server = await startUiServer({ port, journalPath, manifest, cwd, decisionCommand: decisionCommandFor(shown), decider: currentUser() });
     writeLines([
       `Review page for the journal ${shown}${journalMayExist(journalPath) ? "" : " (none yet: runs appear once an agent connects through the proxy)"}:`,
       `  ${server.url}`,

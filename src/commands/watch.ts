@@ -1,104 +1,21 @@
 // `synartesis watch`: a live view of the journal (R-CLI-5). Wakes when the
-// journal says it changed (Journal.watchChanges) and redraws only then, or
-// when the clock's second moves; piped or with --once it prints one frame.
-// It never creates a journal.
+// journal says it changed (watch-feed.ts) and redraws only then, or when the
+// clock's second moves; piped or with --once it prints one frame. It never
+// creates a journal.
 import { defineCommand } from "citty";
-import { isSynartesisError, SynartesisError } from "../errors.ts";
-import { journalMayExist, openJournal, shownLocation, type Journal } from "../journal/journal.ts";
+import { SynartesisError } from "../errors.ts";
+import { shownLocation } from "../journal/journal.ts";
 import { findJournal } from "../manifest/discover.ts";
 import { Screen } from "../render/screen.ts";
 import { styleFor, type Style } from "../render/style.ts";
-import { ONCE_COLUMNS, renderWatch, watchMode, type JournalView, type WatchRun, type WatchState } from "../render/watch.ts";
-import { processAlive } from "../processes.ts";
+import { ONCE_COLUMNS, renderWatch, watchMode, type WatchState } from "../render/watch.ts";
 import { selfCommandText } from "../self.ts";
-import { journalArg, manifestArg, writeLines } from "./shared.ts";
+import { journalArg, manifestArg, tell, writeLines } from "./shared.ts";
+import { Feed } from "./watch-feed.ts";
 
 const POLL_MS = 250;
-/** How often a journal that could not be opened is tried again. */
-const REOPEN_MS = 1000;
 /** Recent calls printed by a one-shot frame. */
 const ONCE_RECENT = 20;
-
-/** Is the proxy that started this run gone? Only knowable for runs of this machine. */
-function proxyGone(run: { host?: string; pid?: number }): boolean {
-  return processAlive(run.host, run.pid) === false;
-}
-
-/**
- * The journal as watch sees it: opened once it exists (never created),
- * re-read only when it changed.
- */
-class Feed {
-  view: JournalView | undefined;
-  problem: string | undefined;
-  /** Called when the journal changed, so the screen need not wait for its next tick. */
-  wake: () => void = () => {};
-  private journal: Journal | undefined;
-  private changed = false;
-  private stopWatching: (() => Promise<void>) | undefined;
-  private nextOpen = 0;
-
-  constructor(readonly path: string) {}
-
-  /** Re-read when the journal changed (or `force`); true when the view may differ. */
-  async poll(recentLimit: number, force = false): Promise<boolean> {
-    try {
-      if (!this.journal) {
-        if (!journalMayExist(this.path)) return this.reset(undefined);
-        // Opening a database is a connection: while there is no journal in it, once a second is enough.
-        if (Date.now() < this.nextOpen) return false;
-        this.nextOpen = Date.now() + REOPEN_MS;
-        this.journal = await openJournal(this.path, { create: false });
-        this.changed = true;
-        this.stopWatching = await this.journal.watchChanges(() => {
-          this.changed = true;
-          this.wake();
-        });
-      }
-      if (!force && !this.changed) return false;
-      this.changed = false;
-      const runs = (await this.journal.listRuns()).filter((run) => run.status === "active");
-      this.view = {
-        runs: runs.map((run): WatchRun => (proxyGone(run) ? { ...run, gone: true } : run)),
-        recent: await this.journal.recentActions(recentLimit),
-        waiting: await this.journal.waiting(),
-      };
-      this.problem = undefined;
-      return true;
-    } catch (error) {
-      // A database without a journal yet is waited for, like a file that is not there yet.
-      return this.reset(isSynartesisError(error) && error.code === "no_journal" ? undefined : (error as Error).message);
-    }
-  }
-
-  /** Once a second: a proxy may have died, the file may have been removed. */
-  refresh(): void {
-    if (this.journal && !journalMayExist(this.path)) {
-      this.reset(undefined);
-      return;
-    }
-    if (this.view) this.view.runs = this.view.runs.map((run) => ({ ...run, gone: proxyGone(run) }));
-  }
-
-  private reset(problem: string | undefined): boolean {
-    const changed = this.view !== undefined || this.problem !== problem;
-    this.close();
-    this.view = undefined;
-    this.problem = problem;
-    return changed;
-  }
-
-  close(): void {
-    // Closing a journal whose file vanished may fail: nothing to do about it.
-    const [journal, stopWatching] = [this.journal, this.stopWatching];
-    void (async () => {
-      await stopWatching?.();
-      await journal?.close();
-    })().catch(() => {});
-    this.journal = undefined;
-    this.stopWatching = undefined;
-  }
-}
 
 async function printOnce(path: string, style: Style, command: string): Promise<void> {
   const feed = new Feed(path);
@@ -193,7 +110,7 @@ export default defineCommand({
     const mode = watchMode(Boolean(process.stdout.isTTY), Boolean(args.once), process.env);
     const style = styleFor(process.stdout);
     if (!mode.live) {
-      if (process.stdout.isTTY && !args.once) process.stderr.write(`synartesis: printing the state once: ${mode.reason}\n`);
+      if (process.stdout.isTTY && !args.once) tell(`printing the state once: ${mode.reason}`);
       return printOnce(path, style, command);
     }
     return live(path, style, command);

@@ -20,6 +20,12 @@ export interface Outcome {
   warnings?: string[];
 }
 
+/** What a call still in flight learnt: the state right before the attempt that executes (R-ERA-3), the task it runs as (R-ERA-4). */
+export interface PendingNews {
+  snapshot?: Observation;
+  task?: string;
+}
+
 /**
  * How a write may be committed when it need not be at once (a backend that
  * cannot group writes commits each at once): "soon", with the other writes
@@ -86,6 +92,8 @@ export interface Journal {
   insertAction(action: NewAction, options?: WriteOptions): Promise<Action>;
   /** Record how a call ended (applied, failed, …). Only a pending call can end: what undo settled stays. */
   finishAction(id: string, outcome: Outcome, options?: WriteOptions): Promise<void>;
+  /** Record what a pending call learnt before it ended (a new pre-read, its task); a call no longer pending keeps its row. */
+  notePending(id: string, news: PendingNews): Promise<void>;
   getAction(id: string): Promise<Action | undefined>;
   /** An action by any unique prefix of its id, among `statuses` when given. */
   findAction(prefix: string): Promise<Action>;

@@ -104,11 +104,19 @@ export const MIGRATIONS: Migration[] = [
     `,
   },
   {
+    // The task a 2026-era server runs a call as (R-ERA-4): the call stays
+    // pending until the task completes, and says which task it waits for.
+    name: "0006-tasks",
+    sql: `
+      ALTER TABLE actions ADD COLUMN task TEXT;
+    `,
+  },
+  {
     // Bodies stored compactly (issue 20): an action's args, snapshot, post-state,
     // result, inverse and verification read may be packed into `packed` (one zstd
     // frame; packing.ts), compressed against a sample body of the same tool kept
     // in `dictionaries`. A packed row keeps '' in args and NULL in the other five.
-    name: "0006-packed-bodies",
+    name: "0007-packed-bodies",
     sql: `
       ALTER TABLE actions ADD COLUMN packed BLOB;
       CREATE TABLE dictionaries (

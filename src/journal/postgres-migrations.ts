@@ -87,9 +87,10 @@ export const POSTGRES_MIGRATIONS: Migration[] = [
   sameAsSqlite("0003-sent-inverses-and-settled-outcomes"),
   sameAsSqlite("0004-withdrawn-requests-and-undone-runs"),
   sameAsSqlite("0005-one-meaning-per-column"),
+  sameAsSqlite("0006-tasks"),
   {
     // As SQLite's: packed bodies are bytea, and a dictionary's id an identity.
-    name: "0006-packed-bodies",
+    name: "0007-packed-bodies",
     sql: `
       ALTER TABLE actions ADD COLUMN packed BYTEA;
       CREATE TABLE dictionaries (

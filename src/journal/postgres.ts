@@ -7,11 +7,11 @@
 // NOTIFYs the listeners (watch, the review page).
 import { SQL } from "bun";
 import { SynartesisError } from "../errors.ts";
-import { JournalError, type Journal, type NewAction, type Outcome, type WriteOptions } from "./journal.ts";
+import { JournalError, type Journal, type NewAction, type Outcome, type PendingNews, type WriteOptions } from "./journal.ts";
 import { migrate, SCHEMA } from "./postgres-migrations.ts";
 import { postgresTarget, redact, type PostgresTarget } from "./postgres-connection.ts";
 import { PostgresBodies, text } from "./postgres-bodies.ts";
-import { finishedBody, insertedAction, likePrefix, newBody, observationColumns, onlyMatch, reportFailuresAsJournalErrors, toRun, warningsColumn, type Row } from "./rows.ts";
+import { finishedBody, insertedAction, likePrefix, notedBody, newBody, observationColumns, onlyMatch, reportFailuresAsJournalErrors, toRun, warningsColumn, type Row } from "./rows.ts";
 import type { Action, ActionStatus, ResolvedCall, Run, RunStatus, RunSummary, Settled, VerifyCall } from "./types.ts";
 
 const CHANNEL = "synartesis_journal";
@@ -210,6 +210,20 @@ export class PostgresJournal implements Journal {
        WHERE id = ${id} AND status = 'pending'`;
   }
 
+  async notePending(id: string, news: PendingNews): Promise<void> {
+    const pending = await this.bodies.takePending(id);
+    if (!pending) return;
+    const body = notedBody(pending.body, news);
+    const stored = await this.bodies.stored(pending.server, pending.tool, body, { quick: true });
+    await this.sql`
+      UPDATE actions SET args = ${stored.args}, snapshot = ${stored.snapshot}, result = ${stored.result}, inverse = ${stored.inverse},
+                         post_state = ${stored.post_state}, verify = ${stored.verify}, packed = ${stored.packed},
+                         snapshot_absent = CASE WHEN ${news.snapshot ? 1 : 0} = 1 THEN ${observationColumns(news.snapshot)[1]}::integer ELSE snapshot_absent END,
+                         task = COALESCE(${text(news.task)}::text, task)
+       WHERE id = ${id} AND status = 'pending'`;
+    this.bodies.wrotePending(id, { ...pending, body });
+  }
+
   async getAction(id: string): Promise<Action | undefined> {
     const [row] = await this.sql`SELECT * FROM actions WHERE id = ${id}`;
     return row && this.bodies.action(row);
@@ -284,7 +298,7 @@ export class PostgresJournal implements Journal {
   async withdrawRequests(runId: string, fromSeq: number, by: string, at: string): Promise<Action[]> {
     const rows: Row[] = await this.sql`
       UPDATE actions SET status = 'denied', withdrawn_by = ${text(by)}, withdrawn_at = ${at}
-       WHERE run_id = ${runId} AND seq >= ${fromSeq} AND status = 'gated'
+       WHERE run_id = ${runId} AND seq >= ${fromSeq} AND (status = 'gated' OR (status = 'approved' AND spent_by IS NULL))
       RETURNING *`;
     return (await this.bodies.actions(rows)).sort((a, b) => a.seq - b.seq);
   }

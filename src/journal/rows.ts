@@ -3,7 +3,7 @@
 // PostgreSQL, so a journal reads the same whichever holds it.
 import { SynartesisError } from "../errors.ts";
 import type { ToolClass } from "../manifest/types.ts";
-import { JournalError, type NewAction, type Outcome } from "./journal.ts";
+import { JournalError, type NewAction, type Outcome, type PendingNews } from "./journal.ts";
 import { BODY_COLUMNS, packBody, PACKED_ARGS, unpackBody, type Body, type BodyColumn, type Dictionary } from "./packing.ts";
 import type { Action, ActionStatus, Observation, ResolvedCall, Run, RunStatus, Settled, VerifyCall } from "./types.ts";
 
@@ -75,6 +75,11 @@ export function finishedBody(before: Body, outcome: Outcome): Body {
     inverse: json(outcome.inverse),
     post_state: observationColumns(outcome.postState)[0],
   });
+}
+
+/** The body of a pending call once it learnt a new pre-read (notePending); the rest stays. */
+export function notedBody(before: Body, news: PendingNews): Body {
+  return news.snapshot ? defined({ ...before, snapshot: observationColumns(news.snapshot)[0] }) : before;
 }
 
 /** The body with its inverse and verification read replaced (--replan, settle). */
@@ -185,6 +190,7 @@ export function toAction(row: Row): Action {
     settledNote: str(row.settled_note),
     withdrawnBy: str(row.withdrawn_by),
     withdrawnAt: str(row.withdrawn_at),
+    task: str(row.task),
   };
   return withDefined(action, optional);
 }

@@ -1,33 +1,24 @@
 // Opening the SQLite journal's file: made private to its user when created,
 // WAL and the pragmas the journal relies on (read back), its identity (a file
 // deleted or replaced under an open connection is noticed), and SQLite's
-// failures as JournalErrors that name the file.
+// failures as JournalErrors that name the file; other connections' commits
+// noticed by polling the data version.
 import { Database } from "bun:sqlite";
-import { closeSync, existsSync, mkdirSync, openSync, statSync, type Stats } from "node:fs";
+import { closeSync, existsSync, mkdirSync, openSync, statSync } from "node:fs";
 import { dirname } from "node:path";
 import { SynartesisError } from "../errors.ts";
+import { JournalFiles } from "./file-identity.ts";
 import { JournalError } from "./journal.ts";
+import { journalFailure } from "./sqlite-failures.ts";
 
 const BUSY_TIMEOUT_MS = 10_000;
-
-const BROKEN_CODES = ["SQLITE_CORRUPT", "SQLITE_NOTADB", "SQLITE_READONLY", "SQLITE_IOERR", "SQLITE_CANTOPEN", "SQLITE_PERM", "SQLITE_NOLFS", "SQLITE_PROTOCOL", "SQLITE_AUTH"];
-
-/** A SQLite failure as a JournalError naming the file; anything else unchanged. */
-export function journalFailure(path: string, error: unknown): unknown {
-  if (error instanceof JournalError || !(error instanceof Error) || error.name !== "SQLiteError") return error;
-  const code = String((error as { code?: unknown }).code ?? "");
-  if (code === "SQLITE_FULL") return new JournalError(path, "full", error.message);
-  if (code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED")) return new JournalError(path, "busy", error.message);
-  if (BROKEN_CODES.some((broken) => code.startsWith(broken))) return new JournalError(path, "broken", error.message);
-  return error;
-}
-
-/** The file as it was when opened: a journal deleted or replaced underneath has another identity (or none). */
-export type FileIdentity = Pick<Stats, "dev" | "ino">;
+/** How often a change subscription looks at the data version (it is one cheap pragma). */
+const CHANGE_POLL_MS = 250;
 
 export interface OpenedFile {
   db: Database;
-  identity: FileIdentity;
+  /** The journal's files as opened: one deleted or replaced underneath is noticed. */
+  files: JournalFiles;
   /** Things about the file a person should know (e.g. other users can read it). */
   warnings: string[];
 }
@@ -51,6 +42,7 @@ export function openJournalFile(path: string, options: { create: boolean }): Ope
   const warnings: string[] = [];
   try {
     const stat = statSync(path);
+    const files = new JournalFiles(path);
     if (stat.mode & 0o077) {
       const mode = (stat.mode & 0o777).toString(8).padStart(4, "0");
       warnings.push(`the journal ${path} can be read by other users (mode ${mode}); it holds every recorded argument and result: chmod 600 it`);
@@ -63,23 +55,28 @@ export function openJournalFile(path: string, options: { create: boolean }): Ope
     // only an OS crash or power loss can lose the last commits.
     db.run("PRAGMA synchronous = NORMAL");
     db.run("PRAGMA foreign_keys = ON");
-    return { db, identity: { dev: stat.dev, ino: stat.ino }, warnings };
+    return { db, files, warnings };
   } catch (error) {
     const failure = journalFailure(path, error);
     throw failure instanceof JournalError ? failure : new JournalError(path, "broken", (error as Error).message);
   }
 }
 
-/** Why the file at `path` is no longer the one opened (deleted or replaced), if it is not. */
-export function identityLost(path: string, identity: FileIdentity): string | undefined {
-  let now: Stats;
-  try {
-    now = statSync(path);
-  } catch {
-    return `the journal ${path} was deleted while this proxy was recording into it`;
-  }
-  if (now.ino !== identity.ino || now.dev !== identity.dev) {
-    return `the journal ${path} was replaced by another file while this proxy was recording into it`;
-  }
-  return undefined;
+/** Calls `onChange` when another connection committed: its data version moved (one cheap pragma per poll). Returns the unsubscribe. */
+export function watchDataVersion(db: Database, onChange: () => void): () => Promise<void> {
+  const dataVersion = () => Number((db.query("PRAGMA data_version").get() as { data_version: number }).data_version);
+  let version = dataVersion();
+  const timer = setInterval(() => {
+    let now: number;
+    try {
+      now = dataVersion();
+    } catch {
+      // A journal closed or gone: its owner finds out on its next read.
+      return;
+    }
+    if (now === version) return;
+    version = now;
+    onChange();
+  }, CHANGE_POLL_MS);
+  return async () => clearInterval(timer);
 }

@@ -6,15 +6,15 @@
 import type { Database } from "bun:sqlite";
 import { SynartesisError } from "../errors.ts";
 import { MIGRATIONS } from "./migrations.ts";
-import type { Journal, NewAction, Outcome, WriteOptions } from "./journal.ts";
-import { finishedBody, insertedAction, likePrefix, newBody, observationColumns, onlyMatch, reportFailuresAsJournalErrors, toRun, warningsColumn, type Row } from "./rows.ts";
+import type { Journal, NewAction, Outcome, PendingNews, WriteOptions } from "./journal.ts";
+import { finishedBody, insertedAction, notedBody, likePrefix, newBody, observationColumns, onlyMatch, reportFailuresAsJournalErrors, toRun, warningsColumn, type Row } from "./rows.ts";
 import { SqliteBodies } from "./sqlite-bodies.ts";
 import { CommitQueue } from "./sqlite-commits.ts";
-import { identityLost, journalFailure, openJournalFile, type FileIdentity } from "./sqlite-file.ts";
+import type { JournalFiles } from "./file-identity.ts";
+import { openJournalFile, watchDataVersion } from "./sqlite-file.ts";
+import { journalFailure } from "./sqlite-failures.ts";
 import type { Action, ActionStatus, ResolvedCall, Run, RunStatus, RunSummary, Settled, VerifyCall } from "./types.ts";
 
-/** How often a change subscription looks at the data version (it is one cheap pragma). */
-const CHANGE_POLL_MS = 250;
 
 export class SqliteJournal implements Journal {
   private readonly bodies: SqliteBodies;
@@ -23,7 +23,7 @@ export class SqliteJournal implements Journal {
   private constructor(
     readonly path: string,
     private readonly db: Database,
-    private readonly identity: FileIdentity,
+    private readonly files: JournalFiles,
     /** Things about the file a person should know (e.g. other users can read it). */
     readonly warnings: string[],
   ) {
@@ -33,8 +33,8 @@ export class SqliteJournal implements Journal {
 
   /** Open a journal (sqlite-file.ts says how) and bring its schema up to date. */
   static open(path: string, options: { create: boolean }): SqliteJournal {
-    const { db, identity, warnings } = openJournalFile(path, options);
-    const journal = new SqliteJournal(path, db, identity, warnings);
+    const { db, files, warnings } = openJournalFile(path, options);
+    const journal = new SqliteJournal(path, db, files, warnings);
     try {
       journal.migrate();
     } catch (error) {
@@ -47,8 +47,9 @@ export class SqliteJournal implements Journal {
     this.write(() => this.db.run("UPDATE migrations SET applied_at = applied_at WHERE rowid = (SELECT MIN(rowid) FROM migrations)"));
   }
 
+  /** Why the files at `path` are no longer the journal this connection writes into (deleted or replaced), if they are not. */
   async identityLost(): Promise<string | undefined> {
-    return identityLost(this.path, this.identity);
+    return this.files.lost();
   }
 
   async close(): Promise<void> {
@@ -89,26 +90,8 @@ export class SqliteJournal implements Journal {
     return (this.reader.query("SELECT name FROM migrations ORDER BY rowid").all() as Row[]).map((r) => String(r.name));
   }
 
-  /** Calls `onChange` when another connection committed: its data version moved (one cheap pragma per poll). */
   async watchChanges(onChange: () => void): Promise<() => Promise<void>> {
-    let version = this.dataVersion();
-    const timer = setInterval(() => {
-      let now: number;
-      try {
-        now = this.dataVersion();
-      } catch {
-        // A journal closed or gone: its owner finds out on its next read.
-        return;
-      }
-      if (now === version) return;
-      version = now;
-      onChange();
-    }, CHANGE_POLL_MS);
-    return async () => clearInterval(timer);
-  }
-
-  private dataVersion(): number {
-    return Number((this.db.query("PRAGMA data_version").get() as Row).data_version);
+    return watchDataVersion(this.db, onChange);
   }
 
   // ---- runs ----
@@ -218,6 +201,26 @@ export class SqliteJournal implements Journal {
     );
   }
 
+  async notePending(id: string, news: PendingNews): Promise<void> {
+    const pending = this.bodies.takePending(id);
+    if (!pending) return;
+    const body = notedBody(pending.body, news);
+    const stored = this.bodies.stored(pending.server, pending.tool, body, { quick: true });
+    this.write(() =>
+      this.db
+        .query(
+          `UPDATE actions SET args = ?, snapshot = ?, result = ?, inverse = ?, post_state = ?, verify = ?, packed = ?,
+                              snapshot_absent = CASE WHEN ? THEN ? ELSE snapshot_absent END, task = COALESCE(?, task)
+            WHERE id = ? AND status = 'pending'`,
+        )
+        .run(
+          ...[stored.args, stored.snapshot, stored.result, stored.inverse, stored.post_state, stored.verify, stored.packed],
+          ...[news.snapshot ? 1 : 0, observationColumns(news.snapshot)[1], news.task ?? null, id],
+        ),
+    );
+    this.bodies.wrotePending(id, { ...pending, body });
+  }
+
   async getAction(id: string): Promise<Action | undefined> {
     return this.actionById(id);
   }
@@ -307,7 +310,7 @@ export class SqliteJournal implements Journal {
         this.db
           .query(
             `UPDATE actions SET status = 'denied', withdrawn_by = ?, withdrawn_at = ?
-              WHERE run_id = ? AND seq >= ? AND status = 'gated' RETURNING *`,
+              WHERE run_id = ? AND seq >= ? AND (status = 'gated' OR (status = 'approved' AND spent_by IS NULL)) RETURNING *`,
           )
           .all(by, at, runId, fromSeq) as Row[],
     );

@@ -105,6 +105,8 @@ export interface Action {
   settledBy?: string;
   settledAt?: string;
   settledNote?: string;
+  /** The task a 2026-era server runs this call as (R-ERA-4): a pending call with a task waits for it to complete. */
+  task?: string;
   /** A request for approval withdrawn by an undo of its run (R-GATE-7): by whom, when. */
   withdrawnBy?: string;
   withdrawnAt?: string;

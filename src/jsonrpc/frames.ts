@@ -14,8 +14,9 @@ import {
   type JSONRPCResultResponse,
   type Result,
 } from "@modelcontextprotocol/sdk/types.js";
-import { idKey } from "./json-check.ts";
-import { rawMember } from "./raw-json.ts";
+import { idKey, MAX_NESTING, nestingDepth, duplicateMember } from "./json-check.ts";
+import { errorLine } from "./messages.ts";
+import { rawElements, rawMember } from "./raw-json.ts";
 
 /** A request's id: `text` is the exact bytes its sender wrote (echoed back as they came), `key` its identity. */
 export interface MessageId {
@@ -128,4 +129,42 @@ export function resultOf(msg: Response): Result | undefined {
 /** The params of a request or notification as a record (empty when it has none). */
 export function paramsOf(msg: JSONRPCRequest | JSONRPCNotification): Record<string, unknown> {
   return msg.params ?? {};
+}
+
+/**
+ * A text of JSON-RPC (a line from stdio, a POST's body) as its messages: one,
+ * or each element of a batch. Line breaks in it can only be whitespace
+ * between tokens: they become spaces, so each raw message is one line (a
+ * stdio server reads lines). When it holds no message, `refused` is the
+ * error that answers it.
+ */
+export function readMessages(text: string, what: "line" | "body"): { frames: Frame[] } | { refused: string } {
+  if (nestingDepth(text) > MAX_NESTING) {
+    // Parsed, such a message would only overflow a stack further on: refuse it, naming why.
+    const idText = rawMember(text, "id");
+    const id = idText !== undefined && /^["\d-]/.test(idText) ? { text: idText, key: "" } : null;
+    return { refused: errorLine(id, ErrorCode.InvalidRequest, `Invalid Request: nesting too deep (more than ${MAX_NESTING} levels of objects and arrays)`) };
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return { refused: errorLine(null, ErrorCode.ParseError, `Parse error: the ${what} is not valid JSON`) };
+  }
+  const line = /[\r\n]/.test(text) ? text.replace(/[\r\n]/g, " ") : text;
+  if (!Array.isArray(value)) return { frames: [unambiguousFrame(value, line)] };
+  if (value.length === 0) return { refused: errorLine(null, ErrorCode.InvalidRequest, "Invalid Request: empty batch") };
+  const raws = rawElements(line);
+  return { frames: value.map((item, index) => unambiguousFrame(item, raws[index] ?? JSON.stringify(item))) };
+}
+
+/**
+ * A message that gives a top-level key twice (two ids, two params) is refused
+ * before anything is routed or recorded: which of the two a server would act
+ * on is anyone's guess, so its answer could be taken for another call's.
+ */
+function unambiguousFrame(value: unknown, raw: string): Frame {
+  const twice = duplicateMember(raw);
+  if (twice === undefined) return frameOf(value, raw);
+  return invalid("nothing", raw, null, ErrorCode.InvalidRequest, `Invalid Request: the message gives "${twice}" twice; nothing was run`);
 }

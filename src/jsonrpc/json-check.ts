@@ -52,6 +52,27 @@ export function inexactNumber(literal: string): string | undefined {
   return undefined;
 }
 
+/**
+ * A top-level key a JSON object text gives twice, if any. A message with two
+ * "id"s (or two "params") is read one way here and may be read the other way
+ * by a server: its answer could be taken for another call's.
+ */
+export function duplicateMember(text: string): string | undefined {
+  let i = skipSpace(text, 0);
+  if (text.charCodeAt(i) !== 123) return undefined;
+  const keys = new Set<string>();
+  for (i = skipSpace(text, i + 1); i < text.length && text.charCodeAt(i) === QUOTE; ) {
+    const keyEnd = skipString(text, i);
+    const key = JSON.parse(text.slice(i, keyEnd)) as string;
+    if (keys.has(key)) return key;
+    keys.add(key);
+    i = skipSpace(text, keyEnd);
+    i = skipSpace(text, skipValue(text, skipSpace(text, i + 1)));
+    if (text.charCodeAt(i) === 44) i = skipSpace(text, i + 1);
+  }
+  return undefined;
+}
+
 /** A JSON id's identity: the same number written as 1 or 1.0 is one id, 2^53 and 2^53+1 are two. */
 export function idKey(idText: string): string {
   if (idText.charCodeAt(0) === QUOTE) return `s:${JSON.parse(idText) as string}`;

@@ -6,10 +6,13 @@ import type { MessageId } from "./frames.ts";
 /** Codes the SDK's ErrorCode lacks: a request before initialize (LSP's ServerNotInitialized), a declined sampling request (the MCP specification's "user rejected"). */
 export const NOT_INITIALIZED = -32002;
 export const USER_REJECTED = -1;
-export type Code = ErrorCode | typeof NOT_INITIALIZED | typeof USER_REJECTED;
+/** The 2026-07-28 revision's errors for a protocol version nobody serves and for a capability a request lacks. */
+export const UNSUPPORTED_PROTOCOL_VERSION = -32022;
+export const MISSING_REQUIRED_CLIENT_CAPABILITY = -32021;
+export type Code = ErrorCode | typeof NOT_INITIALIZED | typeof USER_REJECTED | typeof UNSUPPORTED_PROTOCOL_VERSION | typeof MISSING_REQUIRED_CLIENT_CAPABILITY;
 
-export function errorLine(id: MessageId | null, code: Code, message: string): string {
-  return `{"jsonrpc":"2.0","id":${id?.text ?? "null"},"error":${JSON.stringify({ code, message })}}`;
+export function errorLine(id: MessageId | null, code: Code, message: string, data?: unknown): string {
+  return `{"jsonrpc":"2.0","id":${id?.text ?? "null"},"error":${JSON.stringify({ code, message, ...(data === undefined ? {} : { data }) })}}`;
 }
 
 export function resultLine(id: MessageId, result: unknown): string {

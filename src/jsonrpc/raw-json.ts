@@ -58,13 +58,20 @@ export function skipSpace(text: string, i: number): number {
   return i;
 }
 
-/** Spans [start, end) of the values of the given top-level keys of a JSON object text. */
-export function memberSpans(text: string, keys: readonly string[]): Map<string, [number, number]> {
-  const found = new Map<string, [number, number]>();
+/** Where one top-level member of a JSON object text sits: its key, where the key starts, and its value's span [valueStart, valueEnd). */
+interface MemberSpan {
+  key: string;
+  keyStart: number;
+  valueStart: number;
+  valueEnd: number;
+}
+
+/** Walk the top-level members of a JSON object text, in order, until `visit` returns false. */
+function walkMembers(text: string, visit: (member: MemberSpan) => boolean): void {
   let i = skipSpace(text, 0);
-  if (text.charCodeAt(i) !== OPEN_BRACE) return found;
+  if (text.charCodeAt(i) !== OPEN_BRACE) return;
   i++;
-  while (i < text.length && found.size < keys.length) {
+  while (i < text.length) {
     i = skipSpace(text, i);
     const c = text.charCodeAt(i);
     if (c === CLOSE_BRACE) break;
@@ -73,16 +80,64 @@ export function memberSpans(text: string, keys: readonly string[]): Map<string, 
       continue;
     }
     if (c !== QUOTE) break;
+    const keyStart = i;
     const keyEnd = skipString(text, i);
     const key = JSON.parse(text.slice(i, keyEnd)) as string;
     i = skipSpace(text, keyEnd);
     if (text.charCodeAt(i) !== COLON) break;
     i = skipSpace(text, i + 1);
     const valueEnd = skipValue(text, i);
-    if (keys.includes(key)) found.set(key, [i, valueEnd]);
+    if (!visit({ key, keyStart, valueStart: i, valueEnd })) return;
     i = valueEnd;
   }
+}
+
+/**
+ * Spans [start, end) of the values of the given top-level keys of a JSON
+ * object text. A key written twice is read as JSON.parse reads it: the last one counts.
+ */
+export function memberSpans(text: string, keys: readonly string[]): Map<string, [number, number]> {
+  const found = new Map<string, [number, number]>();
+  walkMembers(text, (member) => {
+    if (keys.includes(member.key)) found.set(member.key, [member.valueStart, member.valueEnd]);
+    return true;
+  });
   return found;
+}
+
+/**
+ * An object text with top-level members changed: a key mapped to JSON text
+ * gets that value (a new key goes first), a key mapped to undefined is
+ * removed. Every other member, and the text around it, stays byte for byte.
+ */
+export function withMembers(text: string, changes: Record<string, string | undefined>): string {
+  const spans: MemberSpan[] = [];
+  walkMembers(text, (member) => (spans.push(member), true));
+  let out = text;
+  // From the end, so the spans found still point at the right places.
+  for (const member of spans.reverse()) {
+    if (!Object.hasOwn(changes, member.key)) continue;
+    const value = changes[member.key];
+    if (value !== undefined) {
+      out = out.slice(0, member.valueStart) + value + out.slice(member.valueEnd);
+      continue;
+    }
+    // The member goes with the comma after it, or (the last one) the comma before it.
+    const after = skipSpace(out, member.valueEnd);
+    if (out.charCodeAt(after) === COMMA) {
+      out = out.slice(0, member.keyStart) + out.slice(skipSpace(out, after + 1));
+    } else {
+      const before = out.slice(0, member.keyStart).replace(/,\s*$/, "");
+      out = before + out.slice(member.valueEnd);
+    }
+  }
+  const present = new Set(spans.map((member) => member.key));
+  const added = Object.entries(changes).filter(([key, value]) => value !== undefined && !present.has(key));
+  if (added.length === 0) return out;
+  const open = out.indexOf("{") + 1;
+  const rest = out.slice(skipSpace(out, open));
+  const members = added.map(([key, value]) => `${JSON.stringify(key)}:${value}`).join(",");
+  return out.slice(0, open) + members + (rest.startsWith("}") ? "" : ",") + out.slice(open);
 }
 
 /** The raw text of one top-level member's value, or undefined. */
@@ -96,11 +151,17 @@ export function withId(text: string, id: string | number | null): string {
   return withIdText(text, JSON.stringify(id));
 }
 
-/** withId with the new id given as JSON text (a client's id, echoed as the exact bytes it sent). */
+/**
+ * withId with the new id given as JSON text (a client's id, echoed as the exact
+ * bytes it sent). An "id" written twice is replaced in both places, so that no
+ * reader, whichever of the two it takes, sees the old one.
+ */
 export function withIdText(text: string, idText: string): string {
-  const span = memberSpans(text, ["id"]).get("id");
-  if (!span) return text;
-  return text.slice(0, span[0]) + idText + text.slice(span[1]);
+  const ids: MemberSpan[] = [];
+  walkMembers(text, (member) => (member.key === "id" && ids.push(member), true));
+  let out = text;
+  for (const { valueStart, valueEnd } of ids.reverse()) out = out.slice(0, valueStart) + idText + out.slice(valueEnd);
+  return out;
 }
 
 /** The raw text of each element of a JSON array text (a batch), byte-identical. */

@@ -150,6 +150,11 @@ export function readsSnapshot(template: Template): boolean {
   return refsOf(template).some(({ ref }) => ref.namespace === "snapshot");
 }
 
+/** Whether a template reads the call's result (an inverse built from what the call returned, e.g. a new record's id). */
+export function readsResult(template: Template): boolean {
+  return refsOf(template).some(({ ref }) => ref.namespace === "result");
+}
+
 export interface RefContext {
   args: unknown;
   snapshot?: unknown;

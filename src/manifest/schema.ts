@@ -1,11 +1,13 @@
-// The manifest's shape as a typebox schema (R-MAN-1). Strict: unknown keys are
-// errors. Cross-field rules live in load.ts.
-import Type from "typebox";
+// The manifest's shape as a typebox schema (R-MAN-1), and the types of its raw
+// data taken from it. Strict: a key a schema does not declare is an error
+// (shape.ts reports it with the keys the schema allows). Cross-field rules
+// live in servers.ts and rules.ts.
+import Type, { type Static } from "typebox";
 import { GATES, TOOL_CLASSES } from "./types.ts";
 
 const StringMap = Type.Record(Type.String(), Type.String());
 
-const CallSchema = Type.Object(
+export const CallSchema = Type.Object(
   {
     tool: Type.String({ minLength: 1 }),
     args: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
@@ -14,7 +16,22 @@ const CallSchema = Type.Object(
   { additionalProperties: false },
 );
 
-const ServerSchema = Type.Object(
+/**
+ * The map form of `auth:` (the keys it may have). Its values, and the `oauth`
+ * shorthand, are checked by auth.ts, which has a message for each mistake.
+ */
+export const AuthMapSchema = Type.Object(
+  {
+    type: Type.Optional(Type.Unknown()),
+    scopes: Type.Optional(Type.Unknown()),
+    client_id: Type.Optional(Type.Unknown()),
+    client_secret: Type.Optional(Type.Unknown()),
+    client_metadata_url: Type.Optional(Type.Unknown()),
+  },
+  { additionalProperties: false },
+);
+
+export const ServerSchema = Type.Object(
   {
     command: Type.Optional(Type.String({ minLength: 1 })),
     args: Type.Optional(Type.Array(Type.String())),
@@ -22,7 +39,7 @@ const ServerSchema = Type.Object(
     cwd: Type.Optional(Type.String({ minLength: 1 })),
     url: Type.Optional(Type.String({ minLength: 1 })),
     headers: Type.Optional(StringMap),
-    // Checked by hand in load.ts (auth.ts): `oauth` or a map, each with its own messages.
+    // `oauth` or a map (AuthMapSchema): checked by auth.ts.
     auth: Type.Optional(Type.Unknown()),
     timeout: Type.Optional(Type.Number({ exclusiveMinimum: 0 })),
     timeout_max: Type.Optional(Type.Number({ exclusiveMinimum: 0 })),
@@ -30,7 +47,7 @@ const ServerSchema = Type.Object(
   { additionalProperties: false },
 );
 
-const RuleSchema = Type.Object(
+export const RuleSchema = Type.Object(
   {
     match: Type.String({ minLength: 1 }),
     class: Type.Enum([...TOOL_CLASSES]),
@@ -42,6 +59,11 @@ const RuleSchema = Type.Object(
   { additionalProperties: false },
 );
 
+/**
+ * The top level: one key per section. A new section (e.g. `journal:`) is one
+ * more property here, a parser beside servers.ts and rules.ts, and one line in
+ * parseManifest that calls it.
+ */
 export const ManifestSchema = Type.Object(
   {
     version: Type.Literal(1),
@@ -53,11 +75,7 @@ export const ManifestSchema = Type.Object(
   { additionalProperties: false },
 );
 
-/** The keys each object may have, for "unknown key" messages. */
-export const ALLOWED_KEYS = {
-  root: ["version", "servers", "tools", "journal"],
-  server: ["command", "args", "env", "cwd", "url", "headers", "auth", "timeout", "timeout_max"],
-  auth: ["type", "scopes", "client_id", "client_secret", "client_metadata_url"],
-  rule: ["match", "class", "gate", "snapshot", "inverse", "idempotent"],
-  call: ["tool", "args", "absent_when"],
-} as const;
+export type RawManifest = Static<typeof ManifestSchema>;
+export type RawServer = Static<typeof ServerSchema>;
+export type RawRule = Static<typeof RuleSchema>;
+export type RawCall = Static<typeof CallSchema>;

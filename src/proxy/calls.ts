@@ -2,8 +2,8 @@
 // pre-read → write-ahead intent → forward → resolve inverse → post-read →
 // record outcome. Returns the line to send back to the agent.
 import { canonicalJson } from "../canonical.ts";
-import { JournalError } from "../journal/journal.ts";
-import { readFailed, type Observation, type ResolvedCall, type VerifyCall } from "../journal/types.ts";
+import { JournalError, type NewAction } from "../journal/journal.ts";
+import { readFailed, type Observation, type ResolvedCall } from "../journal/types.ts";
 import type { Matcher } from "../manifest/match.ts";
 import { payloadOf, readsSnapshot, ResolveError, resolveTemplate, textOf } from "../manifest/refs.ts";
 import type { Rule, ToolClass } from "../manifest/types.ts";
@@ -12,8 +12,12 @@ import { errorOf, resultOf } from "../jsonrpc/frames.ts";
 import { toolErrorLine } from "../jsonrpc/messages.ts";
 import { rawMember, withIdText } from "../jsonrpc/raw-json.ts";
 import type { Logger } from "../log.ts";
-import { readKey, readState, type StateRead } from "../servers/observe.ts";
-import { UpstreamError, type Origin, type Reply, type Upstream } from "../servers/upstream.ts";
+import { readKey, readState } from "../servers/observe.ts";
+import { UpstreamError, type Reply, type Upstream } from "../servers/upstream.ts";
+import type { ClientRequest } from "./client-request.ts";
+import { exchange, type Exchanged, type ExchangeOptions } from "./exchange.ts";
+import { preRead, readAgain, type HandedRead } from "./pre-read.ts";
+import { followTask, takesTasks, taskOf, type TaskEnd, type TaskHandle } from "./tasks.ts";
 import type { RunningTurn, ServerTurn } from "./server-turns.ts";
 
 export interface CallContext extends GateContext {
@@ -26,6 +30,8 @@ export interface CallContext extends GateContext {
   recordingStopped?(): Promise<string | undefined>;
   /** The file of Synartesis's own that these arguments name, if any (issue 13 item 10). */
   protectedTarget?(server: string, args: unknown): { what: string; path: string } | undefined;
+  /** Follow a task a server runs (woken when a notification says it changed); returns the unfollow. */
+  followTask?(upstream: Upstream, taskId: string, wake: () => void): () => void;
 }
 
 export interface ToolCall {
@@ -40,8 +46,10 @@ export interface ToolCall {
   otherParams: Record<string, unknown>;
   /** The client's progress token: progress from the server keeps the call's timeout from expiring. */
   progressToken?: unknown;
-  /** The client's request: whether it cancelled it (checked before anything is forwarded), and whose it is. */
-  origin: Origin;
+  /** Answer the client now, before the call is done (a task handle, while Synartesis follows the task). */
+  answerNow?(line: string): void;
+  /** The client's request: whether it cancelled it (checked before anything is forwarded), whose it is, how its client is asked for input. */
+  origin: ClientRequest;
   /**
    * Its place in the queue that serialises mutating calls per server
    * (R-PROXY-6), taken when the request arrived, so calls run in the order
@@ -55,12 +63,6 @@ export interface ToolCall {
 interface Answer {
   line: string;
   recorded?: Promise<void>;
-}
-
-/** A post-read handed to the next call in the queue: its pre-read, when it is the same read, is this one. */
-interface HandedRead {
-  key: string;
-  state: Promise<StateRead>;
 }
 
 function replyError(reply: Reply): string | undefined {
@@ -105,6 +107,13 @@ async function recordOutcome(ctx: CallContext, call: ToolCall, action: string | 
     });
     ctx.onJournalError?.(error);
   }
+}
+
+/** A forwarded call whose outcome Synartesis cannot know: its row stays pending, saying why (R-PROXY-7). */
+async function unknownOutcome(ctx: CallContext, call: ToolCall, actionId: string, why: string): Promise<string> {
+  await recordOutcome(ctx, call, actionId, () => ctx.journal.finishAction(actionId, { status: "pending", error: `${why}; the outcome is unknown` }));
+  ctx.log.error("call outcome unknown", { server: call.server, tool: call.tool, action: actionId, error: why });
+  return toolErrorLine(call.clientId, `Synartesis forwarded this call, but ${why}. Its outcome is unknown and is recorded as pending; check the state before trying again.`);
 }
 
 /** A held or denied call: one info line for the person watching the log (R-PROXY-15), the text for the agent. */
@@ -164,57 +173,68 @@ function approvedLine(call: ToolCall): string {
   return `{"jsonrpc":"2.0","id":0,"method":"tools/call","params":{"name":${JSON.stringify(call.tool)},"arguments":${canonicalJson(call.args)}${rest ? `,${rest}` : ""}}}`;
 }
 
-/** Send the agent's call on, (re)starting the server if it is down. */
-function forward(upstream: Upstream, call: ToolCall): Promise<Reply> {
-  return upstream.deliver(call.line, "tools/call", { origin: call.origin, progressToken: call.progressToken });
+/** Send the agent's call on ((re)starting the server if it is down), asking the client for whatever input the server needs. */
+function forward(upstream: Upstream, call: ToolCall, line: string, options: Partial<ExchangeOptions> = {}): Promise<Exchanged> {
+  return exchange(upstream, line, "tools/call", { origin: call.origin, progressToken: call.progressToken, ...options });
 }
 
 async function forwardReadOnly(ctx: CallContext, call: ToolCall): Promise<string> {
   const upstream = ctx.upstream(call.server);
   if (call.origin.cancelled) return toolErrorLine(call.clientId, "Synartesis did not run this call: the client cancelled it.");
   const started = ctx.now().toISOString();
-  let reply: Reply;
+  // Committed with the other reads answered in this turn of the event loop (still before the answer leaves).
+  const record = (fields: Pick<NewAction, "status"> & Partial<NewAction>) =>
+    recordOutcome(ctx, call, undefined, () =>
+      ctx.journal.insertAction(
+        { id: ctx.newId(), runId: ctx.runId, server: call.server, tool: call.tool, args: call.args, class: "readonly", ts: started, ...fields },
+        { group: "soon" },
+      ),
+    );
+  let exchanged: Exchanged;
   try {
-    reply = await forward(upstream, call);
+    exchanged = await forward(upstream, call, call.line);
   } catch (error) {
     if (!(error instanceof UpstreamError)) throw error;
-    await recordOutcome(ctx, call, undefined, () =>
-      ctx.journal.insertAction({
-        id: ctx.newId(), runId: ctx.runId, server: call.server, tool: call.tool, args: call.args,
-        class: "readonly", status: "failed", error: error.message, ts: started,
-      }),
-    );
+    await record({ status: "failed", error: error.message });
     return toolErrorLine(call.clientId, `Synartesis could not complete this call: ${error.message}.`);
   }
+  if ("stopped" in exchanged) {
+    await record({ status: "failed", error: exchanged.stopped });
+    return toolErrorLine(call.clientId, `Synartesis did not finish this call: ${exchanged.stopped}.`);
+  }
+  let { reply } = exchanged;
+  const task = taskOf(reply.msg);
+  if (task) {
+    const end = await awaitTask(ctx, call, upstream, task, reply, undefined);
+    if ("unknown" in end) {
+      // A read changes nothing: one whose answer never came only failed to answer.
+      await record({ status: "failed", error: end.unknown });
+      return toolErrorLine(call.clientId, `Synartesis could not complete this call: ${end.unknown}.`);
+    }
+    reply = end.reply;
+  }
   const failure = replyError(reply);
-  const record = {
-    id: ctx.newId(),
-    runId: ctx.runId,
-    server: call.server,
-    tool: call.tool,
-    args: call.args,
-    class: "readonly" as const,
-    status: failure === undefined ? ("applied" as const) : ("failed" as const),
-    resultText: rawMember(reply.raw, "result"),
-    error: failure,
-    ts: started,
-  };
-  // Committed with the other reads answered in this turn of the event loop (still before the answer leaves).
-  await recordOutcome(ctx, call, undefined, () => ctx.journal.insertAction(record, { group: "soon" }));
+  await record({ status: failure === undefined ? "applied" : "failed", resultText: rawMember(reply.raw, "result"), error: failure });
   return withIdText(reply.raw, call.clientId);
 }
 
 /**
- * The state before this call: the read the call before it handed on when it
- * is the same read and it succeeded (see server-turns.ts), else a read now.
+ * A call answered with a task handle (R-ERA-4): its row says which task it
+ * waits for; a client that takes task handles gets this one now (and follows
+ * the task itself); either way Synartesis follows the task to its end, which
+ * is the call's answer.
  */
-async function preRead(ctx: CallContext, call: ToolCall, verify: VerifyCall, running: RunningTurn): Promise<StateRead> {
-  const handed = running.handed as HandedRead | undefined;
-  if (handed && verify.server === call.server && handed.key === readKey(verify)) {
-    const shared = await handed.state;
-    if (!readFailed(shared.read)) return shared;
-  }
-  return readState(ctx.upstream(verify.server), verify, call.origin);
+async function awaitTask(ctx: CallContext, call: ToolCall, upstream: Upstream, task: TaskHandle, reply: Reply, actionId: string | undefined): Promise<TaskEnd> {
+  if (actionId) await recordOutcome(ctx, call, actionId, () => ctx.journal.notePending(actionId, { task: task.taskId }));
+  ctx.log.info("call runs as a task", { server: call.server, tool: call.tool, action: actionId, task: task.taskId });
+  const handsOn = takesTasks(call.origin.envelope) && call.answerNow !== undefined;
+  if (handsOn) call.answerNow!(withIdText(reply.raw, call.clientId));
+  return followTask(upstream, task, {
+    origin: call.origin,
+    askClient: !handsOn,
+    stop: call.origin.ending,
+    nudges: (taskId, wake) => ctx.followTask?.(upstream, taskId, wake) ?? (() => {}),
+  });
 }
 
 async function runMutating(
@@ -241,32 +261,16 @@ async function runMutating(
   };
 
   // Pre-read: capture the state this call is about to replace.
-  let snapshot: Observation | undefined;
-  let verify: VerifyCall | undefined;
-  if (rule?.snapshot) {
-    let snapshotArgs: unknown;
-    try {
-      snapshotArgs = resolveTemplate(rule.snapshot.args, { args: call.args });
-    } catch (error) {
-      if (!(error instanceof ResolveError)) throw error;
-      const why = `the pre-read's arguments could not be built from this call: ${error.message}`;
-      return refuse(why, `Synartesis did not run this call: ${why}.`);
-    }
-    verify = { server: rule.snapshot.server, tool: rule.snapshot.tool, args: snapshotArgs, absentWhen: rule.snapshot.absentWhen };
-    const { read, absentText = "" } = await preRead(ctx, call, verify, running);
-    const readName = `${verify.server}.${verify.tool}`;
-    if (readFailed(read)) {
-      const why = `the pre-read ${readName} failed: ${read.error}`;
-      return refuse(why, `Synartesis did not run this call, because it could not record the state it would replace: ${read.error}`);
-    }
-    if (read.absent && toolClass === "reversible" && !approval) {
-      const reason = `${call.server}.${call.tool} is reversible, but its pre-read ${readName} found nothing to restore (${absentText.split("\n")[0]})`;
-      const held = await passGate(ctx, { ...call, class: toolClass }, reason);
-      if (!held.proceed) return { line: refused(ctx, call, held) };
-      return runMutating(ctx, call, rule, toolClass, held, running);
-    }
-    snapshot = read;
+  const read = await preRead(ctx, call, rule, running.handed as HandedRead | undefined);
+  if ("refused" in read) return refuse(read.refused, read.agentText);
+  if ("absent" in read && toolClass === "reversible" && !approval) {
+    const reason = `${call.server}.${call.tool} is reversible, but its pre-read ${read.verify.server}.${read.verify.tool} found nothing to restore (${read.absent.split("\n")[0]})`;
+    const held = await passGate(ctx, { ...call, class: toolClass }, reason);
+    if (!held.proceed) return { line: refused(ctx, call, held) };
+    return runMutating(ctx, call, rule, toolClass, held, running);
   }
+  let snapshot: Observation | undefined = "absent" in read ? { absent: true } : read.snapshot;
+  const verify = read.verify;
 
   // A server that cannot be (re)started means the call never leaves: that is a failure, not an unknown.
   try {
@@ -290,9 +294,21 @@ async function runMutating(
     ts: ctx.now().toISOString(),
   });
 
-  let reply: Reply;
+  let exchanged: Exchanged;
   try {
-    reply = await forward(upstream, approval ? { ...call, line: approvedLine(call) } : call);
+    exchanged = await forward(upstream, call, approval ? approvedLine(call) : call.line, {
+      // Nothing of the call is at the server while the client answers: other calls may go meanwhile.
+      whileAsking: (asking) => call.turn.pause(asking),
+      // The attempt that executes is the one after the client's answer: its state is the one to keep (R-ERA-3).
+      beforeRetry: async () => {
+        if (!verify || !snapshot) return undefined;
+        const again = await readAgain(ctx, call, verify, snapshot);
+        if ("stop" in again) return again.stop;
+        snapshot = again.snapshot;
+        await ctx.journal.notePending(intent.id, { snapshot });
+        return undefined;
+      },
+    });
   } catch (error) {
     if (!(error instanceof UpstreamError)) throw error;
     if (error.kind === "not_sent") {
@@ -302,15 +318,22 @@ async function runMutating(
       });
       return { line: toolErrorLine(call.clientId, `Synartesis did not run this call: it never reached server "${call.server}" (${error.message}).`) };
     }
-    const why = `${error.message}; the outcome is unknown`;
-    await recordOutcome(ctx, call, intent.id, () => ctx.journal.finishAction(intent.id, { status: "pending", error: why }));
-    ctx.log.error("call outcome unknown", { server: call.server, tool: call.tool, action: intent.id, error: error.message });
-    return {
-      line: toolErrorLine(
-        call.clientId,
-        `Synartesis forwarded this call, but ${error.message}. Its outcome is unknown and is recorded as pending; check the state before trying again.`,
-      ),
-    };
+    return { line: await unknownOutcome(ctx, call, intent.id, error.message) };
+  }
+  if ("stopped" in exchanged) {
+    // The server's last answer asked for input: it did not run the call, and will not without a retry.
+    await recordOutcome(ctx, call, intent.id, async () => {
+      await giveBackApproval();
+      await ctx.journal.finishAction(intent.id, { status: "failed", error: `not completed: ${exchanged.stopped}` });
+    });
+    return { line: toolErrorLine(call.clientId, `Synartesis did not finish this call: ${exchanged.stopped}. The server did not complete it.`) };
+  }
+  let { reply } = exchanged;
+  const task = taskOf(reply.msg);
+  if (task) {
+    const end = await awaitTask(ctx, call, upstream, task, reply, intent.id);
+    if ("unknown" in end) return { line: await unknownOutcome(ctx, call, intent.id, end.unknown) };
+    reply = end.reply;
   }
 
   const failure = replyError(reply);
@@ -343,10 +366,10 @@ async function runMutating(
   }
 
   let postState: Observation | undefined;
-  if (postRead) {
-    const { read } = await postRead;
-    if (readFailed(read)) warnings.push(`the post-read ${verify?.server}.${verify?.tool} failed (${read.error}); undo cannot check this call for drift`);
-    else postState = read;
+  if (verify && postRead) {
+    const { read: after } = await postRead;
+    if (readFailed(after)) warnings.push(`the post-read ${verify.server}.${verify.tool} failed (${after.error}); undo cannot check this call for drift`);
+    else postState = after;
   }
 
   // With another call waiting in the queue, this outcome is committed with its intent (the journal's next write).

@@ -1,9 +1,40 @@
 // One request of a client, from its arrival until it is answered: the id it
-// came with, whether the client cancelled it, and how to cancel it at its
-// server once it was forwarded.
-import type { MessageId } from "../jsonrpc/frames.ts";
+// came with, whether the client cancelled it, how to cancel it at its server
+// once it was forwarded, what the client said of itself for it, and the
+// channel its answer (and whatever a server sends on its behalf meanwhile)
+// goes out on. A 2026-era client answers a server's request for input by
+// retrying (SEP-2322): the retry continues this request under its own id (and
+// its own channel), so a call that needs input is still one request, one
+// journal action.
+import { callKey } from "../canonical.ts";
+import type { Envelope } from "../jsonrpc/eras.ts";
+import { isRecord, type MessageId } from "../jsonrpc/frames.ts";
 import type { Origin } from "../servers/upstream.ts";
 import type { ServerTurn } from "./server-turns.ts";
+
+/**
+ * Where the lines for one attempt of a client request go. Over stdio every
+ * line goes to the one output; over HTTP a request's lines ride on the
+ * response to the POST that carried it, which ends with its answer.
+ */
+export interface RequestChannel {
+  /** A server's request or notification sent on the request's behalf, before its answer. */
+  send(line: string): void;
+  /** Its answer (none when the client cancelled it): nothing more follows. Called once. */
+  end(answer?: string): void;
+}
+
+/** Input the client was asked for (key → its answer), or why it could not be had. */
+export interface Asked {
+  responses: Record<string, unknown>;
+  refused?: string;
+}
+
+/** What a server asks of the client: key → a sampling, elicitation or roots request. */
+export type InputRequests = Record<string, { method: string; params?: unknown }>;
+
+/** How a request's client is asked for input: server→client requests (2025 era) or input_required and a retry (2026). */
+export type AskClient = (request: ClientRequest, requests: InputRequests) => Promise<Asked>;
 
 export class ClientRequest implements Origin {
   /** The client cancelled it (MCP cancellation: it gets no answer), or it was answered at shutdown; nothing more is forwarded for it. */
@@ -11,13 +42,64 @@ export class ClientRequest implements Origin {
   private cancelForwarded: ((reason?: string) => void) | undefined;
   /** A tools/call's place in its server's queue, taken as it arrived (given up when it is answered, if not before). */
   turn: ServerTurn | undefined;
+  /** The id of the attempt being worked on: the request's own, then each retry's. */
+  id: MessageId;
+  /** Whether the attempt under `id` has its answer already (input_required: the client is to retry). */
+  attemptAnswered = false;
+  /** The request's final answer, when it came while the client had yet to retry. */
+  finalLine: string | undefined;
+  /** Answered for good (a task handle may be answered while Synartesis goes on following the task): nothing more is sent. */
+  done = false;
+  /** Resolves, with why, when the session stops waiting on its servers (it is ending): work still going on stops. */
+  ending: Promise<string> = new Promise(() => {});
+  private readonly firstId: MessageId;
+  private identityKey: string | undefined;
+  /** Whether the current attempt's channel has ended (it carried its answer, or was closed without one). */
+  private channelEnded = false;
 
   constructor(
     /** The client session it came from (server requests meanwhile are routed back to it). */
     readonly session: object,
-    readonly id: MessageId,
+    id: MessageId,
     readonly method: string,
-  ) {}
+    private readonly params: Record<string, unknown>,
+    /** Who the client is and what it can do, for this request (2025 era: as it said at initialize). */
+    readonly envelope: Envelope,
+    private readonly askClient: AskClient,
+    private channel: RequestChannel,
+  ) {
+    this.id = id;
+    this.firstId = id;
+  }
+
+  /** A retry continues the request: what it is sent from now on goes on the retry's channel. */
+  attach(channel: RequestChannel): void {
+    this.channel = channel;
+    this.channelEnded = false;
+  }
+
+  /** A server's message on its behalf, while it waits. */
+  send(line: string): void {
+    if (!this.channelEnded) this.channel.send(line);
+  }
+
+  /** End the current attempt, with its answer (none: cancelled, or closed at the end), once. */
+  endAttempt(line?: string): void {
+    if (this.channelEnded) return;
+    this.channelEnded = true;
+    this.channel.end(line);
+  }
+
+  /** What identifies the call: a retry must be of the same method, name and arguments (worked out only when a retry is awaited). */
+  get identity(): string {
+    this.identityKey ??= requestIdentity(this.method, this.params);
+    return this.identityKey;
+  }
+
+  /** Whether a retry continues it (its answers then carry the retry's id, not the one the pipeline started with). */
+  get continued(): boolean {
+    return this.firstId !== this.id;
+  }
 
   sent(_upstreamId: number, cancel: (reason?: string) => void): void {
     this.cancelForwarded = cancel;
@@ -27,4 +109,15 @@ export class ClientRequest implements Origin {
     this.cancelled = true;
     this.cancelForwarded?.(reason);
   }
+
+  /** Ask the client for input (what a server needs to go on with this request). */
+  ask(requests: InputRequests): Promise<Asked> {
+    return this.askClient(this, requests);
+  }
+}
+
+/** A request's method, name and arguments (or resource), canonical: what a retry must repeat. */
+export function requestIdentity(method: string, params: Record<string, unknown>): string {
+  const { name, arguments: args, uri } = params;
+  return `${method} ${JSON.stringify(name ?? uri ?? null)} ${callKey(isRecord(args) ? args : {})}`;
 }

@@ -1,21 +1,23 @@
 // One client connection of the proxy: reads the client's JSON-RPC lines,
-// keeps its requests in flight (one per id) and their cancellations, answers
-// initialize, hands every other request to the method dispatch, and carries
-// what the servers send it (held until the client is initialized). It knows
-// nothing of how servers are reached: they belong to the pool it joins, which
-// other sessions may share.
+// keeps its requests in flight (one per id) and their cancellations, opens
+// with the client in its era (R-ERA-1: initialize, or a first request that
+// carries the 2026-07-28 envelope), hands every other request to the method
+// dispatch, and carries what the servers send it (held until the client is
+// ready). It knows nothing of how servers are reached: they belong to the
+// pool it joins, which other sessions may share.
 import { ErrorCode } from "@modelcontextprotocol/sdk/types.js";
 import type { SignInRequired } from "../auth/provider.ts";
 import { SynartesisError } from "../errors.ts";
 import type { JournalError } from "../journal/journal.ts";
-import { deservesAnswer, frameOf, isId, isRecord, paramsOf, type Frame, type MessageId, type NotificationFrame, type RequestFrame } from "../jsonrpc/frames.ts";
-import { idKey, MAX_NESTING, nestingDepth } from "../jsonrpc/json-check.ts";
+import { deservesAnswer, isId, isRecord, paramsOf, readMessages, type Frame, type NotificationFrame, type RequestFrame } from "../jsonrpc/frames.ts";
+import { idKey } from "../jsonrpc/json-check.ts";
 import { errorLine, messageLine, NOT_INITIALIZED, resultLine, toolErrorLine } from "../jsonrpc/messages.ts";
-import { rawElements, rawMember } from "../jsonrpc/raw-json.ts";
+import { rawMember } from "../jsonrpc/raw-json.ts";
 import { startFailure, UpstreamError, type Upstream } from "../servers/upstream.ts";
-import { ClientRequest } from "./client-request.ts";
+import { ClientEra, initParamsOf, NOT_OPENED, runLabelOf } from "./client-era.ts";
+import { ClientRequest, type RequestChannel } from "./client-request.ts";
 import { drain, type DrainEnd } from "./drain.ts";
-import { failureText, initializeResult, startServers } from "./handshake.ts";
+import { discoverResult, failureText, initializeResult, startServers } from "./handshake.ts";
 import { dispatch, placeInQueue, type MethodContext } from "./methods.ts";
 import { NO_CLIENT, type PoolMember } from "./pool.ts";
 import { SessionRun, type RecordingOptions } from "./session-run.ts";
@@ -26,7 +28,11 @@ import { ToClient } from "./to-client.ts";
 const START_GRACE_MS = 300;
 
 export interface ClientSessionOptions extends RecordingOptions {
-  /** Where lines for the client go (one JSON-RPC message each). */
+  /**
+   * Where lines for the client go (one JSON-RPC message each): the answers to
+   * requests handed in without a channel of their own, and what the servers
+   * send that concerns no single request of this client.
+   */
   write(line: string): void;
   /**
    * When the session fails before any initialize arrived (a server would not
@@ -38,20 +44,26 @@ export interface ClientSessionOptions extends RecordingOptions {
 export class ClientSession implements PoolMember {
   readonly run: SessionRun;
   private phase: "waiting" | "initializing" | "ready" | "failed" = "waiting";
+  /** The client's era, decided by its first request, and how its requests are answered and it is asked for input. */
+  private readonly client: ClientEra;
   private readonly ready: Promise<void>;
   private markReady!: () => void;
   private clientReady = false;
   private readonly heldForClient: Array<() => void> = [];
   private readonly inflight = new Set<Promise<void>>();
   /** Client requests received and not yet answered, by id key: an id is used by one request at a time. */
-  private readonly requests = new Map<string, ClientRequest>();
-  private readonly toClient: ToClient;
+  readonly requests = new Map<string, ClientRequest>();
+  readonly toClient: ToClient;
   private readonly methods: MethodContext;
-  private clientCapabilities: Record<string, unknown> = {};
   private finishing = false;
   private finished: Promise<DrainEnd> | undefined;
-  /** An initialize received and not answered yet: a failure is told to it (R-PROXY-14). */
-  private pendingInitialize: MessageId | undefined;
+  /** Resolves, with why, when the session gives up on its calls still going on (tasks it follows, R-ERA-4). */
+  private readonly ending: Promise<string>;
+  private endCalls!: (why: string) => void;
+  /** The opening request (initialize, or a 2026-era client's first) not answered yet: a failure is told to it (R-PROXY-14). */
+  private pendingOpening: ClientRequest | undefined;
+  /** Lines of requests that came without a channel of their own (stdio): all on the one output. */
+  private readonly output: RequestChannel;
   /** Rejects when the session cannot go on (a server would not start, a policy names missing tools, the journal broke). */
   readonly fatal: Promise<never>;
   /** Why the session cannot go on, once it cannot. */
@@ -61,19 +73,19 @@ export class ClientSession implements PoolMember {
   private readonly signInFor: (upstream: Upstream, needed: SignInRequired) => Promise<boolean>;
 
   constructor(private readonly options: ClientSessionOptions) {
+    this.output = { send: (line) => options.write(line), end: (answer) => answer !== undefined && options.write(answer) };
     this.run = new SessionRun({ ...options, onJournalError: (error) => this.journalFailed(error) });
     this.toClient = new ToClient(options.log);
+    this.client = new ClientEra(this);
     this.methods = {
       pool: options.pool,
       log: options.log,
       run: this.run,
       journalFailed: (error) => this.journalFailed(error),
-      answer: (request, line) => {
-        // A request the client cancelled gets no answer (MCP cancellation).
-        if (!request.cancelled) this.options.write(line);
-      },
+      answer: (request, line) => this.client.answer(request, line),
     };
     this.ready = new Promise((resolve) => (this.markReady = resolve));
+    this.ending = new Promise((resolve) => (this.endCalls = resolve));
     this.fatal = new Promise<never>((_, reject) => {
       this.raiseFatal = () => {
         clearTimeout(this.fatalTimer);
@@ -83,7 +95,10 @@ export class ClientSession implements PoolMember {
     this.fatal.catch(() => {});
     this.signInFor = signInThroughClient(
       {
-        canShowUrl: () => this.phase === "ready" && !this.finishing && isRecord(this.clientCapabilities.elicitation) && Boolean(this.clientCapabilities.elicitation.url),
+        canShowUrl: () => {
+          const elicitation = this.client.legacyEnvelope.clientCapabilities.elicitation;
+          return this.client.era === "legacy" && this.phase === "ready" && !this.finishing && isRecord(elicitation) && Boolean(elicitation.url);
+        },
         ask: (method, params) => {
           const { line, answer } = this.toClient.ask(method, params);
           this.options.write(line);
@@ -96,14 +111,10 @@ export class ClientSession implements PoolMember {
     options.pool.join(this);
   }
 
-  private get pool() {
-    return this.options.pool;
-  }
-
   /** Start the servers' processes now, so one that cannot start is reported as soon as the client says initialize. */
   async open(): Promise<void> {
     try {
-      await this.pool.open();
+      await this.options.pool.open();
     } catch (error) {
       this.fail(error instanceof SynartesisError ? error : new SynartesisError("server", String(error)));
     }
@@ -120,9 +131,9 @@ export class ClientSession implements PoolMember {
     const neverInitialized = this.phase === "waiting";
     // A session that was ready keeps relaying what its servers send while it drains.
     if (this.phase !== "ready") this.phase = "failed";
-    if (this.pendingInitialize) {
-      this.options.write(errorLine(this.pendingInitialize, ErrorCode.InternalError, failureText(failure)));
-      this.pendingInitialize = undefined;
+    if (this.pendingOpening) {
+      this.client.answer(this.pendingOpening, errorLine(this.pendingOpening.id, ErrorCode.InternalError, failureText(failure)));
+      this.pendingOpening = undefined;
     } else if (neverInitialized && this.options.initializeWaitMs > 0) {
       this.fatalTimer = setTimeout(() => this.raiseFatal(), this.options.initializeWaitMs);
       return;
@@ -139,40 +150,26 @@ export class ClientSession implements PoolMember {
 
   handleLine(line: string): void {
     if (line.trim() === "") return;
-    if (nestingDepth(line) > MAX_NESTING) {
-      // Parsed, such a message would only overflow a stack further on: refuse it, naming why.
-      const idText = rawMember(line, "id");
-      const id = idText !== undefined && /^["\d-]/.test(idText) ? { text: idText, key: "" } : null;
-      this.options.write(errorLine(id, ErrorCode.InvalidRequest, `Invalid Request: nesting too deep (more than ${MAX_NESTING} levels of objects and arrays)`));
-      return;
-    }
-    let value: unknown;
-    try {
-      value = JSON.parse(line);
-    } catch {
-      this.options.write(errorLine(null, ErrorCode.ParseError, "Parse error: the line is not valid JSON"));
-      return;
-    }
-    if (Array.isArray(value)) {
-      if (value.length === 0) this.options.write(errorLine(null, ErrorCode.InvalidRequest, "Invalid Request: empty batch"));
-      const raws = rawElements(line);
-      value.forEach((item, index) => this.handleFrame(frameOf(item, raws[index] ?? JSON.stringify(item))));
-      return;
-    }
-    this.handleFrame(frameOf(value, line));
+    const read = readMessages(line, "line");
+    if ("refused" in read) return this.options.write(read.refused);
+    for (const frame of read.frames) this.handleFrame(frame);
   }
 
-  private handleFrame(frame: Frame): void {
+  /**
+   * One message from the client. A request's answer (and what a server sends
+   * on its behalf) goes to `channel`, by default the session's one output.
+   */
+  handleFrame(frame: Frame, channel: RequestChannel = this.output): void {
     switch (frame.kind) {
       case "request":
-        return this.track(this.onRequest(frame));
+        return this.track(this.onRequest(frame, channel));
       case "notification":
         return this.onNotification(frame);
       case "response":
         return this.toClient.answered(frame);
       case "invalid":
         if (frame.looksLike === "response") return this.toClient.malformed(frame);
-        if (deservesAnswer(frame)) this.options.write(errorLine(frame.id, frame.code, frame.message));
+        if (deservesAnswer(frame)) channel.end(errorLine(frame.id, frame.code, frame.message));
     }
   }
 
@@ -181,32 +178,47 @@ export class ClientSession implements PoolMember {
     void work.finally(() => this.inflight.delete(work));
   }
 
-  private async onRequest(frame: RequestFrame): Promise<void> {
+  private async onRequest(frame: RequestFrame, channel: RequestChannel): Promise<void> {
     const { id, msg } = frame;
+    const params = paramsOf(msg);
     if (this.requests.has(id.key)) {
       // Two requests under one id would get each other's answers (and one call another's record).
-      this.options.write(errorLine(id, ErrorCode.InvalidRequest, `Invalid Request: id ${id.text} is already used by a request still in progress`));
+      channel.end(errorLine(id, ErrorCode.InvalidRequest, `Invalid Request: id ${id.text} is already used by a request still in progress`));
       return;
     }
-    const request = new ClientRequest(this, id, msg.method);
-    request.turn = placeInQueue(this.pool, frame);
+    if (msg.method === "ping") return channel.end(resultLine(id, {}));
+    if (this.client.continues(frame)) return this.client.resume(frame, channel);
+    const envelope = this.client.envelopeFor(frame, channel);
+    if (!envelope) return;
+    const modern = this.client.era === "modern";
+    // A 2026-era client has no handshake to wait for.
+    if (modern) this.clientReady = true;
+    const request = new ClientRequest(this, id, msg.method, params, envelope, this.client.ask, channel);
+    request.turn = placeInQueue(this.options.pool, frame);
+    request.ending = this.ending;
     this.requests.set(id.key, request);
     try {
-      if (msg.method === "initialize") return await this.initialize(frame);
-      if (msg.method === "ping") return this.options.write(resultLine(id, {}));
-      if (this.finishing) return this.options.write(errorLine(id, ErrorCode.InternalError, "Synartesis is shutting down; this request was not run"));
-      if (this.phase === "waiting") {
-        return this.options.write(errorLine(id, NOT_INITIALIZED, `${msg.method} before initialize: the client must send initialize first`));
+      if (msg.method === "initialize") return await this.initialize(frame, request);
+      if (this.finishing) return this.client.answer(request, errorLine(id, ErrorCode.InternalError, "Synartesis is shutting down; this request was not run"));
+      if (this.phase === "waiting" && !modern) return this.client.answer(request, errorLine(id, NOT_INITIALIZED, `${msg.method} ${NOT_OPENED}`));
+      // A 2026-era client has no handshake: its first request starts the servers.
+      if (modern && this.phase !== "ready") {
+        if (!(await this.startFor(request, initParamsOf(envelope)))) return;
+        this.releaseHeld();
       }
       await Promise.race([this.ready, this.fatal]);
+      if (msg.method === "server/discover") return this.client.answer(request, resultLine(id, discoverResult(this.options.pool)));
+      if (modern && msg.method === "tools/call") this.run.proposeLabel(runLabelOf(params));
       await dispatch(this.methods, frame, request);
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       this.options.log.error("request failed", { method: msg.method, error: message });
-      if (!request.cancelled) this.options.write(errorLine(id, ErrorCode.InternalError, `Synartesis: ${message}`));
+      this.client.answer(request, errorLine(request.id, ErrorCode.InternalError, `Synartesis: ${message}`));
     } finally {
-      this.requests.delete(id.key);
+      if (this.requests.get(request.id.key) === request) this.requests.delete(request.id.key);
       request.turn?.release();
+      // One that got no answer (cancelled) still closes its channel.
+      if (request.done || request.cancelled) request.endAttempt();
     }
   }
 
@@ -225,7 +237,9 @@ export class ClientSession implements PoolMember {
         return;
       }
       default:
-        for (const upstream of this.pool.upstreams) if (upstream.alive) upstream.sendRaw(raw);
+        // A 2026-era client sends no other notification, and a 2026-era server takes none but cancellations.
+        if (this.client.era === "modern") return;
+        for (const upstream of this.options.pool.upstreams) if (upstream.alive && upstream.era !== "modern") upstream.sendRaw(raw);
     }
   }
 
@@ -248,14 +262,30 @@ export class ClientSession implements PoolMember {
       upstream.sendRaw(errorLine(frame.id, ErrorCode.InternalError, NO_CLIENT));
       return;
     }
-    if (this.whenReady(() => this.serverRequest(upstream, frame))) this.options.write(this.toClient.forward(upstream, frame));
+    if (!this.whenReady(() => this.serverRequest(upstream, frame))) return;
+    if (this.client.era === "modern") return this.client.serverRequest(upstream, frame);
+    this.sendFor(upstream, this.toClient.forward(upstream, frame));
   }
 
   serverNotification(upstream: Upstream, frame: NotificationFrame): void {
     if (!this.whenReady(() => this.serverNotification(upstream, frame))) return;
-    if (frame.msg.method !== "notifications/cancelled") return this.options.write(frame.raw);
-    const withdrawn = this.toClient.withdrawn(upstream, frame);
-    if (withdrawn) this.options.write(withdrawn);
+    const method = frame.msg.method;
+    if (method === "notifications/cancelled") return this.client.serverWithdrew(upstream, frame);
+    // A 2026-era client takes notifications about its requests only (progress); the rest need a subscription.
+    if (this.client.era === "modern" && method !== "notifications/progress") return this.options.log.debug("a server notification no 2026-era client asked for; dropped", { server: upstream.name, method });
+    this.sendFor(upstream, frame.raw, method === "notifications/progress" ? frame.msg.params?.progressToken : undefined);
+  }
+
+  /**
+   * A server's message goes out with the one request of this client it can be
+   * about (waiting on that server; carrying that progress token), so over
+   * HTTP it rides on that request's response; otherwise on the session's output.
+   */
+  sendFor(upstream: Upstream, line: string, progressToken?: unknown): void {
+    const waiting = upstream.originsWaiting(progressToken);
+    const mine = [...this.requests.values()].filter((request) => waiting.has(request));
+    if (mine.length === 1) mine[0]!.send(line);
+    else this.options.write(line);
   }
 
   serverClosed(upstream: Upstream, reason: string): void {
@@ -269,36 +299,47 @@ export class ClientSession implements PoolMember {
     return this.signInFor(upstream, needed);
   }
 
-  // ---- initialize ----
+  // ---- the opening ----
 
-  private async initialize(frame: RequestFrame): Promise<void> {
+  private async initialize(frame: RequestFrame, request: ClientRequest): Promise<void> {
     const { id } = frame;
-    if (this.failure) {
-      this.options.write(errorLine(id, ErrorCode.InternalError, failureText(this.failure)));
-      return this.raiseFatal();
-    }
-    if (this.phase !== "waiting") return this.options.write(errorLine(id, ErrorCode.InvalidRequest, "initialize was already received in this session"));
-    this.phase = "initializing";
-    this.pendingInitialize = id;
+    if (this.phase !== "waiting" && !this.failure) return this.client.answer(request, errorLine(id, ErrorCode.InvalidRequest, "initialize was already received in this session"));
     const params = paramsOf(frame.msg);
-    this.clientCapabilities = isRecord(params.capabilities) ? params.capabilities : {};
+    this.client.initialized(params);
+    if (!(await this.startFor(request, params))) return;
+    const clientInfo = this.client.legacyEnvelope.clientInfo ?? {};
+    if (typeof clientInfo.name === "string" && clientInfo.name) this.run.label = clientInfo.name;
+    this.client.answer(request, resultLine(id, initializeResult(this.options.pool, params.protocolVersion)));
+    this.releaseHeld();
+  }
+
+  /**
+   * Start the servers for this session's opening request (initialize, or a
+   * 2026-era client's first request), once. False when the session cannot
+   * go on: the opening request was then answered with why (R-PROXY-14).
+   */
+  private async startFor(opening: ClientRequest, initParams: unknown): Promise<boolean> {
+    if (this.failure) {
+      this.client.answer(opening, errorLine(opening.id, ErrorCode.InternalError, failureText(this.failure)));
+      this.raiseFatal();
+      return false;
+    }
+    if (this.phase === "initializing") return true;
+    this.phase = "initializing";
+    this.pendingOpening = opening;
     try {
-      await startServers(this.pool, params);
+      await startServers(this.options.pool, initParams);
     } catch (error) {
       this.fail(error instanceof SynartesisError ? error : new SynartesisError("server", `the servers could not be set up: ${(error as Error).message}`));
-      return;
+      return false;
     }
-    // A server that died meanwhile already failed the session, and told this initialize.
-    if (this.failure) return;
-    this.pendingInitialize = undefined;
-
-    const clientInfo = isRecord(params.clientInfo) ? params.clientInfo : {};
-    if (typeof clientInfo.name === "string" && clientInfo.name) this.run.label = clientInfo.name;
-    this.options.log.debug("session started", { client: this.run.label, journal: this.options.journal.path });
+    // A server that died meanwhile already failed the session, and told the opening request.
+    if (this.failure) return false;
+    this.pendingOpening = undefined;
+    this.options.log.debug("session started", { era: this.client.era, journal: this.options.journal.path });
     this.phase = "ready";
     this.markReady();
-    this.options.write(resultLine(id, initializeResult(this.pool)));
-    this.releaseHeld();
+    return true;
   }
 
   // ---- the end ----
@@ -321,6 +362,7 @@ export class ClientSession implements PoolMember {
     // calls waiting on them finish now instead of at their timeout.
     for (const deliver of this.heldForClient.splice(0)) deliver();
     this.toClient.refuseAll();
+    this.client.retries.abandonAll("the client left before it retried with the input it was asked for");
     const end = await drain(
       {
         settled: async () => {
@@ -328,14 +370,15 @@ export class ClientSession implements PoolMember {
         },
         abandon: (reason) => {
           this.options.log.warn("calls still in flight are given up; their outcome is unknown", { calls: this.requests.size, reason });
-          this.pool.abandon(this, reason);
+          this.endCalls(reason);
+          this.options.pool.abandon(this, reason);
         },
         answerRest: (reason) => this.answerUnanswered(reason),
       },
       drainMs,
       forced,
     );
-    this.pool.leave(this);
+    this.options.pool.leave(this);
     await this.run.close();
     return end;
   }
@@ -344,12 +387,13 @@ export class ClientSession implements PoolMember {
   private answerUnanswered(reason: string): void {
     for (const request of this.requests.values()) {
       if (request.cancelled) continue;
-      request.cancelled = true;
-      this.options.write(
+      this.client.answer(
+        request,
         request.method === "tools/call"
           ? toolErrorLine(request.id.text, `Synartesis could not finish this call: ${reason}. If it reached the server, its outcome is unknown (recorded as pending); check the state before trying again.`)
           : errorLine(request.id, ErrorCode.InternalError, `Synartesis: ${reason}`),
       );
+      request.cancelled = true;
     }
   }
 }

@@ -2,6 +2,7 @@
 // `--drain` seconds to finish; what still waits on a server then is abandoned
 // (its outcome unknown, its row pending) so the proxy always ends. A second
 // signal cuts the wait short.
+import type { Logger } from "../log.ts";
 
 export const DEFAULT_DRAIN_SECONDS = 5;
 /** After abandoning, how long the calls get to record their unknown outcome and answer. */
@@ -34,4 +35,34 @@ export async function drain(work: Drainable, drainMs: number, forced: Promise<vo
   await Promise.race([settled, Bun.sleep(end === "second signal" ? 50 : ANSWER_GRACE_MS)]);
   work.answerRest(reason);
   return end;
+}
+
+export interface StopSignals {
+  /** Resolves at the first SIGINT or SIGTERM (or stop()): time to shut down. */
+  stopRequested: Promise<void>;
+  /** Resolves at a second one: stop waiting for anything. */
+  forced: Promise<void>;
+  /** Shut down as if a signal had come (the client went away). */
+  stop(): void;
+}
+
+/** The first signal starts a bounded shutdown; a second one cuts it short (R-PROXY-13). */
+export function onStopSignals(log: Logger, drainMs: number): StopSignals {
+  let stop!: () => void;
+  let force!: () => void;
+  const stopRequested = new Promise<void>((resolve) => (stop = resolve));
+  const forced = new Promise<void>((resolve) => (force = resolve));
+  let signals = 0;
+  const onSignal = (signal: string) => {
+    if (++signals === 1) {
+      log.info("shutting down", { signal, drainSeconds: drainMs / 1000 });
+      stop();
+    } else {
+      log.warn("a second signal: stopping now", { signal });
+      force();
+    }
+  };
+  process.on("SIGINT", () => onSignal("SIGINT"));
+  process.on("SIGTERM", () => onSignal("SIGTERM"));
+  return { stopRequested, forced, stop };
 }

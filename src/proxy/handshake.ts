@@ -1,8 +1,11 @@
-// A client's initialize (R-PROXY-3, R-PROXY-14): the servers are started with
-// its parameters and checked once per pool; the answer carries the upstream's
-// identity (one server) or Synartesis's (several), the merged capabilities,
-// and instructions that open with what an agent must know about Synartesis.
+// A client's opening (R-PROXY-3, R-PROXY-14, R-ERA-1): a 2025-era client's
+// initialize or a 2026-era client's first request starts the servers (once
+// per pool) and checks them; initialize and server/discover are answered with
+// the upstream's identity (one server) or Synartesis's (several), the merged
+// capabilities, and instructions that open with what an agent must know
+// about Synartesis.
 import type { SynartesisError } from "../errors.ts";
+import { LEGACY_VERSIONS, MODERN_VERSIONS, SERVER_INFO_KEY } from "../jsonrpc/eras.ts";
 import { isRecord } from "../jsonrpc/frames.ts";
 import { VERSION } from "../version.ts";
 import type { ServerPool } from "./pool.ts";
@@ -19,7 +22,8 @@ export const INSTRUCTIONS_PREAMBLE = [
 export async function startServers(pool: ServerPool, initParams: unknown): Promise<void> {
   await pool.start(initParams);
   // A later client may come after a server died: it is started again for it, as for any request.
-  await Promise.all(pool.upstreams.map((upstream) => upstream.ensureReady()));
+  // One waiting for a sign-in is started by the first request that brings one.
+  await Promise.all(pool.upstreams.filter((upstream) => !pool.awaitingSignIn.has(upstream)).map((upstream) => upstream.ensureReady()));
 }
 
 function mergeCapabilities(all: Array<Record<string, unknown>>): Record<string, unknown> {
@@ -40,22 +44,59 @@ function mergeCapabilities(all: Array<Record<string, unknown>>): Record<string, 
   return merged;
 }
 
-/** The answer to initialize, once the servers are started. */
-export function initializeResult(pool: ServerPool): Record<string, unknown> {
-  const upstreams = pool.upstreams;
-  const single = pool.router.single;
+/** The instructions a client gets: what an agent must know about Synartesis first, then each server's own. */
+function instructionsOf(pool: ServerPool): string {
   const instructions = [INSTRUCTIONS_PREAMBLE];
-  for (const upstream of upstreams) {
-    const own = upstream.initResult?.instructions;
-    if (typeof own === "string" && own.trim()) instructions.push(single ? own : `Server "${upstream.name}":\n${own}`);
+  for (const upstream of pool.upstreams) {
+    const own = upstream.hello?.instructions;
+    if (own?.trim()) instructions.push(pool.router.single ? own : `Server "${upstream.name}":\n${own}`);
   }
-  if (single) return { ...single.initResult, instructions: instructions.join("\n\n") };
-  const versions = upstreams.map((upstream) => String(upstream.initResult?.protocolVersion ?? "")).filter(Boolean).sort();
+  return instructions.join("\n\n");
+}
+
+/** The identity a client sees: the server's (one server) or Synartesis's (several). */
+function identityOf(pool: ServerPool): Record<string, unknown> {
+  const single = pool.router.single;
+  return single?.hello ? single.hello.serverInfo : { name: "synartesis", version: VERSION };
+}
+
+/** What the servers can do; one waiting for a sign-in is taken to offer tools, which it lists once someone signs in. */
+function mergedCapabilities(pool: ServerPool): Record<string, unknown> {
+  const waiting = { tools: { listChanged: true } };
+  return mergeCapabilities(pool.upstreams.map((upstream) => upstream.capabilities ?? (pool.awaitingSignIn.has(upstream) ? waiting : {})));
+}
+
+/**
+ * The answer to a 2025-era client's initialize, once the servers are started:
+ * a single 2025-era server's own answer (its version, identity and
+ * capabilities), else one built for the version the client asked for.
+ */
+export function initializeResult(pool: ServerPool, requested: unknown): Record<string, unknown> {
+  const single = pool.router.single?.hello;
+  const instructions = instructionsOf(pool);
+  if (single?.initResult) return { ...single.initResult, instructions };
+  const legacy = pool.upstreams.map((upstream) => upstream.hello).filter((hello) => hello?.era === "legacy");
+  // The lowest version any 2025-era server speaks; with 2026-era servers only, the client's own if it is one we know.
+  const versions = legacy.map((hello) => hello!.protocolVersion).filter(Boolean).sort();
+  const asked = typeof requested === "string" && LEGACY_VERSIONS.includes(requested) ? requested : LEGACY_VERSIONS[0]!;
   return {
-    protocolVersion: versions[0],
-    capabilities: mergeCapabilities(upstreams.map((upstream) => upstream.capabilities ?? {})),
-    serverInfo: { name: "synartesis", version: VERSION },
-    instructions: instructions.join("\n\n"),
+    protocolVersion: versions[0] ?? asked,
+    capabilities: mergedCapabilities(pool),
+    serverInfo: identityOf(pool),
+    instructions,
+  };
+}
+
+/** The answer to a 2026-era client's server/discover (R-ERA-1): the same identity, capabilities and note. */
+export function discoverResult(pool: ServerPool): Record<string, unknown> {
+  return {
+    resultType: "complete",
+    supportedVersions: MODERN_VERSIONS,
+    capabilities: mergedCapabilities(pool),
+    instructions: instructionsOf(pool),
+    ttlMs: 0,
+    cacheScope: "private",
+    _meta: { [SERVER_INFO_KEY]: identityOf(pool) },
   };
 }
 

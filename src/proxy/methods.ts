@@ -12,6 +12,7 @@ import type { Logger } from "../log.ts";
 import { UpstreamError, type Upstream } from "../servers/upstream.ts";
 import { handleToolCall, unrecordedLine, type CallContext } from "./calls.ts";
 import type { ClientRequest } from "./client-request.ts";
+import { exchange } from "./exchange.ts";
 import type { ServerPool } from "./pool.ts";
 import type { ServerTurn } from "./server-turns.ts";
 import type { SessionRun } from "./session-run.ts";
@@ -80,10 +81,21 @@ export async function dispatch(ctx: MethodContext, frame: RequestFrame, request:
       if (!owner) return refuse(ErrorCode.InvalidParams, "completion/complete: no server owns this reference");
       return forward(ctx, owner, frame, raw, request);
     }
+    case "subscriptions/listen":
+      // Its notifications would have to be told apart per subscription and mapped back: not done, so refused
+      // at once rather than left open with nothing ever coming.
+      return refuse(ErrorCode.MethodNotFound, "Method not found: subscriptions/listen (Synartesis does not relay subscriptions)");
+    case "tasks/get":
+    case "tasks/update":
+    case "tasks/cancel": {
+      const owner = single ?? pool.taskOwner(params.taskId);
+      if (!owner) return refuse(ErrorCode.InvalidParams, `no server runs the task ${JSON.stringify(params.taskId)}`);
+      return forward(ctx, owner, frame, raw, request);
+    }
     case "logging/setLevel": {
       pool.setLogLevel(params.level);
       if (single) return forward(ctx, single, frame, raw, request);
-      const targets = pool.upstreams.filter((upstream) => upstream.capabilities?.logging);
+      const targets = pool.upstreams.filter((upstream) => upstream.capabilities?.logging && upstream.era !== "modern");
       await Promise.allSettled(targets.map(async (upstream) => (await upstream.ensureReady(), upstream.request("logging/setLevel", params))));
       return ctx.answer(request, resultLine(id, {}));
     }
@@ -93,11 +105,16 @@ export async function dispatch(ctx: MethodContext, frame: RequestFrame, request:
   }
 }
 
-/** Send a request on to its server (started again if it died) and its answer back, with the client's id. */
+/**
+ * Send a request on to its server (started again if it died) and its answer
+ * back, with the client's id; a 2026-era server's request for input is asked
+ * of the client on the way (prompts/get and resources/read may need some).
+ */
 async function forward(ctx: MethodContext, upstream: Upstream, frame: RequestFrame, line: string, request: ClientRequest): Promise<void> {
   try {
-    const answer = await upstream.deliver(line, frame.msg.method, { origin: request, progressToken: frame.msg.params?._meta?.progressToken });
-    ctx.answer(request, withIdText(answer.raw, frame.id.text));
+    const exchanged = await exchange(upstream, line, frame.msg.method, { origin: request, progressToken: frame.msg.params?._meta?.progressToken });
+    if ("stopped" in exchanged) return ctx.answer(request, errorLine(frame.id, ErrorCode.InternalError, `Synartesis: ${exchanged.stopped}`));
+    ctx.answer(request, withIdText(exchanged.reply.raw, frame.id.text));
   } catch (error) {
     if (!(error instanceof UpstreamError)) throw error;
     ctx.answer(request, errorLine(frame.id, ErrorCode.InternalError, error.message));
@@ -141,6 +158,7 @@ async function toolCall(ctx: MethodContext, frame: RequestFrame, request: Client
     otherParams,
     progressToken: msg.params?._meta?.progressToken,
     origin: request,
+    answerNow: (line) => ctx.answer(request, line),
     turn: request.turn ?? ctx.pool.reserveTurn(target.upstream.name),
   });
   ctx.answer(request, answer);

@@ -7,14 +7,14 @@
 import { ErrorCode } from "@modelcontextprotocol/sdk/types.js";
 import type { SignInRequired } from "../auth/provider.ts";
 import { SynartesisError } from "../errors.ts";
-import type { NotificationFrame, RequestFrame } from "../jsonrpc/frames.ts";
-import { errorLine } from "../jsonrpc/messages.ts";
+import { frameOf, type NotificationFrame, type RequestFrame } from "../jsonrpc/frames.ts";
+import { errorLine, messageLine } from "../jsonrpc/messages.ts";
 import type { Logger } from "../log.ts";
 import { createMatcher, type Matcher } from "../manifest/match.ts";
 import type { Manifest } from "../manifest/types.ts";
 import type { Connector } from "../servers/link.ts";
 import { listTools, policyFit, toolNames } from "../servers/tools.ts";
-import { startFailure, Upstream } from "../servers/upstream.ts";
+import { startFailure, Upstream, UpstreamError } from "../servers/upstream.ts";
 import { Router } from "./router.ts";
 import { ServerTurns, type ServerTurn } from "./server-turns.ts";
 import { ToolCatalog } from "./tool-catalog.ts";
@@ -46,14 +46,19 @@ export class ServerPool {
   readonly router: Router;
   /** Which tools each server offers (R-PROXY-12). */
   readonly catalog = new ToolCatalog();
+  /** Servers that could not start for want of a sign-in: started on the first request after someone signs in. */
+  readonly awaitingSignIn = new Set<Upstream>();
   private readonly turns = new ServerTurns();
   private readonly members = new Set<PoolMember>();
+  private readonly closeWatchers = new Set<(upstream: Upstream, reason: string) => void>();
   private readonly log: Logger;
   private opened: Promise<void> | undefined;
   private started: Promise<void> | undefined;
   /** What clients set up on servers, put back when one restarts. */
   private logLevel: unknown;
   private readonly subscriptions = new Map<Upstream, Set<string>>();
+  /** Tasks 2026-era servers run calls as (R-ERA-4): which server runs each, and who follows it. */
+  private readonly tasks = new Map<string, { upstream: Upstream; followers: Set<() => void> }>();
 
   constructor(options: PoolOptions) {
     this.manifest = options.manifest;
@@ -66,7 +71,10 @@ export class ServerPool {
             log: options.log,
             connector: options.connector,
             onMessage: (upstream, frame) => (frame.kind === "request" ? this.routeRequest(upstream, frame) : this.routeNotification(upstream, frame)),
-            onClose: (upstream, reason) => this.members.forEach((member) => member.serverClosed(upstream, reason)),
+            onClose: (upstream, reason) => {
+              this.members.forEach((member) => member.serverClosed(upstream, reason));
+              this.closeWatchers.forEach((watch) => watch(upstream, reason));
+            },
             onRestart: (upstream) => this.replaySetup(upstream),
             signIn: (upstream, needed, origin) => {
               const member = origin && this.memberOf(new Set([origin.session]));
@@ -95,6 +103,12 @@ export class ServerPool {
     this.members.delete(member);
   }
 
+  /** Be told when a server stops, as a session is (reason "stopped": we stopped it), while no session may be there to hear it; returns how to stop. */
+  watchClosed(watch: (upstream: Upstream, reason: string) => void): () => void {
+    this.closeWatchers.add(watch);
+    return () => this.closeWatchers.delete(watch);
+  }
+
   /** Start every server's process or connection now (once), so one that cannot start is known before a client asks. */
   open(): Promise<void> {
     this.opened ??= (async () => {
@@ -115,10 +129,20 @@ export class ServerPool {
 
   private async startAndVerify(initParams: unknown): Promise<void> {
     const started = await Promise.allSettled(this.upstreams.map((upstream) => upstream.start(initParams)));
-    const failed = started.findIndex((result) => result.status === "rejected");
-    if (failed !== -1) throw startFailure(this.upstreams[failed]!, (started[failed] as PromiseRejectedResult).reason);
+    for (const [index, result] of started.entries()) {
+      if (result.status === "fulfilled") continue;
+      const upstream = this.upstreams[index]!;
+      // A server that needs a sign-in does not keep the others from serving: it is started when someone signs in (R-AUTH-4).
+      if (!(result.reason instanceof UpstreamError && result.reason.signIn)) throw startFailure(upstream, result.reason);
+      this.awaitingSignIn.add(upstream);
+      this.log.warn("a server needs a sign-in; it starts once someone signs in (through a client that can show a URL, or with synartesis login)", {
+        server: upstream.name,
+        error: result.reason.message,
+      });
+    }
     const toolsByServer = new Map<string, Set<string>>();
     for (const upstream of this.upstreams) {
+      if (this.awaitingSignIn.has(upstream)) continue;
       let names: Set<string>;
       try {
         names = toolNames(await listTools(upstream));
@@ -164,10 +188,38 @@ export class ServerPool {
   private routeNotification(upstream: Upstream, frame: NotificationFrame): void {
     const method = frame.msg.method;
     if (method === "notifications/tools/list_changed") this.catalog.forget(upstream);
+    if (method === "notifications/tasks") this.taskChanged(upstream, frame.msg.params?.taskId);
     if (method !== "notifications/progress") return this.members.forEach((member) => member.serverNotification(upstream, frame));
     const member = this.memberOf(upstream.sessionsWithToken(frame.msg.params?.progressToken));
     if (member) member.serverNotification(upstream, frame);
     else this.log.debug("progress for no single client; dropped", { server: upstream.name });
+  }
+
+  /** A server whose tools clients could not see (it needed a sign-in) now offers them: every session is told, as the server itself would. */
+  private toolsChanged(upstream: Upstream): void {
+    const line = messageLine("notifications/tools/list_changed", {});
+    const frame = frameOf(JSON.parse(line), line);
+    if (frame.kind === "notification") this.routeNotification(upstream, frame);
+  }
+
+  // ---- tasks ----
+
+  /** Follow `taskId`, run by `upstream`: `wake` is called when a notification says it changed. Returns the unfollow. */
+  followTask(upstream: Upstream, taskId: string, wake: () => void): () => void {
+    let task = this.tasks.get(taskId);
+    if (!task || task.upstream !== upstream) this.tasks.set(taskId, (task = { upstream, followers: new Set() }));
+    task.followers.add(wake);
+    return () => task.followers.delete(wake);
+  }
+
+  /** The server that runs a task (a client's tasks/get goes there). */
+  taskOwner(taskId: unknown): Upstream | undefined {
+    return typeof taskId === "string" ? this.tasks.get(taskId)?.upstream : undefined;
+  }
+
+  private taskChanged(upstream: Upstream, taskId: unknown): void {
+    const task = typeof taskId === "string" ? this.tasks.get(taskId) : undefined;
+    if (task?.upstream === upstream) for (const wake of task.followers) wake();
   }
 
   // ---- what clients set up on servers ----
@@ -187,6 +239,9 @@ export class ServerPool {
   /** A restarted server gets the clients' logging level and resource subscriptions again. */
   private async replaySetup(upstream: Upstream): Promise<void> {
     this.catalog.forget(upstream);
+    if (this.awaitingSignIn.delete(upstream)) this.toolsChanged(upstream);
+    // A 2026-era server keeps nothing between requests: there is nothing to put back.
+    if (upstream.era === "modern") return;
     const requests: Array<[string, unknown]> = [];
     if (this.logLevel !== undefined && upstream.capabilities?.logging) requests.push(["logging/setLevel", { level: this.logLevel }]);
     for (const uri of this.subscriptions.get(upstream) ?? []) requests.push(["resources/subscribe", { uri }]);

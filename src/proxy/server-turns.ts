@@ -14,6 +14,12 @@ export interface ServerTurn {
   run<T>(work: (turn: RunningTurn) => Promise<T>): Promise<T>;
   /** Give the place up without running (a call held, refused or failed before it ran); once run, this does nothing. */
   release(): void;
+  /**
+   * Inside `run`: give the place up while `waiting` (nothing of this call is
+   * at the server meanwhile, e.g. a 2026-era client is answering a server's
+   * request for input), then queue again behind whoever came since.
+   */
+  pause<T>(waiting: Promise<T>): Promise<T>;
 }
 
 export interface RunningTurn {
@@ -49,16 +55,21 @@ export class ServerTurns {
 
   /** A place in `server`'s queue, taken now. */
   reserve(server: string): ServerTurn {
-    const previous = this.last.get(server);
-    const place = new Place();
-    if (previous) previous.next = place;
-    this.last.set(server, place);
-    const before = previous ? { wrote: previous.wrote.promise, done: previous.done.promise } : NOTHING_BEFORE;
+    const take = () => {
+      const previous = this.last.get(server);
+      const place = new Place();
+      if (previous) previous.next = place;
+      this.last.set(server, place);
+      const before = previous ? { wrote: previous.wrote.promise, done: previous.done.promise } : NOTHING_BEFORE;
+      return { place, before };
+    };
+    let { place, before } = take();
     // Done means this call and every one before it are done: a call refused before it waited for mayWrite still holds the next one's write back.
     const over = () => {
       if (place.state === "over") return false;
       place.state = "over";
-      void before.done.then(place.done.resolve);
+      const { done } = place;
+      void before.done.then(done.resolve);
       return true;
     };
     return {
@@ -82,7 +93,21 @@ export class ServerTurns {
         }
       },
       release() {
-        if (over()) void before.wrote.then(place.wrote.resolve);
+        if (!over()) return;
+        const { wrote } = place;
+        void before.wrote.then(wrote.resolve);
+      },
+      async pause<T>(waiting: Promise<T>): Promise<T> {
+        place.wrote.resolve();
+        over();
+        try {
+          return await waiting;
+        } finally {
+          ({ place, before } = take());
+          place.state = "running";
+          // Nothing it read before stands for what the calls that ran meanwhile left: it writes again once they are all done.
+          await before.done;
+        }
       },
     };
   }

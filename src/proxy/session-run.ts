@@ -1,12 +1,14 @@
 // The run of one client session (R-PROXY-16): created by the session's first
 // tools/call (a session that only lists leaves none), closed when the session
 // ends; and the context each of its calls is recorded with.
-import { JournalError, type Journal } from "../journal/journal.ts";
+import { hostname } from "node:os";
+import { isDatabaseUrl, JournalError, type Journal } from "../journal/journal.ts";
 import type { Run } from "../journal/types.ts";
 import type { Logger } from "../log.ts";
+import { approveCommandFor } from "../self.ts";
 import type { CallContext } from "./calls.ts";
 import type { ServerPool } from "./pool.ts";
-import type { ProtectedPaths } from "./protected-paths.ts";
+import { credentialsFolder, ProtectedPaths } from "./protected-paths.ts";
 
 /** What a session's calls are recorded with. */
 export interface RecordingOptions {
@@ -26,6 +28,24 @@ export interface RecordingOptions {
 
 export type SessionRunOptions = RecordingOptions & { onJournalError(error: JournalError): void };
 
+/** How this process records its sessions' calls: real time and ids, this host and pid, Synartesis's own files protected. */
+export function recordingOptions(options: { pool: ServerPool; journal: Journal; log: Logger; cwd: string }): RecordingOptions {
+  const { pool, journal } = options;
+  return {
+    ...options,
+    now: () => new Date(),
+    newId: () => crypto.randomUUID(),
+    approveCommand: approveCommandFor(journal.path),
+    host: hostname(),
+    pid: process.pid,
+    protectedPaths: new ProtectedPaths({
+      manifest: pool.manifest.path,
+      ...(isDatabaseUrl(journal.path) ? {} : { journal: journal.path }),
+      credentials: credentialsFolder(process.env),
+    }),
+  };
+}
+
 export class SessionRun {
   /** The client's name (its clientInfo.name), the run's label. */
   label = "unknown client";
@@ -36,6 +56,11 @@ export class SessionRun {
   private lostJournal: string | undefined;
 
   constructor(private readonly options: SessionRunOptions) {}
+
+  /** A name for the run from a call before it is created (a 2026-era client names itself on each request). */
+  proposeLabel(label: string | undefined): void {
+    if (label && !this.opened && !this.opening) this.label = label;
+  }
 
   /** What a call is recorded with; the first call creates the run (a JournalError when it cannot). */
   calls(): Promise<CallContext> {
@@ -57,6 +82,7 @@ export class SessionRun {
       newId: o.newId,
       approveCommand: o.approveCommand,
       upstream: (server) => o.pool.server(server),
+      followTask: (upstream, taskId, wake) => o.pool.followTask(upstream, taskId, wake),
       onJournalError: o.onJournalError,
       recordingStopped: () => this.recordingStopped(),
       protectedTarget: (server, args) => {

@@ -1,15 +1,14 @@
 // The proxy over stdio: one client session on this process's stdin/stdout,
 // over a pool of the manifest's servers, until stdin closes or a signal comes
 // (R-PROXY-9, R-PROXY-13). The entry the `proxy` command uses.
-import { hostname } from "node:os";
-import { isDatabaseUrl, type Journal } from "../journal/journal.ts";
+import type { Journal } from "../journal/journal.ts";
 import { LineSplitter } from "../jsonrpc/lines.ts";
 import type { Logger } from "../log.ts";
 import type { Manifest } from "../manifest/types.ts";
-import { approveCommandFor } from "../self.ts";
 import { ClientSession } from "./client-session.ts";
+import { onStopSignals } from "./drain.ts";
 import { ServerPool } from "./pool.ts";
-import { credentialsFolder, ProtectedPaths } from "./protected-paths.ts";
+import { recordingOptions } from "./session-run.ts";
 
 export { DEFAULT_DRAIN_SECONDS } from "./drain.ts";
 
@@ -43,9 +42,7 @@ export async function serveStdio(options: StdioOptions): Promise<void> {
   };
   const pool = new ServerPool({ manifest, log });
   const session = new ClientSession({
-    pool,
-    journal,
-    log,
+    ...recordingOptions({ pool, journal, log, cwd: options.cwd }),
     write: (line) => {
       unflushed++;
       try {
@@ -55,19 +52,8 @@ export async function serveStdio(options: StdioOptions): Promise<void> {
         flushed();
       }
     },
-    now: () => new Date(),
-    newId: () => crypto.randomUUID(),
-    approveCommand: approveCommandFor(journal.path),
-    host: hostname(),
-    pid: process.pid,
     // Someone typing at a terminal is told at once; a client gets a moment to send its initialize.
     initializeWaitMs: process.stdin.isTTY ? 0 : START_FAILURE_WAIT_MS,
-    protectedPaths: new ProtectedPaths({
-      manifest: manifest.path,
-      ...(isDatabaseUrl(journal.path) ? {} : { journal: journal.path }),
-      credentials: credentialsFolder(process.env),
-    }),
-    cwd: options.cwd,
   });
   await session.open();
   log.debug("proxy ready", { manifest: manifest.path, journal: journal.path });
@@ -78,23 +64,7 @@ export async function serveStdio(options: StdioOptions): Promise<void> {
     for await (const chunk of Bun.stdin.stream()) splitter.push(decoder.decode(chunk, { stream: true }));
     splitter.end();
   })();
-  // The first signal starts a bounded shutdown; a second one cuts it short (R-PROXY-13).
-  let stop!: () => void;
-  let force!: () => void;
-  const stopRequested = new Promise<void>((resolve) => (stop = resolve));
-  const forced = new Promise<void>((resolve) => (force = resolve));
-  let signals = 0;
-  const onSignal = (signal: string) => {
-    if (++signals === 1) {
-      log.info("shutting down", { signal, drainSeconds: options.drainMs / 1000 });
-      stop();
-    } else {
-      log.warn("a second signal: stopping now", { signal });
-      force();
-    }
-  };
-  process.on("SIGINT", () => onSignal("SIGINT"));
-  process.on("SIGTERM", () => onSignal("SIGTERM"));
+  const { stopRequested, forced, stop } = onStopSignals(log, options.drainMs);
   // A client that stops reading (EPIPE) has gone: end the session as on EOF.
   process.stdout.on("error", (error: NodeJS.ErrnoException) => {
     log.warn("the client stopped reading the proxy's output", { error: error.code ?? error.message });

@@ -1,7 +1,7 @@
 // Expected vs actual, side by side, for a drift report: both values
 // pretty-printed, lines aligned by a longest-common-subsequence diff. Pure.
 import type { Observation } from "../journal/types.ts";
-import { padVisible, printable, truncate, type Style } from "./style.ts";
+import { displayWidth, fitWidth, padVisible, printable, type Style } from "./style.ts";
 
 /**
  * JSON, pretty-printed, except that a string holding several lines (a file's
@@ -89,13 +89,26 @@ export function diffRows(expected: Observation | undefined, actual: Observation 
 /** Differing lines wrap (up to this many rows each); equal lines are context and are cut. */
 const MAX_WRAPPED_ROWS = 12;
 
+const graphemes = new Intl.Segmenter();
+
+/** `text` cut into rows of at most `width` terminal columns; past MAX_WRAPPED_ROWS the last row ends in "…". */
 function chunks(text: string, width: number): string[] {
-  const chars = [...text];
-  const parts: string[] = [];
-  for (let i = 0; i < chars.length && parts.length < MAX_WRAPPED_ROWS; i += width) parts.push(chars.slice(i, i + width).join(""));
-  const shown = parts.join("").length;
-  if (chars.length > shown) parts[parts.length - 1] = truncate(parts.at(-1)!, width - 1) + `…`;
-  return parts.length ? parts : [""];
+  const rows: string[] = [];
+  let row = "";
+  for (const { segment } of graphemes.segment(text)) {
+    if (row !== "" && displayWidth(row + segment) > width) {
+      rows.push(row);
+      row = "";
+      if (rows.length > MAX_WRAPPED_ROWS) break;
+    }
+    row += segment;
+  }
+  if (row !== "" || rows.length === 0) rows.push(row);
+  if (rows.length <= MAX_WRAPPED_ROWS) return rows;
+  const shown = rows.slice(0, MAX_WRAPPED_ROWS);
+  // One more row than fits: the last shown one is cut, with "…" saying so.
+  shown[MAX_WRAPPED_ROWS - 1] = fitWidth(shown[MAX_WRAPPED_ROWS - 1]! + rows[MAX_WRAPPED_ROWS], width);
+  return shown;
 }
 
 export function sideBySide(
@@ -110,7 +123,7 @@ export function sideBySide(
   const out = [`    ${padVisible(style.bold(labels[0]), column)} │ ${style.bold(labels[1])}`];
   for (const row of rows) {
     if (row.same) {
-      out.push(`    ${padVisible(truncate(row.left ?? "", column), column)} │ ${truncate(row.right ?? "", column)}`);
+      out.push(`    ${padVisible(fitWidth(row.left ?? "", column), column)} │ ${fitWidth(row.right ?? "", column)}`);
       continue;
     }
     const left = chunks(row.left ?? "", column);

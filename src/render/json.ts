@@ -46,6 +46,7 @@ export function actionJson(action: Action): Record<string, unknown> {
     settledNote: action.settledNote,
     withdrawnBy: action.withdrawnBy,
     withdrawnAt: action.withdrawnAt,
+    task: action.task,
     approvedBy: action.approvedBy,
     approvedAt: action.approvedAt,
     ts: action.ts,

@@ -1,6 +1,7 @@
 // Text renderings of runs, actions, gates and undo steps. Pure: data and a
 // style in, lines out.
 import { shortId, type Action, type Run, type RunSummary, type Settled } from "../journal/types.ts";
+import type { DecisionCommand } from "../self.ts";
 import { isStop, staticVerdict, type Step } from "../undo/plan.ts";
 import { sideBySide } from "./diff.ts";
 import { callName, classLabel, colourStatus, displayStatus, formatTime, oneLine, padVisible, printable, table, type Style } from "./style.ts";
@@ -47,17 +48,18 @@ export interface Note {
 }
 
 /** The notes under one action: id and time, the decision, errors, warnings, and the exact call that undoes it. */
-export function actionNotes(action: Action, approveCommand: (id8: string) => string): Note[] {
+export function actionNotes(action: Action, decisionCommand: DecisionCommand): Note[] {
   const notes: Note[] = [];
   // Every note may carry text from the agent or a server: made printable here, once.
   const note = (label: string, text: string, warn?: boolean) => notes.push(warn ? { label, text: printable(text), warn } : { label, text: printable(text) });
   note("id", `${shortId(action.id)}  at ${formatTime(action.ts)}`);
   if (action.status === "gated") {
     note("held", action.heldReason ?? "awaiting approval");
-    note("approve", approveCommand(shortId(action.id)));
+    note("approve", decisionCommand("approve", shortId(action.id)));
   } else if (action.withdrawnAt) {
     if (action.heldReason) note("held", action.heldReason);
-    note("gate", `withdrawn by the undo of this run (${action.withdrawnBy ?? "?"} at ${formatTime(action.withdrawnAt)}); it never ran`);
+    const approved = action.approvedBy ? `approved by ${action.approvedBy} and never used, then ` : "";
+    note("gate", `${approved}withdrawn by the undo of this run (${action.withdrawnBy ?? "?"} at ${formatTime(action.withdrawnAt)}); it never ran`);
   } else if (action.status === "approved" || action.status === "denied") {
     if (action.heldReason) note("held", action.heldReason);
     const verb = action.status === "denied" ? "denied" : "approved";
@@ -67,9 +69,10 @@ export function actionNotes(action: Action, approveCommand: (id8: string) => str
     if (action.approvedBy) note("approved", `by ${action.approvedBy} at ${formatTime(action.approvedAt)}`);
     if (action.error) note(action.status === "pending" ? "unknown" : "error", action.error);
   }
+  if (action.task) note("task", action.status === "pending" ? `waits for task ${action.task} on ${action.server}: its outcome is known once the task ends` : `ran as task ${action.task} on ${action.server}`);
   // An unknown outcome only a person can settle: say how, pasteable from any folder.
   if (action.status === "pending" || (action.status === "rolling_back" && action.inverseSentAt)) {
-    note("settle", `${approveCommand(shortId(action.id)).replace(" approve ", " settle ")} --applied | --not-applied`);
+    note("settle", `${decisionCommand("settle", shortId(action.id))} --applied | --not-applied`);
   }
   if (action.settled) {
     note("settled", `${SETTLED_TEXT[action.settled]}: found by ${action.settledBy ?? "?"} at ${formatTime(action.settledAt)}${action.settledNote ? ` (${action.settledNote})` : ""}`);
@@ -86,12 +89,12 @@ export function actionNotes(action: Action, approveCommand: (id8: string) => str
 }
 
 /** One action as `show` prints it. */
-export function renderAction(action: Action, style: Style, approveCommand: (id8: string) => string): string[] {
+export function renderAction(action: Action, style: Style, decisionCommand: DecisionCommand): string[] {
   const status = displayStatus(action);
   const lines = [
     `${style.bold(`#${action.seq}`.padStart(4))}  ${classLabel(action.class).padEnd(14)}  ${padVisible(colourStatus(style, status), 12)}  ${style.cyan(callName(action))} ${oneLine(action.args, 300)}`,
   ];
-  for (const note of actionNotes(action, approveCommand)) {
+  for (const note of actionNotes(action, decisionCommand)) {
     lines.push(`       ${style.dim(note.label.padEnd(9))}${note.warn ? style.yellow(note.text) : note.text}`);
   }
   return lines;
@@ -116,19 +119,19 @@ export function undoOutlook(action: Action): string {
   }
 }
 
-export function renderShow(run: Run, actions: Action[], style: Style, approveCommand: (id8: string) => string): string[] {
+export function renderShow(run: Run, actions: Action[], style: Style, decisionCommand: DecisionCommand): string[] {
   const lines = [runHeader(run, actions.length, style), ""];
   if (actions.length === 0) lines.push("  (no calls)");
-  for (const action of actions) lines.push(...renderAction(action, style, approveCommand));
+  for (const action of actions) lines.push(...renderAction(action, style, decisionCommand));
   return lines;
 }
 
-/** The deny command beside an approve command. */
-export function denyCommand(approveCommand: string): string {
-  return `${approveCommand.replace(" approve ", " deny ")} --reason "…"`;
+/** The deny command as `gates` and the review page show it, with the reason left to fill in. */
+export function denyWithReason(decisionCommand: DecisionCommand, id8: string): string {
+  return `${decisionCommand("deny", id8)} --reason "…"`;
 }
 
-export function renderGates(waiting: Action[], style: Style, approveCommand: (id8: string) => string): string[] {
+export function renderGates(waiting: Action[], style: Style, decisionCommand: DecisionCommand): string[] {
   if (waiting.length === 0) return ["Nothing is waiting for approval."];
   const lines: string[] = [];
   for (const action of waiting) {
@@ -136,8 +139,8 @@ export function renderGates(waiting: Action[], style: Style, approveCommand: (id
       `${style.bold(shortId(action.id))}  ${classLabel(action.class)}  ${style.cyan(callName(action))} ${oneLine(action.args, 300)}`,
       `          ${style.dim("why      ")}${printable(action.heldReason ?? "")}`,
       `          ${style.dim("since    ")}${formatTime(action.ts)} (run ${shortId(action.runId)})`,
-      `          ${style.dim("approve  ")}${approveCommand(shortId(action.id))}`,
-      `          ${style.dim("deny     ")}${denyCommand(approveCommand(shortId(action.id)))}`,
+      `          ${style.dim("approve  ")}${decisionCommand("approve", shortId(action.id))}`,
+      `          ${style.dim("deny     ")}${denyWithReason(decisionCommand, shortId(action.id))}`,
     );
   }
   return lines;

@@ -1,5 +1,6 @@
-// Colours and small text helpers for the CLI. Colour only on a terminal and
-// never with NO_COLOR (R-CLI-7); pure apart from colourEnabled().
+// Colours and small text helpers for the CLI. Colour only on a terminal, never
+// with NO_COLOR (R-CLI-7) and never on TERM=dumb: colourEnabled() is the one
+// place that decides, for every command and for help. Pure apart from it.
 import type { ActionStatus } from "../journal/types.ts";
 import type { ToolClass } from "../manifest/types.ts";
 
@@ -86,12 +87,14 @@ export function formatTime(iso: string | undefined): string {
   return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
 }
 
-export function visibleLength(text: string): number {
-  return [...text.replace(/\x1b\[[0-9;]*m/g, "")].length;
+/** Columns `text` takes on a terminal: colour codes take none, wide characters (CJK, most emoji) two. */
+export function displayWidth(text: string): number {
+  return Bun.stringWidth(text);
 }
 
+/** `text` followed by spaces up to `width` terminal columns. */
 export function padVisible(text: string, width: number): string {
-  return text + " ".repeat(Math.max(0, width - visibleLength(text)));
+  return text + " ".repeat(Math.max(0, width - displayWidth(text)));
 }
 
 /** Shorten to `max` characters with an ellipsis. */
@@ -106,10 +109,10 @@ export function oneLine(value: unknown, max = 160): string {
   return truncate(printable(JSON.stringify(value) ?? "undefined"), max);
 }
 
-/** Lay rows out as columns (the first row is the header). */
+/** Lay rows out as columns (the first row is the header), measured in terminal columns. */
 export function table(rows: string[][], gap = "  "): string[] {
   const widths: number[] = [];
-  for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, visibleLength(cell))));
+  for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, displayWidth(cell))));
   return rows.map((row) =>
     row
       .map((cell, i) => (i === row.length - 1 ? cell : padVisible(cell, widths[i]!)))
@@ -118,13 +121,6 @@ export function table(rows: string[][], gap = "  "): string[] {
   );
 }
 
-
-// ---- helpers for screens sized in terminal columns (watch) ----
-
-/** Columns `text` takes on a terminal: colour codes take none, wide characters two. */
-export function displayWidth(text: string): number {
-  return Bun.stringWidth(text);
-}
 
 const graphemes = new Intl.Segmenter();
 const ESCAPE = /\x1b\[[0-9;]*m/y;

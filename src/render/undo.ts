@@ -1,7 +1,7 @@
 // What undo says around its steps — the heading, "nothing to undo", the
 // closing summary and how to continue — for the CLI and the review page. Pure.
 import { shortId, type Action, type Run } from "../journal/types.ts";
-import { shellQuote } from "../self.ts";
+import { decisionCommandFor, shellQuote } from "../self.ts";
 import type { UndoOpening } from "../undo/begin.ts";
 import type { UndoReport } from "../undo/execute.ts";
 import type { Step } from "../undo/plan.ts";
@@ -18,17 +18,22 @@ export function nothingToUndo(run: Run, opening: Exclude<UndoOpening, { kind: "w
     return [`Nothing to undo: run ${shortId(run.id)} was already rolled back${opening.when ? ` at ${formatTime(opening.when)}` : ""}${opening.by ? ` by ${printable(opening.by)}` : ""}.`];
   }
   return [
-    ...opening.withdrawn.map((a) => `Withdrew the request for approval of #${a.seq} ${callText(a, 200)}: it will not run.`),
-    ...opening.wouldWithdraw.map((a) => `Would withdraw the request for approval of #${a.seq} ${callText(a, 200)}.`),
+    ...opening.withdrawn.map((a) => `Withdrew ${withdrawnWhat(a)} of #${a.seq} ${callText(a, 200)}: it will not run.`),
+    ...opening.wouldWithdraw.map((a) => `Would withdraw ${withdrawnWhat(a)} of #${a.seq} ${callText(a, 200)}.`),
     `Nothing${opening.withdrawn.length || opening.wouldWithdraw.length ? " else" : ""} to undo: no call in this run${fromSeq > 1 ? ` from #${fromSeq} on` : ""} changed anything.`,
   ];
 }
 
-/** The exact settle commands for an unknown outcome undo stopped at. */
+/** A request still waiting, or an approval given and never used. */
+function withdrawnWhat(action: Action): string {
+  return action.approvedBy ? `the approval (by ${printable(action.approvedBy)}, never used)` : "the request for approval";
+}
+
+/** The exact settle commands for an unknown outcome undo stopped at (with --journal when the person gave one). */
 export function settleLines(step: Step, journalPath?: string): string[] {
   if (!step.settle) return [];
-  const id = shortId(step.action.id);
-  const command = (flag: string) => ["synartesis", "settle", id, flag, ...(journalPath ? ["--journal", shellQuote(journalPath)] : [])].join(" ");
+  const settle = decisionCommandFor(journalPath || undefined, "synartesis")("settle", shortId(step.action.id));
+  const command = (flag: string) => `${settle} ${flag}`;
   const what = step.settle === "inverse" ? `the inverse undo sent for #${step.action.seq}` : `#${step.action.seq}`;
   return [
     `Once you know whether ${what} ran, record it:`,

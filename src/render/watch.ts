@@ -1,7 +1,7 @@
 // Frames of `synartesis watch` (R-CLI-5), and whether the full-screen view
 // should run at all. Pure: state, clock and screen size in, lines out.
 import { shortId, type Action, type RunSummary } from "../journal/types.ts";
-import { shellQuote } from "../self.ts";
+import { decisionWords, shellQuote, type DecisionVerb } from "../self.ts";
 import {
   ago,
   callName,
@@ -47,6 +47,18 @@ export interface WatchState {
   problem?: string;
 }
 
+/**
+ * What watch shows of the journal: its active runs, each marked when its proxy
+ * is known to be gone, the recent calls and the calls waiting for a decision.
+ */
+export function journalView(runs: RunSummary[], recent: Action[], waiting: Action[], gone: (run: RunSummary) => boolean): JournalView {
+  return {
+    runs: runs.filter((run) => run.status === "active").map((run): WatchRun => (gone(run) ? { ...run, gone: true } : run)),
+    recent,
+    waiting,
+  };
+}
+
 /** Printed once, when stdout is not a terminal or with --once. */
 export const ONCE_COLUMNS = 100;
 
@@ -61,12 +73,6 @@ export function watchMode(isTTY: boolean, once: boolean, env: Record<string, str
   if (!isTTY) return { live: false, reason: "stdout is not a terminal" };
   if (env.TERM === "dumb") return { live: false, reason: "TERM=dumb cannot redraw in place" };
   return { live: true, reason: "stdout is a terminal" };
-}
-
-/** The exact commands that decide a held call, pasteable from any folder (R-GATE-1). */
-export function decisionCommands(state: Pick<WatchState, "command" | "journalPath">, id8: string): { approve: string[]; deny: string[] } {
-  const tail = [id8, "--journal", shellQuote(state.journalPath)];
-  return { approve: [state.command, "approve", ...tail], deny: [state.command, "deny", ...tail] };
 }
 
 /** Groups of lines that stay together, under a heading, clipped to `budget` lines (with a note when given). */
@@ -145,18 +151,18 @@ function runLines(runs: WatchRun[], state: WatchState, style: Style): string[][]
 function waitingBlock(action: Action, state: WatchState, columns: number, style: Style): string[] {
   const id = shortId(action.id);
   const label = (text: string) => `    ${style.dim(text.padEnd(9))}`;
-  const commands = decisionCommands(state, id);
   const indent = " ".repeat(13);
-  const command = (name: string, words: string[]) => {
+  const command = (verb: DecisionVerb) => {
+    const words = decisionWords(verb, id, { command: state.command, journalPath: state.journalPath });
     const [first, ...rest] = wrapWords(words.map(printable), columns, indent);
-    return [label(name) + first!.slice(indent.length), ...rest];
+    return [label(verb) + first!.slice(indent.length), ...rest];
   };
   return [
     `  ${style.bold(id)}  ${style.yellow(classLabel(action.class))}  ${styledName(action, style)} ${oneLine(action.args, 400)}`,
     label("why") + printable(action.heldReason ?? "held for approval"),
     label("since") + `${clockTime(action.ts, state.now)} (${ago(action.ts, state.now)}), run ${shortId(action.runId)}`,
-    ...command("approve", commands.approve),
-    ...command("deny", commands.deny),
+    ...command("approve"),
+    ...command("deny"),
   ];
 }
 

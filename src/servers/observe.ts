@@ -1,6 +1,7 @@
 // Reading state through an upstream: the pre-read, the post-read and undo's
 // verification read all ask a tool and interpret its answer the same way.
 import { canonicalJson } from "../canonical.ts";
+import { resultTypeOf } from "../jsonrpc/eras.ts";
 import { errorOf, resultOf } from "../jsonrpc/frames.ts";
 import type { Read, VerifyCall } from "../journal/types.ts";
 import { payloadOf, textOf } from "../manifest/refs.ts";
@@ -35,6 +36,9 @@ export async function readState(upstream: Upstream, call: VerifyCall, origin?: O
     // A protocol error never means absence: the read did not happen as a read.
     const error = errorOf(reply.msg);
     if (error) return { read: { error: `${error.message} (JSON-RPC error ${error.code})` } };
+    const kind = resultTypeOf(reply.msg);
+    // Synartesis reads on its own: it has nobody to ask for input and does not wait for tasks.
+    if (kind !== "complete") return { read: { error: `${call.server}.${call.tool} answered with a ${kind} result instead of the state (a read must answer at once)` } };
     const result = resultOf(reply.msg);
     if (result?.isError) {
       const text = textOf(result) || JSON.stringify(result);

@@ -114,20 +114,26 @@ export class PendingRequests {
     for (const [id, entry] of [...this.byId]) if (session === undefined || entry.origin?.session === session) this.take(id)?.reject(error);
   }
 
-  /** The client sessions with a request in flight here. */
-  sessions(): Set<object> {
-    const sessions = new Set<object>();
-    for (const entry of this.byId.values()) if (entry.origin) sessions.add(entry.origin.session);
-    return sessions;
+  /** On whose behalf the requests in flight here were sent (only those carrying `progressToken`, when one is given). */
+  origins(progressToken?: unknown): Set<Origin> {
+    const ids = progressToken === undefined ? this.byId.keys() : (this.progress.get(JSON.stringify(progressToken)) ?? []);
+    const origins = new Set<Origin>();
+    for (const id of ids) {
+      const origin = this.byId.get(id)?.origin;
+      if (origin) origins.add(origin);
+    }
+    return origins;
   }
 
-  /** The client sessions whose requests carry this progress token (one, unless two clients chose the same token). */
-  sessionsWithToken(token: unknown): Set<object> {
-    const sessions = new Set<object>();
-    for (const id of this.progress.get(JSON.stringify(token)) ?? []) {
-      const session = this.byId.get(id)?.origin?.session;
-      if (session) sessions.add(session);
-    }
-    return sessions;
+  /** The client sessions with a request in flight here (only those carrying `progressToken`, when one is given). */
+  sessions(progressToken?: unknown): Set<object> {
+    return new Set([...this.origins(progressToken)].map((origin) => origin.session));
+  }
+
+  /** The requests of one client session in flight here (which of its calls a server's request belongs to). */
+  originsOf(session: object): Set<Origin> {
+    const origins = new Set<Origin>();
+    for (const entry of this.byId.values()) if (entry.origin?.session === session) origins.add(entry.origin);
+    return origins;
   }
 }

@@ -1,14 +1,15 @@
 // One upstream MCP server: connect to it (through a Link), speak JSON-RPC to
 // it, notice when it dies and start it again on next use.
-import type { Result } from "@modelcontextprotocol/sdk/types.js";
 import { AuthFailure } from "../auth/connection.ts";
 import type { SignInRequired } from "../auth/provider.ts";
 import { SynartesisError } from "../errors.ts";
+import { withEnvelope, withoutEnvelope, type Envelope, type Era } from "../jsonrpc/eras.ts";
 import { deservesAnswer, errorOf, frameOf, isRecord, resultOf, type NotificationFrame, type RequestFrame } from "../jsonrpc/frames.ts";
 import { errorLine, messageLine } from "../jsonrpc/messages.ts";
 import { withId } from "../jsonrpc/raw-json.ts";
 import type { Logger } from "../log.ts";
 import type { ServerSpec } from "../manifest/types.ts";
+import { greet, type Hello } from "./greeting.ts";
 import { connectServer, type Connector, type Link, type LinkEvents } from "./link.ts";
 import { PendingRequests, UpstreamError, type Origin, type Reply } from "./pending.ts";
 
@@ -44,8 +45,8 @@ function refusedBeforeRunning(error: Error): boolean {
 export class Upstream {
   readonly name: string;
   readonly spec: ServerSpec;
-  /** The server's answer to initialize, while it is running. */
-  initResult: Result | undefined;
+  /** What the server said of itself when it was opened (either era), while it is running. */
+  hello: Hello | undefined;
   /** What the server said it can do, kept across restarts (routing must not forget a dead server). */
   capabilities: Record<string, unknown> | undefined;
   private link: Link | undefined;
@@ -61,6 +62,8 @@ export class Upstream {
   private generation = 0;
   /** Completed handshakes: every one after the first is a restart. */
   private starts = 0;
+  /** While the server is being greeted, its closing is the greeting's to handle (a 2025-era server may exit on the probe). */
+  private greeting = false;
 
   constructor(
     spec: ServerSpec,
@@ -101,35 +104,69 @@ export class Upstream {
     }
   }
 
-  /** Open (if needed) and run the initialize handshake with the client's parameters. */
-  async start(initParams: unknown): Promise<Result> {
+  /**
+   * Open (if needed) and greet the server with the client's initialize
+   * parameters: in the newest era it speaks, decided here for this start of it
+   * (R-ERA-1), and logged.
+   */
+  async start(initParams: unknown): Promise<Hello> {
     this.initParams = initParams;
     await this.open();
-    const reply = await this.request("initialize", initParams);
-    const refusal = errorOf(reply.msg);
-    if (refusal) throw new UpstreamError(`it refused initialize: ${refusal.message} (code ${refusal.code})`, "start");
-    const hello = resultOf(reply.msg) ?? {};
-    this.initResult = hello;
-    const info = isRecord(hello.serverInfo) ? hello.serverInfo : {};
+    this.greeting = true;
+    let hello: Hello;
+    try {
+      hello = await greet(this, initParams);
+    } finally {
+      this.greeting = false;
+    }
+    this.hello = hello;
+    const info = hello.serverInfo;
     this.options.log.info(this.starts++ ? "server restarted" : "server started", {
       server: this.name,
       serverInfo: `${info.name ?? "?"} ${info.version ?? ""}`.trim(),
+      protocol: hello.protocolVersion,
+      ...(hello.why ? { why: hello.why } : {}),
     });
-    this.capabilities = isRecord(hello.capabilities) ? hello.capabilities : {};
-    if (typeof hello.protocolVersion === "string") this.link?.setProtocolVersion?.(hello.protocolVersion);
-    this.notify("notifications/initialized");
+    this.capabilities = hello.capabilities;
+    if (hello.era === "legacy") {
+      if (hello.protocolVersion) this.link?.setProtocolVersion?.(hello.protocolVersion);
+      this.notify("notifications/initialized");
+    }
     return hello;
+  }
+
+  /** The era this server is spoken to in (known once it is started). */
+  get era(): Era | undefined {
+    return this.hello?.era;
+  }
+
+  /** A process is probed for its era; an HTTP server is not (its transport speaks the 2025 era only). */
+  get probes(): boolean {
+    return this.spec.kind === "command";
+  }
+
+  /** Who Synartesis is on its own requests (reads, lists) to a 2026-era server: the client it was started for, asking for nothing. */
+  private ownEnvelope(): Envelope {
+    const params = isRecord(this.initParams) ? this.initParams : {};
+    return { clientCapabilities: {}, ...(isRecord(params.clientInfo) ? { clientInfo: params.clientInfo } : {}) };
+  }
+
+  /** A request line as this server's era wants it: a 2026-era server gets the envelope, a 2025-era one none. */
+  private forEra(line: string, envelope: Envelope | undefined): string {
+    if (this.hello?.era === "modern") return withEnvelope(line, envelope ?? this.ownEnvelope());
+    return this.hello ? withoutEnvelope(line) : line;
   }
 
   /** A dead server is started again (with the same handshake) before it is used. */
   async ensureReady(origin?: Origin): Promise<void> {
     const given = origin && this.abandoned.get(origin.session);
     if (given) throw new UpstreamError(given, "not_sent");
-    if (this.link && this.initResult) return;
+    if (this.link && this.hello) return;
     if (this.stopped) throw new UpstreamError(`server "${this.name}" is shutting down`, "not_sent");
     if (this.initParams === undefined) throw new UpstreamError(`server "${this.name}" has not been initialized`, "start");
     this.starting ??= (async () => {
-      this.options.log.warn("restarting server", { server: this.name, reason: this.exitReason });
+      // A server that never started (it waited for a sign-in) is started, not restarted.
+      if (this.starts) this.options.log.warn("restarting server", { server: this.name, reason: this.exitReason });
       try {
         await this.start(this.initParams);
         await this.options.onRestart?.(this);
@@ -141,9 +178,9 @@ export class Upstream {
   }
 
   /** Send a request the proxy makes itself. */
-  request(method: string, params?: unknown, origin?: Origin): Promise<Reply> {
+  request(method: string, params?: unknown, origin?: Origin, envelope?: Envelope): Promise<Reply> {
     const id = this.nextId++;
-    return this.send(id, method, messageLine(method, params, id), origin);
+    return this.send(id, method, this.forEra(messageLine(method, params, id), envelope), origin);
   }
 
   /**
@@ -152,30 +189,30 @@ export class Upstream {
    * was gone (it died, or an HTTP server forgot our session) is sent once more
    * to the restarted server, unless the client cancelled it meanwhile.
    */
-  deliver(rawLine: string, method: string, options: { origin?: Origin; progressToken?: unknown } = {}): Promise<Reply> {
+  deliver(rawLine: string, method: string, options: { origin?: Origin; progressToken?: unknown; envelope?: Envelope } = {}): Promise<Reply> {
     const { origin } = options;
     return this.withRestart(origin, () => {
       if (origin?.cancelled) throw new UpstreamError(`the client cancelled the ${method} request before it was sent`, "not_sent");
       const id = this.nextId++;
-      const reply = this.send(id, method, withId(rawLine, id), origin, options.progressToken);
+      const reply = this.send(id, method, this.forEra(withId(rawLine, id), options.envelope), origin, options.progressToken);
       origin?.sent?.(id, (reason) => this.cancel(id, reason));
       return reply;
     });
   }
 
   /** A request of the proxy's own (a pre-read, an inverse), with the same restart-and-retry as deliver(). */
-  ask(method: string, params?: unknown, origin?: Origin): Promise<Reply> {
-    return this.withRestart(origin, () => this.request(method, params, origin));
+  ask(method: string, params?: unknown, origin?: Origin, envelope?: Envelope): Promise<Reply> {
+    return this.withRestart(origin, () => this.request(method, params, origin, envelope));
   }
 
   private async withRestart(origin: Origin | undefined, attempt: () => Promise<Reply>): Promise<Reply> {
     let signedIn = false;
     for (let tries = 1; ; tries++) {
-      await this.ensureReady(origin);
       try {
+        await this.ensureReady(origin);
         return await attempt();
       } catch (error) {
-        // Refused for want of a sign-in (so it did not run): once a person signs in, it is sent again.
+        // Refused for want of a sign-in (its start, or the request itself: either way nothing ran): once a person signs in, it is sent again.
         if (error instanceof UpstreamError && error.signIn && !signedIn && this.options.signIn) {
           signedIn = true;
           if (await this.options.signIn(this, error.signIn, origin)) continue;
@@ -266,9 +303,19 @@ export class Upstream {
     return this.pending.sessions();
   }
 
+  /** The requests of one client session in flight here. */
+  originsOf(session: object): Set<Origin> {
+    return this.pending.originsOf(session);
+  }
+
   /** The client sessions whose requests carry this progress token (one, unless two clients chose the same token). */
   sessionsWithToken(token: unknown): Set<object> {
-    return this.pending.sessionsWithToken(token);
+    return token === undefined ? new Set() : this.pending.sessions(token);
+  }
+
+  /** The client requests in flight here (only those carrying `progressToken`, when one is given). */
+  originsWaiting(progressToken?: unknown): Set<Origin> {
+    return this.pending.origins(progressToken);
   }
 
   private onLine(line: string): void {
@@ -304,14 +351,14 @@ export class Upstream {
   private onClose(reason: string): void {
     this.generation++;
     this.link = undefined;
-    this.initResult = undefined;
+    this.hello = undefined;
     this.exitReason = reason;
-    if (reason !== "stopped") {
+    if (reason !== "stopped" && !this.greeting) {
       this.options.log.error("server stopped", { server: this.name, reason, stderr: this.stderrTail.slice(-10) });
     }
     const why = `server "${this.name}" ${reason} while a reply was owed`;
     this.pending.rejectAll(new UpstreamError(why, "closed"));
-    this.options.onClose?.(this, reason);
+    if (!this.greeting) this.options.onClose?.(this, reason);
   }
 
   /** Why the server stopped, if it did. */

@@ -13,6 +13,7 @@ import { processAlive } from "../processes.ts";
 import { decisionText, settledText } from "../render/runs.ts";
 import { plain } from "../render/style.ts";
 import { continueCommand, nothingToUndo, replannedText, settleLines, undoHeading, undoSummary } from "../render/undo.ts";
+import type { DecisionCommand } from "../self.ts";
 import { openUndo } from "../undo/begin.ts";
 import { undoRun } from "../undo/execute.ts";
 import type { JournalSource } from "./source.ts";
@@ -24,7 +25,7 @@ export interface ApiContext {
   manifest?: string;
   cwd: string;
   now(): Date;
-  approveCommand(id8: string): string;
+  decisionCommand: DecisionCommand;
   /** The default decider: the user running the page. */
   decider: string;
   /** Undos in progress (shutdown waits for them). */
@@ -117,7 +118,7 @@ async function findRun(journal: Journal, id: string): Promise<Run> {
 
 async function showRun(journal: Journal, id: string, ctx: ApiContext) {
   const run = await findRun(journal, id);
-  return runView(run, await journal.actionsOfRun(run.id), gone(run), ctx.approveCommand);
+  return runView(run, await journal.actionsOfRun(run.id), gone(run), ctx.decisionCommand);
 }
 
 async function listGates(journal: Journal, ctx: ApiContext): Promise<GatesView> {
@@ -125,7 +126,7 @@ async function listGates(journal: Journal, ctx: ApiContext): Promise<GatesView> 
   const gates = [];
   for (const action of await journal.waiting()) {
     if (!runs.has(action.runId)) runs.set(action.runId, await journal.getRun(action.runId));
-    gates.push(gateView(action, runs.get(action.runId), ctx.approveCommand));
+    gates.push(gateView(action, runs.get(action.runId), ctx.decisionCommand));
   }
   return { gates, decider: ctx.decider };
 }

@@ -1,16 +1,6 @@
-// The review page's request checks (R-UI-4), pure: which Host names are
-// ours, whether a request comes from the page itself, and the session cookie.
-import { timingSafeEqual } from "node:crypto";
-
-/** The names a browser may use for the page: the bound loopback address and localhost (DNS-rebinding protection). */
-export function hostAllowed(host: string | null, boundAddress: string): boolean {
-  if (!host) return false;
-  const name = host.startsWith("[") ? host.slice(0, host.indexOf("]") + 1) : host.replace(/:\d+$/, "");
-  const port = host.slice(name.length);
-  if (port !== "" && !/^:\d{1,5}$/.test(port)) return false;
-  const lower = name.toLowerCase();
-  return lower === "localhost" || lower === boundAddress || (boundAddress.includes(":") && lower === `[${boundAddress}]`);
-}
+// The review page's own request checks (R-UI-4), pure: whether a request
+// comes from the page itself, and the session cookie. Host names and tokens
+// are checked as for every HTTP server of Synartesis (http/guard.ts).
 
 /**
  * Whether a state-changing request was made by the page itself: its Origin is
@@ -36,17 +26,4 @@ export function cookieValue(header: string | null, name: string): string | undef
     if (eq !== -1 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
   }
   return undefined;
-}
-
-/** Compare a presented token with the real one in constant time. */
-export function tokenMatches(presented: string | null | undefined, token: string): boolean {
-  if (!presented) return false;
-  const a = Buffer.from(presented);
-  const b = Buffer.from(token);
-  return a.length === b.length && timingSafeEqual(a, b);
-}
-
-/** A fresh token: 32 random bytes, URL-safe. */
-export function newToken(): string {
-  return Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64url");
 }

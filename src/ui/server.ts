@@ -4,13 +4,16 @@
 // the page's own origin. Serves the embedded page and the API.
 import type { Server } from "bun";
 import { SynartesisError } from "../errors.ts";
+import type { DecisionCommand } from "../self.ts";
 import { handleApi, jsonResponse, type ApiContext } from "./api.ts";
 import { loadAssets, type Asset } from "./assets.ts";
 import { ChangeFeed } from "./events.ts";
-import { cookieValue, hostAllowed, newToken, sameOrigin, tokenMatches } from "./guard.ts";
+import { allowedNames, hostAllowed, newToken, tokenMatches } from "../http/guard.ts";
+import { cookieValue, sameOrigin } from "./guard.ts";
 import { JournalSource } from "./source.ts";
 
 export const UI_ADDRESS = "127.0.0.1";
+const UI_NAMES = allowedNames(UI_ADDRESS);
 
 export interface UiServerOptions {
   /** 0: any free port. */
@@ -19,7 +22,8 @@ export interface UiServerOptions {
   /** An explicit manifest for undo (absolute), instead of the one each run was recorded with. */
   manifest?: string;
   cwd: string;
-  approveCommand(id8: string): string;
+  /** The commands that decide a call, for this journal. */
+  decisionCommand: DecisionCommand;
   decider: string;
 }
 
@@ -66,7 +70,7 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
     ...(options.manifest ? { manifest: options.manifest } : {}),
     cwd: options.cwd,
     now: () => new Date(),
-    approveCommand: options.approveCommand,
+    decisionCommand: options.decisionCommand,
     decider: options.decider,
     undos,
     keepOpen: (request) => server.timeout(request, 0),
@@ -75,7 +79,7 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
   async function route(request: Request): Promise<Response> {
     const url = new URL(request.url);
     const path = url.pathname;
-    if (!hostAllowed(request.headers.get("host"), UI_ADDRESS)) {
+    if (!hostAllowed(request.headers.get("host"), UI_NAMES)) {
       return text(403, `Refused: this page answers only to ${UI_ADDRESS} and localhost.`);
     }
     const cookie = `synartesis_ui_${server.port}`;

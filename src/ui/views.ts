@@ -4,8 +4,9 @@
 import { shortId, type Action, type Run, type RunSummary } from "../journal/types.ts";
 import type { ToolClass } from "../manifest/types.ts";
 import { diffRows, type DiffRow } from "../render/diff.ts";
-import { actionNotes, denyCommand, stepView, type Note, type StepView } from "../render/runs.ts";
+import { actionNotes, denyWithReason, stepView, type Note, type StepView } from "../render/runs.ts";
 import { classLabel, displayStatus, formatTime } from "../render/style.ts";
+import type { DecisionCommand } from "../self.ts";
 import type { Step } from "../undo/plan.ts";
 
 /** Longest text of one value the page gets (arguments, states, results); `synartesis show --json` has the rest. */
@@ -116,7 +117,7 @@ export function runRow(run: RunSummary, gone: boolean): RunRow {
   return row;
 }
 
-export function callView(action: Action, approveCommand: (id8: string) => string): CallView {
+export function callView(action: Action, decisionCommand: DecisionCommand): CallView {
   const view: CallView = {
     id: action.id,
     ref: shortId(action.id),
@@ -127,7 +128,7 @@ export function callView(action: Action, approveCommand: (id8: string) => string
     status: displayStatus(action),
     time: formatTime(action.ts),
     args: valueText(action.args),
-    notes: actionNotes(action, approveCommand),
+    notes: actionNotes(action, decisionCommand),
   };
   if (action.snapshot || action.postState) {
     view.states = { labels: ["before the call", "after the call"], rows: diffRows(action.snapshot, action.postState) };
@@ -136,7 +137,7 @@ export function callView(action: Action, approveCommand: (id8: string) => string
   return view;
 }
 
-export function runView(run: Run, actions: Action[], gone: boolean, approveCommand: (id8: string) => string): RunView {
+export function runView(run: Run, actions: Action[], gone: boolean, decisionCommand: DecisionCommand): RunView {
   const counts = {
     actions: actions.length,
     unknown: actions.filter((a) => a.status === "pending").length,
@@ -144,13 +145,12 @@ export function runView(run: Run, actions: Action[], gone: boolean, approveComma
   };
   return {
     run: { ...runRow({ ...run, ...counts }, gone), ...(run.manifest ? { manifest: run.manifest } : {}) },
-    calls: actions.map((action) => callView(action, approveCommand)),
+    calls: actions.map((action) => callView(action, decisionCommand)),
   };
 }
 
-export function gateView(action: Action, run: Run | undefined, approveCommand: (id8: string) => string): GateView {
+export function gateView(action: Action, run: Run | undefined, decisionCommand: DecisionCommand): GateView {
   const ref = shortId(action.id);
-  const approve = approveCommand(ref);
   return {
     id: action.id,
     ref,
@@ -160,8 +160,8 @@ export function gateView(action: Action, run: Run | undefined, approveCommand: (
     reason: action.heldReason ?? "",
     since: formatTime(action.ts),
     run: { id: action.runId, ref: shortId(action.runId), label: run?.label ?? "" },
-    approveCommand: approve,
-    denyCommand: denyCommand(approve),
+    approveCommand: decisionCommand("approve", ref),
+    denyCommand: denyWithReason(decisionCommand, ref),
   };
 }
 

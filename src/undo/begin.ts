@@ -38,7 +38,8 @@ export async function openUndo(journal: Journal, run: Run, actions: Action[], op
     });
   }
   checkScope(actions, fromSeq, shortId(run.id));
-  const openRequests = inScope(actions, fromSeq).filter((a) => a.status === "gated");
+  // Requests still waiting, and approvals given but never used: neither may run once the run is undone.
+  const openRequests = inScope(actions, fromSeq).filter((a) => a.status === "gated" || (a.status === "approved" && !a.spentBy));
   if (hasWork(actions, fromSeq)) {
     // Requests go first, so none of them can be approved and run while the run is undone.
     const withdrawn = dryRun ? [] : await journal.withdrawRequests(run.id, fromSeq, by, options.now().toISOString());

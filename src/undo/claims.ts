@@ -62,6 +62,8 @@ export function interruptedInverse(action: Action, now: Date, leaseMs: number): 
  * Undefined when it can no longer land.
  */
 async function stillLanding(journal: Journal, manifest: Manifest, action: Action, now: Date): Promise<string | undefined> {
+  // A task that was not seen to end may still be running, however long ago it started (R-ERA-4).
+  if (action.task) return `${action.server} runs it as task ${action.task}, which had not ended when Synartesis last saw it; its effect may still come`;
   const run = await journal.getRun(action.runId);
   if (run && processAlive(run.host, run.pid)) return `the proxy that made it (pid ${run.pid}) is still running, and its answer may still come`;
   const timeoutMs = manifest.servers[action.server]?.timeoutMs ?? DEFAULT_TIMEOUT_SECONDS * 1000;

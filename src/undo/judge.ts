@@ -64,7 +64,12 @@ export function judgeUnknown(action: Action, now: Read, stillLanding?: string): 
       action,
       outcome: "halt",
       why: `the outcome of ${name} is not known yet: ${stillLanding}`,
-      hint: "Run undo again once its answer has come or its time is up.",
+      ...(action.task
+        ? {
+            hint: `Wait for the proxy following task ${action.task} to record its end, then run undo again; if no proxy follows it any more, ask ${action.server} about the task and record what you found with synartesis settle (below).`,
+            settle: "call" as const,
+          }
+        : { hint: "Run undo again once its answer has come or its time is up." }),
     };
   }
   if (readFailed(now)) {

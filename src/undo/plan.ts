@@ -69,9 +69,12 @@ export function staticVerdict(action: Action): StaticVerdict {
     case "gated":
       return { kind: "skip", why: "held for approval; it never ran (a real undo withdraws the request)" };
     case "approved":
-      return { kind: "skip", why: action.spentBy ? "an approval, spent by the call that ran" : "approved, but never retried; it never ran" };
+      return { kind: "skip", why: action.spentBy ? "an approval, spent by the call that ran" : "approved, but never retried; it never ran (a real undo withdraws the approval)" };
     case "denied":
-      if (action.withdrawnAt) return { kind: "skip", why: `its request for approval was withdrawn by an undo (${action.withdrawnBy ?? "?"}, ${action.withdrawnAt}); it never ran` };
+      if (action.withdrawnAt) {
+        const what = action.approvedBy ? `its approval (by ${action.approvedBy}, never used)` : "its request for approval";
+        return { kind: "skip", why: `${what} was withdrawn by an undo (${action.withdrawnBy ?? "?"}, ${action.withdrawnAt}); it never ran` };
+      }
       return { kind: "skip", why: "denied; it never ran" };
     case "failed":
       if (action.settled === "not_applied") return { kind: "skip", why: `${settledBy(action)} found that it did not run: nothing to undo` };
@@ -81,12 +84,15 @@ export function staticVerdict(action: Action): StaticVerdict {
     case "unrecoverable":
       return { kind: "left", why: action.undoNote ? `${name}: ${action.undoNote}; left for a person` : `${name} cannot be undone; left in place` };
     case "pending":
+      // A read says whether it left a trace; a task still running may leave one later (claims.ts says so).
       if (action.verify && action.snapshot && (action.class === "reversible" || action.class === "compensable")) {
         return { kind: "unknown", verify: action.verify };
       }
       return {
         kind: "halt",
-        why: `the outcome of ${name} is unknown (the proxy never learnt whether it ran)`,
+        why: action.task
+          ? `the outcome of ${name} is unknown: it runs as task ${action.task}, which had not ended when Synartesis last saw it`
+          : `the outcome of ${name} is unknown (the proxy never learnt whether it ran)`,
         hint: SETTLE_CALL_HINT,
         settle: "call",
       };

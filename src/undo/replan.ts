@@ -10,8 +10,11 @@ export interface Replanned {
   warnings: string[];
 }
 
-/** Undefined when the action is not something undo would revert. */
-export function replanAction(action: Action, matcher: Matcher): Replanned | undefined {
+/**
+ * Undefined when the action is not something undo would revert. `givenResult`:
+ * the call's result payload as a person found it (its answer never came).
+ */
+export function replanAction(action: Action, matcher: Matcher, givenResult?: unknown): Replanned | undefined {
   if (action.status !== "applied" && action.status !== "rolling_back") return undefined;
   if (action.class === "readonly" || action.class === "irreversible") return undefined;
   const rule = matcher.classify(action.server, action.tool).rule;
@@ -24,7 +27,7 @@ export function replanAction(action: Action, matcher: Matcher): Replanned | unde
   }
   if (action.snapshot?.absent && readsSnapshot(rule.inverse.args)) return out; // nothing before: nothing to write back
   const snapshot = action.snapshot && !action.snapshot.absent ? action.snapshot.payload : undefined;
-  const result = action.resultText === undefined ? undefined : payloadOf(JSON.parse(action.resultText));
+  const result = givenResult !== undefined ? givenResult : action.resultText === undefined ? undefined : payloadOf(JSON.parse(action.resultText));
   try {
     out.inverse = { server: rule.inverse.server, tool: rule.inverse.tool, args: resolveTemplate(rule.inverse.args, { args: action.args, snapshot, result }) };
   } catch (error) {

@@ -7,7 +7,7 @@ import { BIN, ROOT, run } from "../helpers.ts";
 
 const SCRIPT = join(ROOT, "bench", "scale.ts");
 
-describe("bench/scale.ts", () => {
+describe.concurrent("bench/scale.ts", () => {
   test("a small run checks the scenario and prints each figure", async () => {
     const args = [SCRIPT, "--bin", BIN, "--customers", "40", "--calls", "30", "--runs", "3", "--actions", "10"];
     const result = await run(args, { bin: "bun" });

@@ -2,13 +2,10 @@
 // the summary for a good manifest, missing tools (exit 2), servers that will not
 // start (exit 1, their stderr quoted), malformed manifests (exit 2, file:line:col),
 // and a Streamable HTTP server started inside the test.
-import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { chmodSync, copyFileSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
-import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
-import { BIN, ROOT, run, tempDir } from "../helpers.ts";
+import { BIN, manifestText, ROOT, run, serveMcp, tempDir, toolServer } from "../helpers.ts";
 
 // The preload's default timeout reaches only the first file bun runs; tests sharing the machine need the room.
 setDefaultTimeout(60_000);
@@ -19,39 +16,24 @@ const CRM_TOOLS = "create_customer, delete_customer, get_customer, restore_custo
 const NOTE =
   "Note: check proves that each tool exists. It calls none of them, so it cannot prove that a path such as $snapshot.email resolves; that is only known when a call runs (an unresolved inverse is recorded as a warning).";
 
-/** A folder holding synartesis.yaml with these lines; returns the folder and the manifest's path. */
-function project(...lines: string[]): { dir: string; manifest: string } {
+/**
+ * A folder holding synartesis.yaml with this text (written with yaml(...lines)
+ * where a test checks positions in it); returns the folder and the manifest's path.
+ */
+function project(text = ""): { dir: string; manifest: string } {
   const dir = tempDir("syn-check-");
   const manifest = join(dir, "synartesis.yaml");
-  writeFileSync(manifest, yaml(...lines));
+  writeFileSync(manifest, text);
   return { dir, manifest };
 }
 
-const servers: Array<{ stop(force?: boolean): unknown }> = [];
-afterAll(() => {
-  for (const server of servers.splice(0)) server.stop(true);
-});
-
-/** A Streamable HTTP MCP server on 127.0.0.1 with these tool names (stateless: one transport per request). */
+/** A Streamable HTTP MCP server on 127.0.0.1 with these tool names, and the Authorization header of each request it got. */
 function httpServer(toolNames: string[]): { url: string; authorizations: string[] } {
   const authorizations: string[] = [];
-  const server = Bun.serve({
-    hostname: "127.0.0.1",
-    port: 0,
-    async fetch(request) {
-      authorizations.push(request.headers.get("authorization") ?? "");
-      const mcp = new Server({ name: "notes", version: "1.0.0" }, { capabilities: { tools: {} } });
-      mcp.setRequestHandler(ListToolsRequestSchema, async () => ({
-        tools: toolNames.map((name) => ({ name, description: `the ${name} tool`, inputSchema: { type: "object" as const } })),
-      }));
-      mcp.setRequestHandler(CallToolRequestSchema, async () => ({ content: [{ type: "text" as const, text: "ok" }] }));
-      const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-      await mcp.connect(transport);
-      return transport.handleRequest(request);
-    },
+  const server = serveMcp(() => toolServer("notes", toolNames.map((name) => ({ name, description: `the ${name} tool` }))), {
+    before: (request) => void authorizations.push(request.headers.get("authorization") ?? ""),
   });
-  servers.push(server);
-  return { url: `http://127.0.0.1:${server.port}/mcp`, authorizations };
+  return { url: server.url, authorizations };
 }
 
 /** Whether some folder above `dir` holds a synartesis.yaml (then walking up would find it). */
@@ -103,22 +85,13 @@ describe.concurrent("synartesis check: a manifest whose tools all exist", () => 
     const { dir } = project();
     writeFileSync(
       join(dir, "policy.yaml"),
-      yaml(
-        "version: 1",
-        "servers:",
-        "  crm:",
-        "    command: synartesis",
-        '    args: ["toy-crm", "--state", "./crm.json"]',
-        "tools:",
-        "  - match: crm.get_customer",
-        "    class: readonly",
-        "  - match: crm.create_customer",
-        "    class: compensable",
-        "    gate: on_write",
-        "    inverse:",
-        "      tool: crm.delete_customer",
-        "      args: { id: $result.id }",
-      ),
+      manifestText({
+        servers: { crm: { command: "synartesis", args: ["toy-crm", "--state", "./crm.json"] } },
+        tools: [
+          { match: "crm.get_customer", class: "readonly" },
+          { match: "crm.create_customer", class: "compensable", gate: "on_write", inverse: { tool: "crm.delete_customer", args: { id: "$result.id" } } },
+        ],
+      }),
     );
     const result = await run(["check", "--manifest", "policy.yaml"], { cwd: dir });
     expect(result.code).toBe(0);
@@ -131,15 +104,7 @@ describe.concurrent("synartesis check: a manifest whose tools all exist", () => 
   });
 
   test("relative command and working directory resolve against the manifest's folder, from anywhere (R-MAN-5)", async () => {
-    const { dir, manifest } = project(
-      "version: 1",
-      "servers:",
-      "  crm:",
-      "    command: ./bin/crm",
-      "    cwd: data",
-      "    env:",
-      '      CRM_BIN: "${SYN_TEST_BIN}"',
-    );
+    const { dir, manifest } = project(manifestText({ servers: { crm: { command: "./bin/crm", cwd: "data", env: { CRM_BIN: "${SYN_TEST_BIN}" } } } }));
     mkdirSync(join(dir, "bin"));
     mkdirSync(join(dir, "data"));
     writeFileSync(join(dir, "data", "marker"), "");
@@ -160,16 +125,18 @@ describe.concurrent("synartesis check: a manifest whose tools all exist", () => 
 
 test.concurrent("a rule that matches none of its server's tools is pointed out (its tool falls to another rule)", async () => {
   const { dir, manifest } = project(
-    "version: 1",
-    "servers:",
-    "  crm:",
-    "    command: synartesis",
-    '    args: ["toy-crm"]',
-    "tools:",
-    "  - match: crm.updte_customer",
-    "    class: irreversible",
-    "  - match: crm.*",
-    "    class: readonly",
+    yaml(
+      "version: 1",
+      "servers:",
+      "  crm:",
+      "    command: synartesis",
+      '    args: ["toy-crm"]',
+      "tools:",
+      "  - match: crm.updte_customer",
+      "    class: irreversible",
+      "  - match: crm.*",
+      "    class: readonly",
+    ),
   );
   const result = await run(["check"], { cwd: dir });
   expect(result.code).toBe(0);
@@ -179,23 +146,25 @@ test.concurrent("a rule that matches none of its server's tools is pointed out (
 describe.concurrent("synartesis check: a tool the server does not have", () => {
   test("an inverse naming a missing tool: exit 2, the tool named at file:line:col", async () => {
     const { dir, manifest } = project(
-      "version: 1",
-      "servers:",
-      "  crm:",
-      "    command: synartesis",
-      '    args: ["toy-crm", "--state", "./crm.json"]',
-      "tools:",
-      "  - match: crm.update_customer",
-      "    class: reversible",
-      "    snapshot:",
-      "      tool: crm.get_customer",
-      "      args: { id: $.id }",
-      "    inverse:",
-      "      tool: crm.revert_customer",
-      "      args: { id: $.id, name: $snapshot.name }",
-      "  - match: crm.create_customer",
-      "    class: compensable",
-      "    inverse: { tool: crm.remove_customer, args: { id: $result.id } }",
+      yaml(
+        "version: 1",
+        "servers:",
+        "  crm:",
+        "    command: synartesis",
+        '    args: ["toy-crm", "--state", "./crm.json"]',
+        "tools:",
+        "  - match: crm.update_customer",
+        "    class: reversible",
+        "    snapshot:",
+        "      tool: crm.get_customer",
+        "      args: { id: $.id }",
+        "    inverse:",
+        "      tool: crm.revert_customer",
+        "      args: { id: $.id, name: $snapshot.name }",
+        "  - match: crm.create_customer",
+        "    class: compensable",
+        "    inverse: { tool: crm.remove_customer, args: { id: $result.id } }",
+      ),
     );
     const result = await run(["check"], { cwd: dir });
     expect(result.code).toBe(2);
@@ -212,19 +181,21 @@ describe.concurrent("synartesis check: a tool the server does not have", () => {
 
   test("a snapshot naming a missing tool is reported the same way", async () => {
     const { dir, manifest } = project(
-      "version: 1",
-      "servers:",
-      "  crm:",
-      "    command: synartesis",
-      '    args: ["toy-crm", "--state", "./crm.json"]',
-      "tools:",
-      "  - match: crm.delete_customer",
-      "    class: reversible",
-      "    snapshot:",
-      "      tool: crm.fetch_customer",
-      "    inverse:",
-      "      tool: crm.restore_customer",
-      "      args: { id: $snapshot.id }",
+      yaml(
+        "version: 1",
+        "servers:",
+        "  crm:",
+        "    command: synartesis",
+        '    args: ["toy-crm", "--state", "./crm.json"]',
+        "tools:",
+        "  - match: crm.delete_customer",
+        "    class: reversible",
+        "    snapshot:",
+        "      tool: crm.fetch_customer",
+        "    inverse:",
+        "      tool: crm.restore_customer",
+        "      args: { id: $snapshot.id }",
+      ),
     );
     const result = await run(["check"], { cwd: dir });
     expect(result.code).toBe(2);
@@ -236,7 +207,7 @@ describe.concurrent("synartesis check: a tool the server does not have", () => {
 
 describe.concurrent("synartesis check: servers that will not start (exit 1)", () => {
   test("a command that does not exist: the server is named", async () => {
-    const { dir } = project("version: 1", "servers:", "  ledger:", "    command: synartesis-no-such-server-xyz", '    args: ["--db", "ledger.db"]');
+    const { dir } = project(manifestText({ servers: { ledger: { command: "synartesis-no-such-server-xyz", args: ["--db", "ledger.db"] } } }));
     const result = await run(["check"], { cwd: dir });
     expect(result.code).toBe(1);
     expect(result.stdout).toContain("  ledger  synartesis-no-such-server-xyz --db ledger.db  did not start\n");
@@ -245,13 +216,7 @@ describe.concurrent("synartesis check: servers that will not start (exit 1)", ()
   });
 
   test("a server that crashes at once: its stderr line is quoted", async () => {
-    const { dir } = project(
-      "version: 1",
-      "servers:",
-      "  db:",
-      "    command: bash",
-      `    args: ["-c", "echo 'cannot open database: permission denied' >&2; exit 3"]`,
-    );
+    const { dir } = project(manifestText({ servers: { db: { command: "bash", args: ["-c", "echo 'cannot open database: permission denied' >&2; exit 3"] } } }));
     const result = await run(["check"], { cwd: dir });
     expect(result.code).toBe(1);
     expect(result.stdout).toContain('server "db" would not start: ');
@@ -260,7 +225,7 @@ describe.concurrent("synartesis check: servers that will not start (exit 1)", ()
   });
 
   test("a working directory that does not exist is named", async () => {
-    const { dir } = project("version: 1", "servers:", "  crm:", "    command: synartesis", "    args: [toy-crm]", "    cwd: ./missing");
+    const { dir } = project(manifestText({ servers: { crm: { command: "synartesis", args: ["toy-crm"], cwd: "./missing" } } }));
     const result = await run(["check"], { cwd: dir });
     expect(result.code).toBe(1);
     expect(result.stdout).toContain(`server "crm" would not start: its working directory ${join(dir, "missing")} does not exist\n`);
@@ -268,16 +233,13 @@ describe.concurrent("synartesis check: servers that will not start (exit 1)", ()
 
   test("every failing server is reported, in manifest order, beside the ones that started", async () => {
     const { dir } = project(
-      "version: 1",
-      "servers:",
-      "  zeta:",
-      "    command: synartesis-missing-zeta",
-      "  crm:",
-      "    command: synartesis",
-      '    args: ["toy-crm", "--state", "./crm.json"]',
-      "  alpha:",
-      "    command: bash",
-      '    args: ["-c", "echo alpha is broken >&2; exit 1"]',
+      manifestText({
+        servers: {
+          zeta: { command: "synartesis-missing-zeta" },
+          crm: { command: "synartesis", args: ["toy-crm", "--state", "./crm.json"] },
+          alpha: { command: "bash", args: ["-c", "echo alpha is broken >&2; exit 1"] },
+        },
+      }),
     );
     const result = await run(["check"], { cwd: dir });
     expect(result.code).toBe(1);
@@ -295,17 +257,19 @@ describe.concurrent("synartesis check: a malformed manifest (exit 2, nothing sta
   test("one problem: the file:line:col line on stderr, nothing on stdout", async () => {
     const marker = join(tempDir("syn-marker-"), "started");
     const { dir, manifest } = project(
-      "version: 1",
-      "servers:",
-      "  crm:",
-      "    command: bash",
-      `    args: ["-c", "touch ${marker}"]`,
-      "tools:",
-      "  - match: crm.update_customer",
-      "    class: compensable",
-      "    inverse:",
-      "      tool: crm.update_customer",
-      "      args: { name: $snapshot.name }",
+      yaml(
+        "version: 1",
+        "servers:",
+        "  crm:",
+        "    command: bash",
+        `    args: ["-c", "touch ${marker}"]`,
+        "tools:",
+        "  - match: crm.update_customer",
+        "    class: compensable",
+        "    inverse:",
+        "      tool: crm.update_customer",
+        "      args: { name: $snapshot.name }",
+      ),
     );
     const result = await run(["check"], { cwd: dir });
     expect(result.code).toBe(2);
@@ -316,18 +280,20 @@ describe.concurrent("synartesis check: a malformed manifest (exit 2, nothing sta
 
   test("several problems: all of them, one per line, sorted by position", async () => {
     const { dir, manifest } = project(
-      "version: 2",
-      "servers:",
-      "  crm:",
-      "    command: synartesis",
-      "    env:",
-      '      TOKEN: "${SYN_TEST_UNSET_TOKEN}"',
-      "tools:",
-      '  - match: "crm.send_*"',
-      "    class: irreversable",
-      '  - match: "crm.update"',
-      "    class: compensable",
-      '    inverse: { tool: crm.update, args: { price: "$5" } }',
+      yaml(
+        "version: 2",
+        "servers:",
+        "  crm:",
+        "    command: synartesis",
+        "    env:",
+        '      TOKEN: "${SYN_TEST_UNSET_TOKEN}"',
+        "tools:",
+        '  - match: "crm.send_*"',
+        "    class: irreversable",
+        '  - match: "crm.update"',
+        "    class: compensable",
+        '    inverse: { tool: crm.update, args: { price: "$5" } }',
+      ),
     );
     const result = await run(["check"], { cwd: dir, env: { SYN_TEST_UNSET_TOKEN: undefined } });
     expect(result.code).toBe(2);
@@ -344,7 +310,7 @@ describe.concurrent("synartesis check: a malformed manifest (exit 2, nothing sta
   });
 
   test("a YAML syntax error is reported with its position", async () => {
-    const { dir, manifest } = project("version: 1", "servers:", "  crm:", "    command: synartesis", "   args: [toy-crm]");
+    const { dir, manifest } = project(yaml("version: 1", "servers:", "  crm:", "    command: synartesis", "   args: [toy-crm]"));
     const result = await run(["check"], { cwd: dir });
     expect(result.code).toBe(2);
     expect(result.stderr).toBe(`synartesis: ${manifest}:5:1: YAML syntax error: All mapping items must start at the same column\n`);
@@ -370,20 +336,14 @@ describe.concurrent("synartesis check: a Streamable HTTP server", () => {
   test("its tools are listed over HTTP, headers carry expanded ${VAR}s, and a * server segment finds its tools", async () => {
     const notes = httpServer(["get_note", "put_note", "delete_note", "archive_note"]);
     const { dir } = project(
-      "version: 1",
-      "servers:",
-      "  notes:",
-      `    url: ${notes.url}`,
-      "    headers:",
-      '      Authorization: "Bearer ${SYN_TEST_NOTES_TOKEN}"',
-      "tools:",
-      "  - match: notes.get_note",
-      "    class: readonly",
-      "  - match: notes.put_note",
-      "    class: compensable",
-      "    inverse: { tool: notes.delete_note, args: { id: $result.id } }",
-      '  - match: "*.delete_*"',
-      "    class: irreversible",
+      manifestText({
+        servers: { notes: { url: notes.url, headers: { Authorization: "Bearer ${SYN_TEST_NOTES_TOKEN}" } } },
+        tools: [
+          { match: "notes.get_note", class: "readonly" },
+          { match: "notes.put_note", class: "compensable", inverse: { tool: "notes.delete_note", args: { id: "$result.id" } } },
+          { match: "*.delete_*", class: "irreversible" },
+        ],
+      }),
     );
     const result = await run(["check"], { cwd: dir, env: { SYN_TEST_NOTES_TOKEN: "t0ken" } });
     expect(result.stderr).toBe("");
@@ -401,15 +361,7 @@ describe.concurrent("synartesis check: a Streamable HTTP server", () => {
   test("a missing tool on an HTTP server: exit 2", async () => {
     const notes = httpServer(["get_note", "put_note"]);
     const { dir, manifest } = project(
-      "version: 1",
-      "servers:",
-      "  notes:",
-      `    url: ${notes.url}`,
-      "tools:",
-      "  - match: notes.put_note",
-      "    class: compensable",
-      "    inverse:",
-      "      tool: notes.delete_note",
+      yaml("version: 1", "servers:", "  notes:", `    url: ${notes.url}`, "tools:", "  - match: notes.put_note", "    class: compensable", "    inverse:", "      tool: notes.delete_note"),
     );
     const result = await run(["check"], { cwd: dir });
     expect(result.code).toBe(2);
@@ -420,7 +372,7 @@ describe.concurrent("synartesis check: a Streamable HTTP server", () => {
 
   test("nothing listening at the url: exit 1, the server named", async () => {
     const url = `http://127.0.0.1:${closedPort()}/mcp`;
-    const { dir } = project("version: 1", "servers:", "  remote:", `    url: ${url}`);
+    const { dir } = project(manifestText({ servers: { remote: { url } } }));
     const result = await run(["check"], { cwd: dir });
     expect(result.code).toBe(1);
     expect(result.stdout).toContain(`  remote  ${url}  did not start\n`);

@@ -3,7 +3,7 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { copyFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import { BIN, initializeFrame, run, tempDir } from "../helpers.ts";
+import { BIN, initializeFrame, ROOT, run, runOnTerminal, tempDir } from "../helpers.ts";
 import { VERSION } from "../../src/version.ts";
 
 // The preload's default timeout reaches only the first file bun runs; tests sharing the machine need the room.
@@ -97,5 +97,38 @@ describe.concurrent("the binary on its own", () => {
     );
     // Nothing was written next to it.
     expect(readdirSync(dir)).toEqual(["synartesis"]);
+  });
+});
+
+// One colour decision (render/style.ts colourEnabled) for help and for every command's output.
+describe.concurrent("colour on a terminal", () => {
+  const ESC = "\x1b[";
+
+  test("help is coloured on a terminal, plain with NO_COLOR or TERM=dumb, plain when piped", async () => {
+    const coloured = await runOnTerminal(["check", "--help"]);
+    expect(coloured.code).toBe(0);
+    expect(coloured.stdout).toContain(`${ESC}`);
+    expect(coloured.stdout).toContain("synartesis check");
+    for (const env of [{ NO_COLOR: "1" }, { TERM: "dumb" }]) {
+      const plainHelp = await runOnTerminal(["check", "--help"], { env });
+      expect(plainHelp.code).toBe(0);
+      expect(plainHelp.stdout).toContain("USAGE synartesis check [OPTIONS]");
+      expect(plainHelp.stdout).not.toContain(ESC);
+    }
+    const piped = await run(["check", "--help"], { env: { NO_COLOR: undefined, TERM: "xterm-256color" } });
+    expect(piped.stdout).toContain("USAGE synartesis check [OPTIONS]");
+    expect(piped.stdout).not.toContain(ESC);
+  });
+
+  test("a command's output follows the same decision (list on a journal with a run)", async () => {
+    const dir = tempDir();
+    const frames = [initializeFrame(0), JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" })];
+    frames.push(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "get_customer", arguments: { id: "c_001" } } }));
+    copyFileSync(join(ROOT, "manifests", "toy-crm.yaml"), join(dir, "synartesis.yaml"));
+    expect((await run(["proxy"], { cwd: dir, stdin: frames.join("\n") + "\n" })).code).toBe(0);
+    expect((await runOnTerminal(["list"], { cwd: dir })).stdout).toContain(`${ESC}1mRUN`);
+    const dumb = await runOnTerminal(["list"], { cwd: dir, env: { TERM: "dumb" } });
+    expect(dumb.stdout).toStartWith("RUN ");
+    expect(dumb.stdout).not.toContain(ESC);
   });
 });

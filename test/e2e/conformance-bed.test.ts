@@ -20,8 +20,8 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { serve, type Target } from "../../bench/conformance.ts";
 import { forwardWithBearer } from "../fixtures/bearer-forwarder.ts";
-import { BUN, FIXTURES, journalRows, journalRuns, processExists, waitFor } from "../fixtures/proxy-kit.ts";
-import { BIN, tempDir } from "../helpers.ts";
+import { BUN, FIXTURES, journalRows, journalRuns, processExists } from "../fixtures/proxy-kit.ts";
+import { BIN, tempDir, until } from "../helpers.ts";
 
 const FIXTURE = join(FIXTURES, "conformance-server.ts");
 const BRIDGE = join(FIXTURES, "stdio-over-http.ts");
@@ -231,7 +231,7 @@ async function initializeWith(url: string, host: string, origin: string): Promis
   return response.status;
 }
 
-test("the bridge and the fixture's own HTTP refuse a foreign Host or Origin with 403, before any session starts", async () => {
+test.concurrent("the bridge and the fixture's own HTTP refuse a foreign Host or Origin with 403, before any session starts", async () => {
   const bridged = await start(bridgedProxy);
   const direct = await start(() => [BUN, FIXTURE, "--http", "0"]);
   for (const target of [bridged, direct]) {
@@ -245,11 +245,11 @@ test("the bridge and the fixture's own HTTP refuse a foreign Host or Origin with
   expect(existsSync(bridged.journal)).toBe(false); // no proxy was started, so no run was recorded
   expect(await initializeWith(bridged.url, `localhost:${new URL(bridged.url).port}`, `http://localhost:${new URL(bridged.url).port}`)).toBe(200);
   // The accepted session started a proxy (its journal appears); a session that made no tool call leaves no run (R-PROXY-16).
-  expect(await waitFor("the accepted session's proxy", () => existsSync(bridged.journal))).toBe(true);
+  expect(await until(() => existsSync(bridged.journal), "the accepted session's proxy")).toBe(true);
   expect(journalRuns(bridged.journal)).toEqual([]);
 });
 
-test("through the bridge, a session is one run of the built proxy; what a call asks and logs rides on the call's own stream; DELETE ends the run complete", async () => {
+test.concurrent("through the bridge, a session is one run of the built proxy; what a call asks and logs rides on the call's own stream; DELETE ends the run complete", async () => {
   const target = await start(bridgedProxy);
   const { client, heard } = recordingClient("bed-client");
   // No GET stream: a server message the bridge failed to relate to the call
@@ -283,12 +283,12 @@ test("through the bridge, a session is one run of the built proxy; what a call a
     ["test_tool_with_progress", "readonly", "applied"],
   ]);
   await transport.terminateSession();
-  await waitFor("the run to end complete", () => journalRuns(target.journal)[0]!.status === "complete");
-  await waitFor("the session's proxy to exit", () => !processExists(run!.pid));
+  await until(() => journalRuns(target.journal)[0]!.status === "complete", "the run to end complete");
+  await until(() => !processExists(run!.pid), "the session's proxy to exit");
   await client.close();
 });
 
-test("the bearer forwarder adds the token, names the target in its own Host and Origin, passes a foreign one unchanged, and streams", async () => {
+test.concurrent("the bearer forwarder adds the token, names the target in its own Host and Origin, passes a foreign one unchanged, and streams", async () => {
   const seen: Array<Record<string, string | null>> = [];
   const echo = Bun.serve({
     hostname: "127.0.0.1",

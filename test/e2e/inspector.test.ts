@@ -2,14 +2,18 @@
 // client, starting the built `synartesis proxy` over stdio in front of the toy
 // CRM: it lists the tools, calls one (journalled under the Inspector's name),
 // and a gated call is held until `synartesis approve`, then runs once. Its
-// exit codes: 0 success, 5 when the tool answers isError.
+// exit codes: 0 success, 5 when the tool answers isError. And the same CLI
+// over Streamable HTTP (--transport http) against `synartesis proxy --http`.
 // The package declares Node >= 22.19, but its --cli mode runs on this
 // machine's Node 20 (measured), so it runs with the `node` on PATH.
 import { expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { startHttpProxy, stopHttpProxiesAfterAll, TOKEN } from "../fixtures/http-kit.ts";
 import { ADA, crmStateText, crmWorkspace, journalRows, journalRuns, type Workspace } from "../fixtures/proxy-kit.ts";
 import { BIN, NODE_MODULES, run, type RunResult } from "../helpers.ts";
+
+stopHttpProxiesAfterAll();
 
 const INSPECTOR = join(NODE_MODULES, "@modelcontextprotocol", "inspector", "clients", "launcher", "build", "index.js");
 
@@ -20,7 +24,7 @@ async function inspector(ws: Workspace, args: string[]): Promise<RunResult> {
   return { ...result, stderr: notInfo.join("\n") };
 }
 
-test("mcp-inspector --cli lists the toy CRM's tools through the proxy", async () => {
+test.concurrent("mcp-inspector --cli lists the toy CRM's tools through the proxy", async () => {
   const ws = crmWorkspace(crmStateText());
   const listed = await inspector(ws, ["--method", "tools/list"]);
   expect([listed.code, listed.stderr]).toEqual([0, ""]);
@@ -31,7 +35,7 @@ test("mcp-inspector --cli lists the toy CRM's tools through the proxy", async ()
   expect(journalRuns(ws.journal)).toEqual([]);
 });
 
-test("mcp-inspector --cli calls get_customer through the proxy: the record comes back and the call is journalled", async () => {
+test.concurrent("mcp-inspector --cli calls get_customer through the proxy: the record comes back and the call is journalled", async () => {
   const ws = crmWorkspace(crmStateText());
   const called = await inspector(ws, ["--method", "tools/call", "--tool-name", "get_customer", "--tool-arg", "id=c_001"]);
   expect([called.code, called.stderr]).toEqual([0, ""]);
@@ -43,7 +47,7 @@ test("mcp-inspector --cli calls get_customer through the proxy: the record comes
   ]);
 });
 
-test("mcp-inspector --cli: send_email is held (exit 5, the approve command), runs once after `synartesis approve`", async () => {
+test.concurrent("mcp-inspector --cli: send_email is held (exit 5, the approve command), runs once after `synartesis approve`", async () => {
   const ws = crmWorkspace(crmStateText());
   const email = ["--method", "tools/call", "--tool-name", "send_email", "--tool-arg", "to=ada@example.com", "subject=Hello", "body=Welcome back"];
   const held = await inspector(ws, email);
@@ -65,4 +69,30 @@ test("mcp-inspector --cli: send_email is held (exit 5, the approve command), run
     ["send_email", "approved"],
     ["send_email", "applied"],
   ]);
+});
+
+test("mcp-inspector --cli --transport http: lists the tools and calls one through `synartesis proxy --http`, with the bearer token", async () => {
+  const ws = crmWorkspace(crmStateText());
+  const proxy = await startHttpProxy(ws);
+  const inspect = (args: string[], token = TOKEN) =>
+    run([INSPECTOR, "--cli", "--transport", "http", "--server-url", proxy.url, "--header", `Authorization: Bearer ${token}`, ...args], { bin: "node", cwd: ws.dir });
+  const listed = await inspect(["--method", "tools/list"]);
+  expect([listed.code, listed.stderr]).toEqual([0, ""]);
+  expect((JSON.parse(listed.stdout).tools as Array<{ name: string }>).map((tool) => tool.name).sort()).toEqual([
+    "create_customer",
+    "delete_customer",
+    "get_customer",
+    "restore_customer",
+    "send_email",
+    "update_customer",
+  ]);
+  const called = await inspect(["--method", "tools/call", "--tool-name", "update_customer", "--tool-arg", "id=c_001", "notes=over http"]);
+  expect([called.code, called.stderr]).toEqual([0, ""]);
+  expect(JSON.parse(called.stdout).structuredContent).toEqual({ ...ADA, notes: "over http" });
+  expect(journalRows(ws.journal).map((row) => [row.tool, row.status, JSON.parse(row.snapshot!).notes])).toEqual([["update_customer", "applied", ADA.notes]]);
+  expect(journalRuns(ws.journal).map((r) => r.label)).toEqual(["inspector-cli"]);
+  // A wrong token gets nothing (the Inspector then wants an interactive sign-in: exit 3).
+  const refused = await inspect(["--method", "tools/list"], "not-the-token-0123456789");
+  expect(refused.code).not.toBe(0);
+  expect(refused.stdout).not.toContain("get_customer");
 });

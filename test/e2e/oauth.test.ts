@@ -7,7 +7,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { chmodSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
-import { BIN, connect, ROOT, run, tempDir } from "../helpers.ts";
+import { BIN, connect, manifestText, ROOT, run, tempDir } from "../helpers.ts";
 import { startOAuthServer } from "../fixtures/oauth-server.ts";
 
 const BROWSER = `${process.execPath} ${join(ROOT, "test", "fixtures", "follow-browser.ts")}`;
@@ -22,22 +22,13 @@ function project(options: Parameters<typeof startOAuthServer>[0] = {}) {
   const dir = tempDir();
   writeFileSync(
     join(dir, "synartesis.yaml"),
-    [
-      "version: 1",
-      "servers:",
-      "  notes:",
-      `    url: ${server.url}`,
-      "    auth: oauth",
-      "tools:",
-      '  - match: "notes.list_notes"',
-      "    class: readonly",
-      '  - match: "notes.add_note"',
-      "    class: compensable",
-      "    inverse:",
-      '      tool: "notes.delete_note"',
-      '      args: { id: "$result.id" }',
-      "",
-    ].join("\n"),
+    manifestText({
+      servers: { notes: { url: server.url, auth: "oauth" } },
+      tools: [
+        { match: "notes.list_notes", class: "readonly" },
+        { match: "notes.add_note", class: "compensable", inverse: { tool: "notes.delete_note", args: { id: "$result.id" } } },
+      ],
+    }),
   );
   const env = { XDG_STATE_HOME: join(dir, "state"), BROWSER };
   const credentialsDir = join(dir, "state", "synartesis", "credentials");
@@ -47,7 +38,7 @@ function project(options: Parameters<typeof startOAuthServer>[0] = {}) {
 
 const text = (result: any): string => (result.content as Array<{ text: string }>)[0]!.text;
 
-describe("login", () => {
+describe.concurrent("login", () => {
   test("signs in with discovery, registration, PKCE and the resource indicator, and keeps the tokens private", async () => {
     const { server, dir, env, credentialsDir, credentialsFile } = project();
     const login = await run(["login", "notes"], { cwd: dir, env });
@@ -100,7 +91,7 @@ describe("login", () => {
 
   test("a server without auth, a command server, an unknown name", async () => {
     const dir = tempDir();
-    writeFileSync(join(dir, "synartesis.yaml"), ["version: 1", "servers:", "  plain:", "    url: http://127.0.0.1:9/mcp", "  local:", "    command: x", ""].join("\n"));
+    writeFileSync(join(dir, "synartesis.yaml"), manifestText({ servers: { plain: { url: "http://127.0.0.1:9/mcp" }, local: { command: "x" } } }));
     const plain = await run(["login", "plain"], { cwd: dir });
     expect(plain).toMatchObject({ code: 2, stderr: expect.stringContaining(`server "plain" does not sign in: it has no "auth" in ${join(dir, "synartesis.yaml")}`) });
     expect(await run(["login", "local"], { cwd: dir })).toMatchObject({ code: 2, stderr: expect.stringContaining('server "local" is started as a command') });
@@ -108,7 +99,7 @@ describe("login", () => {
   });
 });
 
-describe("a session that uses the sign-in", () => {
+describe.concurrent("a session that uses the sign-in", () => {
   test("an expired access token is refreshed mid-run: no call lost or repeated; a revoked sign-in fails the call, naming login", async () => {
     const { server, dir, env } = project();
     const login = await run(["login", "notes"], { cwd: dir, env });
@@ -216,6 +207,32 @@ describe("a session that uses the sign-in", () => {
     expect(check.stdout).toContain(`server "notes" needs a sign-in: nobody has signed in yet; run \``);
   });
 
+  test("nobody signed in yet: the proxy starts anyway; a client that can show a URL is offered the sign-in at its first request, one that cannot is told to run login", async () => {
+    const { server, dir, env } = project();
+    const { client, stderr } = await connect(BIN, ["proxy"], { cwd: dir, env, capabilities: { elicitation: { url: {} } } });
+    const offered: any[] = [];
+    client.setRequestHandler(ElicitRequestSchema, async (request) => {
+      offered.push(request.params);
+      await (await fetch((request.params as { url: string }).url)).text();
+      return { action: "accept" };
+    });
+    expect(client.getServerCapabilities()?.tools).toEqual({ listChanged: true });
+    expect(stderr()).toContain('"msg":"a server needs a sign-in; it starts once someone signs in');
+    const listed = await client.listTools();
+    expect(listed.tools.map((tool) => tool.name).sort()).toEqual(["add_note", "delete_note", "list_notes"]);
+    expect(offered).toHaveLength(1);
+    expect(offered[0]).toMatchObject({ mode: "url", message: expect.stringContaining('Server "notes" needs you to sign in') });
+    expect(text(await client.callTool({ name: "add_note", arguments: { text: "first" } }))).toBe('{"id":"n1"}');
+    await client.close();
+
+    // A client that cannot show a URL, with the sign-in gone again: it connects, and is told what to run.
+    server.revokeAll();
+    const plain = await connect(BIN, ["proxy"], { cwd: dir, env });
+    const refused = await plain.client.listTools().catch((error: Error) => error);
+    expect(String(refused)).toContain(`run \`${BIN} login notes --manifest ${join(dir, "synartesis.yaml")}\``);
+    await plain.client.close();
+  });
+
   test("a client that can show a URL is offered the sign-in, and the call completes after it", async () => {
     const { server, dir, env } = project();
     expect((await run(["login", "notes"], { cwd: dir, env })).code).toBe(0);
@@ -241,7 +258,7 @@ describe("a session that uses the sign-in", () => {
   });
 });
 
-test("a client that declines the offered sign-in gets the tool error naming login, and the row is failed", async () => {
+test.concurrent("a client that declines the offered sign-in gets the tool error naming login, and the row is failed", async () => {
   const { server, dir, env } = project();
   expect((await run(["login", "notes"], { cwd: dir, env })).code).toBe(0);
   const { client } = await connect(BIN, ["proxy"], { cwd: dir, env, capabilities: { elicitation: { url: {} } } });
@@ -257,7 +274,7 @@ test("a client that declines the offered sign-in gets the tool error naming logi
   expect(server.executed).toEqual([]);
 });
 
-describe("init --url", () => {
+describe.concurrent("init --url", () => {
   test("a remote server that answers 401 is signed in to, then drafted with auth: oauth", async () => {
     const { server, dir, env } = project();
     const manifest = join(dir, "remote", "synartesis.yaml");

@@ -6,7 +6,7 @@ import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { openJournal, type Journal } from "../../src/journal/journal.ts";
-import { BIN, run, tempDir } from "../helpers.ts";
+import { BIN, manifestText, run, tempDir, until } from "../helpers.ts";
 
 // The preload's default timeout reaches only the first file bun runs; tests sharing the machine need the room.
 setDefaultTimeout(60_000);
@@ -40,7 +40,7 @@ async function slowlyRead(command: string): Promise<{ code: number; stdoutBytes:
   const result = await run(["-c", script], { bin: "bash", env: { ERR_COUNT: errCount } });
   if (result.stderr) throw new Error(result.stderr);
   // The process substitution may finish after the pipeline: wait for its count.
-  for (let i = 0; i < 1000 && !(await Bun.file(errCount).exists() && (await Bun.file(errCount).text()).endsWith("\n")); i++) await Bun.sleep(20);
+  await until(async () => (await Bun.file(errCount).text()).endsWith("\n"), "the count of stderr bytes");
   return { code: result.code, stdoutBytes: Number(result.stdout.trim()), stderrBytes: Number((await Bun.file(errCount).text()).trim()) };
 }
 
@@ -67,8 +67,8 @@ describe.concurrent("a slow reader gets every byte", () => {
 
   test("stderr too: a manifest with thousands of problems reports every one of them", async () => {
     const dir = tempDir("syn-output-manifest-");
-    const rules = Array.from({ length: 4_000 }, (_, i) => `  - match: "crm.tool_${i % 2}"\n    class: readonly\n`).join("");
-    writeFileSync(join(dir, "synartesis.yaml"), `version: 1\nservers:\n  crm:\n    command: synartesis\ntools:\n${rules}`);
+    const tools = Array.from({ length: 4_000 }, (_, i) => ({ match: `crm.tool_${i % 2}`, class: "readonly" as const }));
+    writeFileSync(join(dir, "synartesis.yaml"), manifestText({ servers: { crm: { command: "synartesis" } }, tools }));
     const full = await run(["check", "--manifest", join(dir, "synartesis.yaml")]);
     expect(full.code).toBe(2);
     expect(full.stderr.split("\n").filter((l) => l.includes("duplicate match")).length).toBe(3_998);

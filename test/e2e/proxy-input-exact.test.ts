@@ -4,27 +4,28 @@
 // twice are refused before any journal row, and nesting too deep gets a clear
 // error instead of a stack overflow.
 import { describe, expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { rawMember } from "../../src/jsonrpc/raw-json.ts";
-import { BIN, initializeFrame, LineSession, run, tempDir } from "../helpers.ts";
-import { crmStateText, crmWorkspace, fixtureServer, INITIALIZED, journalRows, jsonFrame, killAfterEach, slowWorkspace, waitFor, workspace } from "../fixtures/proxy-kit.ts";
+import { BIN, initializeFrame, LineSession, manifestText, run, tempDir, until } from "../helpers.ts";
+import { crmStateText, crmWorkspace, fixtureServer, INITIALIZED, journalRows, jsonFrame, slowWorkspace, workspace } from "../fixtures/proxy-kit.ts";
 
-const { track } = killAfterEach();
 
 /** A raw tools/call line whose id and arguments are written exactly as given. */
 const callLine = (idText: string, name: string, argumentsText: string) =>
   `{"jsonrpc":"2.0","id":${idText},"method":"tools/call","params":{"name":${JSON.stringify(name)},"arguments":${argumentsText}}}`;
 
-describe("one id, one call", () => {
+describe.concurrent("one id, one call", () => {
   test("a second request under an id still in flight gets -32600, is never forwarded and leaves no row; the first gets its own answer", async () => {
     const ws = slowWorkspace();
-    const session = track(new LineSession([BIN, "proxy", "--manifest", ws.manifest, "--log-level", "warn"], { cwd: ws.dir }));
+    await using session = new LineSession([BIN, "proxy", "--manifest", ws.manifest, "--log-level", "warn"], { cwd: ws.dir });
     await session.initialize();
-    session.send(jsonFrame(7, "tools/call", { name: "slow_write", arguments: { key: "a", value: "A1", ms: 1000 } }));
-    await waitFor("the first call's write-ahead row", () => journalRows(ws.journal).find((r) => r.tool === "slow_write"));
+    session.send(jsonFrame(7, "tools/call", { name: "slow_write", arguments: { key: "a", value: "A1", wait_for: ws.release } }));
+    await until(() => journalRows(ws.journal).find((r) => r.tool === "slow_write"), "the first call's write-ahead row");
     session.send(jsonFrame(7, "tools/call", { name: "slow_write", arguments: { key: "b", value: "B1", ms: 0 } }));
     const duplicate = await session.response(7);
     expect(duplicate.error).toEqual({ code: -32600, message: "Invalid Request: id 7 is already used by a request still in progress" });
+    writeFileSync(ws.release, "");
     const first = await session.response(7);
     expect(first.result.structuredContent).toEqual({ key: "a", value: "A1" });
     // The second call never reached the server.
@@ -42,6 +43,30 @@ describe("one id, one call", () => {
     ]);
   }, 60_000);
 
+  test("a message that gives \"id\" or \"params\" twice is refused before anything is routed: no reply can be taken for another call's, no row is written", async () => {
+    const ws = slowWorkspace();
+    await using session = new LineSession([BIN, "proxy", "--manifest", ws.manifest, "--log-level", "warn"], { cwd: ws.dir });
+    await session.initialize();
+    session.send(jsonFrame(4, "tools/call", { name: "slow_write", arguments: { key: "a", value: "A1", wait_for: ws.release } }));
+    await until(() => journalRows(ws.journal).find((r) => r.tool === "slow_write"), "the slow write's write-ahead row");
+    // The attack: a read whose second "id" is the id the proxy gave the slow write upstream.
+    session.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"read_value","arguments":{"key":"b"}},"id":4}`);
+    session.send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"read_value","arguments":{"key":"b"}},"params":{"name":"slow_write","arguments":{"key":"b","value":"X","ms":0}}}`);
+    const refused = [await session.next((m) => m.error?.message?.includes('"id" twice')), await session.next((m) => m.error?.message?.includes('"params" twice'))];
+    expect(refused).toEqual([
+      { jsonrpc: "2.0", id: null, error: { code: -32600, message: 'Invalid Request: the message gives "id" twice; nothing was run' } },
+      { jsonrpc: "2.0", id: null, error: { code: -32600, message: 'Invalid Request: the message gives "params" twice; nothing was run' } },
+    ]);
+    writeFileSync(ws.release, "");
+    const write = await session.response(4);
+    expect(write.result.structuredContent).toEqual({ key: "a", value: "A1" });
+    expect(await session.close()).toBe(0);
+    // The slow write is recorded with its own result, and its post-state is the state it left.
+    const rows = journalRows(ws.journal);
+    expect(rows.map((r) => `${r.tool}:${r.status}`)).toEqual(["slow_write:applied"]);
+    expect(JSON.parse(rows[0]!.post_state!)).toEqual({ key: "a", value: "A1" });
+  }, 60_000);
+
   test("ids come back as the exact bytes the client sent: 2^53+1, 1e400, 1.0 and an escaped string", async () => {
     const ws = crmWorkspace(crmStateText());
     const ids = ["9007199254740993", "1e400", "1.0", '"caf\\u00e9"', "-0"];
@@ -52,14 +77,14 @@ describe("one id, one call", () => {
       lines.push(`{"jsonrpc":"2.0","id":${id},"method":"no/such/method"}`);
     }
     // Answered one after the other (the same id twice in flight would rightly be refused).
-    const session = track(new LineSession([BIN, "proxy", "--manifest", ws.manifest, "--log-level", "warn"], { cwd: ws.dir }));
+    await using session = new LineSession([BIN, "proxy", "--manifest", ws.manifest, "--log-level", "warn"], { cwd: ws.dir });
     session.send(lines[0]!);
     await session.response(0);
     session.send(lines[1]!);
     for (let i = 2; i < lines.length; i++) {
       const before = session.lines.length;
       session.send(lines[i]!);
-      await waitFor("an answer", () => session.lines.length > before);
+      await until(() => session.lines.length > before, "an answer");
     }
     const out = session.lines.splice(0);
     expect(await session.close()).toBe(0);
@@ -71,7 +96,7 @@ describe("one id, one call", () => {
   }, 60_000);
 });
 
-describe("arguments that would not reach the server as they were approved and recorded", () => {
+describe.concurrent("arguments that would not reach the server as they were approved and recorded", () => {
   test("duplicate keys and numbers a double changes are refused with -32602 before any journal row; exact forms pass", async () => {
     const ws = crmWorkspace(crmStateText());
     const refused: Array<[string, string]> = [
@@ -101,24 +126,20 @@ describe("arguments that would not reach the server as they were approved and re
   }, 60_000);
 });
 
-describe("what the approver sees is what runs", () => {
+describe.concurrent("what the approver sees is what runs", () => {
   test("an approved call is forwarded as the canonical form that was approved; an ungated one byte for byte", async () => {
     const received = join(tempDir(), "received.log");
     const ws = workspace(
-      [
-        "version: 1",
-        "servers:",
-        ...fixtureServer("raw", "raw-server.ts", [], [`env: { RAW_LOG: ${JSON.stringify(received)} }`]),
-        "tools:",
-        '  - match: "raw.raw_read"',
-        "    class: readonly",
-        '  - match: "raw.raw_write"',
-        "    class: irreversible",
-        "",
-      ].join("\n"),
+      manifestText({
+        servers: { raw: fixtureServer("raw-server.ts", [], { env: { RAW_LOG: received } }) },
+        tools: [
+          { match: "raw.raw_read", class: "readonly" },
+          { match: "raw.raw_write", class: "irreversible" },
+        ],
+      }),
     );
     const args = '{ "to" : "caf\\u00e9@example.com", "amount" : 1.50, "n": 1E2, "nested": {"b": 2, "a": [0.0]} }';
-    const session = track(new LineSession([BIN, "proxy", "--manifest", ws.manifest, "--log-level", "warn"], { cwd: ws.dir }));
+    await using session = new LineSession([BIN, "proxy", "--manifest", ws.manifest, "--log-level", "warn"], { cwd: ws.dir });
     await session.initialize();
     session.send(callLine("1", "raw_read", args));
     await session.response(1);
@@ -139,7 +160,7 @@ describe("what the approver sees is what runs", () => {
   }, 60_000);
 });
 
-describe("nesting too deep", () => {
+describe.concurrent("nesting too deep", () => {
   test("100,000 levels of arrays in the arguments get a clear -32600 (not a stack overflow), nothing is journalled, and the proxy keeps serving", async () => {
     const ws = crmWorkspace(crmStateText());
     const deep = "[".repeat(100_000) + "]".repeat(100_000);

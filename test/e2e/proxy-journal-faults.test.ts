@@ -6,10 +6,9 @@
 import { describe, expect, test } from "bun:test";
 import { chmodSync, chownSync, copyFileSync, existsSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync, closeSync } from "node:fs";
 import { join } from "node:path";
-import { BIN, initializeFrame, LineSession, run } from "../helpers.ts";
-import { INITIALIZED, journalRows, jsonFrame, killAfterEach, processExists, slowWorkspace, waitFor } from "../fixtures/proxy-kit.ts";
+import { BIN, initializeFrame, LineSession, reap, run, until } from "../helpers.ts";
+import { INITIALIZED, journalRows, jsonFrame, processExists, readPid, slowWorkspace } from "../fixtures/proxy-kit.ts";
 
-const { track, pids } = killAfterEach();
 
 const write = (id: number, key: string, value: string) => jsonFrame(id, "tools/call", { name: "slow_write", arguments: { key, value, ms: 0 } });
 const read = (id: number, key: string) => jsonFrame(id, "tools/call", { name: "read_value", arguments: { key } });
@@ -33,15 +32,15 @@ function corruptPages(path: string, first: number, count: number): void {
   closeSync(fd);
 }
 
-describe("a journal that cannot be used (issue 13 item 1)", () => {
+describe.concurrent("a journal that cannot be used (issue 13 item 1)", () => {
   test("corrupt pages: the first call is refused unrun, the proxy exits 2 with one line naming the journal, its server is stopped; list and show say the same", async () => {
     const ws = slowWorkspace();
     await recordARun(ws);
     corruptPages(ws.journal, 4, 4);
-    const proxy = track(new LineSession([BIN, "proxy", "--manifest", ws.manifest], { cwd: ws.dir }));
+    await using proxy = new LineSession([BIN, "proxy", "--manifest", ws.manifest], { cwd: ws.dir });
     await proxy.initialize();
-    const pid = await waitFor("the server's pid", () => Number(readFileSync(ws.pidFile, "utf8")));
-    pids.push(pid);
+    await using server = reap(await until(() => readPid(ws.pidFile), "the server's pid"));
+    const pid = server.pid;
     const refused = await proxy.request(1, "tools/call", { name: "slow_write", arguments: { key: "a", value: "NEVER", ms: 0 } });
     expect(refused.result.isError).toBe(true);
     expect(refused.result.content[0].text).toBe(
@@ -84,11 +83,11 @@ describe("a journal that cannot be used (issue 13 item 1)", () => {
   }, 60_000);
 });
 
-describe("the journal is private (issue 13 item 9)", () => {
+describe.concurrent("the journal is private (issue 13 item 9)", () => {
   test("a new journal, its -wal and -shm are 0600, folders made for it 0700; an existing one others can read gets a warning", async () => {
     const ws = slowWorkspace();
     const journal = join(ws.dir, "private", "records", "journal.db");
-    const proxy = track(new LineSession([BIN, "proxy", "--manifest", ws.manifest, "--journal", journal], { cwd: ws.dir }));
+    await using proxy = new LineSession([BIN, "proxy", "--manifest", ws.manifest, "--journal", journal], { cwd: ws.dir });
     await proxy.initialize();
     await proxy.request(1, "tools/call", { name: "slow_write", arguments: { key: "a", value: "A1", ms: 0 } });
     // While the proxy runs (the last connection to close removes -wal and -shm).
@@ -113,11 +112,27 @@ describe("the journal is private (issue 13 item 9)", () => {
   }, 60_000);
 });
 
-describe("a journal deleted or replaced under a running proxy (issue 13 item 11)", () => {
+describe.concurrent("a journal deleted or replaced under a running proxy (issue 13 item 11)", () => {
+  test("its -wal and -shm deleted (the newest records): mutating calls are refused and nothing reaches the server", async () => {
+    const ws = slowWorkspace();
+    await using proxy = new LineSession([BIN, "proxy", "--manifest", ws.manifest], { cwd: ws.dir });
+    await proxy.initialize();
+    expect((await proxy.request(1, "tools/call", { name: "slow_write", arguments: { key: "a", value: "A1", ms: 0 } })).result.structuredContent).toEqual({ key: "a", value: "A1" });
+    for (const file of [`${ws.journal}-wal`, `${ws.journal}-shm`]) rmSync(file, { force: true });
+    const refused = await proxy.request(2, "tools/call", { name: "slow_write", arguments: { key: "a", value: "A2", ms: 0 } });
+    expect(refused.result.isError).toBe(true);
+    expect(refused.result.content[0].text).toStartWith(
+      `Synartesis did not run this call: it has stopped recording, because the journal's ${ws.journal}-wal was deleted while this proxy was recording into it (it holds the newest records).`,
+    );
+    const after = await proxy.request(3, "tools/call", { name: "read_value", arguments: { key: "a" } });
+    expect(after.result.structuredContent).toEqual({ key: "a", value: "A1" });
+    expect(await proxy.close()).toBe(0);
+  }, 60_000);
+
   for (const how of ["deleted", "replaced"] as const) {
     test(`${how}: mutating calls are refused with a tool error and never reach the server; reads still work`, async () => {
       const ws = slowWorkspace();
-      const proxy = track(new LineSession([BIN, "proxy", "--manifest", ws.manifest], { cwd: ws.dir }));
+      await using proxy = new LineSession([BIN, "proxy", "--manifest", ws.manifest], { cwd: ws.dir });
       await proxy.initialize();
       expect((await proxy.request(1, "tools/call", { name: "slow_write", arguments: { key: "a", value: "A1", ms: 0 } })).result.structuredContent).toEqual({ key: "a", value: "A1" });
       if (how === "deleted") {

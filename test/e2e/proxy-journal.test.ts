@@ -2,24 +2,19 @@
 // (R-PROXY-5/6, R-PROXY-11, R-JOURNAL): a burst of 200 writes is serialised,
 // each row holds its own call's before and after, and walking the journalled
 // inverses backwards restores the state file; several MiB go through exactly.
-import { afterEach, describe, expect, test } from "bun:test";
+// The tests are independent: they run side by side.
+import { describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { BIN, connect, initializeFrame, LineSession, run } from "../helpers.ts";
 import { crmStateText, crmWorkspace, INITIALIZED, journalRows, journalRuns, jsonFrame, SEED } from "../fixtures/proxy-kit.ts";
 
-const clients: Client[] = [];
-afterEach(async () => {
-  for (const client of clients.splice(0)) await client.close().catch(() => {});
-});
-
 const PLANS = ["free", "pro", "enterprise"];
 
-describe("200 update_customer calls piped in at once", () => {
+describe.concurrent("200 update_customer calls piped in at once", () => {
   test("are all answered, journalled in execution order, and undone exactly by their inverses", async () => {
     const original = crmStateText();
     const ws = crmWorkspace(original);
-    const proxy = new LineSession([BIN, "proxy", "--manifest", ws.manifest, "--log-level", "warn"], { cwd: ws.dir });
+    await using proxy = new LineSession([BIN, "proxy", "--manifest", ws.manifest, "--log-level", "warn"], { cwd: ws.dir });
 
     const calls = Array.from({ length: 200 }, (_, i) => {
       const id = `c_00${(i % 3) + 1}`;
@@ -77,8 +72,8 @@ describe("200 update_customer calls piped in at once", () => {
     expect(afterRun.customers).toEqual(Object.fromEntries(last));
 
     // Undo by hand: every journalled inverse, newest first, against a fresh toy CRM on the same file.
-    const { client } = await connect(BIN, ["toy-crm", "--state", ws.state]);
-    clients.push(client);
+    await using crm = await connect(BIN, ["toy-crm", "--state", ws.state]);
+    const client = crm.client;
     for (const row of [...rows].reverse()) {
       const inverse = JSON.parse(row.inverse!) as { server: string; tool: string; args: Record<string, unknown> };
       const result = await client.callTool({ name: inverse.tool, arguments: inverse.args });
@@ -106,7 +101,7 @@ function bigText(size: number, seed: string): string {
   return /[\ud800-\udbff]$/.test(text) ? text.slice(0, -1) + "." : text;
 }
 
-describe("several MiB through the proxy", () => {
+describe.concurrent("several MiB through the proxy", () => {
   test("a 4 MiB notes value is carried, journalled exactly, and undone byte for byte by `synartesis undo`", async () => {
     const MiB = 1024 * 1024;
     const before = bigText(4 * MiB, "before");
@@ -168,7 +163,7 @@ describe("several MiB through the proxy", () => {
   }, 120_000);
 });
 
-test("the journal file is where the manifest is, and one proxy run is one complete run", async () => {
+test.concurrent("the journal file is where the manifest is, and one proxy run is one complete run", async () => {
   const ws = crmWorkspace();
   writeFileSync(ws.state, crmStateText());
   const result = await run(["proxy", "--manifest", ws.manifest], {

@@ -3,19 +3,17 @@
 // each unknown outcome, each server start and restart, each run opened and
 // closed; routine calls only at debug.
 import { expect, test } from "bun:test";
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { BIN, LineSession, run } from "../helpers.ts";
-import { crmStateText, crmWorkspace, fixtureServer, journalRows, jsonFrame, killAfterEach, waitFor, workspace } from "../fixtures/proxy-kit.ts";
+import { BIN, LineSession, manifestText, reap, run, until } from "../helpers.ts";
+import { crmStateText, crmWorkspace, fixtureServer, journalRows, jsonFrame, readPid, workspace } from "../fixtures/proxy-kit.ts";
 
-const { track, pids } = killAfterEach();
 
 const logLines = (stderr: string) => stderr.split("\n").filter(Boolean).map((line) => JSON.parse(line));
 const EMAIL = { to: "ada@example.com", subject: "Hello", body: "Hi" };
 
-test("a held call, a denial told, the server start and the run are logged at the default level; routine calls are not", async () => {
+test.concurrent("a held call, a denial told, the server start and the run are logged at the default level; routine calls are not", async () => {
   const ws = crmWorkspace(crmStateText());
-  const proxy = track(new LineSession([BIN, "proxy", "--manifest", ws.manifest], { cwd: ws.dir }));
+  await using proxy = new LineSession([BIN, "proxy", "--manifest", ws.manifest], { cwd: ws.dir });
   await proxy.initialize("logged-agent");
   await proxy.request(1, "tools/call", { name: "get_customer", arguments: { id: "c_001" } });
   const held = await proxy.request(2, "tools/call", { name: "send_email", arguments: EMAIL });
@@ -31,7 +29,14 @@ test("a held call, a denial told, the server start and the run are logged at the
   const lines = logLines(proxy.stderr);
   for (const line of lines) expect(line.ts).toMatch(/^\d{4}-\d\d-\d\dT/);
   expect(lines.map(({ ts, ...rest }) => rest)).toEqual([
-    { level: "info", msg: "server started", server: "crm", serverInfo: "synartesis-toy-crm 0.1.0" },
+    {
+      level: "info",
+      msg: "server started",
+      server: "crm",
+      serverInfo: "synartesis-toy-crm 0.1.0",
+      protocol: "2025-06-18",
+      why: "it answered server/discover with error -32601 (Method not found)",
+    },
     { level: "info", msg: "run opened", run: runId, client: "logged-agent", journal: ws.journal },
     {
       level: "info",
@@ -48,25 +53,19 @@ test("a held call, a denial told, the server start and the run are logged at the
   ]);
 }, 60_000);
 
-test("an unknown outcome and a restart are logged; at debug, every call is too", async () => {
+test.concurrent("an unknown outcome and a restart are logged; at debug, every call is too", async () => {
   const ws = workspace(
-    [
-      "version: 1",
-      "servers:",
-      ...fixtureServer("slow", "slow-server.ts", ["--pid-file", "./slow.pid"]),
-      "tools:",
-      '  - match: "slow.*"',
-      "    class: irreversible",
-      "    gate: never",
-      "",
-    ].join("\n"),
+    manifestText({
+      servers: { slow: fixtureServer("slow-server.ts", ["--pid-file", "./slow.pid"]) },
+      tools: [{ match: "slow.*", class: "irreversible", gate: "never" }],
+    }),
   );
-  const proxy = track(new LineSession([BIN, "proxy", "--manifest", ws.manifest, "--log-level", "debug"], { cwd: ws.dir }));
+  await using proxy = new LineSession([BIN, "proxy", "--manifest", ws.manifest, "--log-level", "debug"], { cwd: ws.dir });
   await proxy.initialize();
-  const pid = await waitFor("the server's pid", () => Number(readFileSync(join(ws.dir, "slow.pid"), "utf8")));
-  pids.push(pid);
+  await using server = reap(await until(() => readPid(join(ws.dir, "slow.pid")), "the server's pid"));
+  const pid = server.pid;
   proxy.send(jsonFrame(1, "tools/call", { name: "slow_write", arguments: { key: "a", value: "A1", ms: 60_000 } }));
-  await waitFor("the write-ahead row", () => journalRows(ws.journal).length === 1);
+  await until(() => journalRows(ws.journal).length === 1, "the write-ahead row");
   process.kill(pid, "SIGKILL");
   expect((await proxy.response(1)).result.content[0].text).toContain("Its outcome is unknown");
   await proxy.request(2, "tools/call", { name: "read_value", arguments: { key: "a" } });

@@ -3,18 +3,12 @@
 // workspace holding synartesis.yaml and the journal, every call that names the
 // manifest, the journal, its -wal/-shm or the credentials folder — absolute,
 // relative, through `..` or a symlink, even a read — is held for approval.
-import { afterEach, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { mkdirSync, readFileSync, symlinkSync, writeFileSync, linkSync } from "node:fs";
 import { join } from "node:path";
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { parseDocument } from "yaml";
 import { BIN, connect, ROOT, run, tempDir } from "../helpers.ts";
 import { FILESYSTEM, journalRows } from "../fixtures/proxy-kit.ts";
-
-const clients: Client[] = [];
-afterEach(async () => {
-  for (const client of clients.splice(0)) await client.close().catch(() => {});
-});
 
 const text = (result: any) => (result.content as Array<{ text: string }>).map((b) => b.text).join("\n");
 
@@ -34,8 +28,8 @@ test("calls naming Synartesis's own files are held whatever their class, with th
   mkdirSync(join(dir, "sub"));
   symlinkSync(manifest, join(dir, "innocent.txt"));
 
-  const { client } = await connect(BIN, ["proxy", "--log-level", "warn"], { cwd: dir, env: { XDG_STATE_HOME: state } });
-  clients.push(client);
+  await using agent = await connect(BIN, ["proxy", "--log-level", "warn"], { cwd: dir, env: { XDG_STATE_HOME: state } });
+  const client = agent.client;
   linkSync(journal, join(dir, "sub", "copy.db"));
   const call = (name: string, args: Record<string, unknown>) => client.callTool({ name, arguments: args });
 

@@ -1,9 +1,12 @@
 // The proxy under bad input and failure, through the built binary
 // (R-PROXY-5, 7, 9, 10, 11): garbage from the client, kill -9 of the proxy or
 // of its server mid-call, EOF and SIGTERM with calls in flight, config errors.
+// Every test has its own folder and processes, so they run side by side; a slow
+// write that must still be running while something happens waits for the test
+// to create its release file, not for a fixed time.
 import { describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
-import { BIN, connect, initializeFrame, LineSession, run } from "../helpers.ts";
+import { BIN, connect, initializeFrame, LineSession, manifestText, reap, run, until } from "../helpers.ts";
 import {
   ADA,
   crmStateText,
@@ -13,21 +16,21 @@ import {
   journalRows,
   journalRuns,
   jsonFrame,
-  killAfterEach,
   processExists,
+  readPid,
   slowWorkspace,
-  waitFor,
   workspace,
   type Workspace,
 } from "../fixtures/proxy-kit.ts";
 
-const { track, pids } = killAfterEach();
-
 function proxy(ws: Workspace, extra: string[] = []): LineSession {
-  return track(new LineSession([BIN, "proxy", "--manifest", ws.manifest, ...extra], { cwd: ws.dir }));
+  return new LineSession([BIN, "proxy", "--manifest", ws.manifest, ...extra], { cwd: ws.dir });
 }
 
-describe("bad input from the client", () => {
+const writeAhead = (ws: Workspace) => until(() => journalRows(ws.journal).find((r) => r.tool === "slow_write"), "the write-ahead row");
+const serverPid = (ws: { pidFile: string }) => until(() => readPid(ws.pidFile), "the server's pid file");
+
+describe.concurrent("bad input from the client", () => {
   test("every R-PROXY-11 case is answered or ignored, the next call still works, and nothing is journalled", async () => {
     const ws = crmWorkspace(crmStateText());
     let next = 100;
@@ -89,7 +92,7 @@ describe("bad input from the client", () => {
 
   test("requests before initialize are refused, and initialize twice is refused", async () => {
     const ws = crmWorkspace(crmStateText());
-    const session = proxy(ws);
+    await using session = proxy(ws);
     const early = await session.request(1, "tools/list");
     expect(early.error.code).toBeLessThan(0);
     expect(early.error.message).toContain("initialize");
@@ -102,17 +105,14 @@ describe("bad input from the client", () => {
   }, 60_000);
 });
 
-const readPid = (file: string) => Number(readFileSync(file, "utf8"));
-
-describe("failures mid-call", () => {
+describe.concurrent("failures mid-call", () => {
   test("kill -9 of the proxy while a slow write is in flight leaves its row pending", async () => {
     const ws = slowWorkspace();
-    const session = proxy(ws);
+    await using session = proxy(ws);
     await session.initialize();
-    const pid = await waitFor("the server's pid file", () => readPid(ws.pidFile));
-    pids.push(pid);
+    await using _server = reap(await serverPid(ws));
     session.send(jsonFrame(1, "tools/call", { name: "slow_write", arguments: { key: "a", value: "A1", ms: 3000 } }));
-    const row = await waitFor("the write-ahead row", () => journalRows(ws.journal).find((r) => r.tool === "slow_write"));
+    const row = await writeAhead(ws);
     expect(row.status).toBe("pending");
     session.proc.kill("SIGKILL");
     expect(await session.proc.exited).not.toBe(0);
@@ -128,12 +128,15 @@ describe("failures mid-call", () => {
 
   test("a write cancelled while it waits for the lock is never forwarded, and gets no reply", async () => {
     const ws = slowWorkspace();
-    const session = proxy(ws);
+    await using session = proxy(ws);
     await session.initialize();
-    session.send(jsonFrame(1, "tools/call", { name: "slow_write", arguments: { key: "a", value: "A1", ms: 1500 } }));
-    await waitFor("the first write in flight", () => journalRows(ws.journal).find((r) => r.tool === "slow_write"));
+    session.send(jsonFrame(1, "tools/call", { name: "slow_write", arguments: { key: "a", value: "A1", wait_for: ws.release } }));
+    await writeAhead(ws);
     session.send(jsonFrame(2, "tools/call", { name: "slow_write", arguments: { key: "b", value: "B1", ms: 0 } }));
     session.send({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 2, reason: "changed my mind" } });
+    // The proxy reads its input in order: once this ping is answered, it has seen the cancellation.
+    expect((await session.request(9, "ping")).result).toEqual({});
+    writeFileSync(ws.release, "");
     expect((await session.response(1)).result.structuredContent).toEqual({ key: "a", value: "A1" });
     expect((await session.request(3, "tools/call", { name: "read_value", arguments: { key: "b" } })).result.structuredContent).toEqual({ key: "b", value: "B0" });
     expect(await session.close()).toBe(0);
@@ -144,22 +147,26 @@ describe("failures mid-call", () => {
 
   test("EOF with several calls in flight: every one is answered before the proxy exits 0", async () => {
     const ws = slowWorkspace();
-    const result = await run(["proxy", "--manifest", ws.manifest, "--log-level", "warn"], {
-      cwd: ws.dir,
-      stdin: [
-        initializeFrame(0, "eof-agent"),
-        INITIALIZED,
-        jsonFrame(1, "tools/call", { name: "slow_write", arguments: { key: "a", value: "A1", ms: 400 } }),
-        jsonFrame(2, "tools/call", { name: "slow_write", arguments: { key: "b", value: "B1", ms: 400 } }),
-        jsonFrame(3, "tools/call", { name: "read_value", arguments: { key: "c" } }),
-        jsonFrame(4, "tools/call", { name: "slow_write", arguments: { key: "a", value: "A2", ms: 400 } }),
-        jsonFrame(5, "tools/list"),
-        jsonFrame(6, "ping"),
-        "",
-      ].join("\n"),
-    });
-    expect(result.code).toBe(0);
-    const out = result.stdout.split("\n").filter(Boolean).map((l) => JSON.parse(l));
+    await using session = proxy(ws, ["--log-level", "warn"]);
+    const wait_for = ws.release;
+    for (const frame of [
+      initializeFrame(0, "eof-agent"),
+      INITIALIZED,
+      jsonFrame(1, "tools/call", { name: "slow_write", arguments: { key: "a", value: "A1", wait_for } }),
+      jsonFrame(2, "tools/call", { name: "slow_write", arguments: { key: "b", value: "B1", wait_for } }),
+      jsonFrame(3, "tools/call", { name: "read_value", arguments: { key: "c" } }),
+      jsonFrame(4, "tools/call", { name: "slow_write", arguments: { key: "a", value: "A2", wait_for } }),
+      jsonFrame(5, "tools/list"),
+      jsonFrame(6, "ping"),
+    ]) {
+      session.send(frame);
+    }
+    await writeAhead(ws);
+    // EOF while the first write is held by the server; then it may finish.
+    session.proc.stdin.end();
+    writeFileSync(ws.release, "");
+    expect(await session.exited()).toBe(0);
+    const out = session.lines.map((l) => JSON.parse(l));
     expect(out.map((m) => m.id).sort()).toEqual([0, 1, 2, 3, 4, 5, 6]);
     for (const m of out) expect(m.error).toBeUndefined();
     expect(out.find((m) => m.id === 4).result.structuredContent).toEqual({ key: "a", value: "A2" });
@@ -173,15 +180,14 @@ describe("failures mid-call", () => {
 
   test("the server killed mid-call: the call reports an unknown outcome, its row stays pending, the next call restarts it", async () => {
     const ws = slowWorkspace();
-    const session = proxy(ws, ["--log-level", "warn"]);
+    await using session = proxy(ws, ["--log-level", "warn"]);
     await session.initialize();
     const first = await session.request(1, "tools/call", { name: "read_value", arguments: { key: "a" } });
     expect(first.result.structuredContent).toEqual({ key: "a", value: "A0" });
-    const pid = await waitFor("the server's pid file", () => readPid(ws.pidFile));
-    pids.push(pid);
+    const pid = await serverPid(ws);
 
     session.send(jsonFrame(2, "tools/call", { name: "slow_write", arguments: { key: "a", value: "A1", ms: 3000 } }));
-    await waitFor("the write-ahead row", () => journalRows(ws.journal).find((r) => r.tool === "slow_write"));
+    await writeAhead(ws);
     process.kill(pid, "SIGKILL");
     const lost = await session.response(2, 30_000);
     expect(lost.result.isError).toBe(true);
@@ -193,8 +199,8 @@ describe("failures mid-call", () => {
     // The next call starts the server again (a fresh one: its value is the initial one).
     const after = await session.request(3, "tools/call", { name: "read_value", arguments: { key: "a" } });
     expect(after.result.structuredContent).toEqual({ key: "a", value: "A0" });
-    const newPid = readPid(ws.pidFile);
-    pids.push(newPid);
+    await using restarted = reap(readPid(ws.pidFile));
+    const newPid = restarted.pid;
     expect(newPid).not.toBe(pid);
     const write = await session.request(4, "tools/call", { name: "slow_write", arguments: { key: "a", value: "A3", ms: 0 } });
     expect(write.result.structuredContent).toEqual({ key: "a", value: "A3" });
@@ -212,14 +218,15 @@ describe("failures mid-call", () => {
 
   test("SIGTERM: the call in flight is answered, the proxy exits 0, and its server is gone", async () => {
     const ws = slowWorkspace();
-    const session = proxy(ws);
+    await using session = proxy(ws);
     await session.initialize();
-    const pid = await waitFor("the server's pid file", () => readPid(ws.pidFile));
-    pids.push(pid);
+    await using server = reap(await serverPid(ws));
+    const pid = server.pid;
     expect(processExists(pid)).toBe(true);
-    session.send(jsonFrame(1, "tools/call", { name: "slow_write", arguments: { key: "b", value: "B1", ms: 500 } }));
-    await waitFor("the write-ahead row", () => journalRows(ws.journal).find((r) => r.tool === "slow_write"));
+    session.send(jsonFrame(1, "tools/call", { name: "slow_write", arguments: { key: "b", value: "B1", wait_for: ws.release } }));
+    await writeAhead(ws);
     session.proc.kill("SIGTERM");
+    writeFileSync(ws.release, "");
     const reply = await session.response(1, 30_000);
     expect(reply.result.structuredContent).toEqual({ key: "b", value: "B1" });
     expect(await session.proc.exited).toBe(0);
@@ -230,21 +237,20 @@ describe("failures mid-call", () => {
 
   test("SIGTERM on an idle proxy: exit 0 and no orphan", async () => {
     const ws = slowWorkspace();
-    const session = proxy(ws);
+    await using session = proxy(ws);
     await session.initialize();
-    const pid = await waitFor("the server's pid file", () => readPid(ws.pidFile));
-    pids.push(pid);
+    await using server = reap(await serverPid(ws));
     session.proc.kill("SIGTERM");
     expect(await session.proc.exited).toBe(0);
-    expect(processExists(pid)).toBe(false);
+    expect(processExists(server.pid)).toBe(false);
   }, 60_000);
 
   test("a client that cancels a forwarded call gets no reply for it, and EOF does not wait for it", async () => {
     const ws = slowWorkspace();
-    const session = proxy(ws, ["--log-level", "warn"]);
+    await using session = proxy(ws, ["--log-level", "warn"]);
     await session.initialize();
     session.send(jsonFrame(1, "tools/call", { name: "slow_write", arguments: { key: "c", value: "C1", ms: 600_000 } }));
-    await waitFor("the write-ahead row", () => journalRows(ws.journal).find((r) => r.tool === "slow_write"));
+    await writeAhead(ws);
     session.send({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 1, reason: "changed my mind" } });
     const ok = await session.request(2, "ping");
     expect(ok.result).toEqual({});
@@ -264,7 +270,7 @@ describe("failures mid-call", () => {
 /** A proxy in front of server-everything (every tool readonly), initialized by a client that offers sampling. */
 async function everythingWithSampling(clientName: string): Promise<{ ws: Workspace; session: LineSession }> {
   const ws = workspace(
-    ["version: 1", "servers:", "  everything:", "    command: node", `    args: [${JSON.stringify(EVERYTHING)}, "stdio"]`, "tools:", '  - match: "everything.*"', "    class: readonly", ""].join("\n"),
+    manifestText({ servers: { everything: { command: "node", args: [EVERYTHING, "stdio"] } }, tools: [{ match: "everything.*", class: "readonly" }] }),
   );
   const session = proxy(ws, ["--log-level", "warn"]);
   session.send(
@@ -280,9 +286,11 @@ async function everythingWithSampling(clientName: string): Promise<{ ws: Workspa
   return { ws, session };
 }
 
-describe("a client that closes stdin while a server waits on it", () => {
+describe.concurrent("a client that closes stdin while a server waits on it", () => {
   test("the server's sampling request is refused, the tool call is answered, and the proxy exits 0", async () => {
-    const { ws, session } = await everythingWithSampling("leaver");
+    const started = await everythingWithSampling("leaver");
+    const ws = started.ws;
+    await using session = started.session;
     session.send(jsonFrame(1, "tools/call", { name: "trigger-sampling-request", arguments: { prompt: "anyone there?" } }));
     const asked = await session.next((m) => m.method === "sampling/createMessage");
     expect(asked.id).toBeDefined();
@@ -297,9 +305,9 @@ describe("a client that closes stdin while a server waits on it", () => {
   }, 90_000);
 });
 
-describe("frames that are not what they claim", () => {
+describe.concurrent("frames that are not what they claim", () => {
   test("params that are not an object get -32602; an answer to a server's request that is not a response is refused to that server, which stops waiting", async () => {
-    const { session } = await everythingWithSampling("sloppy");
+    await using session = (await everythingWithSampling("sloppy")).session;
     session.send('{"jsonrpc":"2.0","id":1,"method":"tools/list","params":[1,2]}');
     expect((await session.response(1)).error.code).toBe(-32602);
     session.send(jsonFrame(2, "tools/call", { name: "trigger-sampling-request", arguments: { prompt: "anyone there?" } }));
@@ -312,19 +320,20 @@ describe("frames that are not what they claim", () => {
   }, 60_000);
 });
 
-describe("outcomes of mutating calls", () => {
+describe.concurrent("outcomes of mutating calls", () => {
   test("a read runs while a slow write to the same server is in flight; a second write waits for the first", async () => {
     const ws = slowWorkspace();
-    const session = proxy(ws, ["--log-level", "warn"]);
+    await using session = proxy(ws, ["--log-level", "warn"]);
     await session.initialize();
-    session.send(jsonFrame(1, "tools/call", { name: "slow_write", arguments: { key: "a", value: "A1", ms: 1500 } }));
+    session.send(jsonFrame(1, "tools/call", { name: "slow_write", arguments: { key: "a", value: "A1", wait_for: ws.release } }));
     session.send(jsonFrame(2, "tools/call", { name: "slow_write", arguments: { key: "a", value: "A2", ms: 0 } }));
-    await waitFor("the first write-ahead row", () => journalRows(ws.journal).find((r) => r.tool === "slow_write"));
+    await writeAhead(ws);
     session.send(jsonFrame(3, "tools/call", { name: "read_value", arguments: { key: "a" } }));
     // The first reply to arrive is the read's, and it sees the value from before both writes.
     const first = await session.next((m) => m.id !== undefined, 30_000);
     expect(first.id).toBe(3);
     expect(first.result.structuredContent).toEqual({ key: "a", value: "A0" });
+    writeFileSync(ws.release, "");
     expect((await session.response(1, 30_000)).result.structuredContent).toEqual({ key: "a", value: "A1" });
     expect((await session.response(2, 30_000)).result.structuredContent).toEqual({ key: "a", value: "A2" });
     expect(await session.close()).toBe(0);
@@ -339,7 +348,7 @@ describe("outcomes of mutating calls", () => {
 
   test("an isError result of a reversible call is returned unchanged, recorded failed, with no inverse", async () => {
     const ws = crmWorkspace(crmStateText());
-    const session = proxy(ws, ["--log-level", "warn"]);
+    await using session = proxy(ws, ["--log-level", "warn"]);
     await session.initialize();
     const reply = await session.request(1, "tools/call", { name: "update_customer", arguments: { id: "c_001", plan: "gold" } });
     expect(reply.result).toEqual({ isError: true, content: [{ type: "text", text: 'unknown plan "gold" (allowed: free, pro, enterprise)' }] });
@@ -352,7 +361,7 @@ describe("outcomes of mutating calls", () => {
 
   test("a pre-read that fails keeps the write from being forwarded and records it failed", async () => {
     const ws = slowWorkspace();
-    const session = proxy(ws, ["--log-level", "warn"]);
+    await using session = proxy(ws, ["--log-level", "warn"]);
     await session.initialize();
     const reply = await session.request(1, "tools/call", { name: "slow_write", arguments: { key: "zzz", value: "Z", ms: 0 } });
     expect(reply.result.isError).toBe(true);
@@ -365,7 +374,7 @@ describe("outcomes of mutating calls", () => {
   }, 60_000);
 });
 
-describe("configuration errors", () => {
+describe.concurrent("configuration errors", () => {
   test("a malformed manifest exits 2 with one file:line:col line on stderr and nothing on stdout", async () => {
     const cases: Array<{ text: string; line: number; col: number; says: RegExp }> = [
       {
@@ -417,9 +426,7 @@ describe("configuration errors", () => {
   });
 
   test("a server command that does not exist: the client's initialize gets an error naming the server, then exit 1 (R-PROXY-14)", async () => {
-    const ws = workspace(
-      ["version: 1", "servers:", "  ghost:", "    command: /nonexistent/bin/ghost-server", '    args: ["--x"]', "tools: []", ""].join("\n"),
-    );
+    const ws = workspace(manifestText({ servers: { ghost: { command: "/nonexistent/bin/ghost-server", args: ["--x"] } }, tools: [] }));
     const result = await run(["proxy", "--manifest", ws.manifest], { cwd: ws.dir, stdin: initializeFrame(0) + "\n" });
     expect(result.code).toBe(1);
     expect(result.stdout.trim().split("\n").map((l) => JSON.parse(l))).toEqual([
@@ -432,15 +439,7 @@ describe("configuration errors", () => {
 
   test("a client that shows only protocol errors (the SDK's, like the Inspector) shows why the server would not start", async () => {
     const ws = workspace(
-      [
-        "version: 1",
-        "servers:",
-        "  broken:",
-        "    command: sh",
-        `    args: ["-c", "echo 'cannot open database: permission denied' >&2; echo 'giving up' >&2; exit 3"]`,
-        "tools: []",
-        "",
-      ].join("\n"),
+      manifestText({ servers: { broken: { command: "sh", args: ["-c", "echo 'cannot open database: permission denied' >&2; echo 'giving up' >&2; exit 3"] } } }),
     );
     const failure = await connect(BIN, ["proxy", "--manifest", ws.manifest], { cwd: ws.dir }).then(
       () => "connected",
@@ -451,17 +450,7 @@ describe("configuration errors", () => {
   });
 
   test("a server that dies at start exits 1 quoting its stderr", async () => {
-    const ws = workspace(
-      [
-        "version: 1",
-        "servers:",
-        "  broken:",
-        "    command: sh",
-        `    args: ["-c", "echo 'cannot open database: permission denied' >&2; exit 3"]`,
-        "tools: []",
-        "",
-      ].join("\n"),
-    );
+    const ws = workspace(manifestText({ servers: { broken: { command: "sh", args: ["-c", "echo 'cannot open database: permission denied' >&2; exit 3"] } } }));
     const result = await run(["proxy", "--manifest", ws.manifest], { cwd: ws.dir, stdin: initializeFrame(0) + "\n" });
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('server "broken"');
@@ -474,7 +463,7 @@ describe("configuration errors", () => {
   });
 });
 
-test("the proxy writes only protocol frames to stdout, and JSON log lines to stderr", async () => {
+test.concurrent("the proxy writes only protocol frames to stdout, and JSON log lines to stderr", async () => {
   const ws = crmWorkspace();
   writeFileSync(ws.state, crmStateText());
   const result = await run(["proxy", "--manifest", ws.manifest, "--log-level", "debug"], {

@@ -1,17 +1,11 @@
 // When a run exists and which calls can exist (R-PROXY-12, R-PROXY-16): a
 // session that only lists leaves no run; a call to a tool its server does not
 // list (after one fresh look) is answered -32602 and journals nothing.
-import { afterEach, describe, expect, test } from "bun:test";
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { BIN, connect, initializeFrame, run } from "../helpers.ts";
+import { describe, expect, test } from "bun:test";
+import { BIN, connect, initializeFrame, manifestText, run } from "../helpers.ts";
 import { crmStateText, crmWorkspace, fixtureServer, INITIALIZED, journalRows, journalRuns, jsonFrame, workspace } from "../fixtures/proxy-kit.ts";
 
-const clients: Client[] = [];
-afterEach(async () => {
-  for (const client of clients.splice(0)) await client.close().catch(() => {});
-});
-
-describe("a run is created by the first tools/call (R-PROXY-16)", () => {
+describe.concurrent("a run is created by the first tools/call (R-PROXY-16)", () => {
   test("sessions that only list tools leave no run; the first call creates one, labelled with the client", async () => {
     const ws = crmWorkspace(crmStateText());
     for (let i = 0; i < 3; i++) {
@@ -25,8 +19,8 @@ describe("a run is created by the first tools/call (R-PROXY-16)", () => {
     expect(undo.code).toBe(1);
     expect(undo.stderr).toContain("has no runs yet");
 
-    const { client } = await connect(BIN, ["proxy", "--manifest", ws.manifest], { cwd: ws.dir, name: "worker" });
-    clients.push(client);
+    await using worker = await connect(BIN, ["proxy", "--manifest", ws.manifest], { cwd: ws.dir, name: "worker" });
+    const client = worker.client;
     await client.listTools();
     await client.callTool({ name: "get_customer", arguments: { id: "c_001" } });
     await client.callTool({ name: "update_customer", arguments: { id: "c_001", notes: "x" } });
@@ -37,7 +31,7 @@ describe("a run is created by the first tools/call (R-PROXY-16)", () => {
   }, 60_000);
 });
 
-describe("unknown tools (R-PROXY-12)", () => {
+describe.concurrent("unknown tools (R-PROXY-12)", () => {
   test("a tool the server does not list gets -32602 'Unknown tool: NAME', is never held, and journals nothing", async () => {
     const ws = crmWorkspace(crmStateText());
     const result = await run(["proxy", "--manifest", ws.manifest, "--log-level", "warn"], {
@@ -61,17 +55,7 @@ describe("unknown tools (R-PROXY-12)", () => {
   }, 60_000);
 
   test("a tool the server lists only now (its list changed) is found by one fresh tools/list and called", async () => {
-    const ws = workspace(
-      [
-        "version: 1",
-        "servers:",
-        ...fixtureServer("raw", "raw-server.ts", ["--late-tool"]),
-        "tools:",
-        '  - match: "raw.*"',
-        "    class: readonly",
-        "",
-      ].join("\n"),
-    );
+    const ws = workspace(manifestText({ servers: { raw: fixtureServer("raw-server.ts", ["--late-tool"]) }, tools: [{ match: "raw.*", class: "readonly" }] }));
     const result = await run(["proxy", "--manifest", ws.manifest, "--log-level", "warn"], {
       cwd: ws.dir,
       stdin: [initializeFrame(0), INITIALIZED, jsonFrame(1, "tools/call", { name: "late_read", arguments: {} }), jsonFrame(2, "tools/call", { name: "never_listed", arguments: {} }), ""].join("\n"),
@@ -85,18 +69,7 @@ describe("unknown tools (R-PROXY-12)", () => {
 
   test("with several servers, an unknown server prefix or tool is -32602 too", async () => {
     const ws = workspace(
-      [
-        "version: 1",
-        "servers:",
-        "  crm:",
-        "    command: synartesis",
-        '    args: ["toy-crm"]',
-        ...fixtureServer("raw", "raw-server.ts"),
-        "tools:",
-        '  - match: "*.*"',
-        "    class: readonly",
-        "",
-      ].join("\n"),
+      manifestText({ servers: { crm: { command: "synartesis", args: ["toy-crm"] }, raw: fixtureServer("raw-server.ts") }, tools: [{ match: "*.*", class: "readonly" }] }),
     );
     const result = await run(["proxy", "--manifest", ws.manifest, "--log-level", "warn"], {
       cwd: ws.dir,

@@ -5,11 +5,10 @@
 // EPIPE from a deaf server stays a JSON log line and the call is resent to a
 // fresh server.
 import { describe, expect, test } from "bun:test";
-import { readFileSync } from "node:fs";
-import { BIN, LineSession, run } from "../helpers.ts";
-import { fixtureServer, journalRows, journalRuns, jsonFrame, killAfterEach, processExists, slowWorkspace, waitFor, workspace } from "../fixtures/proxy-kit.ts";
+import { BIN, LineSession, manifestText, reap, run, until } from "../helpers.ts";
+import { fixtureServer, journalRows, journalRuns, jsonFrame, processExists, readPid, slowWorkspace, workspace, type Workspace } from "../fixtures/proxy-kit.ts";
 
-const { track, pids } = killAfterEach();
+const writeAhead = (ws: Workspace) => until(() => journalRows(ws.journal).find((r) => r.tool === "slow_write"), "the write-ahead row");
 
 const HUNG = { name: "slow_write", arguments: { key: "a", value: "A1", ms: 600_000 } };
 
@@ -21,15 +20,15 @@ function expectUnknownOutcome(reply: any, why: RegExp): void {
   expect(text).toContain("Its outcome is unknown and is recorded as pending");
 }
 
-describe("bounded shutdown (R-PROXY-13)", () => {
+describe.concurrent("bounded shutdown (R-PROXY-13)", () => {
   test("EOF with a hung call: after the drain it is answered as unknown, its row stays pending, exit 0, no orphan", async () => {
     const ws = slowWorkspace();
-    const proxy = track(new LineSession([BIN, "proxy", "--manifest", ws.manifest, "--drain", "1"], { cwd: ws.dir }));
+    await using proxy = new LineSession([BIN, "proxy", "--manifest", ws.manifest, "--drain", "1"], { cwd: ws.dir });
     await proxy.initialize("eof-agent");
     proxy.send(jsonFrame(1, "tools/call", HUNG));
-    await waitFor("the write-ahead row", () => journalRows(ws.journal).find((r) => r.tool === "slow_write"));
-    const pid = Number(readFileSync(ws.pidFile, "utf8"));
-    pids.push(pid);
+    await writeAhead(ws);
+    await using server = reap(readPid(ws.pidFile));
+    const pid = server.pid;
     proxy.proc.stdin.end();
     // Bounded by the test's own deadline, far below the call's 600 s and the server's 60 s timeout.
     expectUnknownOutcome(await proxy.response(1, 30_000), /stopped waiting for the server after 1 s \(--drain\)/);
@@ -44,13 +43,13 @@ describe("bounded shutdown (R-PROXY-13)", () => {
 
   test("SIGTERM with a hung call and --drain 1: answered as unknown, row pending, exit 0; a read that was quick is answered normally", async () => {
     const ws = slowWorkspace();
-    const proxy = track(new LineSession([BIN, "proxy", "--manifest", ws.manifest, "--drain", "1"], { cwd: ws.dir }));
+    await using proxy = new LineSession([BIN, "proxy", "--manifest", ws.manifest, "--drain", "1"], { cwd: ws.dir });
     await proxy.initialize();
     proxy.send(jsonFrame(1, "tools/call", HUNG));
-    await waitFor("the write-ahead row", () => journalRows(ws.journal).find((r) => r.tool === "slow_write"));
+    await writeAhead(ws);
     expect((await proxy.request(2, "tools/call", { name: "read_value", arguments: { key: "b" } })).result.structuredContent).toEqual({ key: "b", value: "B0" });
-    const pid = Number(readFileSync(ws.pidFile, "utf8"));
-    pids.push(pid);
+    await using server = reap(readPid(ws.pidFile));
+    const pid = server.pid;
     proxy.proc.kill("SIGTERM");
     expectUnknownOutcome(await proxy.response(1, 30_000), /after 1 s \(--drain\)/);
     expect(await proxy.proc.exited).toBe(0);
@@ -60,14 +59,14 @@ describe("bounded shutdown (R-PROXY-13)", () => {
 
   test("a second signal stops at once, without waiting out the drain (default 5 s): the hung call is answered as unknown, row pending", async () => {
     const ws = slowWorkspace();
-    const proxy = track(new LineSession([BIN, "proxy", "--manifest", ws.manifest], { cwd: ws.dir }));
+    await using proxy = new LineSession([BIN, "proxy", "--manifest", ws.manifest], { cwd: ws.dir });
     await proxy.initialize();
     proxy.send(jsonFrame(1, "tools/call", HUNG));
-    await waitFor("the write-ahead row", () => journalRows(ws.journal).find((r) => r.tool === "slow_write"));
-    const pid = Number(readFileSync(ws.pidFile, "utf8"));
-    pids.push(pid);
+    await writeAhead(ws);
+    await using server = reap(readPid(ws.pidFile));
+    const pid = server.pid;
     proxy.proc.kill("SIGTERM");
-    await waitFor("the first signal's log line", () => proxy.stderr.includes('"msg":"shutting down","signal":"SIGTERM","drainSeconds":5}'));
+    await until(() => proxy.stderr.includes('"msg":"shutting down","signal":"SIGTERM","drainSeconds":5}'), "the first signal's log line");
     proxy.proc.kill("SIGINT");
     expectUnknownOutcome(await proxy.response(1, 30_000), /stopped by a second signal before the server answered/);
     expect(await proxy.proc.exited).toBe(0);
@@ -85,21 +84,11 @@ describe("bounded shutdown (R-PROXY-13)", () => {
   });
 });
 
-describe("a server that stops reading its input (EPIPE)", () => {
+describe.concurrent("a server that stops reading its input (EPIPE)", () => {
   test("the proxy's stderr stays JSON lines, and a call it could not deliver is sent to a fresh server", async () => {
-    const ws = workspace(
-      [
-        "version: 1",
-        "servers:",
-        ...fixtureServer("deaf", "deaf-server.ts"),
-        "tools:",
-        '  - match: "deaf.*"',
-        "    class: readonly",
-        "",
-      ].join("\n"),
-    );
+    const ws = workspace(manifestText({ servers: { deaf: fixtureServer("deaf-server.ts") }, tools: [{ match: "deaf.*", class: "readonly" }] }));
     const big = "x".repeat(300_000);
-    const proxy = track(new LineSession([BIN, "proxy", "--manifest", ws.manifest], { cwd: ws.dir }));
+    await using proxy = new LineSession([BIN, "proxy", "--manifest", ws.manifest], { cwd: ws.dir });
     await proxy.initialize();
     expect((await proxy.request(1, "tools/call", { name: "go_deaf", arguments: {} })).result.content[0].text).toBe("not listening any more");
     // Large (written later, fails in the background) and small (fails at once).

@@ -1,66 +1,64 @@
 // A cap on every call (issue 13 item 2): progress re-arms a call's timeout
 // only up to `timeout_max` (default 10 × timeout); a server that reports
 // progress forever then gets an unknown outcome, and its row stays pending.
-import { expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { parseManifest } from "../../src/manifest/load.ts";
+import type { RawServer } from "../../src/manifest/schema.ts";
 import { callDeadlineMs } from "../../src/manifest/types.ts";
-import { BIN, LineSession } from "../helpers.ts";
-import { fixtureServer, journalRows, jsonFrame, killAfterEach, workspace } from "../fixtures/proxy-kit.ts";
+import { BIN, LineSession, manifestText } from "../helpers.ts";
+import { fixtureServer, journalRows, jsonFrame, workspace } from "../fixtures/proxy-kit.ts";
 
-const { track } = killAfterEach();
-
-function busyWorkspace(limits: string[]) {
+function busyWorkspace(limits: Partial<RawServer>) {
   return workspace(
-    [
-      "version: 1",
-      "servers:",
-      ...fixtureServer("slow", "slow-server.ts", [], limits),
-      "tools:",
-      '  - match: "slow.read_value"',
-      "    class: readonly",
-      '  - match: "slow.busy_forever"',
-      "    class: irreversible",
-      "    gate: never",
-      "",
-    ].join("\n"),
+    manifestText({
+      servers: { slow: fixtureServer("slow-server.ts", [], limits) },
+      tools: [
+        { match: "slow.read_value", class: "readonly" },
+        { match: "slow.busy_forever", class: "irreversible", gate: "never" },
+      ],
+    }),
   );
 }
 
-test("a call that reports progress forever ends at timeout_max as an unknown outcome: the client is told, the row stays pending", async () => {
-  const ws = busyWorkspace(["timeout: 0.5", "timeout_max: 1.5"]);
-  const proxy = track(new LineSession([BIN, "proxy", "--manifest", ws.manifest], { cwd: ws.dir }));
-  await proxy.initialize();
-  proxy.send(jsonFrame(1, "tools/call", { name: "busy_forever", arguments: { ms: 100 }, _meta: { progressToken: "p1" } }));
-  // Progress reaches the client and keeps the call alive past its 0.5 s timeout…
-  await proxy.next((m) => m.method === "notifications/progress" && m.params.progressToken === "p1" && m.params.progress >= 7, 30_000);
-  // …until timeout_max.
-  const reply = await proxy.response(1, 30_000);
-  expect(reply.result.isError).toBe(true);
-  expect(reply.result.content[0].text).toBe(
-    'Synartesis forwarded this call, but server "slow" kept reporting progress but did not answer tools/call within its timeout_max of 1.5 s. ' +
-      "Its outcome is unknown and is recorded as pending; check the state before trying again.",
-  );
-  // The proxy goes on serving.
-  expect((await proxy.request(2, "tools/call", { name: "read_value", arguments: { key: "a" } })).result.structuredContent).toEqual({ key: "a", value: "A0" });
-  expect(await proxy.close()).toBe(0);
-  const [row] = journalRows(ws.journal);
-  expect(row).toMatchObject({ tool: "busy_forever", status: "pending" });
-  expect(row!.error).toContain("within its timeout_max of 1.5 s; the outcome is unknown");
-}, 60_000);
+// One at a time: with a 0.5 s timeout, which also bounds the server's start, a
+// fixture starting beside another test's on a busy machine could miss it.
+describe("timeouts", () => {
+  test("a call that reports progress forever ends at timeout_max as an unknown outcome: the client is told, the row stays pending", async () => {
+    const ws = busyWorkspace({ timeout: 0.5, timeout_max: 1.5 });
+    await using proxy = new LineSession([BIN, "proxy", "--manifest", ws.manifest], { cwd: ws.dir });
+    await proxy.initialize();
+    proxy.send(jsonFrame(1, "tools/call", { name: "busy_forever", arguments: { ms: 100 }, _meta: { progressToken: "p1" } }));
+    // Progress reaches the client and keeps the call alive past its 0.5 s timeout…
+    await proxy.next((m) => m.method === "notifications/progress" && m.params.progressToken === "p1" && m.params.progress >= 7, 30_000);
+    // …until timeout_max.
+    const reply = await proxy.response(1, 30_000);
+    expect(reply.result.isError).toBe(true);
+    expect(reply.result.content[0].text).toBe(
+      'Synartesis forwarded this call, but server "slow" kept reporting progress but did not answer tools/call within its timeout_max of 1.5 s. ' +
+        "Its outcome is unknown and is recorded as pending; check the state before trying again.",
+    );
+    // The proxy goes on serving.
+    expect((await proxy.request(2, "tools/call", { name: "read_value", arguments: { key: "a" } })).result.structuredContent).toEqual({ key: "a", value: "A0" });
+    expect(await proxy.close()).toBe(0);
+    const [row] = journalRows(ws.journal);
+    expect(row).toMatchObject({ tool: "busy_forever", status: "pending" });
+    expect(row!.error).toContain("within its timeout_max of 1.5 s; the outcome is unknown");
+  }, 60_000);
 
-test("without progress, the plain timeout applies", async () => {
-  const ws = busyWorkspace(["timeout: 0.5"]);
-  const proxy = track(new LineSession([BIN, "proxy", "--manifest", ws.manifest], { cwd: ws.dir }));
-  await proxy.initialize();
-  const reply = await proxy.request(1, "tools/call", { name: "busy_forever", arguments: { ms: 200 } });
-  expect(reply.result.content[0].text).toContain('server "slow" did not answer tools/call within 0.5 s. Its outcome is unknown');
-  expect(await proxy.close()).toBe(0);
-}, 60_000);
+  test("without progress, the plain timeout applies", async () => {
+    const ws = busyWorkspace({ timeout: 0.5 });
+    await using proxy = new LineSession([BIN, "proxy", "--manifest", ws.manifest], { cwd: ws.dir });
+    await proxy.initialize();
+    const reply = await proxy.request(1, "tools/call", { name: "busy_forever", arguments: { ms: 200 } });
+    expect(reply.result.content[0].text).toContain('server "slow" did not answer tools/call within 0.5 s. Its outcome is unknown');
+    expect(await proxy.close()).toBe(0);
+  }, 60_000);
 
-test("timeout_max: default 10 × timeout, and never shorter than timeout", () => {
-  const manifest = (limits: string) =>
-    parseManifest(["version: 1", "servers:", "  s:", "    command: x", `    ${limits}`, ""].join("\n"), "/m/synartesis.yaml", {});
-  expect(callDeadlineMs(manifest("timeout: 2").servers.s!)).toBe(20_000);
-  expect(callDeadlineMs(manifest("timeout_max: 900").servers.s!)).toBe(900_000);
-  expect(() => manifest("timeout_max: 5")).toThrow("/m/synartesis.yaml:5:18: timeout_max (5 s) must be at least timeout (60 s)");
+  test("timeout_max: default 10 × timeout, and never shorter than timeout", () => {
+    const manifest = (limits: string) =>
+      parseManifest(["version: 1", "servers:", "  s:", "    command: x", `    ${limits}`, ""].join("\n"), "/m/synartesis.yaml", {});
+    expect(callDeadlineMs(manifest("timeout: 2").servers.s!)).toBe(20_000);
+    expect(callDeadlineMs(manifest("timeout_max: 900").servers.s!)).toBe(900_000);
+    expect(() => manifest("timeout_max: 5")).toThrow("/m/synartesis.yaml:5:18: timeout_max (5 s) must be at least timeout (60 s)");
+  });
 });

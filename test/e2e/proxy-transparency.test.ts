@@ -1,7 +1,7 @@
 // R-PROXY-1…3 through the built binary: a client sees through the proxy what it
 // would see from the servers directly (the toy CRM, server-everything's whole
 // protocol both ways, two servers at once), and results reach it byte for byte.
-import { afterEach, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -14,43 +14,36 @@ import {
   ResourceUpdatedNotificationSchema,
   ToolListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
-import { BIN, connect, initializeFrame, run } from "../helpers.ts";
+import { BIN, connect, initializeFrame, LineSession, manifestText, run, until } from "../helpers.ts";
 import { INSTRUCTIONS_PREAMBLE } from "../../src/proxy/handshake.ts";
 import {
   ADA,
-  BUN,
   crmStateText,
   crmWorkspace,
   EVERYTHING,
   FILESYSTEM,
-  FIXTURES,
+  fixtureServer,
   INITIALIZED,
   journalRows,
   jsonFrame,
   SEED,
-  waitFor,
   workspace,
 } from "../fixtures/proxy-kit.ts";
 
-const clients: Client[] = [];
-afterEach(async () => {
-  for (const client of clients.splice(0)) await client.close().catch(() => {});
-});
-
-async function open(command: string, args: string[], options: Parameters<typeof connect>[2] = {}): Promise<Client> {
-  const { client } = await connect(command, args, options);
-  clients.push(client);
-  return client;
+/** An SDK client over stdio, closed when the test's `scope` ends. */
+async function open(scope: AsyncDisposableStack, command: string, args: string[], options: Parameters<typeof connect>[2] = {}): Promise<Client> {
+  return scope.use(await connect(command, args, options)).client;
 }
 
 const proxyArgs = (manifest: string) => ["proxy", "--manifest", manifest, "--log-level", "warn"];
 
-describe("one server: the toy CRM directly and through the proxy look the same", () => {
+describe.concurrent("one server: the toy CRM directly and through the proxy look the same", () => {
   test("identity, capabilities, tools, resources and results are equal; instructions gain the preamble", async () => {
+    await using scope = new AsyncDisposableStack();
     const directDir = crmWorkspace(crmStateText());
     const proxied = crmWorkspace(crmStateText());
-    const direct = await open(BIN, ["toy-crm", "--state", directDir.state]);
-    const through = await open(BIN, proxyArgs(proxied.manifest), { cwd: proxied.dir });
+    const direct = await open(scope, BIN, ["toy-crm", "--state", directDir.state]);
+    const through = await open(scope, BIN, proxyArgs(proxied.manifest), { cwd: proxied.dir });
 
     expect(through.getServerVersion()).toEqual(direct.getServerVersion()!);
     expect(through.getServerCapabilities()).toEqual(direct.getServerCapabilities()!);
@@ -108,29 +101,18 @@ describe("one server: the toy CRM directly and through the proxy look the same",
   });
 });
 
-describe("server-everything through the proxy: the whole protocol, both ways", () => {
+describe.concurrent("server-everything through the proxy: the whole protocol, both ways", () => {
   test("prompts, resources + subscribe, completions, logging, progress, sampling, elicitation and roots", async () => {
-    const ws = workspace(
-      [
-        "version: 1",
-        "servers:",
-        "  everything:",
-        "    command: node",
-        `    args: [${JSON.stringify(EVERYTHING)}, "stdio"]`,
-        "tools:",
-        "  # Everything this test calls changes nothing that matters: let it pass without a gate.",
-        '  - match: "everything.*"',
-        "    class: readonly",
-        "",
-      ].join("\n"),
-    );
+    await using scope = new AsyncDisposableStack();
+    // Everything this test calls changes nothing that matters: it passes without a gate.
+    const ws = workspace(manifestText({ servers: { everything: { command: "node", args: [EVERYTHING, "stdio"] } }, tools: [{ match: "everything.*", class: "readonly" }] }));
     const rootUri = `file://${ws.dir}`;
     // Handlers go in before connecting: what the server sends while it starts must find them.
     const client = new Client(
       { name: "everything-agent", version: "1.0.0" },
       { capabilities: { sampling: {}, elicitation: {}, roots: { listChanged: true } } },
     );
-    clients.push(client);
+    scope.defer(() => client.close().catch(() => {}));
     const listChanged: string[] = [];
     client.setNotificationHandler(ToolListChangedNotificationSchema, (n) => void listChanged.push(n.method));
     const rootsAsked: unknown[] = [];
@@ -164,9 +146,9 @@ describe("server-everything through the proxy: the whole protocol, both ways", (
     expect(capabilities).toMatchObject({ prompts: {}, resources: { subscribe: true }, logging: {}, tools: {} });
 
     // roots/list: the server asks once it is initialized; the client's answer reaches it.
-    await waitFor("the server to ask for roots", () => rootsAsked.length > 0);
+    await until(() => rootsAsked.length > 0, "the server to ask for roots");
     // It registered the tools that need those client capabilities, and said so.
-    await waitFor("notifications/tools/list_changed", () => listChanged.length > 0);
+    await until(() => listChanged.length > 0, "notifications/tools/list_changed");
     const { tools } = await client.listTools();
     const names = tools.map((t) => t.name);
     for (const name of ["echo", "trigger-long-running-operation", "trigger-sampling-request", "trigger-elicitation-request", "get-roots-list"]) {
@@ -206,9 +188,9 @@ describe("server-everything through the proxy: the whole protocol, both ways", (
     const dynamic = await client.readResource({ uri: "demo://resource/dynamic/text/7" });
     expect((dynamic.contents[0] as any).text).toStartWith("Resource 7: This is a plaintext resource");
     await client.subscribeResource({ uri: first.uri });
-    await waitFor("a logging message about the subscription", () => logs.find((l) => String(l.data).includes(first.uri)));
+    await until(() => logs.find((l) => String(l.data).includes(first.uri)), "a logging message about the subscription");
     await client.callTool({ name: "toggle-subscriber-updates", arguments: {} });
-    await waitFor("notifications/resources/updated", () => updated.includes(first.uri));
+    await until(() => updated.includes(first.uri), "notifications/resources/updated");
     await client.callTool({ name: "toggle-subscriber-updates", arguments: {} }); // and stop them again
     await client.unsubscribeResource({ uri: first.uri });
 
@@ -262,9 +244,7 @@ describe("server-everything through the proxy: the whole protocol, both ways", (
   }, 120_000);
 
   test("progress notifications keep a token the client chose itself", async () => {
-    const ws = workspace(
-      ["version: 1", "servers:", "  everything:", "    command: node", `    args: [${JSON.stringify(EVERYTHING)}, "stdio"]`, "tools:", '  - match: "everything.*"', "    class: readonly", ""].join("\n"),
-    );
+    const ws = workspace(manifestText({ servers: { everything: { command: "node", args: [EVERYTHING, "stdio"] } }, tools: [{ match: "everything.*", class: "readonly" }] }));
     const result = await run(proxyArgs(ws.manifest), {
       cwd: ws.dir,
       stdin: [
@@ -293,30 +273,25 @@ describe("server-everything through the proxy: the whole protocol, both ways", (
   }, 60_000);
 });
 
-test("progress keeps a long call alive past the server's timeout, as it would directly", async () => {
-  const ws = workspace(
-    ["version: 1", "servers:", "  everything:", "    command: node", `    args: [${JSON.stringify(EVERYTHING)}, "stdio"]`, "    timeout: 1", "tools:", '  - match: "everything.*"', "    class: readonly", ""].join("\n"),
-  );
-  const result = await run(proxyArgs(ws.manifest), {
-    cwd: ws.dir,
-    stdin: [
-      initializeFrame(0),
-      INITIALIZED,
-      // 2.5 s in all, with progress every 0.5 s: never 1 s without a sign of life.
-      jsonFrame(1, "tools/call", { name: "trigger-long-running-operation", arguments: { duration: 2.5, steps: 5 }, _meta: { progressToken: "t" } }),
-      "",
-    ].join("\n"),
-  });
-  expect(result.code).toBe(0);
-  const lines = result.stdout.trim().split("\n").map((l) => JSON.parse(l));
+// The timeout also bounds the server's start: the bun fixture starts quickly even on a busy machine.
+test.concurrent("progress keeps a long call alive past the server's timeout, as it would directly", async () => {
+  const ws = workspace(manifestText({ servers: { slow: fixtureServer("slow-server.ts", [], { timeout: 1.5 }) }, tools: [{ match: "slow.*", class: "readonly" }] }));
+  // Stdin stays open until the answer: the call outlasts the drain an EOF would start.
+  await using session = new LineSession([BIN, ...proxyArgs(ws.manifest)], { cwd: ws.dir });
+  await session.initialize();
+  // 3 s in all, with progress every 0.6 s: never 1.5 s without a sign of life.
+  session.send(jsonFrame(1, "tools/call", { name: "long_operation", arguments: { steps: 5, ms: 600 }, _meta: { progressToken: "t" } }));
+  const answer = await session.response(1, 30_000);
+  expect(await session.close()).toBe(0);
+  const lines = session.lines.map((l) => JSON.parse(l));
   expect(lines.filter((m) => m.method === "notifications/progress").length).toBe(5);
-  const answer = lines.find((m) => m.id === 1);
   expect(answer.result.isError).toBeUndefined();
-  expect(answer.result.content[0].text).toContain("completed");
+  expect(answer.result.structuredContent).toEqual({ completed: 5 });
 }, 60_000);
 
-describe("two servers at once", () => {
+describe.concurrent("two servers at once", () => {
   test("tools are SERVER__TOOL, both work, and resources are routed by URI", async () => {
+    await using scope = new AsyncDisposableStack();
     const ws = workspace("");
     const root = join(ws.dir, "files");
     mkdirSync(root);
@@ -324,25 +299,16 @@ describe("two servers at once", () => {
     writeFileSync(ws.state, crmStateText());
     writeFileSync(
       ws.manifest,
-      [
-        "version: 1",
-        "servers:",
-        "  crm:",
-        "    command: synartesis",
-        '    args: ["toy-crm", "--state", "./crm.json"]',
-        "  fs:",
-        "    command: node",
-        `    args: [${JSON.stringify(FILESYSTEM)}, ${JSON.stringify(root)}]`,
-        "tools:",
-        '  - match: "crm.get_customer"',
-        "    class: readonly",
-        '  - match: "fs.read_text_file"',
-        "    class: readonly",
-        "",
-      ].join("\n"),
+      manifestText({
+        servers: { crm: { command: "synartesis", args: ["toy-crm", "--state", "./crm.json"] }, fs: { command: "node", args: [FILESYSTEM, root] } },
+        tools: [
+          { match: "crm.get_customer", class: "readonly" },
+          { match: "fs.read_text_file", class: "readonly" },
+        ],
+      }),
     );
     // No roots capability: server-filesystem would replace its allowed folder with the client's roots.
-    const client = await open(BIN, proxyArgs(ws.manifest), { cwd: ws.dir, name: "two-servers" });
+    const client = await open(scope, BIN, proxyArgs(ws.manifest), { cwd: ws.dir, name: "two-servers" });
     expect(client.getServerVersion()?.name).toBe("synartesis");
     const instructions = client.getInstructions()!;
     expect(instructions).toStartWith(INSTRUCTIONS_PREAMBLE);
@@ -360,7 +326,7 @@ describe("two servers at once", () => {
     expect(names).toContain("fs__read_text_file");
     expect(names.every((n) => n.startsWith("crm__") || n.startsWith("fs__"))).toBe(true);
     // Schemas and annotations come through unchanged under the new name.
-    const direct = await open(BIN, ["toy-crm"]);
+    const direct = await open(scope, BIN, ["toy-crm"]);
     const directTools = (await direct.listTools()).tools;
     expect(tools.find((t) => t.name === "crm__get_customer")).toEqual({ ...directTools.find((t) => t.name === "get_customer")!, name: "crm__get_customer" });
 
@@ -385,29 +351,21 @@ describe("two servers at once", () => {
   }, 60_000);
 });
 
-describe("two servers with prompts, completions, logging and server requests", () => {
+describe.concurrent("two servers with prompts, completions, logging and server requests", () => {
   test("prompts are SERVER__PROMPT, completions and templates route, sampling reaches the right server", async () => {
+    await using scope = new AsyncDisposableStack();
     const ws = workspace(
-      [
-        "version: 1",
-        "servers:",
-        "  crm:",
-        "    command: synartesis",
-        '    args: ["toy-crm", "--state", "./crm.json"]',
-        "  every:",
-        "    command: node",
-        `    args: [${JSON.stringify(EVERYTHING)}, "stdio"]`,
-        "tools:",
-        '  - match: "crm.get_customer"',
-        "    class: readonly",
-        '  - match: "every.*"',
-        "    class: readonly",
-        "",
-      ].join("\n"),
+      manifestText({
+        servers: { crm: { command: "synartesis", args: ["toy-crm", "--state", "./crm.json"] }, every: { command: "node", args: [EVERYTHING, "stdio"] } },
+        tools: [
+          { match: "crm.get_customer", class: "readonly" },
+          { match: "every.*", class: "readonly" },
+        ],
+      }),
     );
     writeFileSync(ws.state, crmStateText());
     const client = new Client({ name: "two-with-prompts", version: "1.0.0" }, { capabilities: { sampling: {} } });
-    clients.push(client);
+    scope.defer(() => client.close().catch(() => {}));
     client.setRequestHandler(CreateMessageRequestSchema, () => ({
       model: "stub",
       role: "assistant",
@@ -440,7 +398,7 @@ describe("two servers with prompts, completions, logging and server requests", (
 
     await client.setLoggingLevel("debug");
     await client.callTool({ name: "every__toggle-simulated-logging", arguments: {} });
-    await waitFor("a logging message from the second server", () => logs.length > 0);
+    await until(() => logs.length > 0, "a logging message from the second server");
     await client.callTool({ name: "every__toggle-simulated-logging", arguments: {} });
 
     const sampling = await client.callTool({ name: "every__trigger-sampling-request", arguments: { prompt: "p" } });
@@ -452,7 +410,7 @@ describe("two servers with prompts, completions, logging and server requests", (
   }, 120_000);
 });
 
-describe("protocol versions", () => {
+describe.concurrent("protocol versions", () => {
   for (const version of ["2025-03-26", "2025-06-18", "2025-11-25"]) {
     test(`a client speaking ${version} gets it back and can call tools`, async () => {
       const ws = crmWorkspace(crmStateText());
@@ -474,25 +432,16 @@ describe("protocol versions", () => {
   }
 });
 
-describe("results reach the agent byte for byte", () => {
+describe.concurrent("results reach the agent byte for byte", () => {
   test("1.0, 12345678901234567890 and \\u00e9 pass unchanged to stdout and into the journal", async () => {
     const ws = workspace(
-      [
-        "version: 1",
-        "servers:",
-        "  raw:",
-        `    command: ${JSON.stringify(BUN)}`,
-        `    args: [${JSON.stringify(join(FIXTURES, "raw-server.ts"))}]`,
-        "tools:",
-        '  - match: "raw.raw_read"',
-        "    class: readonly",
-        '  - match: "raw.raw_write"',
-        "    class: compensable",
-        "    inverse:",
-        '      tool: "raw.raw_write"',
-        '      args: { word: "$result.word" }',
-        "",
-      ].join("\n"),
+      manifestText({
+        servers: { raw: fixtureServer("raw-server.ts") },
+        tools: [
+          { match: "raw.raw_read", class: "readonly" },
+          { match: "raw.raw_write", class: "compensable", inverse: { tool: "raw.raw_write", args: { word: "$result.word" } } },
+        ],
+      }),
     );
     const result = await run(proxyArgs(ws.manifest), {
       cwd: ws.dir,

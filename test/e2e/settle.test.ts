@@ -8,7 +8,7 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { BIN, LineSession } from "../helpers.ts";
+import { BIN, LineSession, tempDir, until } from "../helpers.ts";
 import {
   ADA,
   ageCalls,
@@ -23,10 +23,8 @@ import {
   SEED,
   state,
   TOY_MANIFEST,
-  until,
   type Call,
 } from "../fixtures/counting-support.ts";
-import { tempDir } from "../helpers.ts";
 import { crmStateText } from "../fixtures/proxy-kit.ts";
 
 // The preload's default timeout reaches only the first file bun runs; tests sharing the machine need the room.
@@ -143,6 +141,32 @@ describe.concurrent("settle: a call whose outcome is unknown", () => {
     expect(undone.stdout).toMatch(/#1 +reverted/);
     expect(state(dir).customers).toEqual(SEED);
   });
+});
+
+test.concurrent("a compensable call whose inverse is built from its result: settled as applied, the person gives what it returned, and undo compensates it", async () => {
+  const { dir, log } = folder({ idempotent: true });
+  await leftPending(dir, log, "create_customer", [["create_customer", { name: "Bogus", email: "bogus@example.com" }]]);
+  const id = (row(dir, 1).id as string).slice(0, 8);
+  // What a person finds in the CRM: the customer was created after all, as c_004.
+  writeFileSync(join(dir, "crm.json"), crmStateText({ ...SEED, c_004: { id: "c_004", name: "Bogus", email: "bogus@example.com", plan: "free", notes: "" } }, 4));
+
+  const withoutResult = await cli(dir, ["settle", id, "--applied"]);
+  expect(withoutResult.code).toBe(2);
+  expect(withoutResult.stderr).toContain('the inverse of crm.create_customer {"name":"Bogus","email":"bogus@example.com"} is built from what it returned ($result), and its answer never came');
+  expect(withoutResult.stderr).toContain(`synartesis settle ${id} --applied --result '{"id":"…"}'; nothing was recorded.`);
+  expect(row(dir, 1).status).toBe("pending");
+  expect((await cli(dir, ["settle", id, "--applied", "--result", "{id: c_004}"])).stderr).toContain("--result must be JSON");
+  expect((await cli(dir, ["settle", id, "--not-applied", "--result", "{}"])).stderr).toContain("--result goes with --applied");
+
+  const settled = await cli(dir, ["settle", id, "--applied", "--result", '{"id":"c_004"}', "--by", "jo"]);
+  expect(settled.code).toBe(0);
+  expect(row(dir, 1)).toMatchObject({ status: "applied", settled: "applied", settled_note: 'its result, as found: {"id":"c_004"}' });
+  expect(JSON.parse(row(dir, 1).inverse as string)).toEqual({ server: "crm", tool: "delete_customer", args: { id: "c_004" } });
+
+  const undone = await cli(dir, ["undo"]);
+  expect(undone.code).toBe(0);
+  expect(undone.stdout).toContain('called: crm.delete_customer {"id":"c_004"}');
+  expect(state(dir).customers).toEqual(SEED);
 });
 
 describe.concurrent("an inverse whose outcome an interrupted undo never learnt", () => {

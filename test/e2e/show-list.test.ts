@@ -95,6 +95,24 @@ describe.concurrent("list", () => {
   });
 });
 
+describe("list with wide agent names", () => {
+  test("CJK and emoji agent names keep the columns aligned on the screen (display columns, not characters)", async () => {
+    const dir = crmFolder();
+    const names = ["日本語のエージェント", "🤖 robot 🤖", "plain-agent"];
+    for (const name of names) await session(dir, name, [["get_customer", { id: "c_001" }]]);
+    const list = await cli(dir, ["list"]);
+    expect(list.code).toBe(0);
+    const lines = list.stdout.trimEnd().split("\n");
+    expect(lines).toHaveLength(4);
+    // Where STARTED begins, counted in terminal columns, is the same on every line.
+    const startedAt = (line: string) => Bun.stringWidth(line.slice(0, line.search(/STARTED|\d{4}-\d\d-\d\d /)));
+    const columns = lines.map(startedAt);
+    expect(new Set(columns).size).toBe(1);
+    expect(columns[0]).toBe(10 + Bun.stringWidth("日本語のエージェント") + 2);
+    for (const name of names) expect(lines.some((line) => line.includes(`  ${name}  `))).toBe(true);
+  });
+});
+
 describe.concurrent("show", () => {
   test("every kind of row, in text and in the documented JSON shape", async () => {
     // No rule covers restore_customer here: a tool the server has but the policy does not name is held.

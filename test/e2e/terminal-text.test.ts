@@ -6,8 +6,8 @@ import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { join } from "node:path";
 import { agent, cli, crmFolder, editState, resultText, state } from "../fixtures/counting-support.ts";
 import { HOSTILE_TOOL } from "../fixtures/hostile-server.ts";
-import { workspace } from "../fixtures/proxy-kit.ts";
-import { initializeFrame, ROOT, run, type RunResult } from "../helpers.ts";
+import { fixtureServer, workspace } from "../fixtures/proxy-kit.ts";
+import { initializeFrame, manifestText, run, type RunResult } from "../helpers.ts";
 
 // The preload's default timeout reaches only the first file bun runs; tests sharing the machine need the room.
 setDefaultTimeout(60_000);
@@ -82,17 +82,7 @@ describe.concurrent("the toy CRM, driven by an agent that writes escape sequence
 
 describe.concurrent("a server whose tool name carries escape sequences", () => {
   const SHOWN = "evil.notify\\x1b[2K\\r\\x1b[32mharmless_read\\x1b[0m";
-  const manifest = [
-    "version: 1",
-    "servers:",
-    "  evil:",
-    `    command: ${JSON.stringify(process.execPath)}`,
-    `    args: [${JSON.stringify(join(ROOT, "test", "fixtures", "hostile-server.ts"))}]`,
-    "tools:",
-    '  - match: "evil.peek"',
-    "    class: readonly",
-    "",
-  ].join("\n");
+  const manifest = manifestText({ servers: { evil: fixtureServer("hostile-server.ts") }, tools: [{ match: "evil.peek", class: "readonly" }] });
 
   test("check, gates, approve, show and undo show the name with its control characters visible", async () => {
     const ws = workspace(manifest, "syn-hostile-");

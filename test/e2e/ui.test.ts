@@ -3,10 +3,10 @@
 // the embedded page, the API's answers, approve/deny as the CLI records them,
 // undo planned and done as the CLI does it, live change events, and the flags.
 // test/system/ui.system.ts drives the same page in Chromium.
-import { afterEach, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { chmodSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { run, tempDir } from "../helpers.ts";
+import { run, tempDir, until } from "../helpers.ts";
 import { agent, cli, crmFolder, editState, json, journalRows, SEED, state, stateText, type Call } from "../fixtures/counting-support.ts";
 import { UiProcess } from "../fixtures/ui-kit.ts";
 
@@ -17,25 +17,17 @@ const DAMAGE: Call[] = [
   ["create_customer", { name: "Bogus Customer", email: "bogus@example.com" }],
 ];
 
-const started: UiProcess[] = [];
-afterEach(async () => {
-  for (const ui of started.splice(0)) await ui.stop();
-});
-
-async function ui(cwd: string, args: string[] = [], env: Record<string, string | undefined> = {}): Promise<UiProcess> {
-  const process = await UiProcess.start(cwd, args, env);
-  started.push(process);
-  return process;
-}
+/** `synartesis ui` in `cwd`; with `await using`, stopped when the test's scope ends. */
+const ui = (cwd: string, args: string[] = [], env: Record<string, string | undefined> = {}) => UiProcess.start(cwd, args, env);
 
 const collapse = (text: string) => text.replace(/\s+/g, " ").trim();
 
-describe("signing in and the embedded page", () => {
+describe.concurrent("signing in and the embedded page", () => {
   test("the printed address's token becomes an HttpOnly SameSite=Strict cookie; the page and its files come from the binary in an empty folder", async () => {
     const dir = crmFolder();
     await agent(dir, [["get_customer", { id: "c_001" }]]);
     const empty = tempDir("syn-ui-empty-");
-    const server = await ui(empty, ["--journal", join(dir, "synartesis.db")]);
+    await using server = await ui(empty, ["--journal", join(dir, "synartesis.db")]);
     expect(server.stdout).toBe(`Review page for the journal ${join(dir, "synartesis.db")}:\n  ${server.url}\nCtrl-C stops it.\n`);
     expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/\?token=[A-Za-z0-9_-]{43}$/);
 
@@ -71,7 +63,7 @@ describe("signing in and the embedded page", () => {
     const dir = crmFolder();
     await agent(dir, [["send_email", EMAIL]]);
     const [held] = await json(dir, ["gates"]);
-    const server = await ui(dir);
+    await using server = await ui(dir);
     const cookie = await server.signIn();
     const approve = `/api/actions/${held.id}/approve`;
 
@@ -108,12 +100,12 @@ describe("signing in and the embedded page", () => {
   });
 });
 
-describe("the API", () => {
+describe.concurrent("the API", () => {
   test("runs newest first, a run's calls with the exact undo call and the states side by side, and the gates", async () => {
     const dir = crmFolder();
     await agent(dir, [["get_customer", { id: "c_003" }]], { name: "first-agent" });
     await agent(dir, [...DAMAGE, ["send_email", EMAIL]], { name: "<img src=x onerror=alert(1)>" });
-    const server = await ui(dir);
+    await using server = await ui(dir);
     const cookie = await server.signIn();
 
     const runs = await (await server.request("/api/runs", { cookie })).json();
@@ -156,7 +148,7 @@ describe("the API", () => {
     const dir = crmFolder();
     const other = { ...EMAIL, to: "grace@example.com" };
     await agent(dir, [["send_email", EMAIL], ["send_email", other]]);
-    const server = await ui(dir);
+    await using server = await ui(dir);
     const cookie = await server.signIn();
     const held = (await (await server.request("/api/gates", { cookie })).json()).view.gates;
     const [first, second] = [held.find((g: any) => g.args.includes("ada@")), held.find((g: any) => g.args.includes("grace@"))];
@@ -195,12 +187,12 @@ describe("the API", () => {
   });
 });
 
-describe("undo from the page", () => {
+describe.concurrent("undo from the page", () => {
   test("the plan is the CLI's dry run word for word; without confirm nothing runs; with it the CRM is back to the seed", async () => {
     const dir = crmFolder();
     await agent(dir, DAMAGE);
     const runId = (await json(dir, ["list"]))[0].id;
-    const server = await ui(dir);
+    await using server = await ui(dir);
     const cookie = await server.signIn();
 
     const plan = await server.undo(cookie, runId, { dryRun: true });
@@ -238,7 +230,7 @@ describe("undo from the page", () => {
     editState(dir, (s) => (s.customers.c_003.notes = "a person's note"));
     const before = stateText(dir);
     const runId = (await json(dir, ["list"]))[0].id;
-    const server = await ui(dir);
+    await using server = await ui(dir);
     const cookie = await server.signIn();
 
     const plan = await server.undo(cookie, runId, { dryRun: true });
@@ -256,10 +248,10 @@ describe("undo from the page", () => {
   });
 });
 
-describe("live updates and the command", () => {
+describe.concurrent("live updates and the command", () => {
   test("waits for a journal that does not exist yet; the event stream says when the journal changes, the page's own decisions included", async () => {
     const dir = crmFolder();
-    const server = await ui(dir);
+    await using server = await ui(dir);
     expect(server.stdout).toContain("(none yet: runs appear once an agent connects through the proxy)");
     const cookie = await server.signIn();
     expect(await (await server.request("/api/runs", { cookie })).json()).toEqual({ journal: join(dir, "synartesis.db"), missing: true, waiting: 0 });
@@ -287,9 +279,8 @@ describe("live updates and the command", () => {
     const browser = join(dir, "browser.sh");
     writeFileSync(browser, `#!/bin/sh\nprintf '%s\\n' "$@" > ${JSON.stringify(opened)}\n`);
     chmodSync(browser, 0o755);
-    const server = await ui(dir, ["--open"], { BROWSER: browser });
-    const { waitFor } = await import("../fixtures/proxy-kit.ts");
-    expect(await waitFor("the browser to be started", () => readFileSync(opened, "utf8"))).toBe(`${server.url}\n`);
+    await using server = await ui(dir, ["--open"], { BROWSER: browser });
+    expect(await until(() => readFileSync(opened, "utf8"), "the browser to be started")).toBe(`${server.url}\n`);
 
     const busy = await run(["ui", "--no-open", "--port", String(server.port)], { cwd: dir });
     expect(busy).toMatchObject({ code: 2, stdout: "" });

@@ -51,6 +51,29 @@ describe.concurrent("undo withdraws the run's requests for approval", () => {
     expect(outbox(dir)).toEqual([]);
   });
 
+  test("an approval given and never used is withdrawn too: after the undo, the agent's retry in a new session is held again and nothing is sent", async () => {
+    const dir = crmFolder();
+    const replies = await agent(dir, [
+      ["update_customer", { id: "c_001", plan: "free" }],
+      ["send_email", EMAIL],
+    ]);
+    const id = heldId(replies.get(2));
+    expect((await cli(dir, ["approve", id, "--by", "bob"])).code).toBe(0);
+    const dry = await cli(dir, ["undo", "--dry-run"]);
+    expect(dry.stdout).toContain("approved, but never retried; it never ran (a real undo withdraws the approval)");
+    const undone = await cli(dir, ["undo"], { USER: "jo" });
+    expect(undone.code).toBe(0);
+    expect(undone.stdout).toMatch(/its approval \(by bob, never used\) was withdrawn by an undo \(jo, [^)]+\); it never ran/);
+    expect(state(dir).customers).toEqual(SEED);
+    const shown = await cli(dir, ["show"]);
+    expect(shown.stdout).toMatch(/approved by bob and never used, then withdrawn by the undo of this run \(jo at [^)]+\); it never ran/);
+
+    const retry = await agent(dir, [["send_email", EMAIL]]);
+    expect(resultText(retry.get(1))).toStartWith("HELD FOR APPROVAL");
+    expect(heldId(retry.get(1))).not.toBe(id);
+    expect(outbox(dir)).toEqual([]);
+  });
+
   test("a run that only raised a request: undo withdraws it and marks the run rolled back", async () => {
     const dir = crmFolder();
     const replies = await agent(dir, [["send_email", EMAIL]]);

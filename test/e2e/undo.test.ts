@@ -6,7 +6,7 @@ import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { openJournal, type Journal } from "../../src/journal/journal.ts";
-import { BIN, LineSession, tempDir } from "../helpers.ts";
+import { BIN, LineSession, tempDir, until } from "../helpers.ts";
 import {
   ADA,
   ageCalls,
@@ -25,7 +25,6 @@ import {
   state,
   stateText,
   TOY_MANIFEST,
-  until,
   type Call,
 } from "../fixtures/counting-support.ts";
 

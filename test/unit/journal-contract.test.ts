@@ -289,6 +289,20 @@ function contract(backend: Backend): void {
     }
   });
 
+  test("a pending call notes a new pre-read and its task (R-ERA-3, R-ERA-4); once it ended, its row keeps what it had", async () => {
+    await withRun(backend, async (journal, runId) => {
+      const written = await journal.insertAction(action(runId, { snapshot: { absent: false, payload: { plan: "pro" } } }));
+      await journal.notePending(written.id, { snapshot: { absent: true } });
+      expect((await journal.getAction(written.id))!.snapshot).toEqual({ absent: true });
+      await journal.notePending(written.id, { task: "task-7" });
+      await journal.notePending(written.id, { snapshot: { absent: false, payload: { plan: "free" } } });
+      expect(await journal.getAction(written.id)).toMatchObject({ status: "pending", task: "task-7", snapshot: { absent: false, payload: { plan: "free" } } });
+      await journal.finishAction(written.id, { status: "applied" });
+      await journal.notePending(written.id, { snapshot: { absent: true }, task: "other" });
+      expect(await journal.getAction(written.id)).toMatchObject({ status: "applied", task: "task-7", snapshot: { absent: false, payload: { plan: "free" } } });
+    });
+  });
+
   test("text an agent or server chose is kept (U+0000 shown as the backend can hold it)", async () => {
     const location = await backend.fresh();
     const journal = await openJournal(location, { create: true });

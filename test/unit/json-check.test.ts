@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { firstAmbiguity, idKey, inexactNumber, nestingDepth } from "../../src/jsonrpc/json-check.ts";
+import { duplicateMember, firstAmbiguity, idKey, inexactNumber, nestingDepth } from "../../src/jsonrpc/json-check.ts";
 import { rawElements, withIdText } from "../../src/jsonrpc/raw-json.ts";
 
 describe("inexactNumber", () => {
@@ -54,4 +54,14 @@ test("idKey: one id however a number is written, two ids where a double would me
 test("rawElements and withIdText keep every byte", () => {
   expect(rawElements(' [ {"id":1.0} , "x\\"y" ,2 ] ')).toEqual(['{"id":1.0}', '"x\\"y"', "2"]);
   expect(withIdText('{"result":{"n":1.50},"id":3}', "9007199254740993")).toBe('{"result":{"n":1.50},"id":9007199254740993}');
+});
+
+describe("duplicateMember", () => {
+  test("names a top-level key given twice, whatever the spacing; nested duplicates are another check's", () => {
+    expect(duplicateMember('{"id":1,"method":"x","id":2}')).toBe("id");
+    expect(duplicateMember(' { "a" : [1,{"b":2}] ,\n "params":{}, "params" : null } ')).toBe("params");
+    expect(duplicateMember('{"a":{"b":1,"b":2},"c":"\\"a\\""}')).toBeUndefined();
+    expect(duplicateMember('{"a\\u0062":1,"ab":2}')).toBe("ab");
+    expect(duplicateMember("[1,2]")).toBeUndefined();
+  });
 });

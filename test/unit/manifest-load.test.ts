@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { loadManifest, ManifestError, parseManifest } from "../../src/manifest/load.ts";
 import type { Manifest, ServerSpec } from "../../src/manifest/types.ts";
 import { SynartesisError } from "../../src/errors.ts";
+import { AuthMapSchema, CallSchema, ManifestSchema, RuleSchema, ServerSchema } from "../../src/manifest/schema.ts";
 import { ROOT, tempDir } from "../helpers.ts";
 
 const FILE = "/work/project/synartesis.yaml";
@@ -166,6 +167,70 @@ describe("schema (R-MAN-1)", () => {
       '10:5: unknown key "note" in a tool rule (allowed: match, class, gate, snapshot, inverse, idempotent)',
       '13:7: unknown key "retry" in snapshot (allowed: tool, args, absent_when)',
       '16:7: unknown key "when" in inverse (allowed: tool, args, absent_when)',
+    ]);
+  });
+
+  test("unknown keys beside other shape problems are all found, however deep (typebox stops early inside an object with an unknown key)", () => {
+    expect(
+      problems(
+        yaml(
+          "version: 1",
+          "servers:",
+          "  crm:",
+          "    command: x",
+          "    timeout: 0",
+          "    restart: always",
+          "tools:",
+          "  - match: crm.a",
+          "    class: reversable",
+          "    note: hi",
+          "    snapshot:",
+          "      tool: crm.get",
+          "      retry: 3",
+          "  - crm.b",
+        ),
+      ),
+    ).toEqual([
+      '5:14: "timeout" must be a positive number of seconds',
+      '6:5: unknown key "restart" in server "crm" (allowed: command, args, env, cwd, url, headers, auth, timeout, timeout_max)',
+      '9:12: "class" must be one of readonly, reversible, compensable, irreversible (found "reversable")',
+      '10:5: unknown key "note" in a tool rule (allowed: match, class, gate, snapshot, inverse, idempotent)',
+      '13:7: unknown key "retry" in snapshot (allowed: tool, args, absent_when)',
+      '14:5: item 2 of "tools" must be a map, found a string',
+    ]);
+  });
+
+  test("a server written once and reused through an alias has its unknown key reported at the anchor", () => {
+    expect(problems(yaml("version: 1", "servers:", "  a: &server", "    command: x", "    retries: 2", "  b: *server"))).toEqual([
+      '5:5: unknown key "retries" in server "a" (allowed: command, args, env, cwd, url, headers, auth, timeout, timeout_max)',
+      '5:5: unknown key "retries" in server "b" (allowed: command, args, env, cwd, url, headers, auth, timeout, timeout_max)',
+    ]);
+  });
+
+  test("the keys an unknown-key message allows are exactly the schema's own, at every level", () => {
+    const allowed = (message: string) => /\(allowed: (.*)\)$/.exec(message)![1]!.split(", ");
+    const text = yaml(
+      "version: 1",
+      "x: 1",
+      "servers:",
+      "  crm:",
+      "    url: https://crm.example/mcp",
+      "    x: 1",
+      "    auth: { type: oauth, x: 1 }",
+      "tools:",
+      "  - match: crm.a",
+      "    class: reversible",
+      "    x: 1",
+      "    snapshot: { tool: crm.get, x: 1 }",
+      "    inverse: { tool: crm.a, x: 1 }",
+    );
+    expect(problems(text).map((p) => allowed(p))).toEqual([
+      Object.keys(ManifestSchema.properties),
+      Object.keys(ServerSchema.properties),
+      Object.keys(AuthMapSchema.properties),
+      Object.keys(RuleSchema.properties),
+      Object.keys(CallSchema.properties),
+      Object.keys(CallSchema.properties),
     ]);
   });
 

@@ -6,24 +6,14 @@ import { parseManifest } from "../../src/manifest/load.ts";
 import { createMatcher } from "../../src/manifest/match.ts";
 import { staticVerdict } from "../../src/undo/plan.ts";
 import { replanAction } from "../../src/undo/replan.ts";
+import { manifestText } from "../helpers.ts";
 
 const manifest = (inverseName: string) =>
   parseManifest(
-    [
-      "version: 1",
-      "servers:",
-      "  kv: { command: kv }",
-      "tools:",
-      '  - match: "kv.set"',
-      "    class: reversible",
-      "    snapshot:",
-      '      tool: "kv.get"',
-      '      args: { key: "$.key" }',
-      "    inverse:",
-      '      tool: "kv.set"',
-      `      args: { key: "$.key", value: "${inverseName}" }`,
-      "",
-    ].join("\n"),
+    manifestText({
+      servers: { kv: { command: "kv" } },
+      tools: [{ match: "kv.set", class: "reversible", snapshot: { tool: "kv.get", args: { key: "$.key" } }, inverse: { tool: "kv.set", args: { key: "$.key", value: inverseName } } }],
+    }),
     "/m/synartesis.yaml",
     {},
   );

@@ -1,17 +1,41 @@
-// The review page's pure request checks (R-UI-4), the browser opener's
-// command line, and the page's files built from source.
+// The pure request checks of Synartesis's HTTP servers (R-UI-4, R-HTTP-2/3):
+// Host and Origin names, tokens, the review page's own origin and cookie; the
+// browser opener's command line, and the page's files built from source.
 import { describe, expect, test } from "bun:test";
 import { browserCommands } from "../../src/browser.ts";
 import { loadAssets } from "../../src/ui/assets.ts";
-import { cookieValue, hostAllowed, newToken, sameOrigin, tokenMatches } from "../../src/ui/guard.ts";
+import { allowedNames, hostAllowed, hostName, newToken, originAllowed, tokenMatches } from "../../src/http/guard.ts";
+import { cookieValue, sameOrigin } from "../../src/ui/guard.ts";
 
 describe("Host", () => {
+  const loopback = allowedNames("127.0.0.1");
   test("the bound address and localhost, on any port; nothing else", () => {
-    for (const host of ["127.0.0.1:4000", "127.0.0.1", "localhost:8080", "LOCALHOST:1", "localhost"]) expect(hostAllowed(host, "127.0.0.1")).toBe(true);
-    for (const host of [null, "", "attacker.example", "attacker.example:4000", "127.0.0.1.attacker.example:4000", "localhost.attacker.example", "127.0.0.2:4000", "127.0.0.1:4000:5", "127.0.0.1:port", "[::1]:4000"]) {
-      expect(hostAllowed(host, "127.0.0.1")).toBe(false);
+    for (const host of ["127.0.0.1:4000", "127.0.0.1", "localhost:8080", "LOCALHOST:1", "localhost"]) expect(hostAllowed(host, loopback)).toBe(true);
+    for (const host of [null, "", ":4000", "attacker.example", "attacker.example:4000", "127.0.0.1.attacker.example:4000", "localhost.attacker.example", "127.0.0.2:4000", "127.0.0.1:4000:5", "127.0.0.1:port", "[::1]:4000"]) {
+      expect(hostAllowed(host, loopback)).toBe(false);
     }
-    expect(hostAllowed("[::1]:4000", "::1")).toBe(true);
+    expect(hostAllowed("[::1]:4000", allowedNames("::1"))).toBe(true);
+    expect(hostAllowed("[::1]", allowedNames("[::1]"))).toBe(true);
+  });
+  test("names allowed besides (--http-allow-host), compared without case", () => {
+    const names = allowedNames("127.0.0.1", ["MCP.Example.com"]);
+    expect(hostAllowed("mcp.example.com:443", names)).toBe(true);
+    expect(hostAllowed("mcp.example.com", names)).toBe(true);
+    expect(hostAllowed("example.com", names)).toBe(false);
+    expect(hostName("Mcp.Example.COM:8080")).toBe("mcp.example.com");
+    expect(hostName("[::1]:80")).toBe("::1");
+  });
+});
+
+describe("Origin", () => {
+  const names = allowedNames("127.0.0.1", ["mcp.example.com"]);
+  test("none (not a browser), or http(s) on an allowed name with any port", () => {
+    for (const origin of [null, "http://127.0.0.1:4000", "http://localhost", "https://mcp.example.com", "HTTP://LOCALHOST:9"]) expect(originAllowed(origin, names)).toBe(true);
+  });
+  test("refused: another name, the opaque null origin, another scheme, garbage", () => {
+    for (const origin of ["http://evil.example.com", "http://127.0.0.1.evil.example", "null", "", "file:///etc", "ws://localhost", "localhost:4000"]) {
+      expect(originAllowed(origin, names)).toBe(false);
+    }
   });
 });
 

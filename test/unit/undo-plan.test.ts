@@ -104,7 +104,7 @@ describe("staticVerdict", () => {
   // Statuses that decide alone, whatever the class.
   const settled: Array<[ActionStatus, Partial<Action>, StaticVerdict]> = [
     ["gated", {}, { kind: "skip", why: "held for approval; it never ran (a real undo withdraws the request)" }],
-    ["approved", {}, { kind: "skip", why: "approved, but never retried; it never ran" }],
+    ["approved", {}, { kind: "skip", why: "approved, but never retried; it never ran (a real undo withdraws the approval)" }],
     ["approved", { spentBy: "other-action" }, { kind: "skip", why: "an approval, spent by the call that ran" }],
     ["denied", {}, { kind: "skip", why: "denied; it never ran" }],
     ["failed", {}, { kind: "skip", why: "it failed, so it changed nothing to undo" }],

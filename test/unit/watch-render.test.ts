@@ -7,7 +7,8 @@ import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import type { Action, RunSummary } from "../../src/journal/types.ts";
 import { colours, displayWidth, fitWidth, plain, printable } from "../../src/render/style.ts";
-import { decisionCommands, renderWatch, watchMode, type WatchState } from "../../src/render/watch.ts";
+import { renderWatch, watchMode, type WatchState } from "../../src/render/watch.ts";
+import { decisionWords } from "../../src/self.ts";
 
 const NOW = new Date("2026-03-14T15:30:00.000Z");
 const PATH = "/home/ada/crm/synartesis.db";
@@ -242,7 +243,7 @@ describe("renderWatch", () => {
     expect(text).toContain("    approve  synartesis approve a0000001 --journal '/home/ada/my crm/synartesis.db'\n");
     expect(text).toContain("    deny     synartesis deny a0000001 --journal '/home/ada/my crm/synartesis.db'\n");
     expect(text).toContain("    why      crm.send_email is irreversible: once it runs it cannot be undone\n");
-    expect(decisionCommands(state, "a0000001").approve.join(" ")).toBe("synartesis approve a0000001 --journal '/home/ada/my crm/synartesis.db'");
+    expect(decisionWords("approve", "a0000001", { command: state.command, journalPath: state.journalPath }).join(" ")).toBe("synartesis approve a0000001 --journal '/home/ada/my crm/synartesis.db'");
     // Narrow: wrapped lines rejoin (shell continuation) into the same command.
     for (const columns of [50, 64, 80]) {
       const lines = renderWatch(state, columns, 40, plain);

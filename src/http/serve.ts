@@ -1,0 +1,235 @@
+// `synartesis proxy --http PORT`: the proxy over MCP Streamable HTTP, for
+// clients that take a URL (R-HTTP). One pool of the manifest's servers serves
+// every session (R-HTTP-5); each MCP session is a client session with its own
+// run (R-HTTP-4). /mcp answers only to a Host and Origin of its own
+// (DNS-rebinding protection) and the bearer token (R-HTTP-2/3); /healthz says
+// it is alive and nothing else (R-HTTP-6). The first SIGINT or SIGTERM drains
+// every session and ends its run, then the servers stop (R-PROXY-13).
+import { networkInterfaces } from "node:os";
+import type { Server } from "bun";
+import { ErrorCode, SUPPORTED_PROTOCOL_VERSIONS } from "@modelcontextprotocol/sdk/types.js";
+import { SynartesisError } from "../errors.ts";
+import type { Journal } from "../journal/journal.ts";
+import { readMessages } from "../jsonrpc/frames.ts";
+import { createLogger, type Logger } from "../log.ts";
+import type { Manifest } from "../manifest/types.ts";
+import { onStopSignals } from "../proxy/drain.ts";
+import { ServerPool } from "../proxy/pool.ts";
+import { recordingOptions } from "../proxy/session-run.ts";
+import { startFailure, UpstreamError } from "../servers/upstream.ts";
+import { allowedNames, hostAllowed, originAllowed, tokenMatches } from "./guard.ts";
+import { HttpSession } from "./http-session.ts";
+import { plainText, refusal, SESSION_HEADER } from "./responses.ts";
+
+export const MCP_PATH = "/mcp";
+export const HEALTH_PATH = "/healthz";
+/** How often open event streams get a comment, well inside the minute after which tunnels and proxies tend to close a quiet connection. */
+const KEEP_ALIVE_MS = 25_000;
+const SESSION_GONE = -32001;
+const SHUTTING_DOWN = "Service Unavailable: Synartesis is shutting down";
+
+export interface HttpOptions {
+  manifest: Manifest;
+  /** Closed here once every session has ended. */
+  journal: Journal;
+  log: Logger;
+  /** How long calls in flight may still take after a signal (and after DELETE or idle expiry). */
+  drainMs: number;
+  cwd: string;
+  /** 0: any free port. */
+  port: number;
+  host: string;
+  /** Names besides the bound address and localhost that Host and Origin may give. */
+  allowHosts: string[];
+  /** How long a session may go without a request (0: forever). */
+  idleMs: number;
+  token: string;
+}
+
+const WILDCARDS = new Set(["0.0.0.0", "::", "[::]"]);
+
+/** Whether an address reaches only this machine. */
+export function isLoopback(host: string): boolean {
+  return /^(localhost|127(\.\d{1,3}){3}|::1|\[::1\])$/i.test(host);
+}
+
+/** Bound to every interface, the machine's own addresses are names of this server too. */
+function interfaceAddresses(): string[] {
+  return Object.values(networkInterfaces()).flatMap((addresses) => (addresses ?? []).map((address) => address.address));
+}
+
+function endpointUrl(host: string, port: number): string {
+  const name = host.includes(":") && !host.startsWith("[") ? `[${host}]` : host;
+  return `http://${name}:${port}${MCP_PATH}`;
+}
+
+/** Serve until a signal; throws why when the proxy could not go on (a server would not start, the journal broke, …). */
+export async function serveHttp(options: HttpOptions): Promise<void> {
+  const { log, journal } = options;
+  const pool = new ServerPool({ manifest: options.manifest, log });
+  const signals = onStopSignals(log, options.drainMs);
+  let failure: SynartesisError | undefined;
+  // Until a client comes, nobody else hears of a server that dies: then that is why the proxy stops (exit 1, naming it),
+  // as over stdio. Once a session is initializing, it hears of it itself; later a dead server is restarted on next use.
+  const stopWatching = pool.watchClosed((upstream, reason) => {
+    if (reason === "stopped") return;
+    failure ??= startFailure(upstream, new UpstreamError(reason, "closed"));
+    signals.stop();
+  });
+  try {
+    // A server that cannot start is known before anyone is told where to connect.
+    await pool.open();
+  } catch (error) {
+    await journal.close().catch(() => {});
+    throw error;
+  }
+  const recording = recordingOptions({ pool, journal, log, cwd: options.cwd });
+  const names = allowedNames(options.host, [...options.allowHosts, ...(WILDCARDS.has(options.host) ? interfaceAddresses() : [])]);
+  const sessions = new Map<string, HttpSession>();
+  let stopping = false;
+
+  const endSession = async (session: HttpSession) => {
+    try {
+      await session.end(options.drainMs, signals.forced);
+    } finally {
+      sessions.delete(session.id);
+    }
+  };
+  const openSession = () => {
+    stopWatching();
+    const session = new HttpSession({
+      id: crypto.randomUUID(),
+      recording,
+      idleMs: options.idleMs,
+      onIdle: (idle) => {
+        log.info("session ended: no request for --http-idle", { client: idle.label, idleMinutes: options.idleMs / 60_000 });
+        void endSession(idle);
+      },
+    });
+    sessions.set(session.id, session);
+    // What stops one session (a server that would not start, a broken journal) stops them all: stop, and say why.
+    session.client.fatal.catch(() => {
+      failure ??= session.client.failure;
+      signals.stop();
+    });
+    return session;
+  };
+
+  /** The session a request names, or why not. */
+  const sessionFor = (request: Request): HttpSession | Response => {
+    const id = request.headers.get(SESSION_HEADER);
+    if (id === null) return refusal(400, "Bad Request: the Mcp-Session-Id header is missing; start a session with initialize");
+    const session = sessions.get(id);
+    if (!session || session.ended) return refusal(404, "Session not found: it ended (DELETE, --http-idle or a restart); start a new one with initialize", { code: SESSION_GONE });
+    const version = request.headers.get("mcp-protocol-version");
+    if (version !== null && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
+      return refusal(400, `Bad Request: unsupported MCP-Protocol-Version ${JSON.stringify(version)} (supported: ${SUPPORTED_PROTOCOL_VERSIONS.join(", ")})`);
+    }
+    return session;
+  };
+
+  const post = async (request: Request, server: Server<undefined>): Promise<Response> => {
+    const accept = request.headers.get("accept") ?? "";
+    if (!accept.includes("application/json") || !accept.includes("text/event-stream")) {
+      return refusal(406, "Not Acceptable: the client must accept both application/json and text/event-stream");
+    }
+    const type = request.headers.get("content-type")?.split(";")[0]?.trim().toLowerCase();
+    if (type !== "application/json") return refusal(415, "Unsupported Media Type: the body must be application/json");
+    const read = readMessages(await request.text(), "body");
+    // The body may have taken a while: a session opened now would outlive the shutdown.
+    if (stopping) return refusal(503, SHUTTING_DOWN);
+    if ("refused" in read) return new Response(read.refused, { status: 400, headers: { "Content-Type": "application/json" } });
+    const initializing = read.frames.some((frame) => frame.kind === "request" && frame.msg.method === "initialize");
+    let session: HttpSession | Response;
+    if (!initializing) session = sessionFor(request);
+    else if (read.frames.length > 1) return refusal(400, "Invalid Request: initialize must come alone, not in a batch", { code: ErrorCode.InvalidRequest });
+    else if (request.headers.has(SESSION_HEADER)) return refusal(400, "Bad Request: initialize starts a new session; send it without Mcp-Session-Id");
+    else session = openSession();
+    if (session instanceof Response) return session;
+    // An answer may take as long as its call (or a person's approval of what it asks): no idle cut-off.
+    server.timeout(request, 0);
+    return session.post(read.frames);
+  };
+
+  const route = async (request: Request, server: Server<undefined>): Promise<Response> => {
+    const path = new URL(request.url).pathname;
+    if (path === HEALTH_PATH) {
+      if (request.method !== "GET" && request.method !== "HEAD") return plainText(405, "Method Not Allowed", { Allow: "GET, HEAD" });
+      return stopping ? plainText(503, "shutting down") : plainText(200, "ok");
+    }
+    if (path !== MCP_PATH) return plainText(404, `Not found: the MCP endpoint is ${MCP_PATH}`);
+    if (!hostAllowed(request.headers.get("host"), names)) {
+      return refusal(403, "Forbidden: the Host header names none of this server's names (its address, localhost, --http-allow-host)");
+    }
+    if (!originAllowed(request.headers.get("origin"), names)) {
+      return refusal(403, "Forbidden: the Origin header names none of this server's names (its address, localhost, --http-allow-host)");
+    }
+    const presented = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(request.headers.get("authorization") ?? "")?.[1];
+    if (!tokenMatches(presented, options.token)) {
+      const challenge = presented === undefined ? 'Bearer realm="synartesis"' : 'Bearer realm="synartesis", error="invalid_token"';
+      return refusal(401, "Unauthorized: send Authorization: Bearer with the token this proxy was started with", { headers: { "WWW-Authenticate": challenge } });
+    }
+    if (stopping) return refusal(503, SHUTTING_DOWN);
+    switch (request.method) {
+      case "POST":
+        return post(request, server);
+      case "GET": {
+        if (!(request.headers.get("accept") ?? "").includes("text/event-stream")) return refusal(406, "Not Acceptable: the client must accept text/event-stream");
+        const session = sessionFor(request);
+        if (session instanceof Response) return session;
+        server.timeout(request, 0);
+        return session.listen();
+      }
+      case "DELETE": {
+        const session = sessionFor(request);
+        if (session instanceof Response) return session;
+        await endSession(session);
+        return new Response(null, { status: 200 });
+      }
+      default:
+        return refusal(405, "Method Not Allowed: /mcp takes POST, GET and DELETE", { headers: { Allow: "GET, POST, DELETE" } });
+    }
+  };
+
+  let server: Server<undefined>;
+  try {
+    server = Bun.serve({
+      hostname: options.host,
+      port: options.port,
+      development: false,
+      fetch: route,
+      error: (error) => {
+        log.error("internal error", { error: error.message });
+        return refusal(500, "Internal Server Error: Synartesis could not handle this request");
+      },
+    });
+  } catch (error) {
+    await pool.stop();
+    const message = (error as Error).message ?? String(error);
+    if ((error as { code?: string }).code === "EADDRINUSE" || /in use/i.test(message)) {
+      throw new SynartesisError("config", `port ${options.port} on ${options.host} is in use`, { hint: "Choose another port, or 0 for any free port." });
+    }
+    throw new SynartesisError("config", `cannot serve on ${options.host}:${options.port}: ${message}`);
+  }
+  if (!isLoopback(options.host)) {
+    log.warn("serving beyond this machine: anyone who can reach this address and holds the token can write through every server in the manifest", {
+      host: options.host,
+    });
+  }
+  // Scripts read where to connect from this line, whatever the log level.
+  createLogger("info").info("listening", { url: endpointUrl(options.host, server.port!) });
+  const keepAlive = setInterval(() => sessions.forEach((session) => session.keepAlive()), KEEP_ALIVE_MS);
+
+  await signals.stopRequested;
+  stopping = true;
+  void server.stop();
+  const ends = await Promise.all([...sessions.values()].map((session) => session.end(options.drainMs, signals.forced)));
+  clearInterval(keepAlive);
+  await pool.stop({ quick: ends.includes("second signal") });
+  try {
+    await journal.close();
+  } catch {}
+  await Promise.race([server.stop(true), signals.forced]);
+  if (failure) throw failure;
+  log.debug("proxy stopped");
+}

@@ -1,0 +1,128 @@
+// The `tools:` section: each rule's match, class and gate, and its snapshot
+// and inverse calls with the references they may use (R-MAN-3, R-CLASS-2).
+import type { SectionContext } from "./context.ts";
+import { patternToRegExp } from "./match.ts";
+import type { Path } from "./problems.ts";
+import { parseTemplate, refsOf, type Namespace } from "./refs.ts";
+import type { RawRule } from "./schema.ts";
+import type { CallSpec, Rule } from "./types.ts";
+
+const withArticle = (word: string) => (/^[aeiou]/.test(word) ? `an ${word}` : `a ${word}`);
+
+function splitTool(qualified: string): { server: string; tool: string } | undefined {
+  const dot = qualified.indexOf(".");
+  if (dot <= 0 || dot === qualified.length - 1) return undefined;
+  return { server: qualified.slice(0, dot), tool: qualified.slice(dot + 1) };
+}
+
+const ALLOWED_NAMESPACES: Record<"snapshot" | "inverse", (hasSnapshot: boolean) => Namespace[]> = {
+  snapshot: () => ["args"],
+  inverse: (hasSnapshot) => (hasSnapshot ? ["args", "result", "snapshot"] : ["args", "result"]),
+};
+
+const NAMESPACE_TEXT: Record<Namespace, string> = { args: "$.", result: "$result", snapshot: "$snapshot" };
+
+/**
+ * The rules whose shape was right, checked against each other and against
+ * `serverNames`. With no servers (already reported) every rule would name an
+ * undeclared one, so names are checked only when there are some.
+ */
+export function parseRules(raw: RawRule[], serverNames: string[], ctx: SectionContext): Rule[] {
+  const rules: Rule[] = [];
+  const seen = new Map<string, number>();
+  raw.forEach((rule, index) => {
+    const path: Path = ["tools", index];
+    const line = ctx.position(path).line;
+    // Before the shape check: a rule with a wrong class still takes its match.
+    if (typeof rule?.match === "string") {
+      const previous = seen.get(rule.match);
+      if (previous !== undefined) ctx.report([...path, "match"], `duplicate match "${rule.match}" (already used by the rule at line ${previous})`);
+      else seen.set(rule.match, line);
+    }
+    if (!ctx.shapeOk(...path)) return;
+    checkMatch(rule.match, [...path, "match"], serverNames, ctx);
+    checkClass(rule, path, ctx);
+    const parsed: Rule = {
+      match: rule.match,
+      class: rule.class,
+      gate: rule.gate ?? (rule.class === "irreversible" ? "always" : "never"),
+      idempotent: rule.idempotent === true,
+      line,
+    };
+    const snapshot = parseCall(rule, "snapshot", path, serverNames, ctx);
+    const inverse = parseCall(rule, "inverse", path, serverNames, ctx);
+    if (snapshot) parsed.snapshot = snapshot;
+    if (inverse) parsed.inverse = inverse;
+    rules.push(parsed);
+  });
+  return rules;
+}
+
+function checkMatch(match: string, path: Path, serverNames: string[], ctx: SectionContext): void {
+  const split = splitTool(match);
+  if (!split) {
+    ctx.report(path, `match "${match}" must look like "server.tool" (a "*" matches within one part)`);
+  } else if (serverNames.length) {
+    const serverPattern = patternToRegExp(split.server);
+    if (!serverNames.some((s) => serverPattern.test(s))) {
+      ctx.report(path, `match "${match}" names no declared server (declared: ${serverNames.join(", ")})`);
+    }
+  }
+}
+
+/** What a rule's class requires and forbids. */
+function checkClass(rule: RawRule, path: Path, ctx: SectionContext): void {
+  const needsInverse = rule.class === "reversible" || rule.class === "compensable";
+  if (needsInverse && !rule.inverse) {
+    ctx.report(path, `${withArticle(rule.class)} rule needs an "inverse" (the call that puts the state back)`);
+  }
+  if (!needsInverse && rule.inverse) {
+    ctx.report([...path, "inverse"], `${withArticle(rule.class)} rule has no inverse; remove it or change the class`, true);
+  }
+  if (rule.class === "readonly" && rule.snapshot) {
+    ctx.report([...path, "snapshot"], `a readonly rule changes nothing, so it takes no snapshot`, true);
+  }
+  if (rule.class === "reversible" && !rule.snapshot) {
+    ctx.report(path, `a reversible rule needs a "snapshot" (the read that captures the state it replaces); without one, make it compensable`);
+  }
+  if (rule.idempotent !== undefined && !needsInverse) {
+    ctx.report([...path, "idempotent"], `"idempotent" says undo may resend this rule's inverse, and ${withArticle(rule.class)} rule has none`, true);
+  }
+  if (rule.inverse?.absent_when !== undefined) {
+    ctx.report([...path, "inverse", "absent_when"], `"absent_when" belongs to a snapshot (the read that may find nothing), not to an inverse`, true);
+  }
+}
+
+/** A rule's snapshot or inverse: one concrete tool, and args whose references that part may use. */
+function parseCall(rule: RawRule, part: "snapshot" | "inverse", rulePath: Path, serverNames: string[], ctx: SectionContext): CallSpec | undefined {
+  const raw = rule[part];
+  if (!raw) return undefined;
+  const path: Path = [...rulePath, part];
+  const target = splitTool(raw.tool);
+  if (!target || raw.tool.includes("*")) {
+    ctx.report([...path, "tool"], `${part} tool "${raw.tool}" must name one tool as "server.tool" (no "*")`);
+  } else if (serverNames.length && !serverNames.includes(target.server)) {
+    ctx.report([...path, "tool"], `${part} tool "${raw.tool}" names an undeclared server "${target.server}" (declared: ${serverNames.join(", ")})`);
+  }
+  const refProblems: Array<{ at: Path; message: string }> = [];
+  const args = parseTemplate(raw.args ?? {}, refProblems);
+  for (const problem of refProblems) ctx.report([...path, "args", ...problem.at], problem.message);
+  const allowed = ALLOWED_NAMESPACES[part](rule.snapshot !== undefined);
+  for (const { ref, at } of refsOf(args)) {
+    if (allowed.includes(ref.namespace)) continue;
+    const why =
+      ref.namespace === "snapshot" && part === "inverse"
+        ? `${ref.text} reads the snapshot, but this rule declares no "snapshot"`
+        : `${ref.text} cannot be used in ${part} args (allowed here: ${allowed.map((n) => NAMESPACE_TEXT[n]).join(", ")})`;
+    ctx.report([...path, "args", ...at], why);
+  }
+  const absent = raw.absent_when;
+  const toolPos = ctx.position([...path, "tool"]);
+  return {
+    at: { line: toolPos.line, col: toolPos.col },
+    server: target?.server ?? "",
+    tool: target?.tool ?? "",
+    args,
+    absentWhen: absent === undefined ? [] : [absent].flat(),
+  };
+}

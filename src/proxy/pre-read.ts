@@ -1,0 +1,63 @@
+// The state a mutating call is about to replace (R-CLASS-3/4, R-ERA-3): read
+// through the rule's snapshot tool before the call leaves, and again right
+// before each retry of a call that needed input, so the journal holds the
+// state from right before the attempt that executed.
+import { readFailed, type Observation, type VerifyCall } from "../journal/types.ts";
+import { ResolveError, resolveTemplate } from "../manifest/refs.ts";
+import type { Rule } from "../manifest/types.ts";
+import { readKey, readState, type StateRead } from "../servers/observe.ts";
+import type { CallContext, ToolCall } from "./calls.ts";
+
+export type PreRead =
+  /** Read (or nothing to read: no snapshot in the rule). */
+  | { snapshot?: Observation; verify?: VerifyCall }
+  /** The call must not leave: why (for the journal), and what the agent is told. */
+  | { refused: string; agentText: string }
+  /** The thing does not exist (R-ABSENT-1): the server's words for it. */
+  | { absent: string; verify: VerifyCall };
+
+/** A post-read handed to the next call in the queue (server-turns.ts): its pre-read, when it is the same read, is this one. */
+export interface HandedRead {
+  key: string;
+  state: Promise<StateRead>;
+}
+
+/** The read `handed` on by the call before, when it is this same read and it succeeded; else a read now. */
+async function readBefore(ctx: CallContext, call: ToolCall, verify: VerifyCall, handed: HandedRead | undefined): Promise<StateRead> {
+  if (handed && verify.server === call.server && handed.key === readKey(verify)) {
+    const shared = await handed.state;
+    if (!readFailed(shared.read)) return shared;
+  }
+  return readState(ctx.upstream(verify.server), verify, call.origin);
+}
+
+export async function preRead(ctx: CallContext, call: ToolCall, rule: Rule | undefined, handed?: HandedRead): Promise<PreRead> {
+  if (!rule?.snapshot) return {};
+  let snapshotArgs: unknown;
+  try {
+    snapshotArgs = resolveTemplate(rule.snapshot.args, { args: call.args });
+  } catch (error) {
+    if (!(error instanceof ResolveError)) throw error;
+    const why = `the pre-read's arguments could not be built from this call: ${error.message}`;
+    return { refused: why, agentText: `Synartesis did not run this call: ${why}.` };
+  }
+  const verify: VerifyCall = { server: rule.snapshot.server, tool: rule.snapshot.tool, args: snapshotArgs, absentWhen: rule.snapshot.absentWhen };
+  const { read, absentText = "" } = await readBefore(ctx, call, verify, handed);
+  if (readFailed(read)) {
+    return { refused: `the pre-read ${verify.server}.${verify.tool} failed: ${read.error}`, agentText: `Synartesis did not run this call, because it could not record the state it would replace: ${read.error}` };
+  }
+  if (read.absent) return { absent: absentText, verify };
+  return { snapshot: read, verify };
+}
+
+/**
+ * The pre-read again, right before a retry leaves: the new state, or why the
+ * retry must not be sent (the read failed; or what was there to restore is gone).
+ */
+export async function readAgain(ctx: CallContext, call: ToolCall, verify: VerifyCall, before: Observation): Promise<{ snapshot: Observation } | { stop: string }> {
+  const { read } = await readState(ctx.upstream(verify.server), verify, call.origin);
+  const readName = `${verify.server}.${verify.tool}`;
+  if (readFailed(read)) return { stop: `the pre-read ${readName} before sending the call again failed: ${read.error}` };
+  if (read.absent && !before.absent) return { stop: `what the call would replace is gone since its first attempt (${readName} finds nothing now)` };
+  return { snapshot: read };
+}

@@ -1,0 +1,112 @@
+// How Synartesis opens with a server, once per server start (R-ERA-1): a
+// process is probed with server/discover in the 2026-07-28 era; a server that
+// answers with its versions is spoken to in that era, one that answers
+// anything else (or nothing, or exits) gets the 2025 initialize handshake.
+// A server reached over HTTP gets initialize directly (see the README's limits).
+import type { Result } from "@modelcontextprotocol/sdk/types.js";
+import { errorOf, isRecord, resultOf } from "../jsonrpc/frames.ts";
+import {
+  CLIENT_CAPABILITIES_KEY,
+  CLIENT_INFO_KEY,
+  LEGACY_VERSIONS,
+  MODERN_VERSION,
+  PROTOCOL_VERSION_KEY,
+  SERVER_INFO_KEY,
+  type Era,
+} from "../jsonrpc/eras.ts";
+import { UNSUPPORTED_PROTOCOL_VERSION } from "../jsonrpc/messages.ts";
+import type { Reply } from "./pending.ts";
+import { UpstreamError } from "./pending.ts";
+
+/** What a server said about itself when it was opened, in either era. */
+export interface Hello {
+  era: Era;
+  protocolVersion: string;
+  capabilities: Record<string, unknown>;
+  serverInfo: Record<string, unknown>;
+  instructions?: string;
+  /** A 2025-era server's initialize result as it came (a single server's client gets it back). */
+  initResult?: Result;
+  /** Why a process was spoken to in the 2025 era (the probe's outcome), for the log. */
+  why?: string;
+}
+
+/** What opening needs of the upstream. */
+export interface Greeted {
+  readonly probes: boolean;
+  request(method: string, params?: unknown): Promise<Reply>;
+  /** Whether the connection is still open (a server may exit on the probe). */
+  readonly alive: boolean;
+  open(): Promise<void>;
+}
+
+type ProbeOutcome = { modern: Hello } | { legacy: string; version?: string };
+
+/** Probe (a process), then initialize when the server is not of the 2026 era. */
+export async function greet(upstream: Greeted, initParams: unknown): Promise<Hello> {
+  const params = isRecord(initParams) ? initParams : {};
+  let version: string | undefined;
+  let why: string | undefined;
+  if (upstream.probes) {
+    const outcome = await probe(upstream, params);
+    if ("modern" in outcome) return outcome.modern;
+    ({ legacy: why, version } = outcome);
+    // A server that exits on a request before initialize is of the 2025 era: start it again for that.
+    if (!upstream.alive) await upstream.open();
+  }
+  const reply = await upstream.request("initialize", version ? { ...params, protocolVersion: version } : params);
+  const refusal = errorOf(reply.msg);
+  if (refusal) throw new UpstreamError(`it refused initialize: ${refusal.message} (code ${refusal.code})`, "start");
+  const result = resultOf(reply.msg) ?? {};
+  return {
+    era: "legacy",
+    protocolVersion: typeof result.protocolVersion === "string" ? result.protocolVersion : String(params.protocolVersion ?? ""),
+    capabilities: isRecord(result.capabilities) ? result.capabilities : {},
+    serverInfo: isRecord(result.serverInfo) ? result.serverInfo : {},
+    ...(typeof result.instructions === "string" ? { instructions: result.instructions } : {}),
+    initResult: result,
+    ...(why ? { why } : {}),
+  };
+}
+
+async function probe(upstream: Greeted, params: Record<string, unknown>): Promise<ProbeOutcome> {
+  const meta = {
+    [PROTOCOL_VERSION_KEY]: MODERN_VERSION,
+    [CLIENT_CAPABILITIES_KEY]: {},
+    ...(isRecord(params.clientInfo) ? { [CLIENT_INFO_KEY]: params.clientInfo } : {}),
+  };
+  let reply: Reply;
+  try {
+    reply = await upstream.request("server/discover", { _meta: meta });
+  } catch (error) {
+    if (!(error instanceof UpstreamError)) throw error;
+    return { legacy: error.kind === "timeout" ? "it did not answer server/discover" : `it closed on server/discover (${error.message})` };
+  }
+  const refusal = errorOf(reply.msg);
+  if (refusal?.code === UNSUPPORTED_PROTOCOL_VERSION) {
+    // A server of the 2026 era that does not serve this revision: one of its 2025 ones, if it names any.
+    const supported = isRecord(refusal.data) && Array.isArray(refusal.data.supported) ? refusal.data.supported.map(String) : [];
+    const legacy = LEGACY_VERSIONS.find((v) => supported.includes(v));
+    if (legacy) return { legacy: `it does not serve ${MODERN_VERSION} (it serves ${supported.join(", ")})`, version: legacy };
+    throw new UpstreamError(`it serves only the protocol versions ${supported.join(", ") || "(none named)"}; Synartesis speaks ${MODERN_VERSION} and ${LEGACY_VERSIONS.join(", ")}`, "start");
+  }
+  if (refusal) return { legacy: `it answered server/discover with error ${refusal.code} (${refusal.message})` };
+  const result = resultOf(reply.msg) ?? {};
+  if (!Array.isArray(result.supportedVersions)) return { legacy: "its answer to server/discover names no supportedVersions" };
+  const versions = result.supportedVersions.map(String);
+  if (!versions.includes(MODERN_VERSION)) {
+    const legacy = LEGACY_VERSIONS.find((v) => versions.includes(v));
+    if (legacy) return { legacy: `it does not serve ${MODERN_VERSION}`, version: legacy };
+    throw new UpstreamError(`it serves only the protocol versions ${versions.join(", ")}; Synartesis speaks ${MODERN_VERSION} and ${LEGACY_VERSIONS.join(", ")}`, "start");
+  }
+  const meta2 = isRecord(result._meta) ? result._meta : {};
+  return {
+    modern: {
+      era: "modern",
+      protocolVersion: MODERN_VERSION,
+      capabilities: isRecord(result.capabilities) ? result.capabilities : {},
+      serverInfo: isRecord(meta2[SERVER_INFO_KEY]) ? meta2[SERVER_INFO_KEY] : {},
+      ...(typeof result.instructions === "string" ? { instructions: result.instructions } : {}),
+    },
+  };
+}

@@ -1,0 +1,87 @@
+// Each server is spoken to in the newest era it supports (R-ERA-1): a process
+// is probed with server/discover, a 2026-era server (the v2 SDK, refusing
+// initialize) is spoken to in 2026-07-28 with the per-request _meta, a
+// 2025-era one falls back to initialize however it meets the probe (an error,
+// silence, exiting); the choice is logged once per server start. The proxy's
+// own reads and undo's inverses reach a 2026-era server as well.
+import { afterEach, describe, expect, test } from "bun:test";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { BIN, connect, manifestText, run } from "../helpers.ts";
+import { EVERYTHING_RULES, EVERYTHING_SERVER, eraWorkspace, notesRules, notesServer, readNotes, writeNotes } from "../fixtures/era-kit.ts";
+import { fixtureServer, journalRows, workspace } from "../fixtures/proxy-kit.ts";
+
+const clients: Client[] = [];
+afterEach(async () => {
+  for (const client of clients.splice(0)) await client.close().catch(() => {});
+});
+
+const logLines = (stderr: string) => stderr.split("\n").filter((line) => line.startsWith("{")).map((line) => JSON.parse(line));
+const text = (result: any) => result.content[0].text as string;
+
+describe("servers of both eras behind one proxy", () => {
+  test("a 2026-era server and 2025-era ones: each in its era (logged), tools listed, a read, a write undone exactly, a gated call approved", async () => {
+    const ws = eraWorkspace([...notesServer("notes"), ...EVERYTHING_SERVER], [...notesRules("notes"), ...EVERYTHING_RULES]);
+    writeNotes(ws, "notes", { notes: { plan: "ship on Friday" }, outbox: [] });
+    const { client, stderr } = await connect(BIN, ["proxy", "--manifest", ws.manifest], { cwd: ws.dir, name: "legacy-agent" });
+    clients.push(client);
+
+    const started = logLines(stderr()).filter((line) => line.msg === "server started");
+    expect(started.map(({ server, protocol }) => [server, protocol]).sort()).toEqual([
+      ["everything", "2025-11-25"],
+      ["notes", "2026-07-28"],
+    ]);
+    expect(started.find((line) => line.server === "everything").why).toBe("it answered server/discover with error -32601 (Method not found)");
+    expect(client.getServerVersion()).toEqual({ name: "synartesis", version: expect.any(String) });
+    expect(client.getInstructions()).toContain('Server "notes":\nNotes by key.');
+
+    const names = (await client.listTools()).tools.map((tool) => tool.name);
+    expect(names).toEqual(expect.arrayContaining(["notes__get_note", "notes__put_note", "notes__send_note", "everything__echo"]));
+    expect(text(await client.callTool({ name: "notes__get_note", arguments: { key: "plan" } }))).toBe('{"key":"plan","text":"ship on Friday"}');
+    expect(text(await client.callTool({ name: "everything__echo", arguments: { message: "hi" } }))).toBe("Echo: hi");
+    await client.callTool({ name: "notes__put_note", arguments: { key: "plan", text: "ship never" } });
+    expect(readNotes(ws, "notes").notes.plan).toBe("ship never");
+
+    const held = await client.callTool({ name: "notes__send_note", arguments: { to: "team", text: "we ship never" } });
+    expect(held.isError).toBe(true);
+    const action = /Action id: ([0-9a-f]{8})/.exec(text(held))![1]!;
+    expect((await run(["approve", action, "--by", "alice", "--journal", ws.journal], { cwd: ws.dir })).code).toBe(0);
+    expect(text(await client.callTool({ name: "notes__send_note", arguments: { to: "team", text: "we ship never" } }))).toBe("sent to team");
+    await client.close();
+
+    const rows = journalRows(ws.journal);
+    expect(rows.map((row) => [row.server, row.tool, row.status])).toEqual([
+      ["notes", "get_note", "applied"],
+      ["everything", "echo", "applied"],
+      ["notes", "put_note", "applied"],
+      ["notes", "send_note", "approved"],
+      ["notes", "send_note", "applied"],
+    ]);
+    expect(JSON.parse(rows[2]!.snapshot!)).toEqual({ key: "plan", text: "ship on Friday" });
+    expect(JSON.parse(rows[2]!.post_state!)).toEqual({ key: "plan", text: "ship never" });
+
+    // undo starts the servers itself, in their eras, and puts the note back (the sent note stays: it was approved).
+    const undo = await run(["undo", "--journal", ws.journal, "--manifest", ws.manifest], { cwd: ws.dir });
+    expect(undo.stdout).toContain("notes.put_note {\"key\":\"plan\",\"text\":\"ship on Friday\"}");
+    expect(readNotes(ws, "notes")).toEqual({ notes: { plan: "ship on Friday" }, outbox: [{ to: "team", text: "we ship never" }] });
+    const check = await run(["check", "--manifest", ws.manifest], { cwd: ws.dir });
+    expect(check.code).toBe(0);
+  }, 60_000);
+});
+
+describe("2025-era servers meet the probe in their own ways", () => {
+  for (const [how, why] of [
+    ["exit", /^it closed on server\/discover/],
+    ["silent", /^it did not answer server\/discover/],
+  ] as const) {
+    test(`a server that answers the probe by ${how === "exit" ? "exiting" : "saying nothing"} is initialized instead, and serves`, async () => {
+      const ws = workspace(manifestText({ servers: { raw: fixtureServer("raw-server.ts", ["--before-initialize", how], { timeout: 1 }) }, tools: [{ match: "raw.*", class: "readonly" }] }), "syn-era-");
+      const { client, stderr } = await connect(BIN, ["proxy", "--manifest", ws.manifest], { cwd: ws.dir });
+      clients.push(client);
+      const started = logLines(stderr()).filter((line) => line.msg === "server started");
+      expect(started).toHaveLength(1);
+      expect(started[0].protocol).toBe("2025-11-25");
+      expect(started[0].why).toMatch(why);
+      expect((await client.callTool({ name: "raw_read", arguments: {} })).structuredContent).toEqual({ float: 1, big: 12345678901234567890, word: "café", exp: 100, list: [1.5, -0] });
+    }, 30_000);
+  }
+});

@@ -1,0 +1,61 @@
+// The per-server queue of mutating calls (R-PROXY-6): calls run in the order
+// they arrived; a call that pauses (its client is answering a server's
+// request for input, R-ERA-3) lets the next ones run, and queues again behind
+// them.
+import { describe, expect, test } from "bun:test";
+import { ServerTurns } from "../../src/proxy/server-turns.ts";
+
+function gate(): { opened: Promise<void>; open(): void } {
+  let open!: () => void;
+  const opened = new Promise<void>((resolve) => (open = resolve));
+  return { opened, open };
+}
+
+describe("ServerTurns", () => {
+  test("calls to one server run one at a time, in the order they took their places; another server's do not wait", async () => {
+    const turns = new ServerTurns();
+    const events: string[] = [];
+    const first = gate();
+    const a = turns.reserve("crm").run(async () => (events.push("a start"), await first.opened, events.push("a end")));
+    const b = turns.reserve("crm").run(async () => events.push("b"));
+    const c = turns.reserve("fs").run(async () => events.push("c"));
+    await c;
+    expect(events).toEqual(["a start", "c"]);
+    first.open();
+    await Promise.all([a, b]);
+    expect(events).toEqual(["a start", "c", "a end", "b"]);
+  });
+
+  test("a call that pauses lets the calls behind it run, then goes on after them", async () => {
+    const turns = new ServerTurns();
+    const events: string[] = [];
+    const answered = gate();
+    const clientAnswered = answered.opened.then(() => void events.push("a's client answered"));
+    const a = turns.reserve("notes");
+    const ranA = a.run(async () => {
+      events.push("a first attempt");
+      await a.pause(clientAnswered);
+      events.push("a retry");
+    });
+    const b = turns.reserve("notes").run(async () => events.push("b"));
+    await b;
+    expect(events).toEqual(["a first attempt", "b"]);
+    // A call that came while A was paused queues behind A's return.
+    const later = gate();
+    const c = turns.reserve("notes").run(async () => (events.push("c start"), await later.opened, events.push("c end")));
+    answered.open();
+    await clientAnswered;
+    expect(events).toEqual(["a first attempt", "b", "c start", "a's client answered"]);
+    later.open();
+    await Promise.all([ranA, c]);
+    expect(events).toEqual(["a first attempt", "b", "c start", "a's client answered", "c end", "a retry"]);
+  });
+
+  test("a place given up without running does not hold the calls behind it", async () => {
+    const turns = new ServerTurns();
+    const held = turns.reserve("crm");
+    const next = turns.reserve("crm").run(async () => "ran");
+    held.release();
+    expect(await next).toBe("ran");
+  });
+});
