@@ -5,4 +5,5 @@
 import { afterAll } from "bun:test";
 import { runTestRunCleanups } from "./fixtures/test-run.ts";
 
-afterAll(runTestRunCleanups);
+// Dropping a few dozen test databases takes seconds on a busy machine: more than a hook's default 5 s.
+afterAll(runTestRunCleanups, 120_000);

@@ -10,27 +10,11 @@ import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { SynartesisError } from "../errors.ts";
 import type { Manifest, OAuthSettings, ServerSpec } from "../manifest/types.ts";
 import { selfCommandText, shellQuote } from "../self.ts";
+import { AuthFailure } from "./failure.ts";
 import { SignInRequired, SynartesisOAuthProvider } from "./provider.ts";
 import { CredentialStore, type SignInCommands } from "./store.ts";
 
 export type OAuthServerSpec = Extract<ServerSpec, { kind: "url" }> & { auth: OAuthSettings };
-
-/**
- * A request for a server failed because of its sign-in: it was refused (401)
- * or never sent, so it certainly did not run. `signIn` is set when a person
- * signing in again would help.
- */
-export class AuthFailure extends Error {
-  /** Read by the upstream like an HTTP status: a 4xx means the server did not run the request. */
-  readonly code = 401;
-  constructor(
-    message: string,
-    readonly signIn?: SignInRequired,
-  ) {
-    super(message);
-    this.name = "AuthFailure";
-  }
-}
 
 /** An OAuth endpoint (metadata, token, registration) could not be reached. */
 class AuthEndpointUnreachable extends Error {}

@@ -6,7 +6,6 @@ import { openJournal } from "../journal/journal.ts";
 import { findJournal, findManifest } from "../manifest/discover.ts";
 import { loadManifest } from "../manifest/load.ts";
 import { DEFAULT_HTTP_HOST, DEFAULT_IDLE_MINUTES, httpSettings, MIN_TOKEN_LENGTH, repeatedFlag } from "../http/options.ts";
-import { serveHttp } from "../http/serve.ts";
 import { createLogger, LOG_LEVELS, type LogLevel } from "../log.ts";
 import { DEFAULT_DRAIN_SECONDS, serveStdio } from "../proxy/stdio.ts";
 import { journalArg, manifestArg } from "./shared.ts";
@@ -100,8 +99,12 @@ export default defineCommand({
     if (gateTimeout !== undefined) log.info("--gate-timeout has no effect: held calls are refused at once, never kept waiting");
 
     const common = { manifest, journal, log, drainMs: drainSeconds * 1000, cwd };
-    if (http) await serveHttp({ ...common, ...http });
-    else await serveStdio(common);
+    if (!http) await serveStdio(common);
+    else {
+      // Loaded only to serve HTTP: a stdio proxy never needs the HTTP server or the SDK's schemas it uses.
+      const { serveHttp } = await import("../http/serve.ts");
+      await serveHttp({ ...common, ...http });
+    }
     return 0;
   },
 });

@@ -3,9 +3,8 @@
 // whose marking breaks the binding's constraints (a warning names each one),
 // and a tools/call runs only when its Mcp-Param-* headers say what its
 // arguments say (else 400 with HeaderMismatch, before anything is recorded).
-import { ErrorCode } from "@modelcontextprotocol/sdk/types.js";
 import { isRecord } from "../jsonrpc/frames.ts";
-import { HEADER_MISMATCH } from "../jsonrpc/messages.ts";
+import { ErrorCode, HEADER_MISMATCH } from "../jsonrpc/messages.ts";
 import { headerMarks, paramHeaderMismatch, splitTools } from "../jsonrpc/param-headers.ts";
 import type { Logger } from "../log.ts";
 import type { RequestChannel } from "../proxy/client-request.ts";

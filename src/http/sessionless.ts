@@ -5,11 +5,10 @@
 // forwarded): each run is served by one client session of the proxy, so the
 // retry that answers an input_required (R-ERA-2/3) and a task's follow-ups
 // (R-ERA-4) find the call they continue whichever connection they come on.
-import { ErrorCode } from "@modelcontextprotocol/sdk/types.js";
 import { runLabelOf } from "../proxy/client-era.ts";
 import { RUN_KEY } from "../jsonrpc/eras.ts";
 import { deservesAnswer, isRecord, paramsOf, type Frame } from "../jsonrpc/frames.ts";
-import { errorLine } from "../jsonrpc/messages.ts";
+import { ErrorCode, errorLine } from "../jsonrpc/messages.ts";
 import type { Logger } from "../log.ts";
 import type { HttpSession } from "./http-session.ts";
 import { headerRefusal } from "./modern-headers.ts";

@@ -27,6 +27,21 @@ export interface PendingNews {
 }
 
 /**
+ * How a write may be committed when it need not be at once (a backend that
+ * cannot group writes commits each at once): "soon", with the other writes
+ * of this turn of the event loop; "with-next", with the next write of this
+ * connection, which the caller knows is coming (the next call's intent), at
+ * most a moment later. Either way its promise resolves once it is committed;
+ * until then a crash loses it, so only what a crash may lose is grouped (an
+ * outcome, whose row then stays pending: unknown, never wrong).
+ */
+export type Grouping = "soon" | "with-next";
+
+export interface WriteOptions {
+  group?: Grouping;
+}
+
+/**
  * The journal could not be read or written. `full`: no space left (a later
  * write may succeed); `busy`: locked by others for too long; `broken`: it
  * cannot be used at all (corrupt, not a journal, not writable, I/O errors).
@@ -74,9 +89,9 @@ export interface Journal {
    * Insert an action with the next seq of its run, in one transaction, so
    * several proxies and CLIs sharing the file never collide (R-JOURNAL-4).
    */
-  insertAction(action: NewAction): Promise<Action>;
+  insertAction(action: NewAction, options?: WriteOptions): Promise<Action>;
   /** Record how a call ended (applied, failed, …). Only a pending call can end: what undo settled stays. */
-  finishAction(id: string, outcome: Outcome): Promise<void>;
+  finishAction(id: string, outcome: Outcome, options?: WriteOptions): Promise<void>;
   /** Record what a pending call learnt before it ended (a new pre-read, its task); a call no longer pending keeps its row. */
   notePending(id: string, news: PendingNews): Promise<void>;
   getAction(id: string): Promise<Action | undefined>;
@@ -118,13 +133,15 @@ export interface Journal {
    * `from` lists the statuses it may be claimed from.
    */
   claim(id: string, owner: string, now: string, from: ActionStatus[]): Promise<boolean>;
+  /** Claim each of `ids` that is in one of `from`, in one transaction; returns the claimed ones as they now stand. */
+  claimMany(ids: string[], owner: string, now: string, from: ActionStatus[]): Promise<Action[]>;
   /** Take over a claim left by an undo that is gone. */
   takeOverClaim(id: string, deadOwner: string, owner: string, now: string): Promise<boolean>;
   /**
    * Settle a claimed action (rolled_back, back to applied, …). `undoNote` says
    * what stopped this attempt; it replaces the previous note (none: cleared).
    */
-  settleClaim(id: string, owner: string, status: ActionStatus, undoNote?: string): Promise<void>;
+  settleClaim(id: string, owner: string, status: ActionStatus, undoNote?: string, options?: WriteOptions): Promise<void>;
   /**
    * Written before a claimed action's inverse leaves (like a call's intent):
    * an undo killed before it records the outcome leaves an unknown outcome,
@@ -132,9 +149,9 @@ export interface Journal {
    */
   markInverseSent(id: string, owner: string, at: string): Promise<void>;
   /** Keep a claim whose inverse's outcome is unknown, saying why undo stopped there. */
-  noteClaim(id: string, owner: string, undoNote: string): Promise<void>;
+  noteClaim(id: string, owner: string, undoNote: string, options?: WriteOptions): Promise<void>;
   /** Say why undo stepped over an action, without changing its status. */
-  noteUndo(id: string, note: string): Promise<void>;
+  noteUndo(id: string, note: string, options?: WriteOptions): Promise<void>;
   /**
    * Record what a person found about an unknown outcome (synartesis settle):
    * the row moves from `from` to `status`, only if it is still there (and, for
@@ -147,7 +164,7 @@ export interface Journal {
     finding: { status: ActionStatus; settled: Settled; by: string; at: string; note?: string; inverse?: ResolvedCall; warnings?: string[] },
   ): Promise<boolean>;
   /** Mark an action that undo can never revert (an irreversible call that ran). */
-  markUnrecoverable(id: string): Promise<void>;
+  markUnrecoverable(id: string, options?: WriteOptions): Promise<void>;
   /** `--replan`: store a rebuilt inverse and verification read. */
   replan(id: string, inverse: ResolvedCall | undefined, verify: VerifyCall | undefined, warnings: string[]): Promise<void>;
 }

@@ -111,4 +111,22 @@ export const MIGRATIONS: Migration[] = [
       ALTER TABLE actions ADD COLUMN task TEXT;
     `,
   },
+  {
+    // Bodies stored compactly (issue 20): an action's args, snapshot, post-state,
+    // result, inverse and verification read may be packed into `packed` (one zstd
+    // frame; packing.ts), compressed against a sample body of the same tool kept
+    // in `dictionaries`. A packed row keeps '' in args and NULL in the other five.
+    name: "0007-packed-bodies",
+    sql: `
+      ALTER TABLE actions ADD COLUMN packed BLOB;
+      CREATE TABLE dictionaries (
+        id          INTEGER PRIMARY KEY,
+        server      TEXT NOT NULL,
+        tool        TEXT NOT NULL,
+        content     BLOB NOT NULL,
+        created_at  TEXT NOT NULL,
+        UNIQUE (server, tool)
+      ) STRICT;
+    `,
+  },
 ];

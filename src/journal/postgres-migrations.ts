@@ -2,8 +2,13 @@
 // one for each SQLite migration of the same name, so both hold the same
 // columns with the same meanings. Append new entries; never edit or reorder
 // old ones: an older journal is upgraded in place. They run in the schema
-// `synartesis`, under an advisory lock (postgres.ts).
+// `synartesis`, under an advisory lock (migrate, below).
+import type { SQL } from "bun";
+import { SynartesisError } from "../errors.ts";
 import { MIGRATIONS, type Migration } from "./migrations.ts";
+
+/** The schema the journal's tables live in. */
+export const SCHEMA = "synartesis";
 
 function sameAsSqlite(name: string): Migration {
   const migration = MIGRATIONS.find((m) => m.name === name);
@@ -83,4 +88,46 @@ export const POSTGRES_MIGRATIONS: Migration[] = [
   sameAsSqlite("0004-withdrawn-requests-and-undone-runs"),
   sameAsSqlite("0005-one-meaning-per-column"),
   sameAsSqlite("0006-tasks"),
+  {
+    // As SQLite's: packed bodies are bytea, and a dictionary's id an identity.
+    name: "0007-packed-bodies",
+    sql: `
+      ALTER TABLE actions ADD COLUMN packed BYTEA;
+      CREATE TABLE dictionaries (
+        id          INTEGER GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        server      TEXT NOT NULL,
+        tool        TEXT NOT NULL,
+        content     BYTEA NOT NULL,
+        created_at  TEXT NOT NULL,
+        UNIQUE (server, tool)
+      );
+    `,
+  },
 ];
+
+/**
+ * Bring the schema up to date, under an advisory lock (two processes starting
+ * at once on an empty database do not collide). Without `create`, a database
+ * that holds no journal is refused, not given one.
+ */
+export async function migrate(sql: SQL, path: string, create: boolean): Promise<void> {
+  await sql.begin(async (tx) => {
+    await tx`SELECT pg_advisory_xact_lock(hashtext('synartesis: migrations'))`;
+    const [{ present }] = await tx`SELECT to_regclass('synartesis.migrations') IS NOT NULL AS present`;
+    if (!present) {
+      if (!create) {
+        throw new SynartesisError("no_journal", `there is no journal at ${path}`, {
+          hint: "A journal is created by `synartesis proxy` when an agent first connects. Check the URL, or pass --journal with the one the proxies use.",
+        });
+      }
+      await tx.unsafe(`CREATE SCHEMA IF NOT EXISTS ${SCHEMA}`);
+      await tx`CREATE TABLE migrations (position BIGINT GENERATED ALWAYS AS IDENTITY, name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)`;
+    }
+    const done = new Set((await tx`SELECT name FROM migrations`).map((row: { name: string }) => String(row.name)));
+    for (const migration of POSTGRES_MIGRATIONS) {
+      if (done.has(migration.name)) continue;
+      await tx.unsafe(migration.sql).simple();
+      await tx`INSERT INTO migrations (name, applied_at) VALUES (${migration.name}, ${new Date().toISOString()})`;
+    }
+  });
+}

@@ -7,13 +7,13 @@
 // NOTIFYs the listeners (watch, the review page).
 import { SQL } from "bun";
 import { SynartesisError } from "../errors.ts";
-import { JournalError, type Journal, type NewAction, type Outcome, type PendingNews } from "./journal.ts";
-import { POSTGRES_MIGRATIONS } from "./postgres-migrations.ts";
+import { JournalError, type Journal, type NewAction, type Outcome, type PendingNews, type WriteOptions } from "./journal.ts";
+import { migrate, SCHEMA } from "./postgres-migrations.ts";
 import { postgresTarget, redact, type PostgresTarget } from "./postgres-connection.ts";
-import { insertedAction, json, likePrefix, observationColumns, onlyMatch, reportFailuresAsJournalErrors, toAction, toRun, warningsColumn, type Row } from "./rows.ts";
+import { PostgresBodies, text } from "./postgres-bodies.ts";
+import { finishedBody, insertedAction, likePrefix, notedBody, newBody, observationColumns, onlyMatch, reportFailuresAsJournalErrors, toRun, warningsColumn, type Row } from "./rows.ts";
 import type { Action, ActionStatus, ResolvedCall, Run, RunStatus, RunSummary, Settled, VerifyCall } from "./types.ts";
 
-const SCHEMA = "synartesis";
 const CHANNEL = "synartesis_journal";
 /** Connections per process: a proxy writes one call at a time per server; reads are short. */
 const POOL_SIZE = 4;
@@ -22,18 +22,12 @@ const POOL_SIZE = 4;
 const FULL = ["53100"]; // disk_full
 const BUSY = ["53300", "55P03", "40001", "40P01", "57014"]; // too many connections, lock not available, serialization, deadlock, cancelled
 
-/**
- * PostgreSQL's text cannot hold U+0000. Text an agent or a server chose (a
- * client's name, a server's error message) is stored with it replaced by
- * U+FFFD, visibly, rather than making the write fail; JSON columns escape it.
- */
-function text(value: string | undefined): string | null {
-  return value === undefined ? null : value.includes("\0") ? value.replaceAll("\0", "\uFFFD") : value;
-}
-
 export class PostgresJournal implements Journal {
   readonly path: string;
   readonly warnings: string[];
+  private readonly bodies: PostgresBodies;
+  /** Calls in flight (close waits for them). */
+  readonly inflight = new Set<Promise<unknown>>();
 
   private constructor(
     private readonly sql: SQL,
@@ -41,6 +35,7 @@ export class PostgresJournal implements Journal {
   ) {
     this.path = target.display;
     this.warnings = target.warnings;
+    this.bodies = new PostgresBodies(sql, this.path);
   }
 
   /**
@@ -68,34 +63,12 @@ export class PostgresJournal implements Journal {
     });
     const journal = new PostgresJournal(sql, target);
     try {
-      await journal.migrate(options.create);
+      await migrate(sql, journal.path, options.create);
     } catch (error) {
       await sql.close({ timeout: 0 }).catch(() => {});
       throw error instanceof SynartesisError ? error : journal.failure(error);
     }
     return journal;
-  }
-
-  private async migrate(create: boolean): Promise<void> {
-    await this.sql.begin(async (tx) => {
-      await tx`SELECT pg_advisory_xact_lock(hashtext('synartesis: migrations'))`;
-      const [{ present }] = await tx`SELECT to_regclass('synartesis.migrations') IS NOT NULL AS present`;
-      if (!present) {
-        if (!create) {
-          throw new SynartesisError("no_journal", `there is no journal at ${this.path}`, {
-            hint: "A journal is created by `synartesis proxy` when an agent first connects. Check the URL, or pass --journal with the one the proxies use.",
-          });
-        }
-        await tx.unsafe(`CREATE SCHEMA IF NOT EXISTS ${SCHEMA}`);
-        await tx`CREATE TABLE migrations (position BIGINT GENERATED ALWAYS AS IDENTITY, name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)`;
-      }
-      const done = new Set((await tx`SELECT name FROM migrations`).map((row: Row) => String(row.name)));
-      for (const migration of POSTGRES_MIGRATIONS) {
-        if (done.has(migration.name)) continue;
-        await tx.unsafe(migration.sql).simple();
-        await tx`INSERT INTO migrations (name, applied_at) VALUES (${migration.name}, ${new Date().toISOString()})`;
-      }
-    });
   }
 
   /** A failure of the database as a JournalError naming the journal, with no password in it; anything else unchanged. */
@@ -129,6 +102,8 @@ export class PostgresJournal implements Journal {
   }
 
   async close(): Promise<void> {
+    // A write its caller did not wait for (an undo's records) still lands.
+    while (this.inflight.size > 0) await Promise.allSettled([...this.inflight]);
     await this.sql.close({ timeout: 5 });
   }
 
@@ -200,69 +175,84 @@ export class PostgresJournal implements Journal {
 
   // ---- actions ----
 
-  /** The run's row lock orders concurrent inserts: each takes the next seq, and a failed one rolls its number back. */
-  async insertAction(action: NewAction): Promise<Action> {
-    const [snapshot, snapshotAbsent] = observationColumns(action.snapshot);
+  /**
+   * The run's row lock orders concurrent inserts: each takes the next seq, and a failed one rolls its number back.
+   * Writes are never grouped here (WriteOptions): each is one statement, and with synchronous_commit off a commit costs little.
+   */
+  async insertAction(action: NewAction, _options?: WriteOptions): Promise<Action> {
+    const body = newBody(action);
+    // A call's intent is packed again with its outcome: quick compression does for now.
+    const stored = await this.bodies.stored(action.server, action.tool, body, { quick: action.status === "pending" });
     const [row] = await this.sql`
       WITH next AS (UPDATE runs SET last_seq = last_seq + 1 WHERE id = ${action.runId} RETURNING last_seq)
       INSERT INTO actions (id, run_id, seq, server, tool, args, args_key, class, status, snapshot, snapshot_absent,
-                           verify, result, error, held_reason, warnings, approved_by, approved_at, ts)
-      SELECT ${action.id}, ${action.runId}, next.last_seq, ${text(action.server)}, ${text(action.tool)}, ${JSON.stringify(action.args)},
-             ${action.argsKey ?? null}, ${action.class}, ${action.status}, ${snapshot}, ${snapshotAbsent}, ${json(action.verify)},
-             ${action.resultText ?? null}, ${text(action.error)}, ${text(action.heldReason)}, ${warningsColumn(action.warnings)},
-             ${text(action.approvedBy)}, ${action.approvedAt ?? null}, ${action.ts}
+                           verify, result, error, held_reason, warnings, approved_by, approved_at, ts, packed)
+      SELECT ${action.id}, ${action.runId}, next.last_seq, ${text(action.server)}, ${text(action.tool)}, ${stored.args},
+             ${action.argsKey ?? null}, ${action.class}, ${action.status}, ${stored.snapshot}, ${observationColumns(action.snapshot)[1]},
+             ${stored.verify}, ${stored.result}, ${text(action.error)}, ${text(action.heldReason)}, ${warningsColumn(action.warnings)},
+             ${text(action.approvedBy)}, ${action.approvedAt ?? null}, ${action.ts}, ${stored.packed}
         FROM next
       RETURNING seq`;
     if (!row) throw new SynartesisError("refused", `no run ${action.runId} in the journal ${this.path}`);
+    if (action.status === "pending") this.bodies.wrotePending(action.id, { server: action.server, tool: action.tool, body });
     return insertedAction(action, Number(row.seq));
   }
 
-  async finishAction(id: string, outcome: Outcome): Promise<void> {
-    const [postState, postAbsent] = observationColumns(outcome.postState);
+  async finishAction(id: string, outcome: Outcome, _options?: WriteOptions): Promise<void> {
+    const before = await this.bodies.takePending(id);
+    if (!before) return;
+    const stored = await this.bodies.stored(before.server, before.tool, finishedBody(before.body, outcome));
     await this.sql`
-      UPDATE actions SET status = ${outcome.status}, result = COALESCE(${outcome.resultText ?? null}::text, result), inverse = ${json(outcome.inverse)},
-                         post_state = ${postState}, post_absent = ${postAbsent}, error = COALESCE(${text(outcome.error)}::text, error),
+      UPDATE actions SET status = ${outcome.status}, args = ${stored.args}, snapshot = ${stored.snapshot}, result = ${stored.result},
+                         inverse = ${stored.inverse}, post_state = ${stored.post_state}, verify = ${stored.verify}, packed = ${stored.packed},
+                         post_absent = ${observationColumns(outcome.postState)[1]}, error = COALESCE(${text(outcome.error)}::text, error),
                          warnings = ${warningsColumn(outcome.warnings)}
        WHERE id = ${id} AND status = 'pending'`;
   }
 
   async notePending(id: string, news: PendingNews): Promise<void> {
-    const [snapshot, absent] = news.snapshot ? observationColumns(news.snapshot) : [null, null];
+    const pending = await this.bodies.takePending(id);
+    if (!pending) return;
+    const body = notedBody(pending.body, news);
+    const stored = await this.bodies.stored(pending.server, pending.tool, body, { quick: true });
     await this.sql`
-      UPDATE actions SET snapshot = CASE WHEN ${news.snapshot ? 1 : 0} = 1 THEN ${snapshot}::text ELSE snapshot END,
-                         snapshot_absent = COALESCE(${absent}::integer, snapshot_absent), task = COALESCE(${text(news.task)}::text, task)
+      UPDATE actions SET args = ${stored.args}, snapshot = ${stored.snapshot}, result = ${stored.result}, inverse = ${stored.inverse},
+                         post_state = ${stored.post_state}, verify = ${stored.verify}, packed = ${stored.packed},
+                         snapshot_absent = CASE WHEN ${news.snapshot ? 1 : 0} = 1 THEN ${observationColumns(news.snapshot)[1]}::integer ELSE snapshot_absent END,
+                         task = COALESCE(${text(news.task)}::text, task)
        WHERE id = ${id} AND status = 'pending'`;
+    this.bodies.wrotePending(id, { ...pending, body });
   }
 
   async getAction(id: string): Promise<Action | undefined> {
     const [row] = await this.sql`SELECT * FROM actions WHERE id = ${id}`;
-    return row ? toAction(row) : undefined;
+    return row && this.bodies.action(row);
   }
 
   async findAction(prefix: string): Promise<Action> {
     const rows: Row[] = await this.sql`SELECT * FROM actions WHERE replace(id, '-', '') LIKE ${likePrefix(prefix)} ESCAPE '\\'`;
-    return onlyMatch(rows, prefix, "action", toAction);
+    return this.bodies.action(onlyMatch(rows, prefix, "action", (row) => row));
   }
 
   async actionsOfRun(runId: string): Promise<Action[]> {
-    return (await this.sql`SELECT * FROM actions WHERE run_id = ${runId} ORDER BY seq`).map(toAction);
+    return this.bodies.actions(await this.sql`SELECT * FROM actions WHERE run_id = ${runId} ORDER BY seq`);
   }
 
   async recentActions(limit: number): Promise<Action[]> {
-    return (await this.sql`SELECT * FROM actions ORDER BY ts DESC, position DESC LIMIT ${limit}`).map(toAction);
+    return this.bodies.actions(await this.sql`SELECT * FROM actions ORDER BY ts DESC, position DESC LIMIT ${limit}`);
   }
 
   // ---- gates ----
 
   async waiting(): Promise<Action[]> {
-    return (await this.sql`SELECT * FROM actions WHERE status = 'gated' ORDER BY ts, position`).map(toAction);
+    return this.bodies.actions(await this.sql`SELECT * FROM actions WHERE status = 'gated' ORDER BY ts, position`);
   }
 
   async openRequest(server: string, tool: string, argsKey: string): Promise<Action | undefined> {
     const [row] = await this.sql`
       SELECT * FROM actions WHERE server = ${text(server)} AND tool = ${text(tool)} AND args_key = ${argsKey} AND status = 'gated'
        ORDER BY position LIMIT 1`;
-    return row ? toAction(row) : undefined;
+    return row && this.bodies.action(row);
   }
 
   /** The approval's row is locked by the one statement that spends it: a retry on another machine waits, then finds it spent. */
@@ -275,7 +265,7 @@ export class PostgresJournal implements Journal {
                     ORDER BY approved_at LIMIT 1 FOR UPDATE)
          AND spent_by IS NULL
       RETURNING *`;
-    return row ? toAction(row) : undefined;
+    return row && this.bodies.action(row);
   }
 
   async returnApproval(approvalId: string, spender: string): Promise<void> {
@@ -291,7 +281,7 @@ export class PostgresJournal implements Journal {
                     ORDER BY approved_at DESC LIMIT 1 FOR UPDATE)
          AND told_run IS NULL
       RETURNING *`;
-    return row ? toAction(row) : undefined;
+    return row && this.bodies.action(row);
   }
 
   async decide(id: string, decision: { status: "approved" | "denied"; by: string; at: string; reason?: string }): Promise<{ action: Action } | { settled: ActionStatus }> {
@@ -299,7 +289,7 @@ export class PostgresJournal implements Journal {
       UPDATE actions SET status = ${decision.status}, approved_by = ${text(decision.by)}, approved_at = ${decision.at}, reason = ${text(decision.reason)}
        WHERE id = ${id} AND status = 'gated'
       RETURNING *`;
-    if (row) return { action: toAction(row) };
+    if (row) return { action: (await this.bodies.action(row))! };
     const [current] = await this.sql`SELECT status FROM actions WHERE id = ${id}`;
     if (!current) throw new SynartesisError("unknown_id", `no action ${id}`);
     return { settled: current.status as ActionStatus };
@@ -310,7 +300,7 @@ export class PostgresJournal implements Journal {
       UPDATE actions SET status = 'denied', withdrawn_by = ${text(by)}, withdrawn_at = ${at}
        WHERE run_id = ${runId} AND seq >= ${fromSeq} AND (status = 'gated' OR (status = 'approved' AND spent_by IS NULL))
       RETURNING *`;
-    return rows.map(toAction).sort((a, b) => a.seq - b.seq);
+    return (await this.bodies.actions(rows)).sort((a, b) => a.seq - b.seq);
   }
 
   // ---- undo ----
@@ -323,6 +313,15 @@ export class PostgresJournal implements Journal {
     return claimed.count === 1;
   }
 
+  async claimMany(ids: string[], owner: string, now: string, from: ActionStatus[]): Promise<Action[]> {
+    if (ids.length === 0) return [];
+    const rows: Row[] = await this.sql`
+      UPDATE actions SET status = 'rolling_back', claimed_by = ${owner}, claimed_at = ${now}
+       WHERE id IN (SELECT id FROM actions WHERE id IN ${this.sql(ids)} AND status IN ${this.sql(from)} FOR UPDATE SKIP LOCKED)
+      RETURNING *`;
+    return this.bodies.actions(rows);
+  }
+
   async takeOverClaim(id: string, deadOwner: string, owner: string, now: string): Promise<boolean> {
     const taken = await this.sql`
       UPDATE actions SET claimed_by = ${owner}, claimed_at = ${now}
@@ -330,7 +329,7 @@ export class PostgresJournal implements Journal {
     return taken.count === 1;
   }
 
-  async settleClaim(id: string, owner: string, status: ActionStatus, undoNote?: string): Promise<void> {
+  async settleClaim(id: string, owner: string, status: ActionStatus, undoNote?: string, _options?: WriteOptions): Promise<void> {
     await this.sql`UPDATE actions SET status = ${status}, undo_note = ${text(undoNote)}, inverse_sent_at = NULL WHERE id = ${id} AND claimed_by = ${owner}`;
   }
 
@@ -338,11 +337,11 @@ export class PostgresJournal implements Journal {
     await this.sql`UPDATE actions SET inverse_sent_at = ${at} WHERE id = ${id} AND claimed_by = ${owner}`;
   }
 
-  async noteClaim(id: string, owner: string, undoNote: string): Promise<void> {
+  async noteClaim(id: string, owner: string, undoNote: string, _options?: WriteOptions): Promise<void> {
     await this.sql`UPDATE actions SET undo_note = ${text(undoNote)} WHERE id = ${id} AND claimed_by = ${owner}`;
   }
 
-  async noteUndo(id: string, note: string): Promise<void> {
+  async noteUndo(id: string, note: string, _options?: WriteOptions): Promise<void> {
     await this.sql`UPDATE actions SET undo_note = ${text(note)} WHERE id = ${id}`;
   }
 
@@ -351,21 +350,26 @@ export class PostgresJournal implements Journal {
     from: { status: ActionStatus; claimedBy?: string },
     finding: { status: ActionStatus; settled: Settled; by: string; at: string; note?: string; inverse?: ResolvedCall; warnings?: string[] },
   ): Promise<boolean> {
+    // A new inverse (one built now that the call is known to have run) replaces the row's.
+    const stored = finding.inverse && (await this.bodies.rebuilt(id, { inverse: finding.inverse }));
     const settled = await this.sql`
       UPDATE actions SET status = ${finding.status}, settled = ${finding.settled}, settled_by = ${text(finding.by)}, settled_at = ${finding.at},
-                         settled_note = ${text(finding.note)}, inverse = COALESCE(${json(finding.inverse)}::text, inverse),
+                         settled_note = ${text(finding.note)},
                          warnings = CASE WHEN ${finding.warnings !== undefined} THEN ${warningsColumn(finding.warnings)}::text ELSE warnings END,
                          undo_note = NULL, inverse_sent_at = NULL
        WHERE id = ${id} AND status = ${from.status} AND (${from.claimedBy ?? null}::text IS NULL OR claimed_by = ${from.claimedBy ?? null})`;
+    if (settled.count === 1 && stored) await this.bodies.write(id, stored);
     return settled.count === 1;
   }
 
-  async markUnrecoverable(id: string): Promise<void> {
+  async markUnrecoverable(id: string, _options?: WriteOptions): Promise<void> {
     await this.sql`UPDATE actions SET status = 'unrecoverable' WHERE id = ${id} AND status = 'applied'`;
   }
 
   async replan(id: string, inverse: ResolvedCall | undefined, verify: VerifyCall | undefined, warnings: string[]): Promise<void> {
-    await this.sql`UPDATE actions SET inverse = ${json(inverse)}, verify = ${json(verify)}, warnings = ${warningsColumn(warnings)} WHERE id = ${id}`;
+    const stored = await this.bodies.rebuilt(id, { inverse: inverse ?? null, verify: verify ?? null });
+    await this.sql`UPDATE actions SET warnings = ${warningsColumn(warnings)} WHERE id = ${id}`;
+    if (stored) await this.bodies.write(id, stored);
   }
 }
 
@@ -380,3 +384,17 @@ function connectionEndedFirst(error: unknown, attempt: number): boolean {
 }
 
 reportFailuresAsJournalErrors(PostgresJournal.prototype, (journal, error) => journal.failure(error), connectionEndedFirst);
+
+for (const name of Object.getOwnPropertyNames(PostgresJournal.prototype)) {
+  const method = Object.getOwnPropertyDescriptor(PostgresJournal.prototype, name)?.value;
+  if (name === "close" || name === "constructor" || typeof method !== "function") continue;
+  Object.defineProperty(PostgresJournal.prototype, name, {
+    value: function (this: PostgresJournal, ...args: unknown[]) {
+      const call = method.apply(this, args);
+      if (!(call instanceof Promise)) return call;
+      this.inflight.add(call);
+      void call.finally(() => this.inflight.delete(call)).catch(() => {});
+      return call;
+    },
+  });
+}

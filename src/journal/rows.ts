@@ -3,24 +3,27 @@
 // PostgreSQL, so a journal reads the same whichever holds it.
 import { SynartesisError } from "../errors.ts";
 import type { ToolClass } from "../manifest/types.ts";
-import { JournalError, type NewAction } from "./journal.ts";
+import { JournalError, type NewAction, type Outcome, type PendingNews } from "./journal.ts";
+import { BODY_COLUMNS, packBody, PACKED_ARGS, unpackBody, type Body, type BodyColumn, type Dictionary } from "./packing.ts";
 import type { Action, ActionStatus, Observation, ResolvedCall, Run, RunStatus, Settled, VerifyCall } from "./types.ts";
 
-export type Row = Record<string, string | number | null>;
+/** A row as a backend reads it; `packed` (a packed body) is bytes. */
+export type Row = Record<string, string | number | null | Uint8Array>;
+type Cell = Row[string] | undefined;
 
 export function json(value: unknown): string | null {
   return value === undefined ? null : JSON.stringify(value);
 }
 
-function parse<T>(text: string | number | null | undefined): T | undefined {
+function parse<T>(text: Cell): T | undefined {
   return typeof text === "string" ? (JSON.parse(text) as T) : undefined;
 }
 
-function str(value: string | number | null | undefined): string | undefined {
+function str(value: Cell): string | undefined {
   return value === null || value === undefined ? undefined : String(value);
 }
 
-function observation(payload: string | number | null | undefined, absent: string | number | null | undefined): Observation | undefined {
+function observation(payload: Cell, absent: Cell): Observation | undefined {
   if (Number(absent) === 1) return { absent: true };
   return typeof payload === "string" ? { absent: false, payload: JSON.parse(payload) } : undefined;
 }
@@ -33,6 +36,94 @@ export function observationColumns(value: Observation | undefined): [payload: st
 /** Warnings as a column: none is NULL. */
 export function warningsColumn(warnings: string[] | undefined): string | null {
   return warnings?.length ? JSON.stringify(warnings) : null;
+}
+
+// ---- bodies (packing.ts) ----
+
+/** `body` without the columns it has no value for. */
+function defined(body: Partial<Record<BodyColumn, string | null>>): Body {
+  const out: Body = {};
+  for (const column of BODY_COLUMNS) {
+    const text = body[column];
+    if (text !== null && text !== undefined) out[column] = text;
+  }
+  return out;
+}
+
+/** A pending call's body, as its intent was written: its outcome is packed with it. */
+export interface PendingBody {
+  server: string;
+  tool: string;
+  body: Body;
+}
+
+/** The body a new action is written with. */
+export function newBody(action: NewAction): Body {
+  return defined({
+    args: JSON.stringify(action.args),
+    snapshot: observationColumns(action.snapshot)[0],
+    verify: json(action.verify),
+    result: action.resultText,
+  });
+}
+
+/** The body once a call ended (finishAction): its result, when it has none, stays what it was. */
+export function finishedBody(before: Body, outcome: Outcome): Body {
+  return defined({
+    ...before,
+    result: outcome.resultText ?? before.result,
+    inverse: json(outcome.inverse),
+    post_state: observationColumns(outcome.postState)[0],
+  });
+}
+
+/** The body of a pending call once it learnt a new pre-read (notePending); the rest stays. */
+export function notedBody(before: Body, news: PendingNews): Body {
+  return news.snapshot ? defined({ ...before, snapshot: observationColumns(news.snapshot)[0] }) : before;
+}
+
+/** The body with its inverse and verification read replaced (--replan, settle). */
+export function rebuiltBody(before: Body, change: { inverse?: ResolvedCall | null; verify?: VerifyCall | null }): Body {
+  const replaced = (value: ResolvedCall | VerifyCall | null | undefined, was: string | undefined) => (value === undefined ? was : value === null ? undefined : json(value));
+  return defined({ ...before, inverse: replaced(change.inverse, before.inverse), verify: replaced(change.verify, before.verify) });
+}
+
+/** The six body columns and `packed` as a row stores them: packed (the text columns then empty), or as text. */
+export interface StoredBody {
+  args: string;
+  snapshot: string | null;
+  post_state: string | null;
+  result: string | null;
+  inverse: string | null;
+  verify: string | null;
+  packed: Uint8Array | null;
+}
+
+export function storedBody(body: Body, dictionary: Dictionary | undefined, options: { quick?: boolean } = {}): StoredBody {
+  const packed = packBody(body, dictionary, options);
+  if (packed) return { args: PACKED_ARGS, snapshot: null, post_state: null, result: null, inverse: null, verify: null, packed };
+  const text = (column: BodyColumn) => body[column] ?? null;
+  return { args: body.args ?? "null", snapshot: text("snapshot"), post_state: text("post_state"), result: text("result"), inverse: text("inverse"), verify: text("verify"), packed: null };
+}
+
+/** A row's body: its text columns, or what its packed body holds (`dictionary` gives the content of a dictionary by id). */
+export function bodyOfRow(row: Row, dictionary: (id: number) => Uint8Array | undefined): Body {
+  if (row.packed instanceof Uint8Array) return unpackBody(row.packed, dictionary);
+  return defined(Object.fromEntries(BODY_COLUMNS.map((column) => [column, typeof row[column] === "string" ? row[column] : undefined])));
+}
+
+/** The row with its body in its text columns, as toAction reads it; a packed body that cannot be read is a broken journal (`path`). */
+export function unpackedRow(row: Row, dictionary: (id: number) => Uint8Array | undefined, path: string): Row {
+  if (!(row.packed instanceof Uint8Array)) return row;
+  let body: Body;
+  try {
+    body = bodyOfRow(row, dictionary);
+  } catch (error) {
+    throw new JournalError(path, "broken", `the packed body of action ${String(row.id)} cannot be read: ${(error as Error).message}`);
+  }
+  const out: Row = { ...row, packed: null };
+  for (const column of BODY_COLUMNS) out[column] = body[column] ?? null;
+  return out;
 }
 
 /** `base` with every defined value of `optional` set on it (absent stays absent). */

@@ -1,75 +1,39 @@
 // The journal in one SQLite file (bun:sqlite, WAL): the embedded default
 // behind the Journal interface (whose comments say what each method does).
-// Every multi-statement change is one IMMEDIATE transaction, run to its end
-// without yielding.
-import { Database } from "bun:sqlite";
-import { closeSync, existsSync, mkdirSync, openSync, statSync } from "node:fs";
-import { dirname } from "node:path";
+// Every change is one IMMEDIATE transaction, run to its end without yielding,
+// which also commits the writes queued to be grouped (sqlite-commits.ts);
+// every read commits them first, so a connection reads its own writes.
+import type { Database } from "bun:sqlite";
 import { SynartesisError } from "../errors.ts";
 import { MIGRATIONS } from "./migrations.ts";
-import { JournalFiles } from "./file-identity.ts";
+import type { Journal, NewAction, Outcome, PendingNews, WriteOptions } from "./journal.ts";
+import { finishedBody, insertedAction, notedBody, likePrefix, newBody, observationColumns, onlyMatch, reportFailuresAsJournalErrors, toRun, warningsColumn, type Row } from "./rows.ts";
+import { SqliteBodies } from "./sqlite-bodies.ts";
+import { CommitQueue } from "./sqlite-commits.ts";
+import type { JournalFiles } from "./file-identity.ts";
+import { openJournalFile, watchDataVersion } from "./sqlite-file.ts";
 import { journalFailure } from "./sqlite-failures.ts";
-import { JournalError, type Journal, type NewAction, type Outcome, type PendingNews } from "./journal.ts";
-import { insertedAction, json, likePrefix, observationColumns, onlyMatch, reportFailuresAsJournalErrors, toAction, toRun, warningsColumn, type Row } from "./rows.ts";
 import type { Action, ActionStatus, ResolvedCall, Run, RunStatus, RunSummary, Settled, VerifyCall } from "./types.ts";
-
-const BUSY_TIMEOUT_MS = 10_000;
-/** How often a change subscription looks at the data version (it is one cheap pragma). */
-const CHANGE_POLL_MS = 250;
 
 
 export class SqliteJournal implements Journal {
-  readonly path: string;
-  /** Things about the file a person should know (e.g. other users can read it). */
-  readonly warnings: string[];
-  private readonly db: Database;
-  private readonly files: JournalFiles;
+  private readonly bodies: SqliteBodies;
+  private readonly commits: CommitQueue;
 
-  private constructor(path: string, db: Database, files: JournalFiles, warnings: string[]) {
-    this.path = path;
-    this.db = db;
-    this.files = files;
-    this.warnings = warnings;
+  private constructor(
+    readonly path: string,
+    private readonly db: Database,
+    private readonly files: JournalFiles,
+    /** Things about the file a person should know (e.g. other users can read it). */
+    readonly warnings: string[],
+  ) {
+    this.bodies = new SqliteBodies(db, path);
+    this.commits = new CommitQueue(db);
   }
 
-  /**
-   * Open a journal. With `create`, a missing file (and its folder) is made,
-   * private to this user (R-JOURNAL, issue 13 item 9: 0600, folder 0700; SQLite
-   * gives the -wal and -shm files the journal's mode); without it, a missing
-   * journal is refused rather than created.
-   */
+  /** Open a journal (sqlite-file.ts says how) and bring its schema up to date. */
   static open(path: string, options: { create: boolean }): SqliteJournal {
-    if (!existsSync(path)) {
-      if (!options.create) throw new SynartesisError("no_journal", `there is no journal at ${path}`);
-      try {
-        if (!existsSync(dirname(path))) mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-        closeSync(openSync(path, "wx", 0o600));
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw new JournalError(path, "broken", (error as Error).message);
-      }
-    }
-    const warnings: string[] = [];
-    let db: Database;
-    let files: JournalFiles;
-    try {
-      const stat = statSync(path);
-      files = new JournalFiles(path);
-      if (stat.mode & 0o077) {
-        const mode = (stat.mode & 0o777).toString(8).padStart(4, "0");
-        warnings.push(`the journal ${path} can be read by other users (mode ${mode}); it holds every recorded argument and result: chmod 600 it`);
-      }
-      db = new Database(path, { create: options.create, strict: true });
-      db.run(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
-      const mode = db.query("PRAGMA journal_mode = WAL").get() as { journal_mode: string };
-      if (mode.journal_mode.toLowerCase() !== "wal") throw new Error(`journal_mode is ${mode.journal_mode}, not wal`);
-      // NORMAL in WAL mode: a committed transaction survives a crash of this process (kill -9);
-      // only an OS crash or power loss can lose the last commits.
-      db.run("PRAGMA synchronous = NORMAL");
-      db.run("PRAGMA foreign_keys = ON");
-    } catch (error) {
-      const failure = journalFailure(path, error);
-      throw failure instanceof JournalError ? failure : new JournalError(path, "broken", (error as Error).message);
-    }
+    const { db, files, warnings } = openJournalFile(path, options);
     const journal = new SqliteJournal(path, db, files, warnings);
     try {
       journal.migrate();
@@ -80,7 +44,7 @@ export class SqliteJournal implements Journal {
   }
 
   async proveWritable(): Promise<void> {
-    this.db.transaction(() => this.db.run("UPDATE migrations SET applied_at = applied_at WHERE rowid = (SELECT MIN(rowid) FROM migrations)")).immediate();
+    this.write(() => this.db.run("UPDATE migrations SET applied_at = applied_at WHERE rowid = (SELECT MIN(rowid) FROM migrations)"));
   }
 
   /** Why the files at `path` are no longer the journal this connection writes into (deleted or replaced), if they are not. */
@@ -89,6 +53,7 @@ export class SqliteJournal implements Journal {
   }
 
   async close(): Promise<void> {
+    this.commits.flush();
     this.db.close();
   }
 
@@ -105,49 +70,53 @@ export class SqliteJournal implements Journal {
     apply.immediate();
   }
 
+  /** A change: one IMMEDIATE transaction, with the queued writes before it. */
+  private write<T>(work: () => T): T {
+    return this.commits.transaction(work);
+  }
+
+  /** A change that may wait to be committed with others (`options.group`), or is committed now. */
+  private writeGrouped<T>(work: () => T, options: WriteOptions | undefined): Promise<T> | T {
+    return options?.group ? this.commits.add(work, options.group) : this.write(work);
+  }
+
+  /** The database to read: the queued writes are committed first. */
+  private get reader(): Database {
+    this.commits.flush();
+    return this.db;
+  }
+
   async appliedMigrations(): Promise<string[]> {
-    return (this.db.query("SELECT name FROM migrations ORDER BY rowid").all() as Row[]).map((r) => String(r.name));
+    return (this.reader.query("SELECT name FROM migrations ORDER BY rowid").all() as Row[]).map((r) => String(r.name));
   }
 
-  /** Calls `onChange` when another connection committed: its data version moved (one cheap pragma per poll). */
   async watchChanges(onChange: () => void): Promise<() => Promise<void>> {
-    let version = this.dataVersion();
-    const timer = setInterval(() => {
-      let now: number;
-      try {
-        now = this.dataVersion();
-      } catch {
-        // A journal closed or gone: its owner finds out on its next read.
-        return;
-      }
-      if (now === version) return;
-      version = now;
-      onChange();
-    }, CHANGE_POLL_MS);
-    return async () => clearInterval(timer);
-  }
-
-  private dataVersion(): number {
-    return Number((this.db.query("PRAGMA data_version").get() as Row).data_version);
+    return watchDataVersion(this.db, onChange);
   }
 
   // ---- runs ----
 
   async startRun(run: { id: string; label: string; startedAt: string; host?: string; pid?: number; manifest?: string }): Promise<Run> {
-    this.db
-      .query("INSERT INTO runs (id, label, started_at, status, host, pid, manifest) VALUES (?, ?, ?, 'active', ?, ?, ?)")
-      .run(run.id, run.label, run.startedAt, run.host ?? null, run.pid ?? null, run.manifest ?? null);
+    this.write(() =>
+      this.db
+        .query("INSERT INTO runs (id, label, started_at, status, host, pid, manifest) VALUES (?, ?, ?, 'active', ?, ?, ?)")
+        .run(run.id, run.label, run.startedAt, run.host ?? null, run.pid ?? null, run.manifest ?? null),
+    );
     return this.runById(run.id)!;
   }
 
   async completeRun(id: string, endedAt: string): Promise<void> {
-    this.db.query("UPDATE runs SET status = 'complete', ended_at = ? WHERE id = ? AND status = 'active'").run(endedAt, id);
-    this.db.query("UPDATE runs SET ended_at = COALESCE(ended_at, ?) WHERE id = ?").run(endedAt, id);
+    this.write(() => {
+      this.db.query("UPDATE runs SET status = 'complete', ended_at = ? WHERE id = ? AND status = 'active'").run(endedAt, id);
+      this.db.query("UPDATE runs SET ended_at = COALESCE(ended_at, ?) WHERE id = ?").run(endedAt, id);
+    });
   }
 
   async setRunStatus(id: string, status: RunStatus, at: string, undoneBy?: string): Promise<void> {
-    this.db.query("UPDATE runs SET status = ?, ended_at = COALESCE(ended_at, ?) WHERE id = ?").run(status, at, id);
-    if (undoneBy !== undefined) this.db.query("UPDATE runs SET undone_by = ?, undone_at = ? WHERE id = ?").run(undoneBy, at, id);
+    this.write(() => {
+      this.db.query("UPDATE runs SET status = ?, ended_at = COALESCE(ended_at, ?) WHERE id = ?").run(status, at, id);
+      if (undoneBy !== undefined) this.db.query("UPDATE runs SET undone_by = ?, undone_at = ? WHERE id = ?").run(undoneBy, at, id);
+    });
   }
 
   async getRun(id: string): Promise<Run | undefined> {
@@ -155,22 +124,22 @@ export class SqliteJournal implements Journal {
   }
 
   private runById(id: string): Run | undefined {
-    const row = this.db.query("SELECT * FROM runs WHERE id = ?").get(id) as Row | null;
+    const row = this.reader.query("SELECT * FROM runs WHERE id = ?").get(id) as Row | null;
     return row ? toRun(row) : undefined;
   }
 
   async findRun(prefix: string | undefined): Promise<Run> {
     if (prefix === undefined || prefix === "") {
-      const row = this.db.query("SELECT * FROM runs ORDER BY started_at DESC, rowid DESC LIMIT 1").get() as Row | null;
+      const row = this.reader.query("SELECT * FROM runs ORDER BY started_at DESC, rowid DESC LIMIT 1").get() as Row | null;
       if (!row) throw new SynartesisError("refused", `the journal ${this.path} has no runs yet`);
       return toRun(row);
     }
-    const rows = this.db.query("SELECT * FROM runs WHERE replace(id, '-', '') LIKE ? ESCAPE '\\' ORDER BY started_at DESC").all(likePrefix(prefix)) as Row[];
+    const rows = this.reader.query("SELECT * FROM runs WHERE replace(id, '-', '') LIKE ? ESCAPE '\\' ORDER BY started_at DESC").all(likePrefix(prefix)) as Row[];
     return onlyMatch(rows, prefix, "run", toRun);
   }
 
   async listRuns(): Promise<RunSummary[]> {
-    const rows = this.db
+    const rows = this.reader
       .query(
         `SELECT runs.*,
                 COUNT(actions.id) AS n_actions,
@@ -186,46 +155,70 @@ export class SqliteJournal implements Journal {
 
   // ---- actions ----
 
-  async insertAction(action: NewAction): Promise<Action> {
-    const insert = this.db.transaction(() => {
+  async insertAction(action: NewAction, options?: WriteOptions): Promise<Action> {
+    const body = newBody(action);
+    // A call's intent is packed again with its outcome: quick compression does for now.
+    const stored = this.bodies.stored(action.server, action.tool, body, { quick: action.status === "pending" });
+    const seq = await this.writeGrouped(() => {
       const { last_seq } = this.db.query("UPDATE runs SET last_seq = last_seq + 1 WHERE id = ? RETURNING last_seq").get(action.runId) as {
         last_seq: number;
       };
       this.db
         .query(
           `INSERT INTO actions (id, run_id, seq, server, tool, args, args_key, class, status, snapshot, snapshot_absent,
-                                verify, result, error, held_reason, warnings, approved_by, approved_at, ts)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+                                verify, result, error, held_reason, warnings, approved_by, approved_at, ts, packed)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         )
         .run(
-          ...[action.id, action.runId, last_seq, action.server, action.tool, JSON.stringify(action.args), action.argsKey ?? null, action.class, action.status],
-          ...observationColumns(action.snapshot),
-          ...[json(action.verify), action.resultText ?? null, action.error ?? null, action.heldReason ?? null, warningsColumn(action.warnings)],
-          ...[action.approvedBy ?? null, action.approvedAt ?? null, action.ts],
+          ...[action.id, action.runId, last_seq, action.server, action.tool, stored.args, action.argsKey ?? null, action.class, action.status],
+          ...[stored.snapshot, observationColumns(action.snapshot)[1], stored.verify, stored.result],
+          ...[action.error ?? null, action.heldReason ?? null, warningsColumn(action.warnings)],
+          ...[action.approvedBy ?? null, action.approvedAt ?? null, action.ts, stored.packed],
         );
       return last_seq;
-    });
-    return insertedAction(action, insert.immediate());
+    }, options);
+    if (action.status === "pending") this.bodies.wrotePending(action.id, { server: action.server, tool: action.tool, body });
+    return insertedAction(action, seq);
   }
 
-  async finishAction(id: string, outcome: Outcome): Promise<void> {
-    this.db
-      .query(
-        `UPDATE actions SET status = ?, result = COALESCE(?, result), inverse = ?, post_state = ?, post_absent = ?,
-                            error = COALESCE(?, error), warnings = ?
-          WHERE id = ? AND status = 'pending'`,
-      )
-      .run(outcome.status, outcome.resultText ?? null, json(outcome.inverse), ...observationColumns(outcome.postState), outcome.error ?? null, warningsColumn(outcome.warnings), id);
+  async finishAction(id: string, outcome: Outcome, options?: WriteOptions): Promise<void> {
+    const before = this.bodies.takePending(id);
+    if (!before) return;
+    const stored = this.bodies.stored(before.server, before.tool, finishedBody(before.body, outcome));
+    await this.writeGrouped(
+      () =>
+        this.db
+          .query(
+            `UPDATE actions SET status = ?, args = ?, snapshot = ?, result = ?, inverse = ?, post_state = ?, verify = ?, packed = ?,
+                                post_absent = ?, error = COALESCE(?, error), warnings = ?
+              WHERE id = ? AND status = 'pending'`,
+          )
+          .run(
+            ...[outcome.status, stored.args, stored.snapshot, stored.result, stored.inverse, stored.post_state, stored.verify, stored.packed],
+            ...[observationColumns(outcome.postState)[1], outcome.error ?? null, warningsColumn(outcome.warnings), id],
+          ),
+      options,
+    );
   }
 
   async notePending(id: string, news: PendingNews): Promise<void> {
-    const snapshot = news.snapshot ? observationColumns(news.snapshot) : [null, null];
-    this.db
-      .query(
-        `UPDATE actions SET snapshot = CASE WHEN ? THEN ? ELSE snapshot END, snapshot_absent = COALESCE(?, snapshot_absent), task = COALESCE(?, task)
-          WHERE id = ? AND status = 'pending'`,
-      )
-      .run(news.snapshot ? 1 : 0, snapshot[0], snapshot[1], news.task ?? null, id);
+    const pending = this.bodies.takePending(id);
+    if (!pending) return;
+    const body = notedBody(pending.body, news);
+    const stored = this.bodies.stored(pending.server, pending.tool, body, { quick: true });
+    this.write(() =>
+      this.db
+        .query(
+          `UPDATE actions SET args = ?, snapshot = ?, result = ?, inverse = ?, post_state = ?, verify = ?, packed = ?,
+                              snapshot_absent = CASE WHEN ? THEN ? ELSE snapshot_absent END, task = COALESCE(?, task)
+            WHERE id = ? AND status = 'pending'`,
+        )
+        .run(
+          ...[stored.args, stored.snapshot, stored.result, stored.inverse, stored.post_state, stored.verify, stored.packed],
+          ...[news.snapshot ? 1 : 0, observationColumns(news.snapshot)[1], news.task ?? null, id],
+        ),
+    );
+    this.bodies.wrotePending(id, { ...pending, body });
   }
 
   async getAction(id: string): Promise<Action | undefined> {
@@ -233,38 +226,42 @@ export class SqliteJournal implements Journal {
   }
 
   private actionById(id: string): Action | undefined {
-    const row = this.db.query("SELECT * FROM actions WHERE id = ?").get(id) as Row | null;
-    return row ? toAction(row) : undefined;
+    const row = this.reader.query("SELECT * FROM actions WHERE id = ?").get(id) as Row | null;
+    return row ? this.bodies.action(row) : undefined;
+  }
+
+  private actions(rows: Row[]): Action[] {
+    return rows.map((row) => this.bodies.action(row));
   }
 
   async findAction(prefix: string): Promise<Action> {
-    const rows = this.db.query("SELECT * FROM actions WHERE replace(id, '-', '') LIKE ? ESCAPE '\\'").all(likePrefix(prefix)) as Row[];
-    return onlyMatch(rows, prefix, "action", toAction);
+    const rows = this.reader.query("SELECT * FROM actions WHERE replace(id, '-', '') LIKE ? ESCAPE '\\'").all(likePrefix(prefix)) as Row[];
+    return onlyMatch(rows, prefix, "action", (row) => this.bodies.action(row));
   }
 
   async actionsOfRun(runId: string): Promise<Action[]> {
-    return (this.db.query("SELECT * FROM actions WHERE run_id = ? ORDER BY seq").all(runId) as Row[]).map(toAction);
+    return this.actions(this.reader.query("SELECT * FROM actions WHERE run_id = ? ORDER BY seq").all(runId) as Row[]);
   }
 
   async recentActions(limit: number): Promise<Action[]> {
-    return (this.db.query("SELECT * FROM actions ORDER BY ts DESC, rowid DESC LIMIT ?").all(limit) as Row[]).map(toAction);
+    return this.actions(this.reader.query("SELECT * FROM actions ORDER BY ts DESC, rowid DESC LIMIT ?").all(limit) as Row[]);
   }
 
   // ---- gates ----
 
   async waiting(): Promise<Action[]> {
-    return (this.db.query("SELECT * FROM actions WHERE status = 'gated' ORDER BY ts, rowid").all() as Row[]).map(toAction);
+    return this.actions(this.reader.query("SELECT * FROM actions WHERE status = 'gated' ORDER BY ts, rowid").all() as Row[]);
   }
 
   async openRequest(server: string, tool: string, argsKey: string): Promise<Action | undefined> {
-    const row = this.db
+    const row = this.reader
       .query("SELECT * FROM actions WHERE server = ? AND tool = ? AND args_key = ? AND status = 'gated' ORDER BY rowid LIMIT 1")
       .get(server, tool, argsKey) as Row | null;
-    return row ? toAction(row) : undefined;
+    return row ? this.bodies.action(row) : undefined;
   }
 
   async spendApproval(server: string, tool: string, argsKey: string, approvedSince: string, spender: string, now: string): Promise<Action | undefined> {
-    const spend = this.db.transaction(() => {
+    return this.write(() => {
       const row = this.db
         .query(
           `SELECT * FROM actions WHERE server = ? AND tool = ? AND args_key = ? AND status = 'approved'
@@ -273,17 +270,16 @@ export class SqliteJournal implements Journal {
         .get(server, tool, argsKey, approvedSince) as Row | null;
       if (!row) return undefined;
       this.db.query("UPDATE actions SET spent_by = ?, spent_at = ? WHERE id = ?").run(spender, now, String(row.id));
-      return toAction({ ...row, spent_by: spender, spent_at: now });
+      return this.bodies.action({ ...row, spent_by: spender, spent_at: now });
     });
-    return spend.immediate();
   }
 
   async returnApproval(approvalId: string, spender: string): Promise<void> {
-    this.db.query("UPDATE actions SET spent_by = NULL, spent_at = NULL WHERE id = ? AND spent_by = ?").run(approvalId, spender);
+    this.write(() => this.db.query("UPDATE actions SET spent_by = NULL, spent_at = NULL WHERE id = ? AND spent_by = ?").run(approvalId, spender));
   }
 
   async takeDenial(server: string, tool: string, argsKey: string, runId: string, now: string): Promise<Action | undefined> {
-    const take = this.db.transaction(() => {
+    return this.write(() => {
       const row = this.db
         .query(
           `SELECT * FROM actions WHERE server = ? AND tool = ? AND args_key = ? AND status = 'denied' AND told_run IS NULL
@@ -292,66 +288,76 @@ export class SqliteJournal implements Journal {
         .get(server, tool, argsKey) as Row | null;
       if (!row) return undefined;
       this.db.query("UPDATE actions SET told_run = ?, told_at = ? WHERE id = ?").run(runId, now, String(row.id));
-      return toAction({ ...row, told_run: runId, told_at: now });
+      return this.bodies.action({ ...row, told_run: runId, told_at: now });
     });
-    return take.immediate();
   }
 
   async decide(id: string, decision: { status: "approved" | "denied"; by: string; at: string; reason?: string }): Promise<{ action: Action } | { settled: ActionStatus }> {
-    const decideTx = this.db.transaction(() => {
+    return this.write(() => {
       const changed = this.db
         .query("UPDATE actions SET status = ?, approved_by = ?, approved_at = ?, reason = ? WHERE id = ? AND status = 'gated'")
         .run(decision.status, decision.by, decision.at, decision.reason ?? null, id);
-      const action = this.actionById(id);
-      if (!action) throw new SynartesisError("unknown_id", `no action ${id}`);
+      const row = this.db.query("SELECT * FROM actions WHERE id = ?").get(id) as Row | null;
+      if (!row) throw new SynartesisError("unknown_id", `no action ${id}`);
+      const action = this.bodies.action(row);
       return changed.changes === 1 ? { action } : { settled: action.status };
     });
-    return decideTx.immediate();
   }
 
   async withdrawRequests(runId: string, fromSeq: number, by: string, at: string): Promise<Action[]> {
-    const rows = this.db
-      .query(
-        `UPDATE actions SET status = 'denied', withdrawn_by = ?, withdrawn_at = ?
-          WHERE run_id = ? AND seq >= ? AND (status = 'gated' OR (status = 'approved' AND spent_by IS NULL)) RETURNING *`,
-      )
-      .all(by, at, runId, fromSeq) as Row[];
-    return rows.map(toAction).sort((a, b) => a.seq - b.seq);
+    const rows = this.write(
+      () =>
+        this.db
+          .query(
+            `UPDATE actions SET status = 'denied', withdrawn_by = ?, withdrawn_at = ?
+              WHERE run_id = ? AND seq >= ? AND (status = 'gated' OR (status = 'approved' AND spent_by IS NULL)) RETURNING *`,
+          )
+          .all(by, at, runId, fromSeq) as Row[],
+    );
+    return this.actions(rows).sort((a, b) => a.seq - b.seq);
   }
 
   // ---- undo ----
 
+  private claimStatement(from: ActionStatus[]) {
+    return this.db.query(
+      `UPDATE actions SET status = 'rolling_back', claimed_by = ?, claimed_at = ? WHERE id = ? AND status IN (${from.map(() => "?").join(", ")}) RETURNING *`,
+    );
+  }
+
   async claim(id: string, owner: string, now: string, from: ActionStatus[]): Promise<boolean> {
-    const placeholders = from.map(() => "?").join(", ");
-    const result = this.db
-      .query(`UPDATE actions SET status = 'rolling_back', claimed_by = ?, claimed_at = ? WHERE id = ? AND status IN (${placeholders})`)
-      .run(owner, now, id, ...from);
-    return result.changes === 1;
+    return this.write(() => this.claimStatement(from).get(owner, now, id, ...from) !== null);
+  }
+
+  async claimMany(ids: string[], owner: string, now: string, from: ActionStatus[]): Promise<Action[]> {
+    const rows = this.write(() => ids.map((id) => this.claimStatement(from).get(owner, now, id, ...from) as Row | null));
+    return this.actions(rows.filter((row): row is Row => row !== null));
   }
 
   async takeOverClaim(id: string, deadOwner: string, owner: string, now: string): Promise<boolean> {
-    const result = this.db
-      .query("UPDATE actions SET claimed_by = ?, claimed_at = ? WHERE id = ? AND status = 'rolling_back' AND claimed_by = ?")
-      .run(owner, now, id, deadOwner);
+    const result = this.write(() =>
+      this.db.query("UPDATE actions SET claimed_by = ?, claimed_at = ? WHERE id = ? AND status = 'rolling_back' AND claimed_by = ?").run(owner, now, id, deadOwner),
+    );
     return result.changes === 1;
   }
 
-  async settleClaim(id: string, owner: string, status: ActionStatus, undoNote?: string): Promise<void> {
-    this.db
-      .query("UPDATE actions SET status = ?, undo_note = ?, inverse_sent_at = NULL WHERE id = ? AND claimed_by = ?")
-      .run(status, undoNote ?? null, id, owner);
+  async settleClaim(id: string, owner: string, status: ActionStatus, undoNote?: string, options?: WriteOptions): Promise<void> {
+    await this.writeGrouped(
+      () => this.db.query("UPDATE actions SET status = ?, undo_note = ?, inverse_sent_at = NULL WHERE id = ? AND claimed_by = ?").run(status, undoNote ?? null, id, owner),
+      options,
+    );
   }
 
   async markInverseSent(id: string, owner: string, at: string): Promise<void> {
-    this.db.query("UPDATE actions SET inverse_sent_at = ? WHERE id = ? AND claimed_by = ?").run(at, id, owner);
+    this.write(() => this.db.query("UPDATE actions SET inverse_sent_at = ? WHERE id = ? AND claimed_by = ?").run(at, id, owner));
   }
 
-  async noteClaim(id: string, owner: string, undoNote: string): Promise<void> {
-    this.db.query("UPDATE actions SET undo_note = ? WHERE id = ? AND claimed_by = ?").run(undoNote, id, owner);
+  async noteClaim(id: string, owner: string, undoNote: string, options?: WriteOptions): Promise<void> {
+    await this.writeGrouped(() => this.db.query("UPDATE actions SET undo_note = ? WHERE id = ? AND claimed_by = ?").run(undoNote, id, owner), options);
   }
 
-  async noteUndo(id: string, note: string): Promise<void> {
-    this.db.query("UPDATE actions SET undo_note = ? WHERE id = ?").run(note, id);
+  async noteUndo(id: string, note: string, options?: WriteOptions): Promise<void> {
+    await this.writeGrouped(() => this.db.query("UPDATE actions SET undo_note = ? WHERE id = ?").run(note, id), options);
   }
 
   async settle(
@@ -359,29 +365,35 @@ export class SqliteJournal implements Journal {
     from: { status: ActionStatus; claimedBy?: string },
     finding: { status: ActionStatus; settled: Settled; by: string; at: string; note?: string; inverse?: ResolvedCall; warnings?: string[] },
   ): Promise<boolean> {
-    const result = this.db
-      .query(
-        `UPDATE actions SET status = ?, settled = ?, settled_by = ?, settled_at = ?, settled_note = ?,
-                            inverse = COALESCE(?, inverse), warnings = CASE WHEN ? THEN ? ELSE warnings END,
-                            undo_note = NULL, inverse_sent_at = NULL
-          WHERE id = ? AND status = ? AND (? IS NULL OR claimed_by = ?)`,
-      )
-      .run(
-        ...[finding.status, finding.settled, finding.by, finding.at, finding.note ?? null, json(finding.inverse)],
-        ...[finding.warnings ? 1 : 0, warningsColumn(finding.warnings)],
-        ...[id, from.status, from.claimedBy ?? null, from.claimedBy ?? null],
-      );
-    return result.changes === 1;
+    // A new inverse (one built now that the call is known to have run) replaces the row's.
+    const stored = finding.inverse && this.bodies.rebuilt(id, { inverse: finding.inverse });
+    return this.write(() => {
+      const result = this.db
+        .query(
+          `UPDATE actions SET status = ?, settled = ?, settled_by = ?, settled_at = ?, settled_note = ?,
+                              warnings = CASE WHEN ? THEN ? ELSE warnings END, undo_note = NULL, inverse_sent_at = NULL
+            WHERE id = ? AND status = ? AND (? IS NULL OR claimed_by = ?)`,
+        )
+        .run(
+          ...[finding.status, finding.settled, finding.by, finding.at, finding.note ?? null],
+          ...[finding.warnings ? 1 : 0, warningsColumn(finding.warnings)],
+          ...[id, from.status, from.claimedBy ?? null, from.claimedBy ?? null],
+        );
+      if (result.changes === 1 && stored) this.bodies.write(id, stored);
+      return result.changes === 1;
+    });
   }
 
-  async markUnrecoverable(id: string): Promise<void> {
-    this.db.query("UPDATE actions SET status = 'unrecoverable' WHERE id = ? AND status = 'applied'").run(id);
+  async markUnrecoverable(id: string, options?: WriteOptions): Promise<void> {
+    await this.writeGrouped(() => this.db.query("UPDATE actions SET status = 'unrecoverable' WHERE id = ? AND status = 'applied'").run(id), options);
   }
 
   async replan(id: string, inverse: ResolvedCall | undefined, verify: VerifyCall | undefined, warnings: string[]): Promise<void> {
-    this.db
-      .query("UPDATE actions SET inverse = ?, verify = ?, warnings = ? WHERE id = ?")
-      .run(json(inverse), json(verify), warningsColumn(warnings), id);
+    const stored = this.bodies.rebuilt(id, { inverse: inverse ?? null, verify: verify ?? null });
+    this.write(() => {
+      this.db.query("UPDATE actions SET warnings = ? WHERE id = ?").run(warningsColumn(warnings), id);
+      if (stored) this.bodies.write(id, stored);
+    });
   }
 }
 

@@ -1,21 +1,15 @@
 // JSON-RPC messages as Synartesis reads them, from a client or a server: each
-// one typed with the SDK's guards and kept beside the raw text it came in, so
-// it can be forwarded byte for byte and its id echoed as the exact bytes its
-// sender wrote (2^53+1 stays 2^53+1, 1e400 stays 1e400).
-import {
-  ErrorCode,
-  isJSONRPCErrorResponse,
-  isJSONRPCNotification,
-  isJSONRPCRequest,
-  isJSONRPCResultResponse,
-  type JSONRPCErrorResponse,
-  type JSONRPCNotification,
-  type JSONRPCRequest,
-  type JSONRPCResultResponse,
-  type Result,
-} from "@modelcontextprotocol/sdk/types.js";
+// one checked as the SDK's guards check it and kept beside the raw text it came
+// in, so it can be forwarded byte for byte and its id echoed as the exact bytes
+// its sender wrote (2^53+1 stays 2^53+1, 1e400 stays 1e400).
+//
+// The checks are written out here rather than taken from the SDK: its guards
+// are zod schemas, and loading them (types.js and zod) costs every process
+// ~20 MB and tens of milliseconds before its first message, and every message
+// a schema parse (issue 20). test/unit/frames.test.ts holds them to the SDK's.
+import type { JSONRPCErrorResponse, JSONRPCNotification, JSONRPCRequest, JSONRPCResultResponse, Result } from "@modelcontextprotocol/sdk/types.js";
 import { idKey, MAX_NESTING, nestingDepth, duplicateMember } from "./json-check.ts";
-import { errorLine } from "./messages.ts";
+import { ErrorCode, errorLine } from "./messages.ts";
 import { rawElements, rawMember } from "./raw-json.ts";
 
 /** A request's id: `text` is the exact bytes its sender wrote (echoed back as they came), `key` its identity. */
@@ -85,11 +79,36 @@ export function deservesAnswer(frame: InvalidFrame): boolean {
 }
 
 /**
- * One parsed message, typed. The SDK's guards check the envelope (jsonrpc,
- * method, params and its _meta, result, error); the id is checked here, because
- * any JSON string or number is an id to echo back exactly, while the guards
- * refuse numbers like 2^53+1. Members beyond the envelope travel untouched and
- * are left out of the check.
+ * The SDK's RequestMetaSchema: absent, or an object whose progressToken, if
+ * any, is a string or a safe integer, and whose related task, if any, has a
+ * string taskId.
+ */
+function metaFits(meta: unknown): boolean {
+  if (meta === undefined) return true;
+  if (!isRecord(meta)) return false;
+  const token = meta.progressToken;
+  if (token !== undefined && typeof token !== "string" && !Number.isSafeInteger(token)) return false;
+  const related = meta["io.modelcontextprotocol/related-task"];
+  return related === undefined || (isRecord(related) && typeof related.taskId === "string");
+}
+
+/** As the SDK's request and notification guards take params: absent, or an object whose _meta fits. */
+export function paramsFit(params: unknown): boolean {
+  return params === undefined || (isRecord(params) && metaFits(params._meta));
+}
+
+/** As the SDK's response guards take a result and an error (strict: exactly one of them). */
+export function responseFits(result: unknown, error: unknown): boolean {
+  if (result !== undefined) return error === undefined && isRecord(result) && metaFits(result._meta);
+  return isRecord(error) && Number.isSafeInteger(error.code) && typeof error.message === "string";
+}
+
+/**
+ * One parsed message, typed. The envelope is checked as the SDK's guards
+ * check it (jsonrpc, method, params and its _meta, result, error); the id is
+ * checked here, because any JSON string or number is an id to echo back
+ * exactly, while the guards refuse numbers like 2^53+1. Members beyond the
+ * envelope travel untouched and are left out of the check.
  */
 export function frameOf(value: unknown, raw: string): Frame {
   const id = messageIdOf(value, raw) ?? null;
@@ -97,20 +116,19 @@ export function frameOf(value: unknown, raw: string): Frame {
     return invalid("nothing", raw, id, ErrorCode.InvalidRequest, 'Invalid Request: expected a JSON-RPC 2.0 object ("jsonrpc": "2.0")');
   }
   // `"params": null` is read as no params (some JSON-RPC libraries write absent params so).
-  const params = value.params === undefined || value.params === null ? {} : { params: value.params };
+  const params = value.params === null ? undefined : value.params;
   if (typeof value.method === "string") {
     const badParams = `Invalid params: the params of ${value.method} must be an object (with _meta an object, its progressToken a string or a number)`;
     if (value.id === undefined) {
-      if (!isJSONRPCNotification({ jsonrpc: "2.0", method: value.method, ...params })) return invalid("notification", raw, null, ErrorCode.InvalidParams, badParams);
+      if (!paramsFit(params)) return invalid("notification", raw, null, ErrorCode.InvalidParams, badParams);
       return { kind: "notification", raw, msg: value as JSONRPCNotification };
     }
     if (!id) return invalid("request", raw, null, ErrorCode.InvalidRequest, "Invalid Request: id must be a string or a number");
-    if (!isJSONRPCRequest({ jsonrpc: "2.0", id: 0, method: value.method, ...params })) return invalid("request", raw, id, ErrorCode.InvalidParams, badParams);
+    if (!paramsFit(params)) return invalid("request", raw, id, ErrorCode.InvalidParams, badParams);
     return { kind: "request", raw, id, msg: value as JSONRPCRequest };
   }
   if (id && (value.result !== undefined || value.error !== undefined)) {
-    const envelope = { jsonrpc: "2.0", id: 0, ...(value.result === undefined ? {} : { result: value.result }), ...(value.error === undefined ? {} : { error: value.error }) };
-    if (isJSONRPCResultResponse(envelope) || isJSONRPCErrorResponse(envelope)) return { kind: "response", raw, id, msg: value as Response };
+    if (responseFits(value.result, value.error)) return { kind: "response", raw, id, msg: value as Response };
     return invalid("response", raw, id, ErrorCode.InvalidRequest, "Invalid Request: not a valid JSON-RPC response (a result object, or an error with a code and a message)");
   }
   return invalid("nothing", raw, id, ErrorCode.InvalidRequest, "Invalid Request: no method");

@@ -1,7 +1,22 @@
 // JSON-RPC lines Synartesis writes itself, with ids echoed as the exact bytes
 // their sender wrote (2^53+1 stays 2^53+1, 1e400 stays 1e400).
-import type { ErrorCode } from "@modelcontextprotocol/sdk/types.js";
 import type { MessageId } from "./frames.ts";
+
+/**
+ * JSON-RPC's error codes and the MCP SDK's own, as the SDK's ErrorCode has
+ * them: the same numbers, without loading the SDK's schemas (frames.ts says why).
+ */
+export const ErrorCode = {
+  ConnectionClosed: -32000,
+  RequestTimeout: -32001,
+  ParseError: -32700,
+  InvalidRequest: -32600,
+  MethodNotFound: -32601,
+  InvalidParams: -32602,
+  InternalError: -32603,
+  UrlElicitationRequired: -32042,
+} as const;
+export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 
 /** Codes the SDK's ErrorCode lacks: a request before initialize (LSP's ServerNotInitialized), a declined sampling request (the MCP specification's "user rejected"). */
 export const NOT_INITIALIZED = -32002;

@@ -12,13 +12,13 @@ import { errorOf, resultOf } from "../jsonrpc/frames.ts";
 import { toolErrorLine } from "../jsonrpc/messages.ts";
 import { rawMember, withIdText } from "../jsonrpc/raw-json.ts";
 import type { Logger } from "../log.ts";
-import { readState } from "../servers/observe.ts";
+import { readKey, readState } from "../servers/observe.ts";
 import { UpstreamError, type Reply, type Upstream } from "../servers/upstream.ts";
 import type { ClientRequest } from "./client-request.ts";
 import { exchange, type Exchanged, type ExchangeOptions } from "./exchange.ts";
-import { preRead, readAgain } from "./pre-read.ts";
+import { preRead, readAgain, type HandedRead } from "./pre-read.ts";
 import { followTask, takesTasks, taskOf, type TaskEnd, type TaskHandle } from "./tasks.ts";
-import type { ServerTurn } from "./server-turns.ts";
+import type { RunningTurn, ServerTurn } from "./server-turns.ts";
 
 export interface CallContext extends GateContext {
   log: Logger;
@@ -57,6 +57,12 @@ export interface ToolCall {
    * up at once by a call that turns out read-only.
    */
   turn: ServerTurn;
+}
+
+/** A call's answer, and (when its outcome is committed with the next call's intent) the promise that it is recorded. */
+interface Answer {
+  line: string;
+  recorded?: Promise<void>;
 }
 
 function replyError(reply: Reply): string | undefined {
@@ -149,7 +155,10 @@ async function classifyAndRun(ctx: CallContext, call: ToolCall): Promise<string>
         return refused(ctx, call, approval);
       }
     }
-    return await turn.run(() => runMutating(ctx, call, classification.rule, classification.class, approval));
+    const answer = await turn.run((running) => runMutating(ctx, call, classification.rule, classification.class, approval, running));
+    // The agent hears of a call only once its outcome is in the journal.
+    await answer.recorded;
+    return answer.line;
   } finally {
     turn.release();
   }
@@ -173,9 +182,13 @@ async function forwardReadOnly(ctx: CallContext, call: ToolCall): Promise<string
   const upstream = ctx.upstream(call.server);
   if (call.origin.cancelled) return toolErrorLine(call.clientId, "Synartesis did not run this call: the client cancelled it.");
   const started = ctx.now().toISOString();
+  // Committed with the other reads answered in this turn of the event loop (still before the answer leaves).
   const record = (fields: Pick<NewAction, "status"> & Partial<NewAction>) =>
     recordOutcome(ctx, call, undefined, () =>
-      ctx.journal.insertAction({ id: ctx.newId(), runId: ctx.runId, server: call.server, tool: call.tool, args: call.args, class: "readonly", ts: started, ...fields }),
+      ctx.journal.insertAction(
+        { id: ctx.newId(), runId: ctx.runId, server: call.server, tool: call.tool, args: call.args, class: "readonly", ts: started, ...fields },
+        { group: "soon" },
+      ),
     );
   let exchanged: Exchanged;
   try {
@@ -230,7 +243,8 @@ async function runMutating(
   rule: Rule | undefined,
   toolClass: ToolClass,
   gate: GateOutcome | undefined,
-): Promise<string> {
+  running: RunningTurn,
+): Promise<Answer> {
   const upstream = ctx.upstream(call.server);
   const actionId = gate?.proceed ? gate.actionId : ctx.newId();
   const approval = gate?.proceed ? gate.approval : undefined;
@@ -240,20 +254,20 @@ async function runMutating(
   const giveBackApproval = async () => {
     if (approval) await ctx.journal.returnApproval(approval.id, actionId);
   };
-  const refuse = async (error: string, agentText: string) => {
+  const refuse = async (error: string, agentText: string): Promise<Answer> => {
     await giveBackApproval();
     await ctx.journal.insertAction({ ...base, status: "failed", error, ts: ctx.now().toISOString() });
-    return toolErrorLine(call.clientId, agentText);
+    return { line: toolErrorLine(call.clientId, agentText) };
   };
 
   // Pre-read: capture the state this call is about to replace.
-  const read = await preRead(ctx, call, rule);
+  const read = await preRead(ctx, call, rule, running.handed as HandedRead | undefined);
   if ("refused" in read) return refuse(read.refused, read.agentText);
   if ("absent" in read && toolClass === "reversible" && !approval) {
     const reason = `${call.server}.${call.tool} is reversible, but its pre-read ${read.verify.server}.${read.verify.tool} found nothing to restore (${read.absent.split("\n")[0]})`;
     const held = await passGate(ctx, { ...call, class: toolClass }, reason);
-    if (!held.proceed) return refused(ctx, call, held);
-    return runMutating(ctx, call, rule, toolClass, held);
+    if (!held.proceed) return { line: refused(ctx, call, held) };
+    return runMutating(ctx, call, rule, toolClass, held, running);
   }
   let snapshot: Observation | undefined = "absent" in read ? { absent: true } : read.snapshot;
   const verify = read.verify;
@@ -269,6 +283,8 @@ async function runMutating(
     return refuse("the client cancelled it before it was forwarded", "Synartesis did not run this call: the client cancelled it.");
   }
 
+  // The call before may still be reading back what it wrote.
+  await running.mayWrite();
   // Write-ahead: the intent is committed before the call leaves (R-PROXY-5).
   const intent = await ctx.journal.insertAction({
     ...base,
@@ -300,9 +316,9 @@ async function runMutating(
         await giveBackApproval();
         await ctx.journal.finishAction(intent.id, { status: "failed", error: `never reached the server: ${error.message}` });
       });
-      return toolErrorLine(call.clientId, `Synartesis did not run this call: it never reached server "${call.server}" (${error.message}).`);
+      return { line: toolErrorLine(call.clientId, `Synartesis did not run this call: it never reached server "${call.server}" (${error.message}).`) };
     }
-    return unknownOutcome(ctx, call, intent.id, error.message);
+    return { line: await unknownOutcome(ctx, call, intent.id, error.message) };
   }
   if ("stopped" in exchanged) {
     // The server's last answer asked for input: it did not run the call, and will not without a retry.
@@ -310,13 +326,13 @@ async function runMutating(
       await giveBackApproval();
       await ctx.journal.finishAction(intent.id, { status: "failed", error: `not completed: ${exchanged.stopped}` });
     });
-    return toolErrorLine(call.clientId, `Synartesis did not finish this call: ${exchanged.stopped}. The server did not complete it.`);
+    return { line: toolErrorLine(call.clientId, `Synartesis did not finish this call: ${exchanged.stopped}. The server did not complete it.`) };
   }
   let { reply } = exchanged;
   const task = taskOf(reply.msg);
   if (task) {
     const end = await awaitTask(ctx, call, upstream, task, reply, intent.id);
-    if ("unknown" in end) return unknownOutcome(ctx, call, intent.id, end.unknown);
+    if ("unknown" in end) return { line: await unknownOutcome(ctx, call, intent.id, end.unknown) };
     reply = end.reply;
   }
 
@@ -324,8 +340,12 @@ async function runMutating(
   const resultText = rawMember(reply.raw, "result");
   if (failure !== undefined) {
     await recordOutcome(ctx, call, intent.id, () => ctx.journal.finishAction(intent.id, { status: "failed", resultText, error: failure }));
-    return withIdText(reply.raw, call.clientId);
+    return { line: withIdText(reply.raw, call.clientId) };
   }
+
+  // Post-read: the state this call left, for undo's drift check. The next call may begin beside it.
+  const postRead = verify && readState(ctx.upstream(verify.server), verify, call.origin);
+  running.written(verify && postRead && verify.server === call.server ? ({ key: readKey(verify), state: postRead } satisfies HandedRead) : undefined);
 
   const warnings: string[] = [];
   let inverse: ResolvedCall | undefined;
@@ -345,15 +365,18 @@ async function runMutating(
     }
   }
 
-  // Post-read: the state this call left, for undo's drift check.
   let postState: Observation | undefined;
-  if (verify) {
-    const { read: after } = await readState(ctx.upstream(verify.server), verify, call.origin);
+  if (verify && postRead) {
+    const { read: after } = await postRead;
     if (readFailed(after)) warnings.push(`the post-read ${verify.server}.${verify.tool} failed (${after.error}); undo cannot check this call for drift`);
     else postState = after;
   }
 
-  await recordOutcome(ctx, call, intent.id, () => ctx.journal.finishAction(intent.id, { status: "applied", resultText, inverse, postState, warnings }));
+  // With another call waiting in the queue, this outcome is committed with its intent (the journal's next write).
+  const group = running.followed() ? "with-next" : "soon";
+  const recorded = recordOutcome(ctx, call, intent.id, () =>
+    ctx.journal.finishAction(intent.id, { status: "applied", resultText, inverse, postState, warnings }, { group }),
+  );
   for (const warning of warnings) ctx.log.warn(warning, { server: call.server, tool: call.tool, action: intent.id });
-  return withIdText(reply.raw, call.clientId);
+  return { line: withIdText(reply.raw, call.clientId), recorded };
 }

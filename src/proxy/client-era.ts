@@ -3,10 +3,9 @@
 // Synartesis serves (else -32022, naming the ones it does) and if it carries
 // the envelope the revision requires (else -32602); an initialize opens a
 // 2025-era connection. The first request decides, once.
-import { ErrorCode } from "@modelcontextprotocol/sdk/types.js";
 import { asModernResult, claimedVersion, CLIENT_INFO_KEY, envelopeOf, LEGACY_VERSIONS, MODERN_VERSIONS, RUN_KEY, type Envelope, type Era } from "../jsonrpc/eras.ts";
 import { isRecord, paramsOf, type NotificationFrame, type RequestFrame } from "../jsonrpc/frames.ts";
-import { errorLine, UNSUPPORTED_PROTOCOL_VERSION, type Code } from "../jsonrpc/messages.ts";
+import { ErrorCode, errorLine, UNSUPPORTED_PROTOCOL_VERSION, type Code } from "../jsonrpc/messages.ts";
 import { rawMember, withIdText } from "../jsonrpc/raw-json.ts";
 import type { Upstream } from "../servers/upstream.ts";
 import { ClientRequest, type RequestChannel, requestIdentity, type AskClient } from "./client-request.ts";

@@ -5,13 +5,12 @@
 // dispatch, and carries what the servers send it (held until the client is
 // ready). It knows nothing of how servers are reached: they belong to the
 // pool it joins, which other sessions may share.
-import { ErrorCode } from "@modelcontextprotocol/sdk/types.js";
 import type { SignInRequired } from "../auth/provider.ts";
 import { SynartesisError } from "../errors.ts";
 import type { JournalError } from "../journal/journal.ts";
 import { deservesAnswer, isId, isRecord, paramsOf, readMessages, type Frame, type NotificationFrame, type RequestFrame } from "../jsonrpc/frames.ts";
 import { idKey } from "../jsonrpc/json-check.ts";
-import { errorLine, messageLine, NOT_INITIALIZED, resultLine, toolErrorLine } from "../jsonrpc/messages.ts";
+import { ErrorCode, errorLine, messageLine, NOT_INITIALIZED, resultLine, toolErrorLine } from "../jsonrpc/messages.ts";
 import { rawMember } from "../jsonrpc/raw-json.ts";
 import { startFailure, UpstreamError, type Upstream } from "../servers/upstream.ts";
 import { ClientEra, initParamsOf, NOT_OPENED, runLabelOf } from "./client-era.ts";

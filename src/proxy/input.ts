@@ -5,11 +5,10 @@
 // that carries that state continues the same request. And a 2025-era server's
 // requests during a 2026-era client's call are asked of the client that way,
 // the server's call kept open meanwhile.
-import { ErrorCode } from "@modelcontextprotocol/sdk/types.js";
 import { capabilityFor } from "../jsonrpc/eras.ts";
 import { isRecord, type RequestFrame } from "../jsonrpc/frames.ts";
 import { idKey } from "../jsonrpc/json-check.ts";
-import { errorLine, resultLine } from "../jsonrpc/messages.ts";
+import { ErrorCode, errorLine, resultLine } from "../jsonrpc/messages.ts";
 import type { Upstream } from "../servers/upstream.ts";
 import type { Asked, AskClient, ClientRequest, InputRequests } from "./client-request.ts";
 

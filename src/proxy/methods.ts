@@ -2,11 +2,10 @@
 // the call pipeline (calls.ts); list methods over several servers are answered
 // from all of them (names become SERVER__NAME); everything else is routed to
 // the server it belongs to and forwarded untouched (R-PROXY-1, R-PROXY-2).
-import { ErrorCode } from "@modelcontextprotocol/sdk/types.js";
 import { JournalError } from "../journal/journal.ts";
 import { isRecord, paramsOf, type RequestFrame } from "../jsonrpc/frames.ts";
 import { firstAmbiguity } from "../jsonrpc/json-check.ts";
-import { errorLine, resultLine, type Code } from "../jsonrpc/messages.ts";
+import { ErrorCode, errorLine, resultLine, type Code } from "../jsonrpc/messages.ts";
 import { rawMember, withIdText } from "../jsonrpc/raw-json.ts";
 import type { Logger } from "../log.ts";
 import { UpstreamError, type Upstream } from "../servers/upstream.ts";

@@ -4,11 +4,10 @@
 // (R-PROXY-6), and what a server sends on its own routed to the session it is
 // for: a request to the session whose call caused it, never a guess; a
 // notification to every session (R-HTTP-4).
-import { ErrorCode } from "@modelcontextprotocol/sdk/types.js";
 import type { SignInRequired } from "../auth/provider.ts";
 import { SynartesisError } from "../errors.ts";
 import { frameOf, type NotificationFrame, type RequestFrame } from "../jsonrpc/frames.ts";
-import { errorLine, messageLine } from "../jsonrpc/messages.ts";
+import { ErrorCode, errorLine, messageLine } from "../jsonrpc/messages.ts";
 import type { Logger } from "../log.ts";
 import { createMatcher, type Matcher } from "../manifest/match.ts";
 import type { Manifest } from "../manifest/types.ts";

@@ -5,7 +5,7 @@
 import { readFailed, type Observation, type VerifyCall } from "../journal/types.ts";
 import { ResolveError, resolveTemplate } from "../manifest/refs.ts";
 import type { Rule } from "../manifest/types.ts";
-import { readState } from "../servers/observe.ts";
+import { readKey, readState, type StateRead } from "../servers/observe.ts";
 import type { CallContext, ToolCall } from "./calls.ts";
 
 export type PreRead =
@@ -16,7 +16,22 @@ export type PreRead =
   /** The thing does not exist (R-ABSENT-1): the server's words for it. */
   | { absent: string; verify: VerifyCall };
 
-export async function preRead(ctx: CallContext, call: ToolCall, rule: Rule | undefined): Promise<PreRead> {
+/** A post-read handed to the next call in the queue (server-turns.ts): its pre-read, when it is the same read, is this one. */
+export interface HandedRead {
+  key: string;
+  state: Promise<StateRead>;
+}
+
+/** The read `handed` on by the call before, when it is this same read and it succeeded; else a read now. */
+async function readBefore(ctx: CallContext, call: ToolCall, verify: VerifyCall, handed: HandedRead | undefined): Promise<StateRead> {
+  if (handed && verify.server === call.server && handed.key === readKey(verify)) {
+    const shared = await handed.state;
+    if (!readFailed(shared.read)) return shared;
+  }
+  return readState(ctx.upstream(verify.server), verify, call.origin);
+}
+
+export async function preRead(ctx: CallContext, call: ToolCall, rule: Rule | undefined, handed?: HandedRead): Promise<PreRead> {
   if (!rule?.snapshot) return {};
   let snapshotArgs: unknown;
   try {
@@ -27,7 +42,7 @@ export async function preRead(ctx: CallContext, call: ToolCall, rule: Rule | und
     return { refused: why, agentText: `Synartesis did not run this call: ${why}.` };
   }
   const verify: VerifyCall = { server: rule.snapshot.server, tool: rule.snapshot.tool, args: snapshotArgs, absentWhen: rule.snapshot.absentWhen };
-  const { read, absentText = "" } = await readState(ctx.upstream(verify.server), verify, call.origin);
+  const { read, absentText = "" } = await readBefore(ctx, call, verify, handed);
   if (readFailed(read)) {
     return { refused: `the pre-read ${verify.server}.${verify.tool} failed: ${read.error}`, agentText: `Synartesis did not run this call, because it could not record the state it would replace: ${read.error}` };
   }

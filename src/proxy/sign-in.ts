@@ -5,7 +5,6 @@
 // server at a time: calls that need it meanwhile wait for the same one.
 import type { OAuthServerSpec } from "../auth/connection.ts";
 import type { SignInRequired } from "../auth/provider.ts";
-import { signIn } from "../auth/sign-in.ts";
 import { SynartesisError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import { UpstreamError, type Upstream } from "../servers/upstream.ts";
@@ -37,6 +36,8 @@ async function offer(client: ClientChannel, log: Logger, spec: OAuthServerSpec, 
   const elicitationId = crypto.randomUUID();
   log.info("offering a sign-in through the client", { server: spec.name });
   try {
+    // Loaded only when a sign-in is offered: the OAuth client and the SDK's schemas cost every proxy memory and start-up time.
+    const { signIn } = await import("../auth/sign-in.ts");
     await signIn(spec, {
       scope: needed.scope,
       present: async (url) => {

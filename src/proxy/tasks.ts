@@ -5,7 +5,7 @@
 // completed, failed or cancelled; a task that needs input asks the client and
 // answers with tasks/update. What follows the end is the call's ordinary
 // answer, as if the server had given it at once.
-import { ErrorCode } from "@modelcontextprotocol/sdk/types.js";
+import { ErrorCode } from "../jsonrpc/messages.ts";
 import { TASKS_EXTENSION, type Envelope } from "../jsonrpc/eras.ts";
 import { errorOf, frameOf, isRecord, resultOf, type Response } from "../jsonrpc/frames.ts";
 import { rawMember } from "../jsonrpc/raw-json.ts";

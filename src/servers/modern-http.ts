@@ -13,11 +13,10 @@
 // answers (a warning names each), and a call carries an Mcp-Param-* header
 // for each marked parameter; refused for a header the marking it knows did
 // not ask for (HeaderMismatch), it lists the tools again and resends once.
-import { ErrorCode } from "@modelcontextprotocol/sdk/types.js";
 import { claimedVersion, MODERN_VERSIONS } from "../jsonrpc/eras.ts";
 import { isId, isRecord } from "../jsonrpc/frames.ts";
 import { encodedHeader, NAMED_METHODS } from "../jsonrpc/header-values.ts";
-import { errorLine, HEADER_MISMATCH } from "../jsonrpc/messages.ts";
+import { ErrorCode, errorLine, HEADER_MISMATCH } from "../jsonrpc/messages.ts";
 import { headerMarks, paramHeaders, splitTools, type HeaderMark } from "../jsonrpc/param-headers.ts";
 
 /** How much of an HTTP error's body is quoted in the error a request gets. */

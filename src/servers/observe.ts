@@ -1,5 +1,6 @@
 // Reading state through an upstream: the pre-read, the post-read and undo's
 // verification read all ask a tool and interpret its answer the same way.
+import { canonicalJson } from "../canonical.ts";
 import { resultTypeOf } from "../jsonrpc/eras.ts";
 import { errorOf, resultOf } from "../jsonrpc/frames.ts";
 import type { Read, VerifyCall } from "../journal/types.ts";
@@ -21,6 +22,11 @@ export function meansAbsent(text: string, absentWhen: string[]): boolean {
   if (absentWhen.length === 0) return true;
   const lower = text.toLowerCase();
   return absentWhen.some((phrase) => lower.includes(phrase.toLowerCase()));
+}
+
+/** What identifies a read, answer and meaning alike: two reads with the same key are the same read. */
+export function readKey(call: VerifyCall): string {
+  return canonicalJson([call.server, call.tool, call.args, call.absentWhen]);
 }
 
 /** `origin`: the client session the read is made for (the pre-read and post-read of its call). */

@@ -3,9 +3,8 @@
 // — so a server offers it every tool it offers capable clients (R-CLI-10), and
 // it answers what such a server then asks: no roots, a declined elicitation,
 // no sampling.
-import { ErrorCode } from "@modelcontextprotocol/sdk/types.js";
 import type { RequestFrame } from "../jsonrpc/frames.ts";
-import { errorLine, resultLine, USER_REJECTED } from "../jsonrpc/messages.ts";
+import { ErrorCode, errorLine, resultLine, USER_REJECTED } from "../jsonrpc/messages.ts";
 import { VERSION } from "../version.ts";
 
 export const OWN_CLIENT_CAPABILITIES = { sampling: {}, elicitation: { form: {}, url: {} }, roots: {} };

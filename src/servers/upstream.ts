@@ -1,6 +1,6 @@
 // One upstream MCP server: connect to it (through a Link), speak JSON-RPC to
 // it, notice when it dies and start it again on next use.
-import { AuthFailure } from "../auth/connection.ts";
+import { AuthFailure } from "../auth/failure.ts";
 import type { SignInRequired } from "../auth/provider.ts";
 import { SynartesisError } from "../errors.ts";
 import { withEnvelope, withoutEnvelope, type Envelope, type Era } from "../jsonrpc/eras.ts";

@@ -63,6 +63,12 @@ export async function openUndo(journal: Journal, run: Run, actions: Action[], op
   return { kind: "nothing", withdrawn, wouldWithdraw: [] };
 }
 
+/** The run's actions as they stand after the opening: its withdrawn requests as they are now. */
+export function afterOpening(actions: Action[], opening: Extract<UndoOpening, { kind: "work" }>): Action[] {
+  const withdrawn = new Map(opening.withdrawn.map((action) => [action.id, action]));
+  return actions.map((action) => withdrawn.get(action.id) ?? action);
+}
+
 /** The most recent run other than `run` that has something to undo. */
 async function olderRunWithWork(journal: Journal, run: Run): Promise<Run | undefined> {
   for (const other of await journal.listRuns()) {

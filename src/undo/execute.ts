@@ -31,6 +31,8 @@ export interface UndoOptions {
   onReplan?(action: Action, warnings: string[]): void;
   /** How the manifest's servers are reached (tests pass servers of their own). */
   withServers?: WithUndoServers;
+  /** The run's actions as the caller just read them, with the requests openUndo withdrew (read again when absent). */
+  actions?: Action[];
 }
 
 export async function undoRun(journal: Journal, manifest: Manifest, run: Run, options: UndoOptions): Promise<UndoReport> {
@@ -45,7 +47,7 @@ export async function undoRun(journal: Journal, manifest: Manifest, run: Run, op
 
 /** The run's actions, with inverses rebuilt from the current manifest when --replan asks for it. */
 async function actionsToUndo(journal: Journal, manifest: Manifest, run: Run, options: UndoOptions): Promise<Action[]> {
-  const actions = await journal.actionsOfRun(run.id);
+  const actions = options.actions ?? (await journal.actionsOfRun(run.id));
   if (!options.replan) return actions;
   const matcher = createMatcher(manifest);
   const replannedActions: Action[] = [];

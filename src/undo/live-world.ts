@@ -1,6 +1,15 @@
 // The world a real undo runs in: actions as the journal has them now, claims
 // so that concurrent undos send each inverse once (R-UNDO-8), inverses marked
 // sent before they leave, and every outcome recorded.
+//
+// Fewer transactions per step (issue 20): the actions the loop is about to
+// revert are claimed a batch at a time, and what a step records is committed
+// with the next step's write (its inverse's mark, or the next claims). Killed
+// in between, an action is left claimed by an undo that is gone — the next undo
+// takes it over, and one whose inverse was marked sent is an interrupted
+// inverse, which it reads before anything else. Drift reads are not batched:
+// an inverse may change what another record's read sees, and nothing says
+// which reads are independent.
 import type { Journal } from "../journal/journal.ts";
 import type { Action, Read, ResolvedCall, Run, RunStatus, VerifyCall } from "../journal/types.ts";
 import { claimAlive, type UndoSetting } from "./claims.ts";
@@ -9,6 +18,8 @@ import { staticVerdict, type Step } from "./plan.ts";
 
 /** How often an undo looks again at an action another live undo holds. */
 const CLAIM_WAIT_MS = 100;
+/** A claim taken this long before its step begins is stamped again, so its lease (one step) starts with the step. */
+const RESTAMP_AFTER_MS = 10_000;
 
 export interface LiveUndo {
   /** This undo process (host:pid:uuid), as its claims name it. */
@@ -22,6 +33,11 @@ export interface LiveUndo {
 export class LiveWorld implements UndoWorld {
   /** Actions whose wait for another undo was already said. */
   private readonly announced = new Set<string>();
+  /** Actions claimed ahead (prepare) that the loop has not looked at yet, as they stood when claimed. */
+  private readonly held = new Map<string, Action>();
+  /** Records on their way into the journal (committed with the next step's write). */
+  private readonly recording: Array<Promise<void>> = [];
+  private recordFailure: unknown;
 
   constructor(
     private readonly journal: Journal,
@@ -30,8 +46,22 @@ export class LiveWorld implements UndoWorld {
     private readonly undo: LiveUndo,
   ) {}
 
+  /** Claim in one transaction the upcoming actions that the loop will revert (applied, with an inverse to check or send). */
+  async prepare(upcoming: Action[]): Promise<void> {
+    const reverts = upcoming.filter((action) => action.status === "applied" && ["check", "revert"].includes(staticVerdict(action).kind));
+    if (reverts.length === 0) return;
+    const now = this.setting.now().toISOString();
+    for (const action of await this.journal.claimMany(reverts.map((a) => a.id), this.undo.owner, now, ["applied"])) this.held.set(action.id, action);
+  }
+
   async current(action: Action): Promise<Action> {
-    return (await this.journal.getAction(action.id)) ?? action;
+    const held = this.held.get(action.id);
+    if (!held) return (await this.journal.getAction(action.id)) ?? action;
+    this.held.delete(action.id);
+    const now = this.setting.now();
+    if (now.getTime() - new Date(held.claimedAt ?? 0).getTime() < RESTAMP_AFTER_MS) return held;
+    const stamped = now.toISOString();
+    return (await this.journal.takeOverClaim(held.id, this.undo.owner, this.undo.owner, stamped)) ? { ...held, claimedAt: stamped } : this.current(action);
   }
 
   read(verify: VerifyCall): Promise<Read> {
@@ -70,20 +100,35 @@ export class LiveWorld implements UndoWorld {
     return this.setting.servers.invert(action, call);
   }
 
+  /** Recorded with the next step's write: the loop goes on meanwhile (the run's verdict waits for every record). */
   async record(action: Action, entry: UndoRecord): Promise<void> {
+    const written = this.write(action, entry);
+    this.recording.push(written.catch((error: unknown) => void (this.recordFailure ??= error)));
+  }
+
+  private write(action: Action, entry: UndoRecord): Promise<void> {
     const { owner } = this.undo;
+    const later = { group: "with-next" } as const;
     switch (entry.kind) {
       case "done":
-        return this.journal.settleClaim(action.id, owner, entry.status, entry.why);
+        return this.journal.settleClaim(action.id, owner, entry.status, entry.why, later);
       case "released":
-        return this.journal.settleClaim(action.id, owner, "applied", entry.why);
+        return this.journal.settleClaim(action.id, owner, "applied", entry.why, later);
       case "kept":
-        return this.journal.noteClaim(action.id, owner, entry.why);
+        return this.journal.noteClaim(action.id, owner, entry.why, later);
       case "left":
-        return this.journal.markUnrecoverable(action.id);
+        return this.journal.markUnrecoverable(action.id, later);
       case "stepped-over":
-        return this.journal.noteUndo(action.id, entry.why);
+        return this.journal.noteUndo(action.id, entry.why, later);
     }
+  }
+
+  /** Claims taken ahead for actions the loop never reached (it stopped) are given back as they were. */
+  async giveBack(): Promise<void> {
+    for (const action of this.held.values()) this.recording.push(this.journal.settleClaim(action.id, this.undo.owner, "applied", action.undoNote));
+    this.held.clear();
+    await Promise.all(this.recording.splice(0));
+    if (this.recordFailure !== undefined) throw this.recordFailure;
   }
 
   touchRun(): Promise<void> {

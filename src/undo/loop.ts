@@ -25,8 +25,20 @@ export type UndoRecord =
   | { kind: "left" }
   | { kind: "stepped-over"; why: string };
 
+/** How many actions the loop lets the world prepare for at a time. */
+export const PREPARE_AHEAD = 32;
+
 /** What the loop may ask of the world it undoes in. */
 export interface UndoWorld {
+  /**
+   * The next actions the loop will look at, newest first, before it looks at
+   * the first of them: the world may get ready for them (claim them; read
+   * ahead what nothing will change meanwhile). Each is still looked at, claimed
+   * and judged one at a time.
+   */
+  prepare(upcoming: Action[]): Promise<void>;
+  /** The loop is over (done, stopped or failed): what was prepared and not used is given back, what it recorded is in. */
+  giveBack(): Promise<void>;
   /** The action as it stands now (another undo may have moved it on since the run was read). */
   current(action: Action): Promise<Action>;
   /** What a verification read sees now. May reject when the server cannot be reached at all. */
@@ -60,19 +72,27 @@ export async function undoActions(world: UndoWorld, actions: Action[], fromSeq: 
   const steps: Step[] = [];
   let halted: Step | undefined;
   let touched = false;
-  for (const planned of inScope(actions, fromSeq)) {
-    const step = await undoOne(world, planned);
-    if (!touched && (step.outcome === "revert" || step.outcome === "already" || step.outcome === "left")) {
-      await world.touchRun();
-      touched = true;
+  const scope = inScope(actions, fromSeq);
+  try {
+    for (const [index, planned] of scope.entries()) {
+      if (index % PREPARE_AHEAD === 0) await world.prepare(scope.slice(index, index + PREPARE_AHEAD));
+      const step = await undoOne(world, planned);
+      if (!touched && (step.outcome === "revert" || step.outcome === "already" || step.outcome === "left")) {
+        await world.touchRun();
+        touched = true;
+      }
+      steps.push(step);
+      onStep(step);
+      if (isStop(step)) {
+        halted = step;
+        break;
+      }
     }
-    steps.push(step);
-    onStep(step);
-    if (isStop(step)) {
-      halted = step;
-      break;
-    }
+  } catch (error) {
+    await world.giveBack().catch(() => {});
+    throw error;
   }
+  await world.giveBack();
   const runStatus = await world.endRun(halted);
   return { steps, ...(halted ? { halted } : {}), ...(runStatus ? { runStatus } : {}) };
 }

@@ -93,8 +93,10 @@ describe.concurrent("undo against itself", () => {
     await until(() => !alive(serverPid), "the killed undo's server to exit");
     expect(keyCounts(countingLog(log), "done")).toEqual({ [third!]: 1 });
 
-    const rows = journalRows(dir, "SELECT seq, status, claimed_by FROM actions ORDER BY seq");
-    expect(rows.map((r) => `${r.seq} ${r.status}`)).toEqual(["1 applied", "2 rolling_back", "3 rolled_back"]);
+    // Undo claims the actions it is about to revert a batch at a time: #1 was claimed too, but its inverse never sent.
+    const rows = journalRows(dir, "SELECT seq, status, claimed_by, inverse_sent_at FROM actions ORDER BY seq");
+    expect(rows.map((r) => `${r.seq} ${r.status} ${r.inverse_sent_at ? "sent" : "not sent"}`)).toEqual(["1 rolling_back not sent", "2 rolling_back sent", "3 rolled_back not sent"]);
+    expect(rows[0].claimed_by).toMatch(new RegExp(`:${undo.pid}:`));
     expect(rows[1].claimed_by).toMatch(new RegExp(`:${undo.pid}:`));
     expect(state(dir).customers).toEqual({ ...SEED, c_001: { ...SEED.c_001, plan: "free" }, c_002: { ...SEED.c_002, plan: "free" } });
     const shown = await cli(dir, ["show"]);
@@ -141,9 +143,10 @@ describe.concurrent("undo against itself", () => {
       await undo.exited;
     }
     expect(state(dir).customers.c_002).toEqual(SEED.c_002);
-    expect(journalRows(dir, "SELECT seq, status FROM actions ORDER BY seq")).toEqual([
-      { seq: 1, status: "applied" },
-      { seq: 2, status: "rolling_back" },
+    // #1 was claimed with #2 (a batch), its inverse never sent; #2's was sent and landed.
+    expect(journalRows(dir, "SELECT seq, status, inverse_sent_at IS NOT NULL AS sent FROM actions ORDER BY seq")).toEqual([
+      { seq: 1, status: "rolling_back", sent: 0 },
+      { seq: 2, status: "rolling_back", sent: 1 },
     ]);
 
     const resumed = await cli(dir, ["undo"]);
@@ -178,9 +181,10 @@ describe.concurrent("undo against itself", () => {
     );
     expect(halted.stdout).toContain("Stopped at #2");
     expect(state(dir).customers.c_001.plan).toBe("free");
-    expect(journalRows(dir, "SELECT seq, status FROM actions ORDER BY seq")).toEqual([
-      { seq: 1, status: "applied" },
-      { seq: 2, status: "rolling_back" },
+    // #1 was claimed with #2 (a batch): an undo that stops gives back the claims it did not use.
+    expect(journalRows(dir, "SELECT seq, status, claimed_by IS NOT NULL AS claimed, inverse_sent_at IS NOT NULL AS sent FROM actions ORDER BY seq")).toEqual([
+      { seq: 1, status: "applied", claimed: 1, sent: 0 },
+      { seq: 2, status: "rolling_back", claimed: 1, sent: 1 },
     ]);
 
     const resumed = await cli(dir, ["undo"]);

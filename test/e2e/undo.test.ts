@@ -270,7 +270,7 @@ describe.concurrent("undo options", () => {
       expect(action.status).toBe("applied");
       expect(action.inverse).toBeUndefined();
     }
-    for (const row of journalRows(dir, "SELECT inverse, warnings FROM actions ORDER BY seq")) {
+    for (const row of journalRows(dir, "SELECT inverse, warnings, packed FROM actions ORDER BY seq")) {
       expect(row.inverse).toBeNull();
       const warnings = JSON.parse(row.warnings);
       expect(warnings).toHaveLength(1);

@@ -11,9 +11,9 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { BIN, LineSession, run, tempDir, until, type RunResult } from "../helpers.ts";
 import { countingLog, countingManifest, frames, SEED, type Call } from "../fixtures/counting-support.ts";
-import { clientFor, firstMigrationOnly, freshDatabase, POSTGRES_URL, testPassword, urlFor } from "../fixtures/postgres.ts";
-import { shellWord, Tmux } from "../fixtures/tmux.ts";
 import { POSTGRES_MIGRATIONS } from "../../src/journal/postgres-migrations.ts";
+import { clientFor, firstMigrationOnly, freshDatabase, POSTGRES_URL, readableRows, testPassword, urlFor } from "../fixtures/postgres.ts";
+import { shellWord, Tmux } from "../fixtures/tmux.ts";
 
 setDefaultTimeout(240_000);
 if (!POSTGRES_URL) throw new Error("SYNARTESIS_TEST_POSTGRES is not set: this check needs a PostgreSQL (scripts/pg-cluster.sh start DIR prints its URL)");
@@ -83,7 +83,7 @@ test("16 proxies from two folders, 50 writes each at once: every call seen by a 
     const runs: Array<{ id: string; label: string }> = await sql`SELECT id, label FROM runs`;
     expect(runs).toHaveLength(started.length);
     const rows: Array<{ id: string; run_id: string; seq: number; tool: string; args: string; status: string }> =
-      await sql`SELECT id, run_id, seq, tool, args, status FROM actions`;
+      await readableRows(sql, await sql`SELECT id, run_id, seq, tool, args, status, packed FROM actions`);
     expect(rows).toHaveLength(started.length * WRITES);
     expect(new Set(rows.map((r) => r.id)).size).toBe(rows.length);
     for (const { dir, n, tag } of started) {
@@ -188,8 +188,12 @@ test("an undo killed mid-way on one machine: its claim expires, and an undo on t
   try {
     const stale = new Date(Date.now() - 10 * 60_000).toISOString();
     const claimed = await sql`UPDATE actions SET claimed_by = ${`another-machine:4242:${crypto.randomUUID()}`}, claimed_at = ${stale}
-                               WHERE status = 'rolling_back' RETURNING seq`;
-    expect(claimed.map((r: { seq: number }) => r.seq)).toEqual([2]);
+                               WHERE status = 'rolling_back' RETURNING seq, inverse_sent_at IS NOT NULL AS sent`;
+    // Undo claims what it is about to revert a batch at a time: #1 was claimed with #2, its inverse never sent.
+    expect(claimed.map((r: { seq: number; sent: boolean }) => [r.seq, r.sent]).sort()).toEqual([
+      [1, false],
+      [2, true],
+    ]);
   } finally {
     await sql.close();
   }

@@ -166,12 +166,67 @@ describe("one session", () => {
     await client.finish();
 
     expect(client.all.some((line) => JSON.parse(line).id === 2)).toBe(false);
-    // Call 2 read the state in its turn, then stopped: its write never reached the server.
-    expect(setup.world.events).toEqual(["read_note x", "write_note x start", "write_note x end", "read_note x", "read_note x"]);
+    // Call 2 was waiting when call 1 wrote: call 1's post-read was its pre-read too (one read); then it stopped, its write never sent.
+    expect(setup.world.events).toEqual(["read_note x", "write_note x start", "write_note x end", "read_note x"]);
     expect(rows(setup)).toEqual([
       { tool: "write_note", args: { key: "x", value: "X1", hold: "first" }, status: "applied", error: null },
       { tool: "write_note", args: { key: "x", value: "X2" }, status: "failed", error: "the client cancelled it before it was forwarded" },
     ]);
+  }, HANG);
+
+  test("a write waiting for its turn shares the previous write's post-read when it reads the same record first: one read, the state the write left", async () => {
+    const setup = await setUp();
+    const client = new TestClient("agent", setup);
+    await client.initialize();
+    client.call(1, "write_note", { key: "x", value: "X1", hold: "first" });
+    await setup.world.waiting("first");
+    client.call(2, "write_note", { key: "x", value: "X2" });
+    setup.world.open("first");
+    expect((await client.response(2)).result.structuredContent).toEqual({ key: "x", value: "X2" });
+    await client.finish();
+    expect(setup.world.events).toEqual(["read_note x", "write_note x start", "write_note x end", "read_note x", "write_note x start", "write_note x end", "read_note x"]);
+    const [first, second] = journalRows(setup.journalPath);
+    expect(JSON.parse(second!.snapshot!)).toEqual({ key: "x", value: "X1" });
+    expect(JSON.parse(second!.snapshot!)).toEqual(JSON.parse(first!.post_state!));
+    expect(JSON.parse(second!.post_state!)).toEqual({ key: "x", value: "X2" });
+  }, HANG);
+
+  test("a write that arrives once the previous one is over reads for itself", async () => {
+    const setup = await setUp();
+    const client = new TestClient("agent", setup);
+    await client.initialize();
+    client.call(1, "write_note", { key: "x", value: "X1" });
+    await client.response(1);
+    client.call(2, "write_note", { key: "x", value: "X2" });
+    await client.response(2);
+    await client.finish();
+    expect(setup.world.events).toEqual(["read_note x", "write_note x start", "write_note x end", "read_note x", "read_note x", "write_note x start", "write_note x end", "read_note x"]);
+  }, HANG);
+
+  test("the next write's pre-read runs beside the previous write's post-read, but its write waits until that post-read is answered", async () => {
+    const setup = await setUp();
+    const client = new TestClient("agent", setup);
+    await client.initialize();
+    client.call(1, "write_note", { key: "x", value: "X1", hold: "first" });
+    await setup.world.waiting("first");
+    client.call(2, "write_note", { key: "y", value: "Y1" });
+    setup.world.holdRead("x", "post-read");
+    setup.world.open("first");
+    await setup.world.waiting("post-read");
+    // Call 2 begins while call 1's post-read is held: its pre-read is answered...
+    while (!setup.world.events.includes("read_note y")) await Bun.sleep(5);
+    setup.world.open("post-read");
+    // An answer leaves only once its outcome is in the journal (committed with call 2's intent: call 2 was waiting).
+    expect((await client.response(1)).result.structuredContent).toEqual({ key: "x", value: "X1" });
+    expect(journalRows(setup.journalPath)[0]).toMatchObject({ status: "applied" });
+    expect((await client.response(2)).result.structuredContent).toEqual({ key: "y", value: "Y1" });
+    await client.finish();
+    // ...and its write comes only after call 1's post-read was answered.
+    expect(setup.world.events).toEqual(["read_note x", "write_note x start", "write_note x end", "read_note y", "read_note x", "write_note y start", "write_note y end", "read_note y"]);
+    const [first, second] = journalRows(setup.journalPath);
+    expect(JSON.parse(first!.post_state!)).toEqual({ key: "x", value: "X1" });
+    expect(JSON.parse(second!.snapshot!)).toEqual({ key: "y", value: "Y0" });
+    expect(second!.seq).toBeGreaterThan(first!.seq);
   }, HANG);
 
   test("bad frames are answered with SDK error codes and never reach the server", async () => {

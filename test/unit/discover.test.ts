@@ -144,6 +144,15 @@ describe("findJournal", () => {
     expect(thrown(() => findJournal(t.c, {}, {})).details).toContain(`${join(t.a, MANIFEST_NAME)}:6:10: "journal" must be a string, found a list`);
   });
 
+  test("a journal: key spelt with YAML escapes is found too (the quick look for the word does not skip it)", () => {
+    const t = tree([`a/${JOURNAL_NAME}`]);
+    const manifest = (key: string) => ["version: 1", "servers:", "  crm:", "    command: x", `${key}: other.db`, ""].join("\n");
+    writeFileSync(join(t.a, MANIFEST_NAME), manifest('"jour\\x6eal"'));
+    expect(findJournal(t.c, {})).toBe(join(t.a, "other.db"));
+    writeFileSync(join(t.a, MANIFEST_NAME), manifest("# no such key\nnotes"));
+    expect(findJournal(t.c, {})).toBe(join(t.a, JOURNAL_NAME));
+  });
+
   test("nothing anywhere: the journal would be in the current folder", () => {
     const t = tree();
     const outside = nearestAbove(t.root, [JOURNAL_NAME, MANIFEST_NAME]);

@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { JournalError, openJournal, type Journal, type NewAction } from "../../src/journal/journal.ts";
 import { MIGRATIONS } from "../../src/journal/migrations.ts";
 import { POSTGRES_MIGRATIONS } from "../../src/journal/postgres-migrations.ts";
+import { DICTIONARY_SAMPLES, dictionaryIdOf } from "../../src/journal/packing.ts";
 import type { Action } from "../../src/journal/types.ts";
 import { tempDir } from "../helpers.ts";
 import { clientFor, describePostgres, firstMigrationOnly, freshDatabase, testPassword, urlFor } from "../fixtures/postgres.ts";
@@ -28,6 +29,8 @@ interface Backend {
   migrationRows(location: string): Promise<string[]>;
   /** How text with U+0000 in it reads back (PostgreSQL's text cannot hold it). */
   nul: string;
+  /** Run SQL on the journal directly (in its schema), as something other than the journal would. */
+  raw(location: string, statement: string): Promise<Array<Record<string, unknown>>>;
 }
 
 const sqlite: Backend = {
@@ -51,6 +54,14 @@ const sqlite: Backend = {
     }
   },
   nul: "\0",
+  async raw(location, statement) {
+    const db = new Database(location);
+    try {
+      return db.query(statement).all() as Array<Record<string, unknown>>;
+    } finally {
+      db.close();
+    }
+  },
 };
 
 const postgres: Backend = {
@@ -66,6 +77,14 @@ const postgres: Backend = {
     }
   },
   nul: "\uFFFD",
+  async raw(location, statement) {
+    const sql = clientFor(new URL(location).pathname.slice(1));
+    try {
+      return [...(await sql.unsafe(statement))];
+    } finally {
+      await sql.close();
+    }
+  },
 };
 
 function action(runId: string, fields: Partial<NewAction> = {}): NewAction {
@@ -199,6 +218,75 @@ function contract(backend: Backend): void {
       expect(read.error).toBeUndefined();
       expect(await journal.getAction("no-such-id")).toBeUndefined();
     });
+  });
+
+  test("bodies are packed against their tool's dictionary; a new connection reads every column back exactly; a broken one says so", async () => {
+    await withRun(backend, async (journal, runId, location) => {
+      const written: Array<{ id: string; args: unknown; snapshot: unknown; postState: unknown; resultText: string; inverse: unknown; verify: unknown }> = [];
+      for (let n = 1; n <= DICTIONARY_SAMPLES + 3; n++) {
+        const before = { id: `c_${n}`, name: `Customer ${n}`, email: `customer${n}@example.com`, plan: "pro", notes: `account opened, batch ${n}` };
+        const after = { ...before, plan: "free", notes: `edit ${n}: 日本 \u0000 "quoted"` };
+        const verify = { server: "crm", tool: "get_customer", args: { id: before.id }, absentWhen: ["no customer with id"] };
+        const args = { id: before.id, plan: "free", notes: after.notes };
+        const intent = await journal.insertAction(action(runId, { args, snapshot: { absent: false, payload: before }, verify }));
+        const resultText = `{"content":[{"type":"text","text":${JSON.stringify(JSON.stringify(after, null, 2))}}], "structuredContent":${JSON.stringify(after)}}`;
+        const inverse = { server: "crm", tool: "update_customer", args: before };
+        await journal.finishAction(intent.id, { status: "applied", resultText, inverse, postState: { absent: false, payload: after } });
+        written.push({ id: intent.id, args, snapshot: before, postState: after, resultText, inverse, verify });
+      }
+      const big = await journal.insertAction(action(runId, { tool: "read_file", args: { path: "/big" } }));
+      const bigText = JSON.stringify({ content: [{ type: "text", text: Array.from({ length: 40_000 }, (_, i) => `line ${i} of a big file`).join("\n") }] });
+      await journal.finishAction(big.id, { status: "applied", resultText: bigText });
+
+      const reader = await openJournal(location, { create: false });
+      try {
+        const read = await reader.actionsOfRun(runId);
+        for (const [i, expected] of written.entries()) {
+          expect(read[i]).toMatchObject({ id: expected.id, args: expected.args, resultText: expected.resultText, inverse: expected.inverse, verify: expected.verify });
+          expect(read[i]!.snapshot).toEqual({ absent: false, payload: expected.snapshot });
+          expect(read[i]!.postState).toEqual({ absent: false, payload: expected.postState });
+        }
+        expect((await reader.getAction(big.id))!.resultText).toBe(bigText);
+      } finally {
+        await reader.close();
+      }
+
+      const rows = await backend.raw(location, "SELECT id, args, result, packed FROM actions ORDER BY seq");
+      expect(rows.map((row) => [row.args, row.result])).toEqual(rows.map(() => ["", null]));
+      const [dictionary] = await backend.raw(location, "SELECT id, server, tool FROM dictionaries");
+      expect(dictionary).toMatchObject({ server: "crm", tool: "update_customer" });
+      const namesIt = rows.slice(0, -1).map((row) => dictionaryIdOf(row.packed as Uint8Array) === Number(dictionary!.id));
+      // The body that completes the samples is the first one packed against them.
+      expect(namesIt).toEqual([...Array(DICTIONARY_SAMPLES - 1).fill(false), true, true, true, true]);
+      expect((rows.at(-1)!.packed as Uint8Array).length).toBeLessThan(bigText.length / 5);
+
+      await backend.raw(location, `UPDATE actions SET packed = ${backend === sqlite ? "X'020507'" : "'\\x020507'::bytea"} WHERE id = '${written[0]!.id}'`);
+      const broken = await journal.getAction(written[0]!.id).catch((error) => error);
+      expect(broken).toBeInstanceOf(JournalError);
+      expect(broken.message).toContain(`the packed body of action ${written[0]!.id} cannot be read: it was compressed against dictionary 5`);
+    });
+  });
+
+  test("a write that may be grouped resolves once committed, and another connection then sees it; close commits what is left", async () => {
+    const location = await backend.fresh();
+    const journal = await openJournal(location, { create: true });
+    const other = await openJournal(location, { create: false });
+    try {
+      const { id: runId } = await journal.startRun({ id: crypto.randomUUID(), label: "agent", startedAt: T0 });
+      const call = await journal.insertAction(action(runId));
+      const finished = journal.finishAction(call.id, { status: "applied", warnings: ["w"] }, { group: "with-next" });
+      const read = journal.insertAction(action(runId, { class: "readonly", status: "applied", resultText: '{"content":[]}' }), { group: "soon" });
+      await finished;
+      expect((await read).seq).toBe(2);
+      expect(await other.getAction(call.id)).toMatchObject({ status: "applied", warnings: ["w"] });
+      const last = await journal.insertAction(action(runId));
+      const noted = journal.noteUndo(last.id, "noted", { group: "with-next" });
+      await journal.close();
+      await noted;
+      expect(await other.getAction(last.id)).toMatchObject({ undoNote: "noted" });
+    } finally {
+      await other.close();
+    }
   });
 
   test("a pending call notes a new pre-read and its task (R-ERA-3, R-ERA-4); once it ended, its row keeps what it had", async () => {
@@ -440,6 +528,32 @@ function contract(backend: Backend): void {
 describe("journal contract: SQLite file", () => {
   contract(sqlite);
 
+  test("grouped writes ride on the next transaction, one that fails fails alone, and none is seen by others before its commit", async () => {
+    await withRun(sqlite, async (journal, runId, location) => {
+      const other = await openJournal(location, { create: false });
+      try {
+        const first = await journal.insertAction(action(runId));
+        let committed = false;
+        const finished = journal.finishAction(first.id, { status: "applied" }, { group: "with-next" }).then(() => (committed = true));
+        const orphan = journal.insertAction(action("no-such-run"), { group: "with-next" }).catch((error) => error);
+        expect((await other.getAction(first.id))!.status).toBe("pending");
+        expect(committed).toBe(false);
+        // The next call's intent commits them with it: the finish, and the failure of the insert into no run, alone.
+        const second = await journal.insertAction(action(runId));
+        expect(second.seq).toBe(2);
+        await finished;
+        expect((await other.getAction(first.id))!.status).toBe("applied");
+        expect(await orphan).toBeInstanceOf(Error);
+        expect((await other.actionsOfRun(runId)).map((a) => a.seq)).toEqual([1, 2]);
+        // Its own reads see a grouped write at once.
+        void journal.finishAction(second.id, { status: "failed", error: "no" }, { group: "with-next" });
+        expect(await journal.getAction(second.id)).toMatchObject({ status: "failed", error: "no" });
+      } finally {
+        await other.close();
+      }
+    });
+  });
+
   test("WAL mode and strict tables", async () => {
     const location = await sqlite.fresh();
     await (await openJournal(location, { create: true })).close();
@@ -449,6 +563,7 @@ describe("journal contract: SQLite file", () => {
       const tables = db.query("SELECT name, strict FROM pragma_table_list WHERE schema = 'main' AND name NOT LIKE 'sqlite_%' ORDER BY name").all();
       expect(tables).toEqual([
         { name: "actions", strict: 1 },
+        { name: "dictionaries", strict: 1 },
         { name: "migrations", strict: 1 },
         { name: "runs", strict: 1 },
       ]);

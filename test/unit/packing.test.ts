@@ -1,0 +1,116 @@
+// Packed bodies (src/journal/packing.ts): what goes in comes out byte for
+// byte, whatever its size or characters; a dictionary of the tool's own
+// samples makes small bodies much smaller; a body that cannot be read says why.
+import { describe, expect, test } from "bun:test";
+import {
+  BODY_COLUMNS,
+  DICTIONARY_SAMPLES,
+  dictionaryIdOf,
+  encodeBody,
+  maySample,
+  PACK_THRESHOLD,
+  packBody,
+  ToolDictionaries,
+  unpackBody,
+  type Body,
+  type Dictionary,
+} from "../../src/journal/packing.ts";
+
+/** A body like the toy CRM's update_customer: the record before, after, in the result twice, in the inverse. */
+function crmBody(n: number): Body {
+  const before = { id: `c_${n}`, name: `Customer ${n}`, email: `customer${n}@example.com`, plan: "pro", notes: `account opened, batch ${n % 17}` };
+  const after = { ...before, plan: "free", notes: `edit ${n} by the agent` };
+  return {
+    args: JSON.stringify({ id: before.id, plan: "free", notes: after.notes }),
+    snapshot: JSON.stringify(before),
+    post_state: JSON.stringify(after),
+    result: JSON.stringify({ content: [{ type: "text", text: JSON.stringify(after, null, 2) }], structuredContent: after }),
+    inverse: JSON.stringify({ server: "crm", tool: "update_customer", args: before }),
+    verify: JSON.stringify({ server: "crm", tool: "get_customer", args: { id: before.id }, absentWhen: ["no customer with id"] }),
+  };
+}
+
+const none = () => undefined;
+
+describe("packing a body", () => {
+  test("every column comes back exactly: control characters, U+0000, astral characters, empty strings, a subset of columns", () => {
+    const body: Body = { args: '{"notes":"line\\nbreak \\u0000 日本 🦀"}', result: `raw \u0000 text "quoted" \x1b[2J ${"padding ".repeat(20)}`, verify: "" };
+    const packed = packBody(body, undefined)!;
+    expect(packed).toBeInstanceOf(Uint8Array);
+    expect(unpackBody(packed, none)).toEqual(body);
+  });
+
+  test("a short body stays as text; one that would not shrink stays as text", () => {
+    expect(packBody({ args: '{"id":"c_001"}' }, undefined)).toBeUndefined();
+    const random = Array.from({ length: PACK_THRESHOLD + 4 }, () => String.fromCharCode(33 + Math.floor(Math.random() * 90))).join("");
+    expect(packBody({ result: random }, undefined)).toBeUndefined();
+    expect(PACK_THRESHOLD).toBeGreaterThan(0);
+  });
+
+  test("a body of several MiB (a large file's content) comes back exactly, and far smaller", () => {
+    const lines = Array.from({ length: 60_000 }, (_, i) => `line ${i}: ${"lorem ipsum dolor ".repeat(i % 7)}`).join("\n");
+    const body: Body = { args: JSON.stringify({ path: "/tmp/big.txt" }), result: JSON.stringify({ content: [{ type: "text", text: lines }] }), snapshot: JSON.stringify(lines) };
+    expect(body.result!.length).toBeGreaterThan(3_000_000);
+    const packed = packBody(body, undefined)!;
+    expect(packed.length).toBeLessThan(body.result!.length / 10);
+    expect(unpackBody(packed, none)).toEqual(body);
+  });
+
+  test("against a dictionary of the tool's own samples a record-sized body packs to about a tenth of its text", () => {
+    const dictionaries = new ToolDictionaries();
+    let content: Uint8Array | undefined;
+    for (let n = 1; n <= DICTIONARY_SAMPLES; n++) content = dictionaries.proposal("crm", "update_customer", crmBody(n));
+    expect(content).toBeInstanceOf(Uint8Array);
+    const dictionary: Dictionary = { id: 7, content: content! };
+    const body = crmBody(517);
+    const text = BODY_COLUMNS.reduce((size, column) => size + (body[column]?.length ?? 0), 0);
+    const alone = packBody(body, undefined)!;
+    const against = packBody(body, dictionary)!;
+    expect(dictionaryIdOf(against)).toBe(7);
+    expect(dictionaryIdOf(alone)).toBe(0);
+    expect(against.length).toBeLessThan(alone.length / 2);
+    expect(against.length).toBeLessThan(text / 8);
+    expect(unpackBody(against, (id) => (id === 7 ? dictionary.content : undefined))).toEqual(body);
+    // Quick packing (a call's intent, packed again with its outcome) reads back the same, a little larger.
+    const quick = packBody(body, dictionary, { quick: true })!;
+    expect(unpackBody(quick, () => dictionary.content)).toEqual(body);
+    expect(quick.length).toBeLessThan(alone.length);
+  });
+
+  test("a body that cannot be read says why: its dictionary missing, another dictionary, an unknown layout, a cut", () => {
+    const dictionary: Dictionary = { id: 3, content: encodeBody(crmBody(1)) };
+    const packed = packBody(crmBody(2), dictionary)!;
+    expect(() => unpackBody(packed, none)).toThrow("it was compressed against dictionary 3, which the journal does not have");
+    expect(() => unpackBody(packed, () => encodeBody(crmBody(900)))).toThrow();
+    expect(() => unpackBody(Uint8Array.from([9, 0, 1, 2]), none)).toThrow("its layout (9) is not one this version reads");
+    expect(() => unpackBody(packed.subarray(0, packed.length - 5), () => dictionary.content)).toThrow();
+  });
+});
+
+describe("a tool's dictionary", () => {
+  test("is proposed once DICTIONARY_SAMPLES bodies with an outcome were seen; bodies without one, or too large, are no samples", () => {
+    const dictionaries = new ToolDictionaries();
+    const { result: _result, ...intent } = crmBody(1);
+    expect(maySample(intent)).toBe(false);
+    expect(maySample({ ...crmBody(1), result: "x".repeat(20_000) })).toBe(false);
+    expect(dictionaries.proposal("crm", "update_customer", intent)).toBeUndefined();
+    const proposals = Array.from({ length: DICTIONARY_SAMPLES }, (_, i) => dictionaries.proposal("crm", "update_customer", crmBody(i + 1)));
+    expect(proposals.slice(0, -1)).toEqual(Array(DICTIONARY_SAMPLES - 1).fill(undefined));
+    expect(proposals.at(-1)!.length).toBe(Array.from({ length: DICTIONARY_SAMPLES }, (_, i) => encodeBody(crmBody(i + 1)).length).reduce((a, b) => a + b));
+    // Another tool gathers its own.
+    expect(dictionaries.proposal("crm", "delete_customer", crmBody(1))).toBeUndefined();
+  });
+
+  test("what is known of it: never asked is a question; none found is asked again only for a body that may be a sample", () => {
+    const dictionaries = new ToolDictionaries();
+    expect(dictionaries.known("crm", "get_customer", crmBody(1))).toBeUndefined();
+    dictionaries.remember("crm", "get_customer", null);
+    const { result: _result, ...intent } = crmBody(1);
+    expect(dictionaries.known("crm", "get_customer", intent)).toBeNull();
+    expect(dictionaries.known("crm", "get_customer", crmBody(1))).toBeUndefined();
+    const dictionary = { id: 1, content: encodeBody(crmBody(1)) };
+    dictionaries.remember("crm", "get_customer", dictionary);
+    expect(dictionaries.known("crm", "get_customer", crmBody(2))).toBe(dictionary);
+    expect(dictionaries.contents.get(1)).toBe(dictionary.content);
+  });
+});
