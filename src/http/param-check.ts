@@ -3,9 +3,8 @@
 // whose marking breaks the binding's constraints (a warning names each one),
 // and a tools/call runs only when its Mcp-Param-* headers say what its
 // arguments say (else 400 with HeaderMismatch, before anything is recorded).
-import { isRecord } from "../jsonrpc/frames.ts";
 import { ErrorCode, HEADER_MISMATCH } from "../jsonrpc/messages.ts";
-import { headerMarks, paramHeaderMismatch, splitTools } from "../jsonrpc/param-headers.ts";
+import { headerMarks, paramHeaderMismatch, screenToolsAnswer } from "../jsonrpc/param-headers.ts";
 import type { Logger } from "../log.ts";
 import type { RequestChannel } from "../proxy/client-request.ts";
 
@@ -29,20 +28,12 @@ export class OfferedTools {
 
   /** An answer to tools/list without the tools whose marking is invalid (the line as it came when none is). */
   answer = (line: string): string => {
-    let message: unknown;
-    try {
-      message = JSON.parse(line);
-    } catch {
-      return line;
-    }
-    if (!isRecord(message) || !isRecord(message.result) || !Array.isArray(message.result.tools)) return line;
-    const { kept, dropped } = splitTools(message.result.tools);
-    if (dropped.length === 0) return line;
-    for (const { name, reason } of dropped) {
+    const screened = screenToolsAnswer(line);
+    for (const { name, reason } of screened.dropped) {
       if (this.warned.has(`${name}\n${reason}`)) continue;
       this.warned.add(`${name}\n${reason}`);
       this.log.warn("a tool is left out of tools/list for 2026-07-28 HTTP clients: its x-mcp-header marking is invalid", { tool: name, reason });
     }
-    return JSON.stringify({ ...message, result: { ...message.result, tools: kept } });
+    return screened.line;
   };
 }

@@ -84,6 +84,23 @@ export function splitTools(tools: unknown[]): { kept: unknown[]; dropped: Array<
   return { kept, dropped };
 }
 
+/**
+ * A tools/list answer line screened: the tools whose marking is invalid left
+ * out (the line as it came when none is, or when it is no such answer), with
+ * what was kept and what was dropped.
+ */
+export function screenToolsAnswer(line: string): { line: string; kept: unknown[]; dropped: Array<{ name: string; reason: string }> } {
+  let message: unknown;
+  try {
+    message = JSON.parse(line);
+  } catch {
+    return { line, kept: [], dropped: [] };
+  }
+  if (!isRecord(message) || !isRecord(message.result) || !Array.isArray(message.result.tools)) return { line, kept: [], dropped: [] };
+  const { kept, dropped } = splitTools(message.result.tools);
+  return { line: dropped.length ? JSON.stringify({ ...message, result: { ...message.result, tools: kept } }) : line, kept, dropped };
+}
+
 function valueAt(args: unknown, path: string[]): unknown {
   let node = args;
   for (const key of path) node = isRecord(node) ? node[key] : undefined;

@@ -17,7 +17,7 @@ import { claimedVersion, MODERN_VERSIONS } from "../jsonrpc/eras.ts";
 import { isId, isRecord } from "../jsonrpc/frames.ts";
 import { encodedHeader, NAMED_METHODS } from "../jsonrpc/header-values.ts";
 import { ErrorCode, errorLine, HEADER_MISMATCH } from "../jsonrpc/messages.ts";
-import { headerMarks, paramHeaders, splitTools, type HeaderMark } from "../jsonrpc/param-headers.ts";
+import { headerMarks, paramHeaders, screenToolsAnswer, type HeaderMark } from "../jsonrpc/param-headers.ts";
 
 /** How much of an HTTP error's body is quoted in the error a request gets. */
 const QUOTED_BODY = 300;
@@ -124,24 +124,17 @@ export class ModernHttpRequests {
 
   /** A tools/list answer: the tools' markings learnt, and those that break the binding's constraints left out. */
   private listed(line: string): string {
-    let message: unknown;
-    try {
-      message = JSON.parse(line);
-    } catch {
-      return line;
-    }
-    if (!isRecord(message) || !isRecord(message.result) || !Array.isArray(message.result.tools)) return line;
-    const { kept, dropped } = splitTools(message.result.tools);
-    for (const tool of kept) {
+    const screened = screenToolsAnswer(line);
+    for (const tool of screened.kept) {
       const marked = isRecord(tool) && typeof tool.name === "string" ? headerMarks(tool.inputSchema) : undefined;
       if (marked && "marks" in marked) this.marks.set((tool as { name: string }).name, marked.marks);
     }
-    for (const { name, reason } of dropped) {
+    for (const { name, reason } of screened.dropped) {
       this.marks.delete(name);
       if (!this.warned.has(`${name}\n${reason}`)) this.onDropped(name, reason);
       this.warned.add(`${name}\n${reason}`);
     }
-    return dropped.length ? JSON.stringify({ ...message, result: { ...message.result, tools: kept } }) : line;
+    return screened.line;
   }
 
   /**
