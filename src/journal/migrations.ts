@@ -6,6 +6,13 @@ export interface Migration {
   sql: string;
 }
 
+/** One `ALTER TABLE … ADD COLUMN` per column, in the order given. */
+function addColumns(table: string, columns: Record<string, string>): string {
+  return Object.entries(columns)
+    .map(([column, type]) => `ALTER TABLE ${table} ADD COLUMN ${column} ${type};`)
+    .join("\n");
+}
+
 export const MIGRATIONS: Migration[] = [
   {
     name: "0001-runs-and-actions",
@@ -60,10 +67,7 @@ export const MIGRATIONS: Migration[] = [
     // Which manifest recorded a run (undo must start the same servers), and what
     // the last undo attempt on an action ran into (overwritten, not accumulated).
     name: "0002-run-manifest-and-undo-note",
-    sql: `
-      ALTER TABLE runs ADD COLUMN manifest TEXT;
-      ALTER TABLE actions ADD COLUMN undo_note TEXT;
-    `,
+    sql: [addColumns("runs", { manifest: "TEXT" }), addColumns("actions", { undo_note: "TEXT" })].join("\n"),
   },
   {
     // When undo sent an inverse whose outcome it has not recorded yet (written
@@ -71,24 +75,19 @@ export const MIGRATIONS: Migration[] = [
     // about an unknown outcome (synartesis settle): the agent's call ran or
     // not, or the inverse an interrupted undo sent ran or not.
     name: "0003-sent-inverses-and-settled-outcomes",
-    sql: `
-      ALTER TABLE actions ADD COLUMN inverse_sent_at TEXT;
-      ALTER TABLE actions ADD COLUMN settled TEXT CHECK (settled IN ('applied', 'not_applied', 'inverse_applied', 'inverse_not_applied'));
-      ALTER TABLE actions ADD COLUMN settled_by TEXT;
-      ALTER TABLE actions ADD COLUMN settled_at TEXT;
-      ALTER TABLE actions ADD COLUMN settled_note TEXT;
-    `,
+    sql: addColumns("actions", {
+      inverse_sent_at: "TEXT",
+      settled: "TEXT CHECK (settled IN ('applied', 'not_applied', 'inverse_applied', 'inverse_not_applied'))",
+      settled_by: "TEXT",
+      settled_at: "TEXT",
+      settled_note: "TEXT",
+    }),
   },
   {
     // A request for approval that an undo of its run withdrew (its status is
     // then denied, and no agent is told of it as a denial), and who last undid a run.
     name: "0004-withdrawn-requests-and-undone-runs",
-    sql: `
-      ALTER TABLE actions ADD COLUMN withdrawn_by TEXT;
-      ALTER TABLE actions ADD COLUMN withdrawn_at TEXT;
-      ALTER TABLE runs ADD COLUMN undone_by TEXT;
-      ALTER TABLE runs ADD COLUMN undone_at TEXT;
-    `,
+    sql: [addColumns("actions", { withdrawn_by: "TEXT", withdrawn_at: "TEXT" }), addColumns("runs", { undone_by: "TEXT", undone_at: "TEXT" })].join("\n"),
   },
   {
     // One meaning per column (issue 14 item 7): why a call was held moves out
@@ -107,9 +106,7 @@ export const MIGRATIONS: Migration[] = [
     // The task a 2026-era server runs a call as (R-ERA-4): the call stays
     // pending until the task completes, and says which task it waits for.
     name: "0006-tasks",
-    sql: `
-      ALTER TABLE actions ADD COLUMN task TEXT;
-    `,
+    sql: addColumns("actions", { task: "TEXT" }),
   },
   {
     // Bodies stored compactly (issue 20): an action's args, snapshot, post-state,

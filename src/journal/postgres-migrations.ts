@@ -16,59 +16,25 @@ function sameAsSqlite(name: string): Migration {
   return migration;
 }
 
+/**
+ * SQLite's first tables and indexes for PostgreSQL: each table gains a
+ * `position` first (the order rows were written, which SQLite's rowid gives),
+ * and loses STRICT (PostgreSQL's types are strict already).
+ */
+function withPositions(sqliteSql: string): string {
+  return sqliteSql
+    .trim()
+    .replace(/CREATE TABLE (\w+) \(\n/g, "CREATE TABLE $1 (\n        position BIGINT GENERATED ALWAYS AS IDENTITY,\n")
+    .replace(/\) STRICT;/g, ");");
+}
+
 export const POSTGRES_MIGRATIONS: Migration[] = [
   {
-    // As SQLite's first migration, plus: `position` (the order rows were
-    // written, which SQLite's rowid gives), and a trigger that NOTIFYs every
-    // listener (watch, the review page) when a statement changed a run or an action.
+    // As SQLite's first migration (withPositions), plus a trigger that NOTIFYs
+    // every listener (watch, the review page) when a statement changed a run or an action.
     name: "0001-runs-and-actions",
     sql: `
-      CREATE TABLE runs (
-        position    BIGINT GENERATED ALWAYS AS IDENTITY,
-        id          TEXT PRIMARY KEY,
-        label       TEXT NOT NULL,
-        started_at  TEXT NOT NULL,
-        ended_at    TEXT,
-        status      TEXT NOT NULL CHECK (status IN ('active', 'complete', 'rolled_back', 'partial')),
-        last_seq    INTEGER NOT NULL DEFAULT 0,
-        host        TEXT,
-        pid         INTEGER
-      );
-
-      CREATE TABLE actions (
-        position        BIGINT GENERATED ALWAYS AS IDENTITY,
-        id              TEXT PRIMARY KEY,
-        run_id          TEXT NOT NULL REFERENCES runs(id),
-        seq             INTEGER NOT NULL,
-        server          TEXT NOT NULL,
-        tool            TEXT NOT NULL,
-        args            TEXT NOT NULL,
-        args_key        TEXT,
-        class           TEXT NOT NULL CHECK (class IN ('readonly', 'reversible', 'compensable', 'irreversible')),
-        status          TEXT NOT NULL CHECK (status IN ('pending', 'gated', 'approved', 'denied', 'applied', 'failed',
-                                                        'rolling_back', 'rolled_back', 'unrecoverable')),
-        snapshot        TEXT,
-        snapshot_absent INTEGER NOT NULL DEFAULT 0,
-        post_state      TEXT,
-        post_absent     INTEGER NOT NULL DEFAULT 0,
-        result          TEXT,
-        inverse         TEXT,
-        verify          TEXT,
-        error           TEXT,
-        warnings        TEXT,
-        approved_by     TEXT,
-        approved_at     TEXT,
-        reason          TEXT,
-        spent_by        TEXT,
-        spent_at        TEXT,
-        claimed_by      TEXT,
-        claimed_at      TEXT,
-        ts              TEXT NOT NULL,
-        UNIQUE (run_id, seq)
-      );
-
-      CREATE INDEX actions_waiting ON actions (status) WHERE status IN ('gated', 'approved', 'denied');
-      CREATE INDEX actions_gate_key ON actions (server, tool, args_key) WHERE args_key IS NOT NULL;
+      ${withPositions(sameAsSqlite("0001-runs-and-actions").sql)}
       CREATE INDEX actions_recent ON actions (ts DESC, position DESC);
       CREATE INDEX runs_recent ON runs (started_at DESC, position DESC);
 
