@@ -240,7 +240,7 @@ describe.concurrent("the endpoint", () => {
 });
 
 describe.concurrent("a server that will not start (R-PROXY-10, R-PROXY-14)", () => {
-  const serverBlock = (script: string) => ["version: 1", "servers:", "  broken:", `    command: ${JSON.stringify(process.execPath)}`, `    args: ["-e", ${JSON.stringify(script)}]`, "tools: []", ""].join("\n");
+  const serverBlock = (script: string) => manifestText({ servers: { broken: { command: process.execPath, args: ["-e", script] } }, tools: [] });
 
   test("dying before any client came: exit 1 naming it and quoting its stderr", async () => {
     const ws = workspace(serverBlock("console.error('cannot open the database'); process.exit(3)"));
