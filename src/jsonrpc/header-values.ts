@@ -27,3 +27,31 @@ export function decodedHeader(value: string): string | undefined {
 
 /** Methods whose target (params.name or params.uri) the Mcp-Name header repeats. */
 export const NAMED_METHODS: Readonly<Record<string, "name" | "uri">> = { "tools/call": "name", "prompts/get": "name", "resources/read": "uri" };
+
+/**
+ * The arguments a listed tool mirrors into headers: argument name → the
+ * header's suffix (`Mcp-Param-<suffix>`), from the `x-mcp-header` of its
+ * inputSchema's top-level properties (SEP-2243).
+ */
+export function mirroredArguments(tool: unknown): Map<string, string> {
+  const mirrored = new Map<string, string>();
+  const schema = typeof tool === "object" && tool !== null ? (tool as { inputSchema?: unknown }).inputSchema : undefined;
+  const properties = typeof schema === "object" && schema !== null ? (schema as { properties?: unknown }).properties : undefined;
+  if (typeof properties !== "object" || properties === null) return mirrored;
+  for (const [argument, property] of Object.entries(properties)) {
+    const header = typeof property === "object" && property !== null ? (property as Record<string, unknown>)["x-mcp-header"] : undefined;
+    if (typeof header === "string" && header !== "") mirrored.set(argument, header);
+  }
+  return mirrored;
+}
+
+/** The Mcp-Param-* headers of a call: one per mirrored argument it carries (a string, number or boolean; null or absent sends none). */
+export function paramHeaders(mirrored: ReadonlyMap<string, string>, args: unknown): Record<string, string> {
+  const headers: Record<string, string> = {};
+  if (typeof args !== "object" || args === null) return headers;
+  for (const [argument, suffix] of mirrored) {
+    const value = (args as Record<string, unknown>)[argument];
+    if (typeof value === "string" || typeof value === "number" || typeof value === "boolean") headers[`Mcp-Param-${suffix}`] = encodedHeader(String(value));
+  }
+  return headers;
+}

@@ -2,7 +2,10 @@
 // HTTP transport sends none of the headers that binding requires, so these
 // go out here: each request its own POST with MCP-Protocol-Version,
 // Mcp-Method and (for a call, a prompt, a resource read) Mcp-Name, answered
-// by one JSON object or by an event stream of lines about that request.
+// by one JSON object or by an event stream of lines about that request. A
+// call also repeats in Mcp-Param-* headers the arguments its tool marks with
+// `x-mcp-header` (learnt from the server's tools/list answers), which such a
+// server checks against the body and refuses the call without.
 // Closing that response is how such a request is cancelled. A refusal (HTTP
 // 4xx) is the request's answer, as a JSON-RPC error; anything else that keeps
 // the answer away (a 5xx, a dropped connection, a response that ends without
@@ -11,7 +14,7 @@
 import { ErrorCode } from "@modelcontextprotocol/sdk/types.js";
 import { claimedVersion, MODERN_VERSIONS } from "../jsonrpc/eras.ts";
 import { isId, isRecord } from "../jsonrpc/frames.ts";
-import { encodedHeader, NAMED_METHODS } from "../jsonrpc/header-values.ts";
+import { encodedHeader, mirroredArguments, NAMED_METHODS, paramHeaders } from "../jsonrpc/header-values.ts";
 import { errorLine } from "../jsonrpc/messages.ts";
 
 /** How much of an HTTP error's body is quoted in the error a request gets. */
@@ -59,6 +62,8 @@ class LostAnswer extends Error {
 export class ModernHttpRequests {
   /** Requests whose response is still open, by id text: aborting one is its cancellation. */
   private readonly open = new Map<string, AbortController>();
+  /** By tool name: the arguments its calls mirror into Mcp-Param-* headers (from the server's tools/list answers). */
+  private readonly mirrored = new Map<string, Map<string, string>>();
 
   constructor(
     private readonly url: URL,
@@ -88,6 +93,19 @@ export class ModernHttpRequests {
     return this.post(line, message.id, message.method, params, version);
   }
 
+  /** Which arguments of each listed tool go into headers (a page of tools/list adds its tools). */
+  private learnTools(text: string): void {
+    const answer: unknown = JSON.parse(text);
+    const tools = isRecord(answer) && isRecord(answer.result) ? answer.result.tools : undefined;
+    if (!Array.isArray(tools)) return;
+    for (const tool of tools) {
+      if (!isRecord(tool) || typeof tool.name !== "string") continue;
+      const mirrored = mirroredArguments(tool);
+      if (mirrored.size > 0) this.mirrored.set(tool.name, mirrored);
+      else this.mirrored.delete(tool.name);
+    }
+  }
+
   /** Every open request is dropped (the link is closing). */
   close(): void {
     for (const request of this.open.values()) request.abort();
@@ -107,6 +125,11 @@ export class ModernHttpRequests {
       "MCP-Protocol-Version": version,
       "Mcp-Method": method,
       ...(typeof target === "string" ? { "Mcp-Name": encodedHeader(target) } : {}),
+      ...(method === "tools/call" && typeof target === "string" ? paramHeaders(this.mirrored.get(target) ?? new Map(), params.arguments) : {}),
+    };
+    const deliver = (text: string) => {
+      if (method === "tools/list" && isAnswerTo(text, idText)) this.learnTools(text);
+      this.onLine(text);
     };
     try {
       const response = await fetch(this.url, { method: "POST", headers, body: line, signal: abort.signal });
@@ -115,13 +138,13 @@ export class ModernHttpRequests {
         let answered = false;
         for await (const data of eventData(response.body)) {
           answered ||= isAnswerTo(data, idText);
-          this.onLine(data);
+          deliver(data);
         }
         if (!answered && !abort.signal.aborted) throw new LostAnswer("the server closed its response without answering");
         return;
       }
       const text = await response.text();
-      if (isAnswerTo(text, idText)) return this.onLine(text);
+      if (isAnswerTo(text, idText)) return deliver(text);
       const said = `HTTP ${response.status} from the server${text.trim() ? `: ${errorText(text)}` : ""}`;
       // A 4xx is a refusal before anything ran: the request's answer is that refusal.
       if (response.status >= 400 && response.status < 500) return this.onLine(errorLine({ text: idText, key: "" }, ErrorCode.InternalError, said));

@@ -2,7 +2,7 @@
 // `=?base64?…?=` otherwise, and back; and the event streams a 2026-era
 // server answers a POST with, read into their lines.
 import { describe, expect, test } from "bun:test";
-import { decodedHeader, encodedHeader } from "../../src/jsonrpc/header-values.ts";
+import { decodedHeader, encodedHeader, mirroredArguments, paramHeaders } from "../../src/jsonrpc/header-values.ts";
 import { eventData } from "../../src/servers/modern-http.ts";
 
 describe("header values", () => {
@@ -33,5 +33,43 @@ describe("an event stream's lines", () => {
     const lines: string[] = [];
     for await (const data of eventData(body)) lines.push(data);
     expect(lines).toEqual(['{"a":1}', '{"b":\n2}', '{"c":3}', '{"d":4}']);
+  });
+});
+
+describe("mirroredArguments / paramHeaders (SEP-2243 Mcp-Param-*)", () => {
+  const tool = {
+    name: "t",
+    inputSchema: {
+      type: "object",
+      properties: {
+        region: { type: "string", "x-mcp-header": "Region" },
+        priority: { type: "integer", "x-mcp-header": "Priority" },
+        verbose: { type: "boolean", "x-mcp-header": "Verbose" },
+        query: { type: "string" },
+        bad: { type: "string", "x-mcp-header": "" },
+      },
+    },
+  };
+
+  test("only top-level properties that name a header are mirrored", () => {
+    expect([...mirroredArguments(tool)]).toEqual([
+      ["region", "Region"],
+      ["priority", "Priority"],
+      ["verbose", "Verbose"],
+    ]);
+    expect(mirroredArguments({ name: "x" }).size).toBe(0);
+    expect(mirroredArguments(null).size).toBe(0);
+  });
+
+  test("each mirrored argument present goes in its header, encoded when it must be; null and absent ones send none", () => {
+    const mirrored = mirroredArguments(tool);
+    expect(paramHeaders(mirrored, { region: "us-west1", priority: 3, verbose: false, query: "q" })).toEqual({
+      "Mcp-Param-Region": "us-west1",
+      "Mcp-Param-Priority": "3",
+      "Mcp-Param-Verbose": "false",
+    });
+    expect(paramHeaders(mirrored, { region: "Zürich", priority: null })).toEqual({ "Mcp-Param-Region": `=?base64?${Buffer.from("Zürich").toString("base64")}?=` });
+    expect(paramHeaders(mirrored, { region: { nested: true } })).toEqual({});
+    expect(paramHeaders(mirrored, undefined)).toEqual({});
   });
 });
