@@ -4,6 +4,8 @@
 // says. A mismatch is refused with 400 and HeaderMismatch (-32020), an
 // unserved version with 400 and UnsupportedProtocolVersion (-32022), as the
 // binding requires: whatever routes on a header must see what the proxy runs.
+// The same holds for a call's Mcp-Param-* headers, which repeat the arguments
+// its tool marks `x-mcp-header` (SEP-2243).
 import { claimedVersion, LEGACY_VERSIONS, MODERN_VERSIONS } from "../jsonrpc/eras.ts";
 import { paramsOf, type RequestFrame } from "../jsonrpc/frames.ts";
 import { decodedHeader, NAMED_METHODS } from "../jsonrpc/header-values.ts";
@@ -64,5 +66,28 @@ export function headerRefusal(headers: Headers, frame: RequestFrame): HeaderRefu
   const name = decodedHeader(nameHeader);
   if (name === undefined) return mismatch("the Mcp-Name header's =?base64?…?= value is not valid base64 of UTF-8 text");
   if (name !== params[field]) return mismatch(`the Mcp-Name header says ${JSON.stringify(name)} but params.${field} is ${shown(params[field])}`);
+  return undefined;
+}
+
+/**
+ * Why a sessionless tools/call's Mcp-Param-* headers cannot be trusted, if
+ * they cannot: `mirrored` (argument → header suffix, from the tool's
+ * inputSchema) says which arguments they must repeat. An argument the body
+ * carries (a string, number or boolean) needs its header, decoded equal to
+ * it; a header that is not valid `=?base64?…?=` is refused.
+ */
+export function paramRefusal(headers: Headers, mirrored: ReadonlyMap<string, string>, args: unknown): HeaderRefusal | undefined {
+  const body = typeof args === "object" && args !== null ? (args as Record<string, unknown>) : {};
+  const mismatch = (message: string): HeaderRefusal => ({ code: HEADER_MISMATCH, message: `Header mismatch: ${message}` });
+  for (const [argument, suffix] of mirrored) {
+    const name = `Mcp-Param-${suffix}`;
+    const header = headers.get(name);
+    const value = body[argument];
+    if (header !== null && decodedHeader(header) === undefined) return mismatch(`the ${name} header's =?base64?…?= value is not valid base64 of UTF-8 text`);
+    if (typeof value !== "string" && typeof value !== "number" && typeof value !== "boolean") continue;
+    if (header === null) return mismatch(`the body carries ${argument}=${shown(value)} but the ${name} header is missing`);
+    const said = decodedHeader(header)!;
+    if (said !== String(value)) return mismatch(`the ${name} header says ${JSON.stringify(said)} but the body's ${argument} is ${shown(value)}`);
+  }
   return undefined;
 }

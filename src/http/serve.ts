@@ -119,7 +119,7 @@ export async function serveHttp(options: HttpOptions): Promise<void> {
     });
     return session;
   };
-  const sessionless = new SessionlessRuns(() => openSession("sessionless"), log);
+  const sessionless = new SessionlessRuns(() => openSession("sessionless"), log, (tool) => pool.mirroredArguments(tool));
 
   /** The session a request names, or why not. */
   const sessionFor = (request: Request): HttpSession | Response => {

@@ -12,7 +12,7 @@ import { deservesAnswer, isRecord, paramsOf, type Frame } from "../jsonrpc/frame
 import { errorLine } from "../jsonrpc/messages.ts";
 import type { Logger } from "../log.ts";
 import type { HttpSession } from "./http-session.ts";
-import { headerRefusal } from "./modern-headers.ts";
+import { headerRefusal, paramRefusal } from "./modern-headers.ts";
 import { refusal } from "./responses.ts";
 
 const UNNAMED = "unnamed 2026-07-28 client";
@@ -32,6 +32,8 @@ export class SessionlessRuns {
     /** A new session for a run that has none (or whose session is ending). */
     private readonly open: () => HttpSession,
     private readonly log: Logger,
+    /** The arguments of a client-visible tool that its calls repeat in Mcp-Param-* headers. */
+    private readonly mirroredArguments: (tool: string) => Promise<ReadonlyMap<string, string>> = async () => new Map(),
   ) {}
 
   /** A session ended: a later request of its run opens a new one. */
@@ -44,7 +46,7 @@ export class SessionlessRuns {
    * own response) once its headers say what its body says; a notification is
    * taken and dropped (the binding defines none for HTTP); anything else is refused.
    */
-  post(request: Request, frames: Frame[]): Response {
+  async post(request: Request, frames: Frame[]): Promise<Response> {
     if (frames.length !== 1) return refusal(400, "Invalid Request: a 2026-07-28 POST carries one JSON-RPC message, not a batch", { code: ErrorCode.InvalidRequest });
     const frame = frames[0]!;
     switch (frame.kind) {
@@ -58,6 +60,11 @@ export class SessionlessRuns {
     }
     const refused = headerRefusal(request.headers, frame);
     if (refused) return jsonError(400, errorLine(frame.id, refused.code, refused.message, refused.data));
+    const params = paramsOf(frame.msg);
+    if (frame.msg.method === "tools/call" && typeof params.name === "string") {
+      const mismatch = paramRefusal(request.headers, await this.mirroredArguments(params.name), params.arguments);
+      if (mismatch) return jsonError(400, errorLine(frame.id, mismatch.code, mismatch.message));
+    }
     return this.sessionFor(runKeyOf(paramsOf(frame.msg))).postAlone(frame);
   }
 

@@ -143,18 +143,24 @@ export class ServerPool {
     const toolsByServer = new Map<string, Set<string>>();
     for (const upstream of this.upstreams) {
       if (this.awaitingSignIn.has(upstream)) continue;
-      let names: Set<string>;
+      let tools: Array<Record<string, unknown>>;
       try {
-        names = toolNames(await listTools(upstream));
+        tools = await listTools(upstream);
       } catch (error) {
         throw new SynartesisError("server", `server "${upstream.name}" could not list its tools: ${(error as Error).message}`);
       }
-      toolsByServer.set(upstream.name, names);
-      this.catalog.remember(upstream, names);
+      toolsByServer.set(upstream.name, toolNames(tools));
+      this.catalog.remember(upstream, tools);
     }
     const { missing, unused } = policyFit(this.manifest, toolsByServer);
     for (const rule of unused) this.log.warn("a rule matches none of its server's tools (a typo?)", { match: rule.match, line: rule.line });
     if (missing.length) throw new SynartesisError("manifest", "the manifest names tools its servers do not have", { details: missing });
+  }
+
+  /** The arguments of a client-visible tool that a call repeats in Mcp-Param-* headers (empty for an unknown tool). */
+  mirroredArguments(exposedName: string): Promise<ReadonlyMap<string, string>> {
+    const target = this.router.resolve(exposedName);
+    return target ? this.catalog.mirroredArguments(target.upstream, target.name) : Promise.resolve(new Map());
   }
 
   /** A place in `server`'s queue of mutating calls, taken now (R-PROXY-6, across every session). */
