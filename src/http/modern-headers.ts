@@ -2,11 +2,14 @@
 // pure: which POSTs are sessionless (2026-era) requests, and whether their
 // headers (MCP-Protocol-Version, Mcp-Method, Mcp-Name) say what their body
 // says. A mismatch is refused with 400 and HeaderMismatch (-32020), an
-// unserved version with 400 and UnsupportedProtocolVersion (-32022), as the
+// unserved version with 400 and UnsupportedProtocolVersion (-32022), a body
+// without its envelope (protocol version, client capabilities) with 400 and
+// Invalid params (-32602), as the
 // binding requires: whatever routes on a header must see what the proxy runs.
 // The same holds for a call's Mcp-Param-* headers, which repeat the arguments
 // its tool marks `x-mcp-header` (SEP-2243).
-import { claimedVersion, LEGACY_VERSIONS, MODERN_VERSIONS } from "../jsonrpc/eras.ts";
+import { ErrorCode } from "@modelcontextprotocol/sdk/types.js";
+import { claimedVersion, envelopeOf, LEGACY_VERSIONS, MODERN_VERSIONS } from "../jsonrpc/eras.ts";
 import { paramsOf, type RequestFrame } from "../jsonrpc/frames.ts";
 import { decodedHeader, NAMED_METHODS } from "../jsonrpc/header-values.ts";
 import { HEADER_MISMATCH, UNSUPPORTED_PROTOCOL_VERSION, type Code } from "../jsonrpc/messages.ts";
@@ -45,17 +48,23 @@ export function headerRefusal(headers: Headers, frame: RequestFrame): HeaderRefu
   const claimed = claimedVersion(params);
   // A 2025 revision is served after initialize only, never sessionless.
   if (!MODERN_VERSIONS.includes(version) && (claimed === version || !LEGACY_VERSIONS.includes(version))) {
-    const supported = [...MODERN_VERSIONS, ...LEGACY_VERSIONS];
+    // The versions a request of this kind may name (as server/discover says, and as over stdio).
+    const supported = MODERN_VERSIONS;
     return {
       code: UNSUPPORTED_PROTOCOL_VERSION,
       message: `Unsupported protocol version ${JSON.stringify(version)}: Synartesis serves ${MODERN_VERSIONS.join(", ")} without sessions, and ${LEGACY_VERSIONS.join(", ")} after initialize`,
       data: { supported, requested: version },
     };
   }
-  if (claimed !== version) {
-    const body = claimed === undefined ? 'the body\'s _meta has no "io.modelcontextprotocol/protocolVersion"' : `the body's _meta says ${shown(claimed)}`;
-    return mismatch(`the MCP-Protocol-Version header says ${JSON.stringify(version)} but ${body}`);
+  if (claimed === undefined) {
+    return {
+      code: ErrorCode.InvalidParams,
+      message: 'Invalid params: a 2026-07-28 request must carry _meta["io.modelcontextprotocol/protocolVersion"] and _meta["io.modelcontextprotocol/clientCapabilities"]',
+    };
   }
+  if (claimed !== version) return mismatch(`the MCP-Protocol-Version header says ${JSON.stringify(version)} but the body's _meta says ${shown(claimed)}`);
+  const envelope = envelopeOf(params);
+  if (typeof envelope === "string") return { code: ErrorCode.InvalidParams, message: `Invalid params: ${envelope}` };
   const method = headers.get("mcp-method");
   if (method === null) return mismatch("the Mcp-Method header is missing");
   if (method !== frame.msg.method) return mismatch(`the Mcp-Method header says ${JSON.stringify(method)} but the body's method is ${JSON.stringify(frame.msg.method)}`);

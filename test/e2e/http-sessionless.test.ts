@@ -70,7 +70,7 @@ describe.concurrent("sessionless requests over HTTP (R-ERA-1)", () => {
     expect(journalRows(ws.journal).map((row) => [row.tool, row.status])).toEqual([["get_customer", "applied"]]);
   });
 
-  test("headers that do not say what the body says: 400 with HeaderMismatch (-32020) under the request's id, and nothing is run", async () => {
+  test("headers that do not say what the body says: 400 with HeaderMismatch (-32020) under the request's id (a body without its envelope: -32602), and nothing is run", async () => {
     const ws = crmWorkspace(crmStateText());
     const before = readFileSync(ws.state, "utf8");
     const proxy = await startHttpProxy(ws);
@@ -95,6 +95,22 @@ describe.concurrent("sessionless requests over HTTP (R-ERA-1)", () => {
     const claims2025 = call("raw-2026", "update_customer", { id: "c_001", plan: "free" }, { "io.modelcontextprotocol/protocolVersion": "2025-06-18" });
     expect(await refused(good, claims2025)).toBe('Header mismatch: the MCP-Protocol-Version header says "2026-07-28" but the body\'s _meta says "2025-06-18"');
 
+    // A body without its envelope is not a header mismatch: 400 with Invalid params (-32602), as over stdio.
+    const invalid = async (params: Record<string, unknown>) => {
+      const response = await modernPost(proxy.url, 5, "tools/call", params, good);
+      expect(response.status).toBe(400);
+      const body = await response.json();
+      expect([body.id, body.error.code]).toEqual([5, -32602]);
+      return body.error.message as string;
+    };
+    expect(await invalid({ name: "update_customer", arguments: { id: "c_001", plan: "free" } })).toBe(
+      'Invalid params: a 2026-07-28 request must carry _meta["io.modelcontextprotocol/protocolVersion"] and _meta["io.modelcontextprotocol/clientCapabilities"]',
+    );
+    const noCapabilities = { name: "update_customer", arguments: { id: "c_001", plan: "free" }, _meta: { "io.modelcontextprotocol/protocolVersion": MODERN } };
+    expect(await invalid(noCapabilities)).toBe(
+      'Invalid params: _meta["io.modelcontextprotocol/clientCapabilities"] must be an object (the client\'s capabilities for this request)',
+    );
+
     expect(readFileSync(ws.state, "utf8")).toBe(before);
     expect(journalRows(ws.journal)).toEqual([]);
 
@@ -112,7 +128,7 @@ describe.concurrent("sessionless requests over HTTP (R-ERA-1)", () => {
     const response = await modernPost(proxy.url, 1, "tools/list", future, { "MCP-Protocol-Version": "2099-01-01", "Mcp-Method": "tools/list" });
     expect(response.status).toBe(400);
     const body = await response.json();
-    expect([body.id, body.error.code, body.error.data]).toEqual([1, -32022, { supported: [MODERN, "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"], requested: "2099-01-01" }]);
+    expect([body.id, body.error.code, body.error.data]).toEqual([1, -32022, { supported: [MODERN], requested: "2099-01-01" }]);
 
     const list = { jsonrpc: "2.0", id: 2, method: "tools/list", params: enveloped("raw-2026") };
     const batch = await postRaw(proxy.url, JSON.stringify([list, { ...list, id: 3 }]), bindingHeaders("tools/list", {}));
