@@ -165,22 +165,47 @@ export interface Comparison {
   scenarios: string[];
   columns: ColumnResult[];
   dir: string;
+  /** The report's first line: which suite, which scenarios, which upstream (default: SUITE_0_1's). */
+  title?: string;
 }
 
-/** The suite's server scenarios, as `conformance list --server` names them. */
-export function listScenarios(node: string): string[] {
-  const listed = Bun.spawnSync([node, SUITE, "list", "--server"], { cwd: ROOT });
-  if (listed.exitCode !== 0) throw new SetupError(`\`conformance list --server\` failed: ${listed.stderr.toString().trim()}`);
+/** Which suite to run and how to select its scenarios. */
+export interface Suite {
+  /** The suite's dist/index.js. */
+  path: string;
+  /** Arguments of `list` that name the scenarios to run. */
+  list: string[];
+  /** Arguments of `server` that run all of them. */
+  all: string[];
+  /** Arguments of `server` added to `--scenario NAME` when only some are run. */
+  each: string[];
+  title: string;
+}
+
+/** The installed 0.1.16 suite, every server scenario (`--suite all`). */
+export const SUITE_0_1: Suite = {
+  path: SUITE,
+  list: ["list", "--server"],
+  all: ["--suite", "all"],
+  each: [],
+  title: "MCP conformance suite, server scenarios (%d), upstream test/fixtures/conformance-server.ts",
+};
+
+/** The suite's server scenarios, as `conformance list --server` (and the suite's other list arguments) names them. */
+export function listScenarios(node: string, suite: Suite = SUITE_0_1): string[] {
+  const command = `\`conformance ${suite.list.join(" ")}\``;
+  const listed = Bun.spawnSync([node, suite.path, ...suite.list], { cwd: ROOT });
+  if (listed.exitCode !== 0) throw new SetupError(`${command} failed: ${listed.stderr.toString().trim()}`);
   const names = [...listed.stdout.toString().matchAll(/^\s+- (\S+)/gm)].map((match) => match[1]!);
-  if (names.length === 0) throw new SetupError("`conformance list --server` named no scenario");
+  if (names.length === 0) throw new SetupError(`${command} named no scenario`);
   return names;
 }
 
 /** Runs the suite (all scenarios, or just `only`) against `url`; results are read from the checks.json files it writes. */
-async function runSuite(node: string, url: string, outDir: string, log: string, only: string[]): Promise<Map<string, ScenarioResult>> {
-  const runs = only.length === 0 ? [["--suite", "all"]] : only.map((scenario) => ["--scenario", scenario]);
+async function runSuite(node: string, suiteSpec: Suite, url: string, outDir: string, log: string, only: string[]): Promise<Map<string, ScenarioResult>> {
+  const runs = only.length === 0 ? [suiteSpec.all] : only.map((scenario) => ["--scenario", scenario, ...suiteSpec.each]);
   for (const selection of runs) {
-    const suite = Bun.spawn([node, SUITE, "server", "--url", url, ...selection, "-o", outDir], { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
+    const suite = Bun.spawn([node, suiteSpec.path, "server", "--url", url, ...selection, "-o", outDir], { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
     const guard = setTimeout(() => suite.kill("SIGKILL"), 15 * 60_000); // a target that hangs must not hang CI
     const [out, err] = await Promise.all([new Response(suite.stdout).text(), new Response(suite.stderr).text(), suite.exited]);
     clearTimeout(guard);
@@ -213,11 +238,14 @@ export function readResults(outDir: string): Map<string, ScenarioResult> {
 }
 
 /** Runs the suite against every column in turn (the first is the control). */
-export async function compare(options: { columns?: Column[]; only?: string[]; progress?: (line: string) => void } = {}): Promise<Comparison> {
+export async function compare(
+  options: { columns?: Column[]; only?: string[]; suite?: Suite; progress?: (line: string) => void } = {},
+): Promise<Comparison> {
   const columns = options.columns ?? COLUMNS;
   const only = options.only ?? [];
+  const suite = options.suite ?? SUITE_0_1;
   const node = findNode22();
-  const known = listScenarios(node);
+  const known = listScenarios(node, suite);
   const unknown = only.filter((scenario) => !known.includes(scenario));
   if (unknown.length > 0) throw new SetupError(`unknown scenario ${unknown.join(", ")}; the suite has: ${known.join(", ")}`);
   if (!existsSync(BIN)) throw new SetupError(`no binary at ${BIN}: run \`bun run build\` first`);
@@ -231,14 +259,15 @@ export async function compare(options: { columns?: Column[]; only?: string[]; pr
     const started = performance.now();
     const target = await column.start(ws);
     try {
-      const results = await runSuite(node, target.url, join(dir, slug), join(dir, `${slug}.suite.log`), only);
+      const results = await runSuite(node, suite, target.url, join(dir, slug), join(dir, `${slug}.suite.log`), only);
       done.push({ name: column.name, results, seconds: (performance.now() - started) / 1000 });
     } finally {
       await target.stop();
     }
     options.progress?.(`${column.name}: done in ${done.at(-1)!.seconds.toFixed(1)} s`);
   }
-  return { scenarios: only.length > 0 ? only : known, columns: done, dir };
+  const scenarios = only.length > 0 ? only : known;
+  return { scenarios, columns: done, dir, title: suite.title.replace("%d", String(scenarios.length)) };
 }
 
 /** A scenario's outcome in one column; a scenario the suite did not report counts as failed. */
@@ -270,7 +299,7 @@ export function renderReport(comparison: Comparison): string {
   const widths = header.map((_, index) => Math.max(...table.map((row) => row[index]!.length)));
   const line = (row: string[]) => row.map((text, index) => text.padEnd(widths[index]!)).join("  ").trimEnd();
   const out = [
-    `MCP conformance suite, server scenarios (${comparison.scenarios.length}), upstream test/fixtures/conformance-server.ts`,
+    comparison.title ?? SUITE_0_1.title.replace("%d", String(comparison.scenarios.length)),
     "",
     line(header),
     ...rows.map(line),

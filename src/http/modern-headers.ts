@@ -2,12 +2,15 @@
 // pure: which POSTs are sessionless (2026-era) requests, and whether their
 // headers (MCP-Protocol-Version, Mcp-Method, Mcp-Name) say what their body
 // says. A mismatch is refused with 400 and HeaderMismatch (-32020), an
-// unserved version with 400 and UnsupportedProtocolVersion (-32022), as the
-// binding requires: whatever routes on a header must see what the proxy runs.
-import { claimedVersion, LEGACY_VERSIONS, MODERN_VERSIONS } from "../jsonrpc/eras.ts";
+// unserved version with 400 and UnsupportedProtocolVersion (-32022), a body
+// without its envelope (protocol version, client capabilities) with 400 and
+// Invalid params (-32602), as the binding requires: whatever routes on a
+// header must see what the proxy runs. (A call's Mcp-Param-* headers are held
+// to its arguments in param-check.ts.)
+import { claimedVersion, envelopeOf, LEGACY_VERSIONS, MODERN_VERSIONS } from "../jsonrpc/eras.ts";
 import { paramsOf, type RequestFrame } from "../jsonrpc/frames.ts";
 import { decodedHeader, NAMED_METHODS } from "../jsonrpc/header-values.ts";
-import { HEADER_MISMATCH, UNSUPPORTED_PROTOCOL_VERSION, type Code } from "../jsonrpc/messages.ts";
+import { ErrorCode, HEADER_MISMATCH, UNSUPPORTED_PROTOCOL_VERSION, type Code } from "../jsonrpc/messages.ts";
 
 const VERSION_HEADER = "mcp-protocol-version";
 
@@ -18,6 +21,12 @@ export interface HeaderRefusal {
   data?: unknown;
 }
 
+/** Whether a POST's MCP-Protocol-Version header names a 2026 revision. */
+export function namesModernVersion(headers: Headers): boolean {
+  const version = headers.get(VERSION_HEADER);
+  return version !== null && MODERN_VERSIONS.includes(version);
+}
+
 /**
  * Whether a POST is a sessionless 2026-era request: its MCP-Protocol-Version
  * header names a 2026 revision, or, without a session, it names a revision
@@ -25,8 +34,8 @@ export interface HeaderRefusal {
  * are checked, and a missing header is refused, not taken for a 2025 client).
  */
 export function isSessionless(headers: Headers, body: RequestFrame | undefined, hasSession: boolean): boolean {
+  if (namesModernVersion(headers)) return true;
   const version = headers.get(VERSION_HEADER);
-  if (version !== null && MODERN_VERSIONS.includes(version)) return true;
   if (hasSession) return false;
   if (version !== null && !LEGACY_VERSIONS.includes(version)) return true;
   return body !== undefined && body.msg.method !== "initialize" && claimedVersion(paramsOf(body.msg)) !== undefined;
@@ -43,17 +52,23 @@ export function headerRefusal(headers: Headers, frame: RequestFrame): HeaderRefu
   const claimed = claimedVersion(params);
   // A 2025 revision is served after initialize only, never sessionless.
   if (!MODERN_VERSIONS.includes(version) && (claimed === version || !LEGACY_VERSIONS.includes(version))) {
-    const supported = [...MODERN_VERSIONS, ...LEGACY_VERSIONS];
+    // The versions a request of this kind may name (as server/discover says, and as over stdio).
+    const supported = MODERN_VERSIONS;
     return {
       code: UNSUPPORTED_PROTOCOL_VERSION,
       message: `Unsupported protocol version ${JSON.stringify(version)}: Synartesis serves ${MODERN_VERSIONS.join(", ")} without sessions, and ${LEGACY_VERSIONS.join(", ")} after initialize`,
       data: { supported, requested: version },
     };
   }
-  if (claimed !== version) {
-    const body = claimed === undefined ? 'the body\'s _meta has no "io.modelcontextprotocol/protocolVersion"' : `the body's _meta says ${shown(claimed)}`;
-    return mismatch(`the MCP-Protocol-Version header says ${JSON.stringify(version)} but ${body}`);
+  if (claimed === undefined) {
+    return {
+      code: ErrorCode.InvalidParams,
+      message: 'Invalid params: a 2026-07-28 request must carry _meta["io.modelcontextprotocol/protocolVersion"] and _meta["io.modelcontextprotocol/clientCapabilities"]',
+    };
   }
+  if (claimed !== version) return mismatch(`the MCP-Protocol-Version header says ${JSON.stringify(version)} but the body's _meta says ${shown(claimed)}`);
+  const envelope = envelopeOf(params);
+  if (typeof envelope === "string") return { code: ErrorCode.InvalidParams, message: `Invalid params: ${envelope}` };
   const method = headers.get("mcp-method");
   if (method === null) return mismatch("the Mcp-Method header is missing");
   if (method !== frame.msg.method) return mismatch(`the Mcp-Method header says ${JSON.stringify(method)} but the body's method is ${JSON.stringify(frame.msg.method)}`);
@@ -66,3 +81,4 @@ export function headerRefusal(headers: Headers, frame: RequestFrame): HeaderRefu
   if (name !== params[field]) return mismatch(`the Mcp-Name header says ${JSON.stringify(name)} but params.${field} is ${shown(params[field])}`);
   return undefined;
 }
+

@@ -21,7 +21,7 @@ import { recordingOptions } from "../proxy/session-run.ts";
 import { startFailure, UpstreamError } from "../servers/upstream.ts";
 import { allowedNames, hostAllowed, originAllowed, tokenMatches } from "./guard.ts";
 import { HttpSession } from "./http-session.ts";
-import { isSessionless } from "./modern-headers.ts";
+import { isSessionless, namesModernVersion } from "./modern-headers.ts";
 import { plainText, refusal, SESSION_HEADER } from "./responses.ts";
 import { SessionlessRuns } from "./sessionless.ts";
 
@@ -148,7 +148,8 @@ export async function serveHttp(options: HttpOptions): Promise<void> {
     if ("refused" in read) return new Response(read.refused, { status: 400, headers: { "Content-Type": "application/json" } });
     const initializing = read.frames.some((frame) => frame.kind === "request" && frame.msg.method === "initialize");
     const alone = read.frames.length === 1 && read.frames[0]!.kind === "request" ? read.frames[0] : undefined;
-    if (!initializing && isSessionless(request.headers, alone, request.headers.has(SESSION_HEADER))) {
+    // initialize under a 2026-07-28 MCP-Protocol-Version header is that era's, where it does not exist.
+    if ((!initializing || namesModernVersion(request.headers)) && isSessionless(request.headers, alone, request.headers.has(SESSION_HEADER))) {
       // An answer may take as long as its call (or a person's approval of what it asks): no idle cut-off.
       server.timeout(request, 0);
       return sessionless.post(request, read.frames);

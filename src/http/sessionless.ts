@@ -6,7 +6,7 @@
 // retry that answers an input_required (R-ERA-2/3) and a task's follow-ups
 // (R-ERA-4) find the call they continue whichever connection they come on.
 import { runLabelOf } from "../proxy/client-era.ts";
-import { RUN_KEY } from "../jsonrpc/eras.ts";
+import { MODERN_VERSION, REMOVED_IN_MODERN, RUN_KEY } from "../jsonrpc/eras.ts";
 import { deservesAnswer, isRecord, paramsOf, type Frame } from "../jsonrpc/frames.ts";
 import { ErrorCode, errorLine } from "../jsonrpc/messages.ts";
 import type { Logger } from "../log.ts";
@@ -65,7 +65,8 @@ export class SessionlessRuns {
     }
     const refused = headerRefusal(request.headers, frame);
     if (refused) return jsonError(400, errorLine(frame.id, refused.code, refused.message, refused.data));
-    const notFound = this.notFound(frame.msg.method);
+    const method = frame.msg.method;
+    const notFound = REMOVED_IN_MODERN.has(method) ? `Method not found: ${method} (not part of ${MODERN_VERSION})` : this.notFound(method);
     if (notFound) return jsonError(404, errorLine(frame.id, ErrorCode.MethodNotFound, notFound));
     const params = paramsOf(frame.msg);
     return this.sessionFor(runKeyOf(params)).postAlone(frame, {

@@ -13,6 +13,12 @@ export const MODERN_VERSION = "2026-07-28";
 export const MODERN_VERSIONS = [MODERN_VERSION];
 /** initialize-era revisions, newest first. */
 export const LEGACY_VERSIONS = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+/**
+ * Requests the 2026-07-28 revision removed (its changelog: no handshake, no
+ * ping or logging/setLevel, subscriptions/listen instead of resources/subscribe,
+ * tasks polled with tasks/get): not found for a client of that era.
+ */
+export const REMOVED_IN_MODERN = new Set(["initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe", "tasks/result", "tasks/list"]);
 
 export const PROTOCOL_VERSION_KEY = "io.modelcontextprotocol/protocolVersion";
 export const CLIENT_INFO_KEY = "io.modelcontextprotocol/clientInfo";

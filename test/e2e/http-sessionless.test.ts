@@ -8,7 +8,7 @@ import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { CRM_RULES, CRM_SERVER, eraWorkspace, jobsState, notesRules, notesServer, release, tasksWorkspace } from "../fixtures/era-kit.ts";
-import { eventData, postRaw, startHttpProxy, stopHttpProxiesAfterAll, TOKEN } from "../fixtures/http-kit.ts";
+import { eventData, postRaw, rawSession, startHttpProxy, stopHttpProxiesAfterAll, TOKEN } from "../fixtures/http-kit.ts";
 import { crmStateText, crmWorkspace, journalRows, journalRuns } from "../fixtures/proxy-kit.ts";
 import { ROOT, run, tempDir, until } from "../helpers.ts";
 
@@ -71,7 +71,7 @@ describe.concurrent("sessionless requests over HTTP (R-ERA-1)", () => {
     expect(journalRows(ws.journal).map((row) => [row.tool, row.status])).toEqual([["get_customer", "applied"]]);
   });
 
-  test("headers that do not say what the body says: 400 with HeaderMismatch (-32020) under the request's id, and nothing is run", async () => {
+  test("headers that do not say what the body says: 400 with HeaderMismatch (-32020) under the request's id (a body without its envelope: -32602), and nothing is run", async () => {
     const ws = crmWorkspace(crmStateText());
     const before = readFileSync(ws.state, "utf8");
     const proxy = await startHttpProxy(ws);
@@ -91,12 +91,26 @@ describe.concurrent("sessionless requests over HTTP (R-ERA-1)", () => {
     expect(await refused(without("Mcp-Name"))).toBe("Header mismatch: the Mcp-Name header is missing (tools/call must repeat params.name there)");
     expect(await refused({ ...good, "Mcp-Method": "tools/list" })).toBe('Header mismatch: the Mcp-Method header says "tools/list" but the body\'s method is "tools/call"');
     expect(await refused({ ...good, "Mcp-Name": "get_customer" })).toBe('Header mismatch: the Mcp-Name header says "get_customer" but params.name is "update_customer"');
-    expect(await refused({ ...good, "Mcp-Name": "=?base64?not base64?=" })).toBe(
-      'Header mismatch: the Mcp-Name header says "=?base64?not base64?=" but params.name is "update_customer"',
-    );
+    expect(await refused({ ...good, "Mcp-Name": "=?base64?not base64?=" })).toBe("Header mismatch: the Mcp-Name header's =?base64?…?= value is not valid base64 of UTF-8 text");
     expect(await refused({ ...good, "Mcp-Name": "=?base64?/w==?=" })).toBe("Header mismatch: the Mcp-Name header's =?base64?…?= value is not valid base64 of UTF-8 text");
     const claims2025 = call("raw-2026", "update_customer", { id: "c_001", plan: "free" }, { "io.modelcontextprotocol/protocolVersion": "2025-06-18" });
     expect(await refused(good, claims2025)).toBe('Header mismatch: the MCP-Protocol-Version header says "2026-07-28" but the body\'s _meta says "2025-06-18"');
+
+    // A body without its envelope is not a header mismatch: 400 with Invalid params (-32602), as over stdio.
+    const invalid = async (params: Record<string, unknown>) => {
+      const response = await modernPost(proxy.url, 5, "tools/call", params, good);
+      expect(response.status).toBe(400);
+      const body = await response.json();
+      expect([body.id, body.error.code]).toEqual([5, -32602]);
+      return body.error.message as string;
+    };
+    expect(await invalid({ name: "update_customer", arguments: { id: "c_001", plan: "free" } })).toBe(
+      'Invalid params: a 2026-07-28 request must carry _meta["io.modelcontextprotocol/protocolVersion"] and _meta["io.modelcontextprotocol/clientCapabilities"]',
+    );
+    const noCapabilities = { name: "update_customer", arguments: { id: "c_001", plan: "free" }, _meta: { "io.modelcontextprotocol/protocolVersion": MODERN } };
+    expect(await invalid(noCapabilities)).toBe(
+      'Invalid params: _meta["io.modelcontextprotocol/clientCapabilities"] must be an object (the client\'s capabilities for this request)',
+    );
 
     expect(readFileSync(ws.state, "utf8")).toBe(before);
     expect(journalRows(ws.journal)).toEqual([]);
@@ -115,7 +129,7 @@ describe.concurrent("sessionless requests over HTTP (R-ERA-1)", () => {
     const response = await modernPost(proxy.url, 1, "tools/list", future, { "MCP-Protocol-Version": "2099-01-01", "Mcp-Method": "tools/list" });
     expect(response.status).toBe(400);
     const body = await response.json();
-    expect([body.id, body.error.code, body.error.data]).toEqual([1, -32022, { supported: [MODERN, "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"], requested: "2099-01-01" }]);
+    expect([body.id, body.error.code, body.error.data]).toEqual([1, -32022, { supported: [MODERN], requested: "2099-01-01" }]);
 
     const list = { jsonrpc: "2.0", id: 2, method: "tools/list", params: enveloped("raw-2026") };
     const batch = await postRaw(proxy.url, JSON.stringify([list, { ...list, id: 3 }]), bindingHeaders("tools/list", {}));
@@ -142,6 +156,21 @@ describe.concurrent("a method not served here: 404 with Method not found (-32601
     // A method served here still answers on its event stream.
     const listed = (await answerOf(await modernPost(proxy.url, 3, "tools/list", enveloped("raw-2026")))).result.tools.map((tool: { name: string }) => tool.name);
     expect(listed).toEqual(expect.arrayContaining(["crm__get_customer", "notes__put_note"]));
+  });
+
+  test("what 2026-07-28 removed (initialize, ping, logging/setLevel, resources/subscribe…) is not found for its clients, even with one server; a 2025 session still has them", async () => {
+    const ws = crmWorkspace(crmStateText());
+    const proxy = await startHttpProxy(ws);
+    const removed = ["initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe", "tasks/result", "tasks/list"];
+    for (const [index, method] of removed.entries()) {
+      const response = await modernPost(proxy.url, index + 1, method, enveloped("raw-2026"));
+      expect([method, response.status]).toEqual([method, 404]);
+      expect(await response.json()).toEqual({ jsonrpc: "2.0", id: index + 1, error: { code: -32601, message: `Method not found: ${method} (not part of 2026-07-28)` } });
+    }
+    expect(journalRuns(ws.journal)).toEqual([]);
+    const session = await rawSession(proxy.url);
+    const ping = await postRaw(proxy.url, JSON.stringify({ jsonrpc: "2.0", id: 9, method: "ping" }), { "Mcp-Session-Id": session, "MCP-Protocol-Version": "2025-06-18" });
+    expect(JSON.parse((await eventData(ping))[0]!)).toEqual({ jsonrpc: "2.0", id: 9, result: {} });
   });
 
   test("one server: a method the proxy sends on untouched, which the server does not know, is 404 too (its answer was held until it came); nothing is recorded", async () => {

@@ -17,7 +17,11 @@ describe("header values", () => {
 
   test("a sentinel that is not base64 of UTF-8 text is broken, not taken as it is", () => {
     expect(decodedHeader("=?base64?/w==?=")).toBeUndefined();
-    expect(decodedHeader("=?base64?SGVsbG8?=")).toBe("Hello");
+    expect(decodedHeader("=?base64?SGVsbG8=?=")).toBe("Hello");
+    // Standard base64 only, padded (as the 2026 conformance suite's header checks and the v2 SDK require).
+    expect(decodedHeader("=?base64?SGVsbG8?=")).toBeUndefined();
+    expect(decodedHeader("=?base64?SGVs!!!bG8=?=")).toBeUndefined();
+    expect(decodedHeader("=?base64?SGVs bG8=?=")).toBeUndefined();
   });
 });
 
