@@ -143,7 +143,7 @@ const confirm = { name: "confirm_put", arguments: { key: "plan", text: "ship nev
 
 /** The notes server with confirm_put gated (gate: always), a proxy on it, and confirm_put held once and approved by alice. */
 async function approvedConfirmation(): Promise<{ ws: Workspace; session: LineSession }> {
-  const rules = notesRules("notes").map((line) => (line === '  - match: "notes.confirm_put"' ? `${line}\n    gate: always` : line));
+  const rules = notesRules("notes").map((rule) => (rule.match === "notes.confirm_put" ? { ...rule, gate: "always" as const } : rule));
   const ws = eraWorkspace(notesServer("notes"), rules);
   writeNotes(ws, "notes", { notes: { plan: "ship on Friday" }, outbox: [] });
   // Handed to the test, which stops it (await using there).

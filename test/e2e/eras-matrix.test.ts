@@ -112,7 +112,7 @@ interface ServerKind {
 const SERVERS_2025: ServerKind = {
   era: "2025 servers (toy CRM, server-everything)",
   setUp() {
-    const ws = eraWorkspace([...CRM_SERVER, ...EVERYTHING_SERVER], [...CRM_RULES, ...EVERYTHING_RULES]);
+    const ws = eraWorkspace({ ...CRM_SERVER, ...EVERYTHING_SERVER }, [...CRM_RULES, ...EVERYTHING_RULES]);
     Bun.write(ws.state, crmStateText());
     return ws;
   },

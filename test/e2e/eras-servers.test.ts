@@ -20,7 +20,7 @@ const text = (result: any) => result.content[0].text as string;
 
 describe("servers of both eras behind one proxy", () => {
   test("a 2026-era server and 2025-era ones: each in its era (logged), tools listed, a read, a write undone exactly, a gated call approved", async () => {
-    const ws = eraWorkspace([...notesServer("notes"), ...EVERYTHING_SERVER], [...notesRules("notes"), ...EVERYTHING_RULES]);
+    const ws = eraWorkspace({ ...notesServer("notes"), ...EVERYTHING_SERVER }, [...notesRules("notes"), ...EVERYTHING_RULES]);
     writeNotes(ws, "notes", { notes: { plan: "ship on Friday" }, outbox: [] });
     const { client, stderr } = await connect(BIN, ["proxy", "--manifest", ws.manifest], { cwd: ws.dir, name: "legacy-agent" });
     clients.push(client);

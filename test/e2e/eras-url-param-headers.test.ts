@@ -7,6 +7,7 @@
 import { afterAll, expect, test } from "bun:test";
 import { join } from "node:path";
 import { BIN, connect } from "../helpers.ts";
+import type { RawRule } from "../../src/manifest/schema.ts";
 import { connectModern, eraWorkspace } from "../fixtures/era-kit.ts";
 import { BUN, FIXTURES, journalRows } from "../fixtures/proxy-kit.ts";
 
@@ -33,10 +34,10 @@ async function fixtureOverHttp(): Promise<string> {
 }
 
 const text = (result: any) => result.content.map((block: any) => block.text).join("\n") as string;
-const RULES = ['  - match: "conf.test_*"', "    class: readonly"];
+const RULES: RawRule[] = [{ match: "conf.test_*", class: "readonly" }];
 
 test("a 2026 client's calls carry the tool's Mcp-Param-* headers to the server (plain and =?base64?…?=), and run", async () => {
-  const ws = eraWorkspace(["  conf:", `    url: ${await fixtureOverHttp()}`], RULES);
+  const ws = eraWorkspace({ conf: { url: await fixtureOverHttp() } }, RULES);
   const { client, stderr } = await connectModern(ws, { name: "agent-2026" });
   const listed = (await client.listTools()).tools.find((tool) => tool.name === "test_custom_headers");
   expect((listed?.inputSchema.properties as any)?.region?.["x-mcp-header"]).toBe("Region");
@@ -53,7 +54,7 @@ test("a 2026 client's calls carry the tool's Mcp-Param-* headers to the server (
 }, 60_000);
 
 test("a 2025 client's call is sent in 2026-07-28 with the header too", async () => {
-  const ws = eraWorkspace(["  conf:", `    url: ${await fixtureOverHttp()}`], RULES);
+  const ws = eraWorkspace({ conf: { url: await fixtureOverHttp() } }, RULES);
   await using agent = await connect(BIN, ["proxy", "--manifest", ws.manifest], { cwd: ws.dir, name: "agent-2025" });
   const result = await agent.client.callTool({ name: "test_custom_headers", arguments: { region: "eu-north1" } });
   expect([result.isError, text(result)]).toEqual([undefined, "region: eu-north1"]);

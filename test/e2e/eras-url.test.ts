@@ -47,7 +47,7 @@ async function notesOverHttp(front?: (request: Request, forward: () => Promise<R
     fronts.push(served);
     url = `http://127.0.0.1:${served.port}/mcp`;
   }
-  const ws = eraWorkspace(["  notes:", `    url: ${url}`], notesRules("notes"));
+  const ws = eraWorkspace({ notes: { url } }, notesRules("notes"));
   return { ws, notes: () => JSON.parse(readFileSync(notesFile, "utf8")).notes };
 }
 

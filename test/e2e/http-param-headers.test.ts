@@ -24,7 +24,7 @@ function callBody(id: number, args: Record<string, unknown>): string {
 const HEADERS = { "MCP-Protocol-Version": MODERN, "Mcp-Method": "tools/call", "Mcp-Name": "test_custom_headers" };
 
 test("a call's Mcp-Param-* header must repeat its argument: plain, base64 and a real v2 client pass; missing, different or broken ones get 400 -32020 and run nothing", async () => {
-  const ws = eraWorkspace(["  conf:", `    command: ${JSON.stringify(BUN)}`, `    args: [${JSON.stringify(join(FIXTURES, "conformance-server-v2.ts"))}]`], ['  - match: "conf.test_*"', "    class: readonly"]);
+  const ws = eraWorkspace({ conf: { command: BUN, args: [join(FIXTURES, "conformance-server-v2.ts")] } }, [{ match: "conf.test_*", class: "readonly" }]);
   const proxy = await startHttpProxy(ws);
 
   const ran = async (response: Response) => {

@@ -140,7 +140,7 @@ describe.concurrent("sessionless requests over HTTP (R-ERA-1)", () => {
 
 describe.concurrent("a method not served here: 404 with Method not found (-32601), as the binding says", () => {
   test("several servers: decided before anything runs (no server is spoken to, no run opened); subscriptions/listen likewise", async () => {
-    const ws = eraWorkspace([...CRM_SERVER, ...notesServer("notes")], [...CRM_RULES, ...notesRules("notes")]);
+    const ws = eraWorkspace({ ...CRM_SERVER, ...notesServer("notes") }, [...CRM_RULES, ...notesRules("notes")]);
     const proxy = await startHttpProxy(ws);
     for (const [id, method] of [[1, "no/such/method"], [2, "subscriptions/listen"]] as const) {
       const response = await modernPost(proxy.url, id, method, enveloped("raw-2026"));

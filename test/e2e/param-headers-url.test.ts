@@ -9,7 +9,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { BIN, connect, tempDir, until } from "../helpers.ts";
-import { eraWorkspace, NOTES_SERVER, notesRules } from "../fixtures/era-kit.ts";
+import { eraWorkspace, NOTES_SERVER, notesRules, reversibleNoteRule } from "../fixtures/era-kit.ts";
 import { BUN, journalRows, type Workspace } from "../fixtures/proxy-kit.ts";
 
 const servers: Bun.Subprocess[] = [];
@@ -22,12 +22,7 @@ afterAll(async () => {
   }
 });
 
-const STAMP_RULES = [
-  '  - match: "notes.stamp_note"',
-  "    class: reversible",
-  '    snapshot: { tool: "notes.get_note", args: { key: "$.key" }, absent_when: "no such note" }',
-  '    inverse: { tool: "notes.put_note", args: { key: "$.key", text: "$snapshot.text" } }',
-];
+const STAMP_RULES = [reversibleNoteRule("notes", "stamp_note")];
 
 /** What the front saw of one POST: its method, its tool, its Mcp-Param-* headers, the status it got. */
 interface Seen {
@@ -66,7 +61,7 @@ async function markedNotesOverHttp(change?: (seen: Seen, text: string) => string
     },
   });
   fronts.push(front);
-  const ws = eraWorkspace(["  notes:", `    url: http://127.0.0.1:${front.port}/mcp`], [...notesRules("notes"), ...STAMP_RULES]);
+  const ws = eraWorkspace({ notes: { url: `http://127.0.0.1:${front.port}/mcp` } }, [...notesRules("notes"), ...STAMP_RULES]);
   return { ws, notes: () => JSON.parse(readFileSync(notesFile, "utf8")).notes, seen };
 }
 

@@ -5,7 +5,8 @@
 // tools/list (warning) and runs a call only when its headers agree with its
 // arguments (else 400, HeaderMismatch, nothing run or recorded).
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { eraWorkspace, notesRules, notesServer, readNotes, writeNotes } from "../fixtures/era-kit.ts";
+import type { RawRule } from "../../src/manifest/schema.ts";
+import { eraWorkspace, notesRules, notesServer, readNotes, reversibleNoteRule, writeNotes } from "../fixtures/era-kit.ts";
 import { eventData, modernHttpClient, postRaw, startHttpProxy, stopHttpProxiesAfterAll } from "../fixtures/http-kit.ts";
 import { journalRows, journalRuns } from "../fixtures/proxy-kit.ts";
 import { until } from "../helpers.ts";
@@ -17,13 +18,8 @@ const MODERN = "2026-07-28";
 const logLines = (stderr: string) => stderr.split("\n").filter((line) => line.startsWith("{")).map((line) => JSON.parse(line));
 
 /** The rules for stamp_note, a reversible write of a note like put_note. */
-function stampRules(name: string): string[] {
-  return ["stamp_note", "confirm_stamp"].flatMap((tool) => [
-    `  - match: "${name}.${tool}"`,
-    "    class: reversible",
-    `    snapshot: { tool: "${name}.get_note", args: { key: "$.key" }, absent_when: "no such note" }`,
-    `    inverse: { tool: "${name}.put_note", args: { key: "$.key", text: "$snapshot.text" } }`,
-  ]);
+function stampRules(name: string): RawRule[] {
+  return ["stamp_note", "confirm_stamp"].map((tool) => reversibleNoteRule(name, tool));
 }
 
 /** A 2026-era tools/call (with `more` params: a retry's) POSTed with the binding's standard headers and `headers` besides. */
