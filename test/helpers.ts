@@ -7,8 +7,8 @@ import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from "@modelcontextprotocol/sdk/types.js";
+import { serveSessions, type HttpFront } from "./fixtures/http-front.ts";
 import { afterTestRun } from "./fixtures/test-run.ts";
 
 
@@ -280,19 +280,8 @@ export function toolServer(name: string, tools: TestTool[]): Server {
   return server;
 }
 
-export interface McpHttpServer {
-  /** http://127.0.0.1:PORT/mcp */
-  url: string;
-  port: number;
-  /** A stateful server forgets every session, as if it had restarted. */
-  forgetSessions(): void;
-  stop(): void;
-}
-
-const httpServers: McpHttpServer[] = [];
-afterTestRun(() => {
-  for (const server of httpServers.splice(0)) server.stop();
-});
+const httpServers: HttpFront[] = [];
+afterTestRun(() => Promise.all(httpServers.splice(0).map((server) => server.stop())).then(() => {}));
 
 /**
  * A Streamable HTTP MCP server on 127.0.0.1, answering with JSON, stopped
@@ -304,35 +293,14 @@ afterTestRun(() => {
 export function serveMcp(
   newServer: () => Server,
   options: { stateful?: boolean; before?: (request: Request) => Response | undefined | Promise<Response | undefined> } = {},
-): McpHttpServer {
-  const sessions = new Map<string, WebStandardStreamableHTTPServerTransport>();
-  const http = Bun.serve({
-    hostname: "127.0.0.1",
-    port: 0,
-    async fetch(request) {
-      const answered = await options.before?.(request);
-      if (answered) return answered;
-      const sessionId = request.headers.get("mcp-session-id");
-      if (options.stateful && sessionId) {
-        const known = sessions.get(sessionId);
-        if (!known) return Response.json({ jsonrpc: "2.0", id: null, error: { code: -32001, message: "Session not found" } }, { status: 404 });
-        return known.handleRequest(request);
-      }
-      const transport = new WebStandardStreamableHTTPServerTransport({
-        sessionIdGenerator: options.stateful ? () => crypto.randomUUID() : undefined,
-        enableJsonResponse: true,
-        ...(options.stateful ? { onsessioninitialized: (id: string) => void sessions.set(id, transport) } : {}),
-      });
-      await newServer().connect(transport);
-      return transport.handleRequest(request);
-    },
+): HttpFront {
+  const server = serveSessions((transport) => newServer().connect(transport), {
+    stateless: !options.stateful,
+    json: true,
+    checkHost: false,
+    announce: false,
+    ...(options.before ? { before: options.before } : {}),
   });
-  const server: McpHttpServer = {
-    url: `http://127.0.0.1:${http.port}/mcp`,
-    port: http.port!,
-    forgetSessions: () => sessions.clear(),
-    stop: () => void http.stop(true),
-  };
   httpServers.push(server);
   return server;
 }
