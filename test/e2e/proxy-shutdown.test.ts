@@ -57,6 +57,26 @@ describe.concurrent("bounded shutdown (R-PROXY-13)", () => {
     expect(journalRows(ws.journal).map((r) => `${r.tool}:${r.status}`)).toEqual(["slow_write:pending", "read_value:applied"]);
   }, 60_000);
 
+  test("EOF while a call reports progress forever: answered within --drain as an unknown outcome, the row pending, exit 0", async () => {
+    const ws = workspace(
+      manifestText({
+        servers: { slow: fixtureServer("slow-server.ts", [], { timeout: 5, timeout_max: 3600 }) },
+        tools: [{ match: "slow.busy_forever", class: "irreversible", gate: "never" }],
+      }),
+    );
+    await using proxy = new LineSession([BIN, "proxy", "--manifest", ws.manifest, "--drain", "1"], { cwd: ws.dir });
+    await proxy.initialize();
+    proxy.send(jsonFrame(1, "tools/call", { name: "busy_forever", arguments: { ms: 100 }, _meta: { progressToken: "p1" } }));
+    await proxy.next((m) => m.method === "notifications/progress" && m.params.progressToken === "p1" && m.params.progress >= 2, 30_000);
+    proxy.proc.stdin.end();
+    // Bounded by the drain, not by the hour of timeout_max the progress would allow.
+    const reply = await proxy.response(1, 30_000);
+    expect(reply.result.isError).toBe(true);
+    expect(reply.result.content[0].text).toMatch(/^Synartesis forwarded this call, but .*stopped waiting for the server after 1 s \(--drain\)/);
+    expect(await proxy.exited()).toBe(0);
+    expect(journalRows(ws.journal)[0]).toMatchObject({ tool: "busy_forever", status: "pending" });
+  }, 60_000);
+
   test("a second signal stops at once, without waiting out the drain (default 5 s): the hung call is answered as unknown, row pending", async () => {
     const ws = slowWorkspace();
     await using proxy = new LineSession([BIN, "proxy", "--manifest", ws.manifest], { cwd: ws.dir });
@@ -84,7 +104,7 @@ describe.concurrent("bounded shutdown (R-PROXY-13)", () => {
   });
 });
 
-describe.concurrent("a server that stops reading its input (EPIPE)", () => {
+describe.concurrent("a server or a client that stops reading (EPIPE)", () => {
   test("the proxy's stderr stays JSON lines, and a call it could not deliver is sent to a fresh server", async () => {
     const ws = workspace(manifestText({ servers: { deaf: fixtureServer("deaf-server.ts") }, tools: [{ match: "deaf.*", class: "readonly" }] }));
     const big = "x".repeat(300_000);
