@@ -8,7 +8,7 @@
 import { ErrorCode } from "@modelcontextprotocol/sdk/types.js";
 import { deservesAnswer, isRecord, type Frame, type RequestFrame } from "../jsonrpc/frames.ts";
 import { idKey } from "../jsonrpc/json-check.ts";
-import { HEADER_MISMATCH } from "../jsonrpc/messages.ts";
+import { HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY } from "../jsonrpc/messages.ts";
 import { withIdText } from "../jsonrpc/raw-json.ts";
 import type { RequestChannel } from "../proxy/client-request.ts";
 import { ClientSession } from "../proxy/client-session.ts";
@@ -40,13 +40,22 @@ function realTimer(ms: number, fire: () => void): () => void {
 }
 
 /**
+ * How long a call's answer is awaited before its event stream opens: an answer
+ * that comes sooner (most do, and every quick refusal) can still carry the
+ * HTTP status the binding gives its error; a longer call gets its stream, and
+ * its keep-alives, after this.
+ */
+const QUICK_ANSWER_MS = 1000;
+
+/**
  * The HTTP status the 2026-07-28 binding gives an answer of its own, not an
- * event stream: -32601 is 404; -32020 is 400 when it is the proxy's verdict on
+ * event stream: -32601 is 404; -32021 is 400; -32020 is 400 when it is the proxy's verdict on
  * this request's headers (a server's, about Synartesis's own headers to it,
  * is no fault of the client's headers).
  */
 function statusOf(code: number | undefined, headersRefused: boolean): number | undefined {
   if (code === ErrorCode.MethodNotFound) return 404;
+  if (code === MISSING_REQUIRED_CLIENT_CAPABILITY) return 400;
   return code === HEADER_MISMATCH && headersRefused ? 400 : undefined;
 }
 
@@ -179,7 +188,7 @@ export class HttpSession {
       ...(vouch && {
         vouch: (inputSchema, args) => {
           const refused = vouch(inputSchema, args);
-          if (!refused) release();
+          if (!refused) setTimeout(release, QUICK_ANSWER_MS).unref();
           headersRefused = refused?.code === HEADER_MISMATCH;
           return refused;
         },

@@ -4,7 +4,8 @@
 // with 400 and HeaderMismatch (-32020) before anything runs, as the
 // upstream itself would refuse it. Through the built binary, the v2-SDK
 // conformance fixture as a command: server, over raw HTTP and with the v2
-// SDK's own client (which sends the headers).
+// SDK's own client (which sends the headers). And a call whose server asks for
+// input the client declared no capability for is refused with 400 and -32021.
 import { expect, setDefaultTimeout, test } from "bun:test";
 import { join } from "node:path";
 import { eraWorkspace } from "../fixtures/era-kit.ts";
@@ -63,4 +64,16 @@ test("a call's Mcp-Param-* header must repeat its argument: plain, base64 and a 
     ["test_custom_headers", "Zürich"],
     ["test_custom_headers", "ap-south1"],
   ]);
+});
+
+test("a call whose server asks for input the client declared no capability for: 400 with -32021 (MissingRequiredClientCapability), as the binding says", async () => {
+  const ws = eraWorkspace({ conf: { command: BUN, args: [join(FIXTURES, "conformance-server-v2.ts")] } }, [{ match: "conf.test_*", class: "readonly" }]);
+  const proxy = await startHttpProxy(ws);
+  const _meta = { "io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {}, "io.modelcontextprotocol/clientInfo": { name: "raw-2026", version: "1" } };
+  const body = JSON.stringify({ jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "test_missing_capability", arguments: {}, _meta } });
+  const response = await postRaw(proxy.url, body, { ...HEADERS, "Mcp-Name": "test_missing_capability" });
+  expect([response.status, response.headers.get("content-type")]).toEqual([400, "application/json"]);
+  const answer = await response.json();
+  expect([answer.id, answer.error.code]).toEqual([7, -32021]);
+  expect(answer.error.message).toContain("sampling");
 });
