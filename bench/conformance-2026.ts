@@ -20,7 +20,7 @@
 // other column, 1 when one does not, 2 when it could not run (no Node 22…).
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { behindBearer, compare, regressions, renderReport, ROOT, serve, SetupError, type Column, type Suite, type Target, type Workspace } from "./conformance.ts";
+import { behindBearer, compare, comparisonMain, ROOT, serve, type Column, type Suite, type Target, type Workspace } from "./conformance.ts";
 
 const BUN = process.execPath;
 const BIN = join(ROOT, "dist", "synartesis");
@@ -90,24 +90,4 @@ export function compare2026(options: { columns?: Column[]; only?: string[]; prog
   return compare({ suite: SUITE_2026, columns: COLUMNS_2026, ...options });
 }
 
-if (import.meta.main) {
-  const argv = process.argv.slice(2);
-  const only: string[] = [];
-  for (let index = 0; index < argv.length; index++) {
-    if (argv[index] === "--scenario" && argv[index + 1] !== undefined) only.push(argv[++index]!);
-    else {
-      console.error(`unexpected argument ${JSON.stringify(argv[index])}\nusage: bun bench/conformance-2026.ts [--scenario NAME]...`);
-      process.exit(2);
-    }
-  }
-  await import("../test/preload.ts"); // rebuilds dist/synartesis when the sources are newer
-  try {
-    const comparison = await compare2026({ only, progress: (line) => console.error(line) });
-    console.log(renderReport(comparison));
-    process.exit(regressions(comparison).length === 0 ? 0 : 1);
-  } catch (error) {
-    if (!(error instanceof SetupError)) throw error;
-    console.error(`bench/conformance-2026: ${error.message}`);
-    process.exit(2);
-  }
-}
+if (import.meta.main) await comparisonMain("conformance-2026", (only) => compare2026({ only, progress: (line) => console.error(line) }));

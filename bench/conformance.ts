@@ -322,24 +322,31 @@ export function renderReport(comparison: Comparison): string {
   return out.join("\n");
 }
 
-if (import.meta.main) {
+/**
+ * A comparison bench run as a script (bench/NAME.ts [--scenario NAME]...): the
+ * report on stdout, exit 1 when a column fails what the control passes, 2 when
+ * the suite could not be set up.
+ */
+export async function comparisonMain(name: string, comparison: (only: string[]) => Promise<Comparison>): Promise<never> {
   const argv = process.argv.slice(2);
   const only: string[] = [];
   for (let index = 0; index < argv.length; index++) {
     if (argv[index] === "--scenario" && argv[index + 1] !== undefined) only.push(argv[++index]!);
     else {
-      console.error(`unexpected argument ${JSON.stringify(argv[index])}\nusage: bun bench/conformance.ts [--scenario NAME]...`);
+      console.error(`unexpected argument ${JSON.stringify(argv[index])}\nusage: bun bench/${name}.ts [--scenario NAME]...`);
       process.exit(2);
     }
   }
   await import("../test/preload.ts"); // rebuilds dist/synartesis when the sources are newer
   try {
-    const comparison = await compare({ only, progress: (line) => console.error(line) });
-    console.log(renderReport(comparison));
-    process.exit(regressions(comparison).length === 0 ? 0 : 1);
+    const compared = await comparison(only);
+    console.log(renderReport(compared));
+    process.exit(regressions(compared).length === 0 ? 0 : 1);
   } catch (error) {
     if (!(error instanceof SetupError)) throw error;
-    console.error(`bench/conformance: ${error.message}`);
+    console.error(`bench/${name}: ${error.message}`);
     process.exit(2);
   }
 }
+
+if (import.meta.main) await comparisonMain("conformance", (only) => compare({ only, progress: (line) => console.error(line) }));

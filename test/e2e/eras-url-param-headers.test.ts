@@ -4,33 +4,16 @@
 // must repeat that argument in the header, as the tools/list it was given
 // says. The upstream is the v2-SDK conformance fixture, which checks it; a
 // 2026 client and a 2025 client each call through the built binary.
-import { afterAll, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { join } from "node:path";
 import { BIN, connect } from "../helpers.ts";
 import type { RawRule } from "../../src/manifest/schema.ts";
-import { connectModern, eraWorkspace } from "../fixtures/era-kit.ts";
+import { connectModern, eraWorkspace, serveFixture } from "../fixtures/era-kit.ts";
 import { BUN, FIXTURES, journalRows } from "../fixtures/proxy-kit.ts";
-
-const servers: Bun.Subprocess[] = [];
-afterAll(async () => {
-  for (const server of servers.splice(0)) {
-    server.kill();
-    await server.exited;
-  }
-});
 
 /** conformance-server-v2.ts over HTTP (2026-07-28 only): its URL. */
 async function fixtureOverHttp(): Promise<string> {
-  const server = Bun.spawn([BUN, join(FIXTURES, "conformance-server-v2.ts"), "--http"], { stdin: "pipe", stdout: "pipe", stderr: "inherit" });
-  servers.push(server);
-  const reader = server.stdout.pipeThrough(new TextDecoderStream()).getReader();
-  let out = "";
-  while (!out.includes("\n")) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error("the conformance fixture exited before it said where it listens");
-    out += value;
-  }
-  return JSON.parse(out.split("\n")[0]!).url as string;
+  return JSON.parse(await serveFixture([BUN, join(FIXTURES, "conformance-server-v2.ts"), "--http"])).url as string;
 }
 
 const text = (result: any) => result.content.map((block: any) => block.text).join("\n") as string;

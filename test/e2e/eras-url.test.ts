@@ -10,33 +10,19 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { BIN, connect, run, tempDir } from "../helpers.ts";
-import { connectModern, eraWorkspace, NOTES_SERVER, notesRules } from "../fixtures/era-kit.ts";
+import { connectModern, eraWorkspace, NOTES_SERVER, notesRules, serveFixture } from "../fixtures/era-kit.ts";
 import { BUN, journalRows, journalRuns, type Workspace } from "../fixtures/proxy-kit.ts";
 
-const servers: Bun.Subprocess[] = [];
 const fronts: Array<ReturnType<typeof Bun.serve>> = [];
 afterAll(async () => {
   for (const front of fronts.splice(0)) await front.stop(true);
-  for (const server of servers.splice(0)) {
-    server.kill();
-    await server.exited;
-  }
 });
 
 /** The notes fixture over HTTP (2026-07-28 only), its notes in a folder of its own; a workspace whose manifest has it as `url:` server "notes". */
 async function notesOverHttp(front?: (request: Request, forward: () => Promise<Response>) => Promise<Response>): Promise<{ ws: Workspace; notes(): Record<string, string> }> {
   const notesFile = join(tempDir("syn-notes-"), "notes.json");
   writeFileSync(notesFile, JSON.stringify({ notes: { plan: "ship on Friday" }, outbox: [] }));
-  const server = Bun.spawn([BUN, NOTES_SERVER, "--state", notesFile, "--modern-only", "--http"], { stdout: "pipe", stderr: "inherit" });
-  servers.push(server);
-  const reader = server.stdout.pipeThrough(new TextDecoderStream()).getReader();
-  let out = "";
-  while (!out.includes("\n")) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error("the notes fixture exited before it said where it listens");
-    out += value;
-  }
-  let url = out.split("\n")[0]!;
+  let url = await serveFixture([BUN, NOTES_SERVER, "--state", notesFile, "--modern-only", "--http"]);
   if (front) {
     const target = url;
     const served = Bun.serve({

@@ -9,17 +9,12 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { BIN, connect, tempDir, until } from "../helpers.ts";
-import { eraWorkspace, NOTES_SERVER, notesRules, reversibleNoteRule } from "../fixtures/era-kit.ts";
+import { eraWorkspace, NOTES_SERVER, notesRules, reversibleNoteRule, serveFixture } from "../fixtures/era-kit.ts";
 import { BUN, journalRows, type Workspace } from "../fixtures/proxy-kit.ts";
 
-const servers: Bun.Subprocess[] = [];
 const fronts: Array<ReturnType<typeof Bun.serve>> = [];
 afterAll(async () => {
   for (const front of fronts.splice(0)) await front.stop(true);
-  for (const server of servers.splice(0)) {
-    server.kill();
-    await server.exited;
-  }
 });
 
 const STAMP_RULES = [reversibleNoteRule("notes", "stamp_note")];
@@ -36,16 +31,7 @@ interface Seen {
 async function markedNotesOverHttp(change?: (seen: Seen, text: string) => string): Promise<{ ws: Workspace; notes(): Record<string, string>; seen: Seen[] }> {
   const notesFile = join(tempDir("syn-notes-"), "notes.json");
   writeFileSync(notesFile, JSON.stringify({ notes: { plan: "ship on Friday" }, outbox: [] }));
-  const server = Bun.spawn([BUN, NOTES_SERVER, "--state", notesFile, "--modern-only", "--marked", "--http"], { stdout: "pipe", stderr: "ignore" });
-  servers.push(server);
-  const reader = server.stdout.pipeThrough(new TextDecoderStream()).getReader();
-  let out = "";
-  while (!out.includes("\n")) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error("the notes fixture exited before it said where it listens");
-    out += value;
-  }
-  const target = out.split("\n")[0]!;
+  const target = await serveFixture([BUN, NOTES_SERVER, "--state", notesFile, "--modern-only", "--marked", "--http"]);
   const seen: Seen[] = [];
   const front = Bun.serve({
     hostname: "127.0.0.1",
