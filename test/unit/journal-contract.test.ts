@@ -589,6 +589,23 @@ describe("journal contract: SQLite file", () => {
 describePostgres("journal contract: PostgreSQL", () => {
   contract(postgres);
 
+  test("a subscriber is woken by NOTIFY itself: a bare notification on the journal's channel, with nothing changed, wakes it (no polling would)", async () => {
+    const database = await freshDatabase();
+    const journal = await openJournal(urlFor(database), { create: true });
+    const admin = clientFor(database);
+    try {
+      let woke!: () => void;
+      const next = new Promise<void>((resolve) => (woke = resolve));
+      const stop = await journal.watchChanges(() => woke());
+      await admin`SELECT pg_notify('synartesis_journal', 'runs')`;
+      await next;
+      await stop();
+    } finally {
+      await admin.close();
+      await journal.close();
+    }
+  });
+
   test("connections the server ended (a restart, an administrator) are replaced: the next call works, and a subscriber still wakes", async () => {
     const database = await freshDatabase();
     const journal = await openJournal(urlFor(database), { create: true });
