@@ -135,8 +135,12 @@ export interface Journal {
   claim(id: string, owner: string, now: string, from: ActionStatus[]): Promise<boolean>;
   /** Claim each of `ids` that is in one of `from`, in one transaction; returns the claimed ones as they now stand. */
   claimMany(ids: string[], owner: string, now: string, from: ActionStatus[]): Promise<Action[]>;
-  /** Take over a claim left by an undo that is gone. */
-  takeOverClaim(id: string, deadOwner: string, owner: string, now: string): Promise<boolean>;
+  /**
+   * Take over a claim left by an undo that is gone (or restamp one's own):
+   * only while it is still the claim the caller judged, the same owner and
+   * the same stamp — an undo that restamped it meanwhile is not gone.
+   */
+  takeOverClaim(id: string, judged: { owner: string; at: string | undefined }, owner: string, now: string): Promise<boolean>;
   /**
    * Settle a claimed action (rolled_back, back to applied, …). `undoNote` says
    * what stopped this attempt; it replaces the previous note (none: cleared).
@@ -147,7 +151,7 @@ export interface Journal {
    * an undo killed before it records the outcome leaves an unknown outcome,
    * not a row that looks untouched.
    */
-  markInverseSent(id: string, owner: string, at: string): Promise<void>;
+  markInverseSent(id: string, owner: string, at: string): Promise<boolean>;
   /** Keep a claim whose inverse's outcome is unknown, saying why undo stopped there. */
   noteClaim(id: string, owner: string, undoNote: string, options?: WriteOptions): Promise<void>;
   /** Say why undo stepped over an action, without changing its status. */

@@ -322,10 +322,11 @@ export class PostgresJournal implements Journal {
     return this.bodies.actions(rows);
   }
 
-  async takeOverClaim(id: string, deadOwner: string, owner: string, now: string): Promise<boolean> {
+  async takeOverClaim(id: string, judged: { owner: string; at: string | undefined }, owner: string, now: string): Promise<boolean> {
     const taken = await this.sql`
       UPDATE actions SET claimed_by = ${owner}, claimed_at = ${now}
-       WHERE id = (SELECT id FROM actions WHERE id = ${id} AND status = 'rolling_back' AND claimed_by = ${deadOwner} FOR UPDATE SKIP LOCKED)`;
+       WHERE id = (SELECT id FROM actions WHERE id = ${id} AND status = 'rolling_back' AND claimed_by = ${judged.owner}
+                     AND claimed_at IS NOT DISTINCT FROM ${judged.at ?? null} FOR UPDATE SKIP LOCKED)`;
     return taken.count === 1;
   }
 
@@ -333,8 +334,8 @@ export class PostgresJournal implements Journal {
     await this.sql`UPDATE actions SET status = ${status}, undo_note = ${text(undoNote)}, inverse_sent_at = NULL WHERE id = ${id} AND claimed_by = ${owner}`;
   }
 
-  async markInverseSent(id: string, owner: string, at: string): Promise<void> {
-    await this.sql`UPDATE actions SET inverse_sent_at = ${at} WHERE id = ${id} AND claimed_by = ${owner}`;
+  async markInverseSent(id: string, owner: string, at: string): Promise<boolean> {
+    return (await this.sql`UPDATE actions SET inverse_sent_at = ${at} WHERE id = ${id} AND claimed_by = ${owner}`).count === 1;
   }
 
   async noteClaim(id: string, owner: string, undoNote: string, _options?: WriteOptions): Promise<void> {

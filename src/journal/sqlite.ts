@@ -334,9 +334,11 @@ export class SqliteJournal implements Journal {
     return this.actions(rows.filter((row): row is Row => row !== null));
   }
 
-  async takeOverClaim(id: string, deadOwner: string, owner: string, now: string): Promise<boolean> {
+  async takeOverClaim(id: string, judged: { owner: string; at: string | undefined }, owner: string, now: string): Promise<boolean> {
     const result = this.write(() =>
-      this.db.query("UPDATE actions SET claimed_by = ?, claimed_at = ? WHERE id = ? AND status = 'rolling_back' AND claimed_by = ?").run(owner, now, id, deadOwner),
+      this.db
+        .query("UPDATE actions SET claimed_by = ?, claimed_at = ? WHERE id = ? AND status = 'rolling_back' AND claimed_by = ? AND claimed_at IS ?")
+        .run(owner, now, id, judged.owner, judged.at ?? null),
     );
     return result.changes === 1;
   }
@@ -348,8 +350,8 @@ export class SqliteJournal implements Journal {
     );
   }
 
-  async markInverseSent(id: string, owner: string, at: string): Promise<void> {
-    this.write(() => this.db.query("UPDATE actions SET inverse_sent_at = ? WHERE id = ? AND claimed_by = ?").run(at, id, owner));
+  async markInverseSent(id: string, owner: string, at: string): Promise<boolean> {
+    return this.write(() => this.db.query("UPDATE actions SET inverse_sent_at = ? WHERE id = ? AND claimed_by = ?").run(at, id, owner)).changes === 1;
   }
 
   async noteClaim(id: string, owner: string, undoNote: string, options?: WriteOptions): Promise<void> {

@@ -129,9 +129,15 @@ export class ClientEra {
     return modern.envelope;
   }
 
-  /** Whether a request is a 2026-era client's retry that continues an earlier request. */
+  /**
+   * Whether a request is a 2026-era client's retry that continues an earlier
+   * request. A connection's first request may be one too (over HTTP, a retry
+   * that comes under another run): then no request here waits for it, and it
+   * is refused as expired, never sent on as a call of its own.
+   */
   continues(frame: RequestFrame): boolean {
-    return this.era === "modern" && isContinuation(paramsOf(frame.msg));
+    const params = paramsOf(frame.msg);
+    return (this.era === "modern" || (this.era === undefined && claimedVersion(params) !== undefined)) && isContinuation(params);
   }
 
   /** A 2026-era client's retry: it continues the request it answers (that request waits for its input). */

@@ -10,6 +10,7 @@
 // inverse, which it reads before anything else. Drift reads are not batched:
 // an inverse may change what another record's read sees, and nothing says
 // which reads are independent.
+import { SynartesisError } from "../errors.ts";
 import type { Journal } from "../journal/journal.ts";
 import type { Action, Read, ResolvedCall, Run, RunStatus, VerifyCall } from "../journal/types.ts";
 import { claimAlive, type UndoSetting } from "./claims.ts";
@@ -61,7 +62,8 @@ export class LiveWorld implements UndoWorld {
     const now = this.setting.now();
     if (now.getTime() - new Date(held.claimedAt ?? 0).getTime() < RESTAMP_AFTER_MS) return held;
     const stamped = now.toISOString();
-    return (await this.journal.takeOverClaim(held.id, this.undo.owner, this.undo.owner, stamped)) ? { ...held, claimedAt: stamped } : this.current(action);
+    const judged = { owner: this.undo.owner, at: held.claimedAt };
+    return (await this.journal.takeOverClaim(held.id, judged, this.undo.owner, stamped)) ? { ...held, claimedAt: stamped } : this.current(action);
   }
 
   read(verify: VerifyCall): Promise<Read> {
@@ -87,7 +89,7 @@ export class LiveWorld implements UndoWorld {
         return "again";
       }
       // An undo that is gone: take over. If it had sent the inverse, that inverse's outcome is unknown.
-      if (!(await this.journal.takeOverClaim(action.id, action.claimedBy ?? "", owner, now.toISOString()))) return "again";
+      if (!(await this.journal.takeOverClaim(action.id, { owner: action.claimedBy ?? "", at: action.claimedAt }, owner, now.toISOString()))) return "again";
       return action.inverseSentAt !== undefined ? "interrupted" : "claimed";
     }
     if (action.status === "applied" && !(await this.journal.claim(action.id, owner, now.toISOString(), ["applied"]))) return "again";
@@ -96,7 +98,12 @@ export class LiveWorld implements UndoWorld {
 
   async invert(action: Action, call: ResolvedCall): Promise<InverseOutcome> {
     // Written before the inverse leaves: an undo killed before it learns the outcome leaves an unknown outcome, not an untouched row.
-    await this.journal.markInverseSent(action.id, this.undo.owner, this.setting.now().toISOString());
+    if (!(await this.journal.markInverseSent(action.id, this.undo.owner, this.setting.now().toISOString()))) {
+      // Its claim is no longer this undo's (another undo judged it stale and took it over): nothing is sent.
+      throw new SynartesisError("refused", `another undo took over #${action.seq} while this one worked; nothing was sent for it`, {
+        hint: "Let the other undo finish, then run undo again to see what is left.",
+      });
+    }
     return this.setting.servers.invert(action, call);
   }
 

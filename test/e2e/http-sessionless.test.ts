@@ -7,7 +7,7 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { CRM_RULES, CRM_SERVER, eraWorkspace, jobsState, notesRules, notesServer, release, tasksWorkspace } from "../fixtures/era-kit.ts";
+import { CRM_RULES, CRM_SERVER, eraWorkspace, jobsState, notesRules, notesServer, readNotes, release, tasksWorkspace, writeNotes } from "../fixtures/era-kit.ts";
 import { eventData, postRaw, rawSession, startHttpProxy, stopHttpProxiesAfterAll, TOKEN } from "../fixtures/http-kit.ts";
 import { crmStateText, crmWorkspace, journalRows, journalRuns } from "../fixtures/proxy-kit.ts";
 import { ROOT, run, tempDir, until } from "../helpers.ts";
@@ -182,6 +182,30 @@ describe.concurrent("a method not served here: 404 with Method not found (-32601
     expect([body.id, body.error.code]).toEqual(["x-1", -32601]);
     expect(journalRows(ws.journal)).toEqual([]);
   });
+});
+
+test("a retry that comes under another run (another client name, a named run) is refused as expired, never run as a call of its own; under its own run it completes, one action", async () => {
+  const ws = eraWorkspace(notesServer("notes"), notesRules("notes"));
+  writeNotes(ws, "notes", { notes: { plan: "ship on Friday" }, outbox: [] });
+  const proxy = await startHttpProxy(ws);
+  const args = { key: "plan", text: "ship never" };
+  const asks = { "io.modelcontextprotocol/clientCapabilities": { elicitation: { form: {} } } };
+  const first = (await answerOf(await modernPost(proxy.url, 1, "tools/call", call("agent-a", "confirm_put", args, asks)))).result;
+  expect(first.resultType).toBe("input_required");
+  const retry = { inputResponses: { confirm: { action: "accept", content: { confirm: true } } }, requestState: first.requestState };
+  const elsewhere = [call("agent-b", "confirm_put", args, asks), call("agent-a", "confirm_put", args, { ...asks, "io.synartesis/run": "another run" })];
+  for (const [index, params] of elsewhere.entries()) {
+    const refused = await answerOf(await modernPost(proxy.url, 2 + index, "tools/call", { ...params, ...retry }));
+    expect(refused.error).toEqual({
+      code: -32602,
+      message: "Invalid params: invalid or expired requestState (Synartesis no longer waits for this retry); make the call again from the start",
+    });
+  }
+  expect(readNotes(ws, "notes").notes).toEqual({ plan: "ship on Friday" });
+  const done = await answerOf(await modernPost(proxy.url, 4, "tools/call", { ...call("agent-a", "confirm_put", args, asks), ...retry }));
+  expect(done.result.resultType).toBe("complete");
+  expect(readNotes(ws, "notes").notes).toEqual({ plan: "ship never" });
+  expect(journalRows(ws.journal).map((row) => [row.tool, row.status])).toEqual([["confirm_put", "applied"]]);
 });
 
 test("a call answered with a task handle (R-ERA-4): pending while the task runs, applied with its post-read once it ends; the client follows it by tasks/get on other POSTs", async () => {

@@ -18,6 +18,7 @@ import { clientFor, describePostgres, firstMigrationOnly, freshDatabase, testPas
 
 const T0 = "2026-11-29T10:00:00.000Z";
 const T1 = "2026-11-29T11:00:00.000Z";
+const T2 = "2026-11-29T12:00:00.000Z";
 
 /** What a backend gives the contract: a place with no journal yet, and raw SQL for what the journal itself never writes. */
 interface Backend {
@@ -442,16 +443,20 @@ function contract(backend: Backend): void {
       expect(await journals[1]!.claim(done.id, "late", T1, ["applied"])).toBe(false);
 
       // Only the owner writes on the claim.
-      await journals[2]!.markInverseSent(done.id, "someone-else", T1);
+      expect(await journals[2]!.markInverseSent(done.id, "someone-else", T1)).toBe(false);
       await journals[2]!.noteClaim(done.id, "someone-else", "not mine");
       expect((await journals[2]!.getAction(done.id))!.inverseSentAt).toBeUndefined();
-      await journals[2]!.markInverseSent(done.id, owner, T1);
+      expect(await journals[2]!.markInverseSent(done.id, owner, T1)).toBe(true);
       await journals[2]!.noteClaim(done.id, owner, "no answer");
       expect(await journals[2]!.getAction(done.id)).toMatchObject({ inverseSentAt: T1, undoNote: "no answer" });
 
-      // The owner is gone: many take over at once, one wins; naming the wrong owner never does.
-      expect(await journals[3]!.takeOverClaim(done.id, "not-the-owner", "new", T1)).toBe(false);
-      const takeovers = await Promise.all(journals.map((j, i) => j.takeOverClaim(done.id, owner, `heir-${i}`, T1)));
+      // The owner is gone: many take over at once, one wins; naming the wrong owner never does, nor the
+      // claim as it was before its owner restamped it (that owner is alive, and its claim stays its own).
+      expect(await journals[3]!.takeOverClaim(done.id, { owner: "not-the-owner", at: T1 }, "new", T1)).toBe(false);
+      expect(await journals[3]!.takeOverClaim(done.id, { owner, at: T1 }, owner, T2)).toBe(true);
+      expect(await journals[3]!.takeOverClaim(done.id, { owner, at: T1 }, "judged-too-early", T2)).toBe(false);
+      expect(await journals[3]!.markInverseSent(done.id, owner, T2)).toBe(true);
+      const takeovers = await Promise.all(journals.map((j, i) => j.takeOverClaim(done.id, { owner, at: T2 }, `heir-${i}`, T2)));
       expect(takeovers.filter(Boolean)).toHaveLength(1);
       const heir = `heir-${takeovers.indexOf(true)}`;
       await journals[4]!.settleClaim(done.id, owner, "rolled_back");
