@@ -5,7 +5,7 @@ import { describeError, SynartesisError } from "../errors.ts";
 import { openJournal } from "../journal/journal.ts";
 import { findJournal, findManifest } from "../manifest/discover.ts";
 import { loadManifest } from "../manifest/load.ts";
-import { DEFAULT_HTTP_HOST, DEFAULT_IDLE_MINUTES, httpSettings, MIN_TOKEN_LENGTH, repeatedFlag } from "../http/options.ts";
+import { DEFAULT_HTTP_HOST, DEFAULT_IDLE_MINUTES, DEFAULT_MAX_SESSIONS, httpSettings, MIN_TOKEN_LENGTH, repeatedFlag } from "../http/options.ts";
 import { createLogger, LOG_LEVELS, type LogLevel } from "../log.ts";
 import { DEFAULT_DRAIN_SECONDS, serveStdio } from "../proxy/stdio.ts";
 import { journalArg, manifestArg } from "./shared.ts";
@@ -48,6 +48,11 @@ export default defineCommand({
       type: "string",
       valueHint: "minutes",
       description: `End a session (its run complete) after this long without a request (default: ${DEFAULT_IDLE_MINUTES}; decimals allowed; 0: never)`,
+    },
+    "http-max-sessions": {
+      type: "string",
+      valueHint: "n",
+      description: `Serve at most this many sessions at once, sessionless runs included; one more gets 503 until one ends (default: ${DEFAULT_MAX_SESSIONS})`,
     },
     "token-file": {
       type: "string",

@@ -1,5 +1,6 @@
 // The flags of `proxy --http` read and checked (R-HTTP-1…3), before anything
-// starts: the port, the address, the extra names, the idle time, and the
+// starts: the port, the address, the extra names, the idle time, how many
+// sessions may be open at once, and the
 // bearer token from --token, --token-file or SYNARTESIS_TOKEN. Any problem is
 // a usage error (exit 2) that names the flag; a token is never echoed.
 import { readFileSync } from "node:fs";
@@ -7,12 +8,14 @@ import { SynartesisError } from "../errors.ts";
 
 export const MIN_TOKEN_LENGTH = 16;
 export const DEFAULT_IDLE_MINUTES = 30;
+export const DEFAULT_MAX_SESSIONS = 1000;
 export const DEFAULT_HTTP_HOST = "127.0.0.1";
 
 export interface HttpFlags {
   http?: string;
   "http-host"?: string;
   "http-idle"?: string;
+  "http-max-sessions"?: string;
   token?: string;
   "token-file"?: string;
 }
@@ -22,6 +25,8 @@ export interface HttpSettings {
   host: string;
   allowHosts: string[];
   idleMs: number;
+  /** Sessions (and sessionless runs) open at once, at most: each holds a run and its memory until it ends. */
+  maxSessions: number;
   token: string;
 }
 
@@ -79,7 +84,7 @@ function allowedHost(value: string): string {
 /** The HTTP settings when --http is given; undefined for the proxy over stdio (which refuses the HTTP flags). */
 export function httpSettings(flags: HttpFlags, allowHosts: string[], env: Record<string, string | undefined>): HttpSettings | undefined {
   if (flags.http === undefined) {
-    const stray = (["http-host", "http-idle", "token", "token-file"] as const).filter((name) => flags[name] !== undefined).map((name) => `--${name}`);
+    const stray = (["http-host", "http-idle", "http-max-sessions", "token", "token-file"] as const).filter((name) => flags[name] !== undefined).map((name) => `--${name}`);
     if (allowHosts.length) stray.push("--http-allow-host");
     if (stray.length) throw usage(`${stray.join(", ")} ${stray.length === 1 ? "is" : "are"} for serving over HTTP: add --http PORT`);
     return undefined;
@@ -93,5 +98,8 @@ export function httpSettings(flags: HttpFlags, allowHosts: string[], env: Record
   if (idleText !== undefined && !(idleText.trim() !== "" && Number.isFinite(idleMinutes) && idleMinutes >= 0)) {
     throw usage(`--http-idle takes minutes, 0 or more (0: sessions never expire; decimals allowed; got "${idleText}")`);
   }
-  return { port, host, allowHosts: allowHosts.map(allowedHost), idleMs: idleMinutes * 60_000, token: readToken(flags, env) };
+  const maxText = flags["http-max-sessions"];
+  const maxSessions = maxText === undefined ? DEFAULT_MAX_SESSIONS : Number(maxText);
+  if (maxText !== undefined && !(/^\d+$/.test(maxText) && maxSessions >= 1)) throw usage(`--http-max-sessions takes a whole number, 1 or more (got "${maxText}")`);
+  return { port, host, allowHosts: allowHosts.map(allowedHost), idleMs: idleMinutes * 60_000, maxSessions, token: readToken(flags, env) };
 }

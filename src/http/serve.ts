@@ -47,6 +47,8 @@ export interface HttpOptions {
   allowHosts: string[];
   /** How long a session may go without a request (0: forever). */
   idleMs: number;
+  /** Sessions and sessionless runs open at once, at most. */
+  maxSessions: number;
   token: string;
 }
 
@@ -100,6 +102,11 @@ export async function serveHttp(options: HttpOptions): Promise<void> {
       sessionless.ended(session);
     }
   };
+  /** Why no session can be opened now: as many are open as --http-max-sessions allows. */
+  const full = () =>
+    sessions.size >= options.maxSessions
+      ? refusal(503, `Service Unavailable: ${options.maxSessions} sessions are open, the most --http-max-sessions allows; one more can start when one ends (DELETE, or --http-idle)`)
+      : undefined;
   const openSession = (kind: "session" | "sessionless" = "session") => {
     stopWatching();
     const session = new HttpSession({
@@ -120,7 +127,7 @@ export async function serveHttp(options: HttpOptions): Promise<void> {
     });
     return session;
   };
-  const sessionless = new SessionlessRuns(() => openSession("sessionless"), log, (method) => methodNotFound(method, pool.router.single !== undefined));
+  const sessionless = new SessionlessRuns(() => full() ?? openSession("sessionless"), log, (method) => methodNotFound(method, pool.router.single !== undefined));
 
   /** The session a request names, or why not. */
   const sessionFor = (request: Request): HttpSession | Response => {
@@ -158,7 +165,7 @@ export async function serveHttp(options: HttpOptions): Promise<void> {
     if (!initializing) session = sessionFor(request);
     else if (read.frames.length > 1) return refusal(400, "Invalid Request: initialize must come alone, not in a batch", { code: ErrorCode.InvalidRequest });
     else if (request.headers.has(SESSION_HEADER)) return refusal(400, "Bad Request: initialize starts a new session; send it without Mcp-Session-Id");
-    else session = openSession();
+    else session = full() ?? openSession();
     if (session instanceof Response) return session;
     // An answer may take as long as its call (or a person's approval of what it asks): no idle cut-off.
     server.timeout(request, 0);

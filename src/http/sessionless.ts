@@ -30,8 +30,8 @@ export class SessionlessRuns {
   private readonly offered: OfferedTools;
 
   constructor(
-    /** A new session for a run that has none (or whose session is ending). */
-    private readonly open: () => HttpSession,
+    /** A new session for a run that has none (or whose session is ending); a response when none can be opened (too many are). */
+    private readonly open: () => HttpSession | Response,
     private readonly log: Logger,
     /** Why a method is not found here, when the proxy knows before anything runs (see methodNotFound). */
     private readonly notFound: (method: string) => string | undefined,
@@ -69,17 +69,20 @@ export class SessionlessRuns {
     const notFound = REMOVED_IN_MODERN.has(method) ? `Method not found: ${method} (not part of ${MODERN_VERSION})` : this.notFound(method);
     if (notFound) return jsonError(404, errorLine(frame.id, ErrorCode.MethodNotFound, notFound));
     const params = paramsOf(frame.msg);
-    return this.sessionFor(runKeyOf(params)).postAlone(frame, {
+    const session = this.sessionFor(runKeyOf(params));
+    if (session instanceof Response) return session;
+    return session.postAlone(frame, {
       signal: request.signal,
       ...(frame.msg.method === "tools/call" && { vouch: vouchFor(request.headers, params.name) }),
       ...(frame.msg.method === "tools/list" && { rewrite: this.offered.answer }),
     });
   }
 
-  private sessionFor(key: string): HttpSession {
+  private sessionFor(key: string): HttpSession | Response {
     const held = this.byRun.get(key);
     if (held && !held.ended) return held;
     const session = this.open();
+    if (session instanceof Response) return session;
     this.byRun.set(key, session);
     return session;
   }

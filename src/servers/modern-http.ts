@@ -37,15 +37,22 @@ export async function* eventData(body: ReadableStream<Uint8Array>): AsyncGenerat
     return undefined;
   };
   const decoder = new TextDecoder();
+  // A CR at the end of what came so far may be the first half of a CRLF: it waits for the next chunk.
+  const lineEnd = /\r\n|\r(?!$)|\n/g;
+  // Where the search for a line end goes on: a long line that comes in many chunks is scanned once, not again with each.
+  let scanned = 0;
   for await (const chunk of body) {
     buffer += decoder.decode(chunk, { stream: true });
+    let start = 0;
+    lineEnd.lastIndex = scanned;
     let end: RegExpExecArray | null;
-    // A CR at the end of what came so far may be the first half of a CRLF: it waits for the next chunk.
-    while ((end = /\r\n|\r(?!$)|\n/.exec(buffer))) {
-      const event = field(buffer.slice(0, end.index));
-      buffer = buffer.slice(end.index + end[0].length);
+    while ((end = lineEnd.exec(buffer))) {
+      const event = field(buffer.slice(start, end.index));
+      start = lineEnd.lastIndex = end.index + end[0].length;
       if (event !== undefined) yield event;
     }
+    buffer = buffer.slice(start);
+    scanned = Math.max(0, buffer.length - 1);
   }
   field(buffer.replace(/\r$/, ""));
   if (data.length) yield data.join("\n");
@@ -141,7 +148,7 @@ export class ModernHttpRequests {
    * List the server's tools again (every page), to learn their markings: a
    * call was refused for its Mcp-Param-* headers. False when that failed.
    */
-  private async relist(meta: unknown): Promise<boolean> {
+  private async relist(meta: unknown, signal: AbortSignal): Promise<boolean> {
     let cursor: unknown;
     do {
       const id = `synartesis-marks-${++this.ownIds}`;
@@ -150,10 +157,9 @@ export class ModernHttpRequests {
       const version = claimedVersion(params);
       if (typeof version !== "string") return false;
       try {
-        const response = await fetch(this.url, { method: "POST", headers: this.headersFor("tools/list", params, version), body: JSON.stringify({ jsonrpc: "2.0", id, method: "tools/list", params }) });
-        const type = (response.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
-        const lines = type === "text/event-stream" && response.body ? await Array.fromAsync(eventData(response.body)) : [await response.text()];
-        const answer = lines.find((text) => isAnswerTo(text, JSON.stringify(id)));
+        const body = JSON.stringify({ jsonrpc: "2.0", id, method: "tools/list", params });
+        const response = await fetch(this.url, { method: "POST", headers: this.headersFor("tools/list", params, version), body, signal });
+        const answer = await answerIn(response, JSON.stringify(id));
         const result = answer === undefined ? undefined : (JSON.parse(this.listed(answer)) as { result?: { nextCursor?: unknown } }).result;
         if (!result) return false;
         cursor = result.nextCursor;
@@ -172,15 +178,17 @@ export class ModernHttpRequests {
     try {
       let response = await fetch(this.url, { method: "POST", headers: this.headersFor(method, params, version), body: line, signal: abort.signal });
       // Nothing ran (the headers were checked first): with the tools' markings learnt again, the call goes once more.
-      if (method === "tools/call" && response.status === 400 && errorCodeOf(await response.clone().text()) === HEADER_MISMATCH && (await this.relist(params._meta))) {
+      if (method === "tools/call" && response.status === 400 && errorCodeOf(await response.clone().text()) === HEADER_MISMATCH && (await this.relist(params._meta, abort.signal))) {
         response = await fetch(this.url, { method: "POST", headers: this.headersFor(method, params, version), body: line, signal: abort.signal });
       }
       const type = (response.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
       if (response.ok && type === "text/event-stream" && response.body) {
         let answered = false;
         for await (const data of eventData(response.body)) {
-          answered ||= isAnswerTo(data, idText);
+          answered = isAnswerTo(data, idText);
           deliver(data);
+          // The answer ends the request: what the stream may still carry (keep-alives) is not waited for.
+          if (answered) break;
         }
         if (!answered && !abort.signal.aborted) throw new LostAnswer("the server closed its response without answering");
         return;
@@ -199,6 +207,17 @@ export class ModernHttpRequests {
     }
   }
 }
+/** The answer to the request with this id that a response carries (a JSON body, or the event that answers it in a stream). */
+async function answerIn(response: Response, idText: string): Promise<string | undefined> {
+  const type = (response.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
+  if (type !== "text/event-stream" || !response.body) {
+    const text = await response.text();
+    return isAnswerTo(text, idText) ? text : undefined;
+  }
+  for await (const data of eventData(response.body)) if (isAnswerTo(data, idText)) return data;
+  return undefined;
+}
+
 /** Whether a line is the response to the request with this id. */
 function isAnswerTo(text: string, idText: string): boolean {
   try {

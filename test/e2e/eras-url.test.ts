@@ -9,9 +9,10 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
-import { BIN, connect, run, tempDir } from "../helpers.ts";
+import { BIN, connect, run, tempDir, until } from "../helpers.ts";
 import { connectModern, eraWorkspace, NOTES_SERVER, notesRules, serveFixture } from "../fixtures/era-kit.ts";
 import { BUN, journalRows, journalRuns, type Workspace } from "../fixtures/proxy-kit.ts";
+import { eventData } from "../fixtures/http-kit.ts";
 
 const fronts: Array<ReturnType<typeof Bun.serve>> = [];
 afterAll(async () => {
@@ -77,6 +78,32 @@ describe("a url: server that speaks only 2026-07-28", () => {
     await client.close();
     expect(notes()).toEqual({ plan: "ship later" });
     expect(journalRows(ws.journal).map((row) => [row.tool, row.status])).toEqual([["confirm_put", "applied"]]);
+  }, 60_000);
+
+  test("a server that keeps its event stream open after the answer: the answer is taken, and the stream closed by the proxy, not held", async () => {
+    let streamsClosed = 0;
+    let pings: ReturnType<typeof setInterval> | undefined;
+    const { ws } = await notesOverHttp(async (request, forward) => {
+      if (request.headers.get("mcp-method") !== "tools/call") return forward();
+      const answered = await forward();
+      const lines = answered.headers.get("content-type")?.startsWith("text/event-stream") ? await eventData(answered) : [await answered.text()];
+      const encoder = new TextEncoder();
+      const body = new ReadableStream<Uint8Array>({
+        start(controller) {
+          for (const line of lines) controller.enqueue(encoder.encode(`event: message\ndata: ${line}\n\n`));
+          pings = setInterval(() => controller.enqueue(encoder.encode(": ping\n\n")), 100);
+        },
+        cancel() {
+          clearInterval(pings);
+          streamsClosed++;
+        },
+      });
+      return new Response(body, { headers: { "Content-Type": "text/event-stream" } });
+    });
+    await using agent = await connect(BIN, ["proxy", "--manifest", ws.manifest], { cwd: ws.dir, name: "agent-2025" });
+    expect(text(await agent.client.callTool({ name: "get_note", arguments: { key: "plan" } }))).toContain('"text":"ship on Friday"');
+    await until(() => streamsClosed === 1, "the proxy to close the server's event stream after its answer");
+    await agent.client.close();
   }, 60_000);
 
   test("a call whose answer is lost on the way (HTTP 504 after the server ran it) is an unknown outcome, recorded pending; a refusal (4xx) is an error that ran nothing", async () => {

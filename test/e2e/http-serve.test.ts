@@ -50,6 +50,8 @@ describe.concurrent("the token (R-HTTP-2)", () => {
       [["--http", "http"], '--http takes a port number, 0 to 65535 (0: any free port; got "http")'],
       [["--http", "70000"], '--http takes a port number, 0 to 65535 (0: any free port; got "70000")'],
       [["--http", "0", "--http-idle", "soon"], '--http-idle takes minutes, 0 or more (0: sessions never expire; decimals allowed; got "soon")'],
+      [["--http", "0", "--http-max-sessions", "0"], '--http-max-sessions takes a whole number, 1 or more (got "0")'],
+      [["--http-max-sessions", "5"], "--http-max-sessions is for serving over HTTP: add --http PORT"],
       [["--http", "0", "--http-allow-host", "mcp.example.com:443"], '--http-allow-host takes a name without a port (got "mcp.example.com:443"): any port is accepted'],
       [["--http", "0", "--http-allow-host", "http://x"], '--http-allow-host takes a host name or an address (got "http://x")'],
       [["--token", TOKEN, "--http-allow-host", "x"], "--token, --http-allow-host are for serving over HTTP: add --http PORT"],
@@ -273,6 +275,26 @@ describe.concurrent("a session ends complete (R-HTTP-4)", () => {
     const after = await postRaw(proxy.url, '{"jsonrpc":"2.0","id":1,"method":"ping"}', { "Mcp-Session-Id": session });
     expect(after.status).toBe(404);
     await client.close();
+  });
+
+  test("--http-max-sessions: one session more, or one sessionless run more, gets 503 and opens no run; once one ends, the next can start", async () => {
+    const ws = crmWorkspace(crmStateText());
+    const proxy = await startHttpProxy(ws, ["--http-max-sessions", "2"]);
+    const first = await rawSession(proxy.url, "first");
+    await rawSession(proxy.url, "second");
+    const full = "Service Unavailable: 2 sessions are open, the most --http-max-sessions allows; one more can start when one ends (DELETE, or --http-idle)";
+    const third = await postRaw(proxy.url, initializeBody("third"));
+    expect([third.status, (await third.json()).error.message]).toEqual([503, full]);
+    const meta = { "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}, "io.modelcontextprotocol/clientInfo": { name: "sessionless", version: "1" } };
+    const modern = () =>
+      postRaw(proxy.url, JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list", params: { _meta: meta } }), { "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/list" });
+    const refused = await modern();
+    expect([refused.status, (await refused.json()).error.message]).toEqual([503, full]);
+    expect(journalRuns(ws.journal)).toEqual([]);
+    expect((await fetch(proxy.url, { method: "DELETE", headers: { ...MCP_HEADERS, "Mcp-Session-Id": first } })).status).toBe(200);
+    const served = await modern();
+    expect(served.status).toBe(200);
+    expect(JSON.parse((await eventData(served))[0]!).result.tools.length).toBeGreaterThan(0);
   });
 
   test("--http-idle: a session without a request for that long ends, its run complete, and is gone", async () => {

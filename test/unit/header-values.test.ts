@@ -38,4 +38,18 @@ describe("an event stream's lines", () => {
     for await (const data of eventData(body)) lines.push(data);
     expect(lines).toEqual(['{"a":1}', '{"b":\n2}', '{"c":3}', '{"d":4}']);
   });
+
+  test("an event that comes in a thousand chunks, its line ends split across them, is read whole and once", async () => {
+    const event = `data: ${"x".repeat(5000)}\r\ndata: ${"y".repeat(5000)}\r\n\r\n`;
+    const chunks = event.match(/[\s\S]{1,10}/g)!;
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        for (const chunk of chunks) controller.enqueue(new TextEncoder().encode(chunk));
+        controller.close();
+      },
+    });
+    const lines: string[] = [];
+    for await (const data of eventData(body)) lines.push(data);
+    expect(lines).toEqual([`${"x".repeat(5000)}\n${"y".repeat(5000)}`]);
+  });
 });
