@@ -323,10 +323,8 @@ export class PostgresJournal implements Journal {
   }
 
   async takeOverClaim(id: string, judged: { owner: string; at: string | undefined }, owner: string, now: string): Promise<boolean> {
-    const taken = await this.sql`
-      UPDATE actions SET claimed_by = ${owner}, claimed_at = ${now}
-       WHERE id = (SELECT id FROM actions WHERE id = ${id} AND status = 'rolling_back' AND claimed_by = ${judged.owner}
-                     AND claimed_at IS NOT DISTINCT FROM ${judged.at ?? null} FOR UPDATE SKIP LOCKED)`;
+    const taken = await this.sql`UPDATE actions SET claimed_by = ${owner}, claimed_at = ${now} WHERE id = (SELECT id FROM actions WHERE id = ${id}
+      AND status = 'rolling_back' AND claimed_by = ${judged.owner} AND claimed_at IS NOT DISTINCT FROM ${judged.at ?? null} FOR UPDATE SKIP LOCKED)`;
     return taken.count === 1;
   }
 

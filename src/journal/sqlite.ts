@@ -335,12 +335,8 @@ export class SqliteJournal implements Journal {
   }
 
   async takeOverClaim(id: string, judged: { owner: string; at: string | undefined }, owner: string, now: string): Promise<boolean> {
-    const result = this.write(() =>
-      this.db
-        .query("UPDATE actions SET claimed_by = ?, claimed_at = ? WHERE id = ? AND status = 'rolling_back' AND claimed_by = ? AND claimed_at IS ?")
-        .run(owner, now, id, judged.owner, judged.at ?? null),
-    );
-    return result.changes === 1;
+    const sql = "UPDATE actions SET claimed_by = ?, claimed_at = ? WHERE id = ? AND status = 'rolling_back' AND claimed_by = ? AND claimed_at IS ?";
+    return this.write(() => this.db.query(sql).run(owner, now, id, judged.owner, judged.at ?? null)).changes === 1;
   }
 
   async settleClaim(id: string, owner: string, status: ActionStatus, undoNote?: string, options?: WriteOptions): Promise<void> {
