@@ -25,31 +25,26 @@ describe("header values", () => {
   });
 });
 
+/** The data of each event in a stream that brings `chunks`, one after another. */
+async function eventsOf(chunks: string[]): Promise<string[]> {
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      for (const chunk of chunks) controller.enqueue(new TextEncoder().encode(chunk));
+      controller.close();
+    },
+  });
+  return Array.fromAsync(eventData(body));
+}
+
 describe("an event stream's lines", () => {
   test("events split at blank lines (LF, CRLF or CR, across chunks); several data fields join with LF; comments and other fields are skipped", async () => {
     const chunks = [": open\r\n\r\nevent: message\r\ndata: {\"a\":", "1}\r", "\n\r\ndata: {\"b\":\ndata: 2}\n\nid: 7\ndata:{\"c\":3}\n\n", "data: {\"d\":4}"];
-    const body = new ReadableStream<Uint8Array>({
-      start(controller) {
-        for (const chunk of chunks) controller.enqueue(new TextEncoder().encode(chunk));
-        controller.close();
-      },
-    });
-    const lines: string[] = [];
-    for await (const data of eventData(body)) lines.push(data);
-    expect(lines).toEqual(['{"a":1}', '{"b":\n2}', '{"c":3}', '{"d":4}']);
+    expect(await eventsOf(chunks)).toEqual(['{"a":1}', '{"b":\n2}', '{"c":3}', '{"d":4}']);
   });
 
   test("an event that comes in a thousand chunks, its line ends split across them, is read whole and once", async () => {
     const event = `data: ${"x".repeat(5000)}\r\ndata: ${"y".repeat(5000)}\r\n\r\n`;
     const chunks = event.match(/[\s\S]{1,10}/g)!;
-    const body = new ReadableStream<Uint8Array>({
-      start(controller) {
-        for (const chunk of chunks) controller.enqueue(new TextEncoder().encode(chunk));
-        controller.close();
-      },
-    });
-    const lines: string[] = [];
-    for await (const data of eventData(body)) lines.push(data);
-    expect(lines).toEqual([`${"x".repeat(5000)}\n${"y".repeat(5000)}`]);
+    expect(await eventsOf(chunks)).toEqual([`${"x".repeat(5000)}\n${"y".repeat(5000)}`]);
   });
 });
