@@ -1,12 +1,11 @@
 // Argument definitions shared by several commands, and the strict flag check
 // citty does not do (it accepts unknown flags silently).
 import type { ArgsDef } from "citty";
-import { existsSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { userInfo } from "node:os";
-import { resolve } from "node:path";
 import { SynartesisError } from "../errors.ts";
 import type { Journal } from "../journal/journal.ts";
-import { shortId, type Run } from "../journal/types.ts";
+import type { Run } from "../journal/types.ts";
 import { manifestForRun } from "../manifest/discover.ts";
 import { printable } from "../render/style.ts";
 

@@ -5,10 +5,9 @@
 // that carried it; anything else goes on the session's GET stream (kept for
 // it until the client opens one, when none is open). The session ends on
 // DELETE, after --http-idle without a request, or at shutdown.
-import { ErrorCode } from "@modelcontextprotocol/sdk/types.js";
-import { deservesAnswer, isRecord, type Frame, type RequestFrame } from "../jsonrpc/frames.ts";
+import { deservesAnswer, errorCodeOf, type Frame, type RequestFrame } from "../jsonrpc/frames.ts";
 import { idKey } from "../jsonrpc/json-check.ts";
-import { HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY } from "../jsonrpc/messages.ts";
+import { ErrorCode, HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY } from "../jsonrpc/messages.ts";
 import { withIdText } from "../jsonrpc/raw-json.ts";
 import type { RequestChannel } from "../proxy/client-request.ts";
 import { ClientSession } from "../proxy/client-session.ts";
@@ -57,16 +56,6 @@ function statusOf(code: number | undefined, headersRefused: boolean): number | u
   if (code === ErrorCode.MethodNotFound) return 404;
   if (code === MISSING_REQUIRED_CLIENT_CAPABILITY) return 400;
   return code === HEADER_MISMATCH && headersRefused ? 400 : undefined;
-}
-
-/** The error code of an answer line, if it is an error. */
-function errorCode(line: string): number | undefined {
-  try {
-    const message: unknown = JSON.parse(line);
-    return isRecord(message) && isRecord(message.error) && typeof message.error.code === "number" ? message.error.code : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 /** How a sessionless request is served. */
@@ -175,7 +164,7 @@ export class HttpSession {
         channel.send(line);
       },
       end: (answer) => {
-        const status = held && answer !== undefined ? statusOf(errorCode(answer), headersRefused) : undefined;
+        const status = held && answer !== undefined ? statusOf(errorCodeOf(answer), headersRefused) : undefined;
         if (status === undefined) {
           release();
           return channel.end(answer);

@@ -21,9 +21,12 @@ export interface HttpFlags {
 }
 
 export interface HttpSettings {
+  /** 0: any free port. */
   port: number;
   host: string;
+  /** Names besides the bound address and localhost that Host and Origin may give. */
   allowHosts: string[];
+  /** How long a session may go without a request (0: forever). */
   idleMs: number;
   /** Sessions (and sessionless runs) open at once, at most: each holds a run and its memory until it ends. */
   maxSessions: number;

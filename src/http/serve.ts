@@ -4,24 +4,25 @@
 // run (R-HTTP-4); sessionless 2026-07-28 clients are served on the same
 // endpoint, a client session per run (R-ERA-5). /mcp answers only to a Host
 // and Origin of its own (DNS-rebinding protection) and the bearer token
-// (R-HTTP-2/3); /healthz says it is alive and nothing else (R-HTTP-6). The first SIGINT or SIGTERM drains
-// every session and ends its run, then the servers stop (R-PROXY-13).
+// (R-HTTP-2/3); /healthz says it is alive and nothing else (R-HTTP-6). The
+// first SIGINT or SIGTERM drains every session and ends its run, then the
+// servers stop (R-PROXY-13).
 import { networkInterfaces } from "node:os";
 import type { Server } from "bun";
 import { ErrorCode, SUPPORTED_PROTOCOL_VERSIONS } from "@modelcontextprotocol/sdk/types.js";
 import { SynartesisError } from "../errors.ts";
-import type { Journal } from "../journal/journal.ts";
 import { readMessages } from "../jsonrpc/frames.ts";
-import { createLogger, type Logger } from "../log.ts";
-import type { Manifest } from "../manifest/types.ts";
+import { createLogger } from "../log.ts";
 import { onStopSignals } from "../proxy/drain.ts";
 import { methodNotFound } from "../proxy/methods.ts";
 import { ServerPool } from "../proxy/pool.ts";
 import { recordingOptions } from "../proxy/session-run.ts";
+import type { StdioOptions } from "../proxy/stdio.ts";
 import { startFailure, UpstreamError } from "../servers/upstream.ts";
 import { allowedNames, hostAllowed, originAllowed, tokenMatches } from "./guard.ts";
 import { HttpSession } from "./http-session.ts";
 import { isSessionless, namesModernVersion } from "./modern-headers.ts";
+import type { HttpSettings } from "./options.ts";
 import { plainText, refusal, SESSION_HEADER } from "./responses.ts";
 import { SessionlessRuns } from "./sessionless.ts";
 
@@ -32,25 +33,8 @@ const KEEP_ALIVE_MS = 25_000;
 const SESSION_GONE = -32001;
 const SHUTTING_DOWN = "Service Unavailable: Synartesis is shutting down";
 
-export interface HttpOptions {
-  manifest: Manifest;
-  /** Closed here once every session has ended. */
-  journal: Journal;
-  log: Logger;
-  /** How long calls in flight may still take after a signal (and after DELETE or idle expiry). */
-  drainMs: number;
-  cwd: string;
-  /** 0: any free port. */
-  port: number;
-  host: string;
-  /** Names besides the bound address and localhost that Host and Origin may give. */
-  allowHosts: string[];
-  /** How long a session may go without a request (0: forever). */
-  idleMs: number;
-  /** Sessions and sessionless runs open at once, at most. */
-  maxSessions: number;
-  token: string;
-}
+/** The proxy's own options (drainMs also bounds a session's end after DELETE or idle expiry), and the HTTP ones. */
+export interface HttpOptions extends StdioOptions, HttpSettings {}
 
 const WILDCARDS = new Set(["0.0.0.0", "::", "[::]"]);
 

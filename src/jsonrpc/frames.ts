@@ -134,6 +134,16 @@ export function frameOf(value: unknown, raw: string): Frame {
   return invalid("nothing", raw, id, ErrorCode.InvalidRequest, "Invalid Request: no method");
 }
 
+/** The error code of a JSON-RPC line, when it is an error; the rest of the line (a result of any size) is not parsed. */
+export function errorCodeOf(line: string): number | undefined {
+  try {
+    const error: unknown = JSON.parse(rawMember(line, "error") ?? "null");
+    return isRecord(error) && typeof error.code === "number" ? error.code : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** A response's error, when it is an error response. */
 export function errorOf(msg: Response): JSONRPCErrorResponse["error"] | undefined {
   return "error" in msg ? msg.error : undefined;

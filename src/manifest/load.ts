@@ -8,7 +8,7 @@ import { LineCounter, parseDocument, visit, type Document } from "yaml";
 import { SynartesisError } from "../errors.ts";
 import type { SectionContext } from "./context.ts";
 import { EnvExpander } from "./env.ts";
-import { ManifestError, Problems, type Path, type Problem } from "./problems.ts";
+import { Problems, type Path } from "./problems.ts";
 import { parseRules } from "./rules.ts";
 import type { RawManifest } from "./schema.ts";
 import { parseServers } from "./servers.ts";

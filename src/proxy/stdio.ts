@@ -15,9 +15,10 @@ export { DEFAULT_DRAIN_SECONDS } from "./drain.ts";
 /** How long a proxy whose servers would not start waits for the client's initialize, to answer it with why. */
 const START_FAILURE_WAIT_MS = 5000;
 
+/** What the proxy serves with, over stdio or HTTP. */
 export interface StdioOptions {
   manifest: Manifest;
-  /** Closed here once the session has ended. */
+  /** Closed here once every session has ended. */
   journal: Journal;
   log: Logger;
   /** How long calls in flight may still take after EOF or a signal. */

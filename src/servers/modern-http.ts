@@ -14,7 +14,7 @@
 // for each marked parameter; refused for a header the marking it knows did
 // not ask for (HeaderMismatch), it lists the tools again and resends once.
 import { claimedVersion, MODERN_VERSIONS } from "../jsonrpc/eras.ts";
-import { isId, isRecord } from "../jsonrpc/frames.ts";
+import { errorCodeOf, isId, isRecord } from "../jsonrpc/frames.ts";
 import { encodedHeader, NAMED_METHODS } from "../jsonrpc/header-values.ts";
 import { ErrorCode, errorLine, HEADER_MISMATCH } from "../jsonrpc/messages.ts";
 import { headerMarks, paramHeaders, screenToolsAnswer, type HeaderMark } from "../jsonrpc/param-headers.ts";
@@ -225,16 +225,6 @@ function isAnswerTo(text: string, idText: string): boolean {
     return isRecord(message) && !("method" in message) && ("result" in message || "error" in message) && JSON.stringify(message.id) === idText;
   } catch {
     return false;
-  }
-}
-
-/** The JSON-RPC error code an HTTP body carries, if it carries one. */
-function errorCodeOf(text: string): unknown {
-  try {
-    const message: unknown = JSON.parse(text);
-    return isRecord(message) && isRecord(message.error) ? message.error.code : undefined;
-  } catch {
-    return undefined;
   }
 }
 

@@ -7,9 +7,9 @@
 import { describe, expect, test } from "bun:test";
 import { mkdirSync, readFileSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
-import { BIN, LineSession, manifestText, ROOT, run, tempDir } from "../helpers.ts";
+import { BIN, LineSession, ROOT, run, tempDir } from "../helpers.ts";
 import { eraWorkspace, EVERYTHING_RULES, EVERYTHING_SERVER, notesRules, notesServer, writeNotes } from "../fixtures/era-kit.ts";
-import { crmStateText, crmWorkspace, fixtureServer, journalRows, journalRuns, workspace, type Workspace } from "../fixtures/proxy-kit.ts";
+import { crmStateText, crmWorkspace, journalRows, journalRuns, rawWorkspace, type Workspace } from "../fixtures/proxy-kit.ts";
 import { rawMember } from "../../src/jsonrpc/raw-json.ts";
 
 
@@ -70,8 +70,7 @@ describe("the proxy as a 2026-07-28 server", () => {
   }, 30_000);
 
   test("one stdio connection is one run, named by the client (io.synartesis/run, else clientInfo.name); a 2025-era server gets neither the envelope nor that key, and the arguments' exact bytes", async () => {
-    const received = join(tempDir(), "received.log");
-    const ws = workspace(manifestText({ servers: { raw: fixtureServer("raw-server.ts", [], { env: { RAW_LOG: received } }) }, tools: [{ match: "raw.*", class: "readonly" }] }), "syn-era-");
+    const { received, ...ws } = rawWorkspace([{ match: "raw.*", class: "readonly" }], "syn-era-");
     await using session = proxy(ws.manifest, ws.dir);
     const args = '{ "amount" : 1.50, "n": 1E2 }';
     const call = (id: number, name: string, envelope: Record<string, unknown>) =>

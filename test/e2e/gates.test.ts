@@ -8,7 +8,7 @@ import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { openJournal, type Journal } from "../../src/journal/journal.ts";
+import { openJournal } from "../../src/journal/journal.ts";
 import { BIN, connect, run, tempDir } from "../helpers.ts";
 import { cli, crmFolder, json, journalRows, outbox, SEED, state, TOY_MANIFEST } from "../fixtures/counting-support.ts";
 

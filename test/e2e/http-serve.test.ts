@@ -8,7 +8,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { rawMember } from "../../src/jsonrpc/raw-json.ts";
 import { eventData, httpClient, MCP_HEADERS, postRaw, rawSession, startHttpProxy, stopHttpProxiesAfterAll, TOKEN } from "../fixtures/http-kit.ts";
-import { ADA, crmStateText, crmWorkspace, fixtureServer, journalRows, journalRuns, slowWorkspace, workspace } from "../fixtures/proxy-kit.ts";
+import { ADA, crmStateText, crmWorkspace, journalRows, journalRuns, rawWorkspace, slowWorkspace, workspace } from "../fixtures/proxy-kit.ts";
 import { manifestText, run, tempDir, until } from "../helpers.ts";
 
 stopHttpProxiesAfterAll();
@@ -211,16 +211,7 @@ describe.concurrent("the endpoint", () => {
   });
 
   test("a result from a stdio server reaches the HTTP client byte for byte (id swapped); a body on several lines reaches the server as one", async () => {
-    const received = join(tempDir(), "received.log");
-    const ws = workspace(
-      manifestText({
-        servers: { raw: fixtureServer("raw-server.ts", [], { env: { RAW_LOG: received } }) },
-        tools: [
-          { match: "raw.raw_read", class: "readonly" },
-          { match: "raw.raw_write", class: "compensable", inverse: { tool: "raw.raw_write", args: { word: "$result.word" } } },
-        ],
-      }),
-    );
+    const { received, ...ws } = rawWorkspace();
     const proxy = await startHttpProxy(ws);
     const session = { "Mcp-Session-Id": await rawSession(proxy.url) };
     const RESULT =

@@ -8,7 +8,7 @@
 import { afterEach, expect, test } from "bun:test";
 import { chmodSync, copyFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { BIN, ROOT, run, tempDir, type RunResult } from "../helpers.ts";
+import { ROOT, run, tempDir, type RunResult } from "../helpers.ts";
 import { agent, outbox, resultText, SEED, state, type Call } from "../fixtures/counting-support.ts";
 import { describePostgres, freshDatabase, testPassword, urlFor } from "../fixtures/postgres.ts";
 import { UiProcess } from "../fixtures/ui-kit.ts";

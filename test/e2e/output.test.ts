@@ -5,7 +5,7 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { openJournal, type Journal } from "../../src/journal/journal.ts";
+import { openJournal } from "../../src/journal/journal.ts";
 import { BIN, manifestText, run, tempDir, until } from "../helpers.ts";
 
 // The preload's default timeout reaches only the first file bun runs; tests sharing the machine need the room.

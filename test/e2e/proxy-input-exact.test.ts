@@ -5,10 +5,9 @@
 // error instead of a stack overflow.
 import { describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { rawMember } from "../../src/jsonrpc/raw-json.ts";
-import { BIN, initializeFrame, LineSession, manifestText, run, tempDir, until } from "../helpers.ts";
-import { crmStateText, crmWorkspace, fixtureServer, INITIALIZED, journalRows, jsonFrame, slowWorkspace, workspace } from "../fixtures/proxy-kit.ts";
+import { BIN, initializeFrame, LineSession, run, until } from "../helpers.ts";
+import { crmStateText, crmWorkspace, INITIALIZED, journalRows, jsonFrame, rawWorkspace, slowWorkspace } from "../fixtures/proxy-kit.ts";
 
 
 /** A raw tools/call line whose id and arguments are written exactly as given. */
@@ -128,16 +127,10 @@ describe.concurrent("arguments that would not reach the server as they were appr
 
 describe.concurrent("what the approver sees is what runs", () => {
   test("an approved call is forwarded as the canonical form that was approved; an ungated one byte for byte", async () => {
-    const received = join(tempDir(), "received.log");
-    const ws = workspace(
-      manifestText({
-        servers: { raw: fixtureServer("raw-server.ts", [], { env: { RAW_LOG: received } }) },
-        tools: [
-          { match: "raw.raw_read", class: "readonly" },
-          { match: "raw.raw_write", class: "irreversible" },
-        ],
-      }),
-    );
+    const { received, ...ws } = rawWorkspace([
+      { match: "raw.raw_read", class: "readonly" },
+      { match: "raw.raw_write", class: "irreversible" },
+    ]);
     const args = '{ "to" : "caf\\u00e9@example.com", "amount" : 1.50, "n": 1E2, "nested": {"b": 2, "a": [0.0]} }';
     await using session = new LineSession([BIN, "proxy", "--manifest", ws.manifest, "--log-level", "warn"], { cwd: ws.dir });
     await session.initialize();

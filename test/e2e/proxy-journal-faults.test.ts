@@ -4,7 +4,7 @@
 // a new journal is private to its user; a journal deleted or replaced under a
 // running proxy makes it refuse every mutating call.
 import { describe, expect, test } from "bun:test";
-import { chmodSync, chownSync, copyFileSync, existsSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync, closeSync } from "node:fs";
+import { chmodSync, chownSync, copyFileSync, existsSync, openSync, renameSync, rmSync, statSync, writeSync, closeSync } from "node:fs";
 import { join } from "node:path";
 import { BIN, initializeFrame, LineSession, reap, run, until } from "../helpers.ts";
 import { INITIALIZED, journalRows, jsonFrame, processExists, readPid, slowWorkspace } from "../fixtures/proxy-kit.ts";

@@ -26,6 +26,7 @@ import {
   INITIALIZED,
   journalRows,
   jsonFrame,
+  rawWorkspace,
   SEED,
   workspace,
 } from "../fixtures/proxy-kit.ts";
@@ -434,15 +435,7 @@ describe.concurrent("protocol versions", () => {
 
 describe.concurrent("results reach the agent byte for byte", () => {
   test("1.0, 12345678901234567890 and \\u00e9 pass unchanged to stdout and into the journal", async () => {
-    const ws = workspace(
-      manifestText({
-        servers: { raw: fixtureServer("raw-server.ts") },
-        tools: [
-          { match: "raw.raw_read", class: "readonly" },
-          { match: "raw.raw_write", class: "compensable", inverse: { tool: "raw.raw_write", args: { word: "$result.word" } } },
-        ],
-      }),
-    );
+    const ws = rawWorkspace();
     const result = await run(proxyArgs(ws.manifest), {
       cwd: ws.dir,
       stdin: [

@@ -19,7 +19,6 @@ import {
   json,
   journalRows,
   keyCounts,
-  resultText,
   SEED,
   state,
   TOY_MANIFEST,

@@ -3,7 +3,7 @@
 // shapes the spec documents (camelCase, absent values omitted).
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { join } from "node:path";
-import { openJournal, type Journal } from "../../src/journal/journal.ts";
+import { openJournal } from "../../src/journal/journal.ts";
 import { BIN, LineSession } from "../helpers.ts";
 import { ADA, cli, crmFolder, json, resultText, TOY_MANIFEST, type Call } from "../fixtures/counting-support.ts";
 

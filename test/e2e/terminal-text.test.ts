@@ -3,7 +3,6 @@
 // shown with their control characters visible in every command that prints
 // them — list, show, gates, approve, deny, undo, check (watch has its own test).
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { join } from "node:path";
 import { agent, cli, crmFolder, editState, resultText, state } from "../fixtures/counting-support.ts";
 import { HOSTILE_TOOL } from "../fixtures/hostile-server.ts";
 import { fixtureServer, workspace } from "../fixtures/proxy-kit.ts";

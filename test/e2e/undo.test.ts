@@ -5,7 +5,7 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { openJournal, type Journal } from "../../src/journal/journal.ts";
+import { openJournal } from "../../src/journal/journal.ts";
 import { BIN, LineSession, tempDir, until } from "../helpers.ts";
 import {
   ADA,

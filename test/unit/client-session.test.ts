@@ -4,15 +4,10 @@
 // a server's request routed back to the session whose call caused it (and
 // refused when nobody can tell), notifications, and two sessions whose writes
 // to one server are serialised.
-import { afterEach, describe, expect, test } from "bun:test";
-import { join } from "node:path";
-import { openJournal, type Journal } from "../../src/journal/journal.ts";
+import { describe, expect, test } from "bun:test";
 import { createLogger } from "../../src/log.ts";
-import { parseManifest } from "../../src/manifest/load.ts";
 import { ClientSession } from "../../src/proxy/client-session.ts";
-import { ServerPool } from "../../src/proxy/pool.ts";
-import { tempDir } from "../helpers.ts";
-import { NOTES_MANIFEST, NotesWorld } from "../fixtures/in-memory-notes.ts";
+import { notesPools, type NotesPool } from "../fixtures/in-memory-notes.ts";
 import { journalRows } from "../fixtures/proxy-kit.ts";
 
 const NEVER = new Promise<void>(() => {});
@@ -84,33 +79,8 @@ class TestClient {
   }
 }
 
-interface Setup {
-  dir: string;
-  journalPath: string;
-  journal: Journal;
-  world: NotesWorld;
-  pool: ServerPool;
-}
-
-const opened: Setup[] = [];
-afterEach(async () => {
-  for (const setup of opened.splice(0)) {
-    await setup.pool.stop();
-    await setup.journal.close();
-  }
-});
-
-async function setUp(): Promise<Setup> {
-  const dir = tempDir("syn-session-");
-  const journalPath = join(dir, "synartesis.db");
-  const manifest = parseManifest(NOTES_MANIFEST, join(dir, "synartesis.yaml"), {});
-  const journal = await openJournal(journalPath, { create: true });
-  const world = new NotesWorld();
-  const pool = new ServerPool({ manifest, log: createLogger("silent"), connector: world.connector });
-  const setup = { dir, journalPath, journal, world, pool };
-  opened.push(setup);
-  return setup;
-}
+type Setup = NotesPool;
+const setUp = notesPools("syn-session-");
 
 const rows = (setup: Setup) => journalRows(setup.journalPath).map((r) => ({ tool: r.tool, args: JSON.parse(r.args), status: r.status, error: r.error }));
 

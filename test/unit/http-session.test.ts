@@ -7,17 +7,12 @@
 // client's request: under an id of the session's own, answered under the
 // client's, cancelled when its response is closed early. The idle clock, and
 // how event text is framed.
-import { afterEach, describe, expect, test } from "bun:test";
-import { join } from "node:path";
+import { describe, expect, test } from "bun:test";
 import { eventText } from "../../src/http/event-stream.ts";
 import { HttpSession } from "../../src/http/http-session.ts";
-import { openJournal, type Journal } from "../../src/journal/journal.ts";
 import { readMessages, type RequestFrame } from "../../src/jsonrpc/frames.ts";
 import { createLogger } from "../../src/log.ts";
-import { parseManifest } from "../../src/manifest/load.ts";
-import { ServerPool } from "../../src/proxy/pool.ts";
-import { NOTES_MANIFEST, NotesWorld } from "../fixtures/in-memory-notes.ts";
-import { tempDir } from "../helpers.ts";
+import { notesPools, type NotesPool } from "../fixtures/in-memory-notes.ts";
 
 const NEVER = new Promise<void>(() => {});
 
@@ -55,29 +50,8 @@ class Events {
   }
 }
 
-interface Setup {
-  journal: Journal;
-  pool: ServerPool;
-  dir: string;
-}
-
-const opened: Setup[] = [];
-afterEach(async () => {
-  for (const setup of opened.splice(0)) {
-    await setup.pool.stop();
-    await setup.journal.close();
-  }
-});
-
-async function setUp(): Promise<Setup> {
-  const dir = tempDir("syn-http-session-");
-  const manifest = parseManifest(NOTES_MANIFEST, join(dir, "synartesis.yaml"), {});
-  const journal = await openJournal(join(dir, "synartesis.db"), { create: true });
-  const pool = new ServerPool({ manifest, log: createLogger("silent"), connector: new NotesWorld().connector });
-  const setup = { dir, journal, pool };
-  opened.push(setup);
-  return setup;
-}
+type Setup = NotesPool;
+const setUp = notesPools("syn-http-session-");
 
 /** A clock for the idle timer that moves only when the test says. */
 class TestClock {
@@ -231,10 +205,8 @@ describe("a sessionless client's request", () => {
 
   test("closing its response before the answer cancels it (the binding's cancellation)", async () => {
     const setup = await setUp();
-    const world = new NotesWorld();
-    const pool = new ServerPool({ manifest: setup.pool.manifest, log: createLogger("silent"), connector: world.connector });
-    opened.push({ ...setup, pool });
-    const client = session({ ...setup, pool }, "run", { idleMs: 0, sessionless: true });
+    const { world } = setup;
+    const client = session(setup, "run", { idleMs: 0, sessionless: true });
     const response = await client.postAlone(modernCall(5, { prompt: "wait", hold: "h" }));
     await world.waiting("h");
     const request = [...client.http.client.requests.values()][0]!;
