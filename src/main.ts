@@ -21,7 +21,7 @@ import type { CommandDef } from "citty";
 import { parseArgs, renderUsage } from "citty";
 import { describeError, isSynartesisError, SynartesisError, type ErrorCode } from "./errors.ts";
 import { checkFlags, type CommandData } from "./commands/shared.ts";
-import { colourEnabled, printable } from "./render/style.ts";
+import { colourEnabled, colourUsage, printable } from "./render/style.ts";
 import { versionLine } from "./version.ts";
 
 type CommandModule = { default: CommandDef<any> };
@@ -81,9 +81,11 @@ function topLevelHelp(): string {
   return lines.join("\n") + "\n";
 }
 
+// citty colours its usage by its own rule (none when CI or TEST is set, even on
+// a terminal), so its colours are dropped and ours applied by colourEnabled().
 async function commandHelp(name: string, def: CommandDef<any>): Promise<string> {
-  const usage = await renderUsage(def, { meta: { name: "synartesis" } });
-  return (colourEnabled(process.stdout) ? usage : stripAnsi(usage)) + "\n";
+  const usage = stripAnsi(await renderUsage(def, { meta: { name: "synartesis" } }));
+  return (colourEnabled(process.stdout) ? colourUsage(usage) : usage) + "\n";
 }
 
 async function writeAll(stream: NodeJS.WriteStream, text: string): Promise<void> {
