@@ -10,6 +10,9 @@ export async function gitCommit(): Promise<string> {
   return result.exitCode === 0 ? result.stdout.toString().trim() : "";
 }
 
+/** How many times more reluctant to compile JavaScriptCore's JIT is while a process starts (src/jit.ts). */
+const STARTUP_JIT_POLICY = 20;
+
 /** The flags every build shares (DESIGN.md: bytecode needs esm; no autoloading of files from the cwd). */
 export async function buildFlags(): Promise<string[]> {
   return [
@@ -17,6 +20,10 @@ export async function buildFlags(): Promise<string[]> {
     "--minify",
     "--bytecode",
     "--format=esm",
+    // Each command's code is loaded when it runs, not every command's at every start.
+    "--splitting",
+    // src/jit.ts: the JIT is reluctant until a serving process says its start is over.
+    `--compile-jit-policy=${STARTUP_JIT_POLICY}`,
     "--no-compile-autoload-dotenv",
     "--no-compile-autoload-bunfig",
     `--define=SYNARTESIS_COMMIT=${JSON.stringify(await gitCommit())}`,

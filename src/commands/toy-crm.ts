@@ -2,6 +2,7 @@
 import { defineCommand } from "citty";
 import { resolve } from "node:path";
 import { SynartesisError } from "../errors.ts";
+import { startupOver } from "../jit.ts";
 import { CrmStore, StateFileError } from "../toy-crm/store.ts";
 import { serveStdio } from "../toy-crm/server.ts";
 
@@ -29,6 +30,7 @@ export default defineCommand({
       }
       throw error;
     }
+    startupOver();
     await serveStdio(store);
   },
 });

@@ -8,6 +8,7 @@ import { journalMayExist, shownLocation } from "../journal/journal.ts";
 import { findJournal, findManifest } from "../manifest/discover.ts";
 import { decisionCommandFor } from "../self.ts";
 import { startUiServer } from "../ui/server.ts";
+import { startupOver } from "../jit.ts";
 import { currentUser } from "./shared.ts";
 import { journalArg, manifestArg, writeLines } from "./shared.ts";
 
@@ -51,6 +52,7 @@ export default defineCommand({
     const manifest = args.manifest ? findManifest(cwd, args.manifest) : undefined;
     const shown = shownLocation(journalPath);
     const server = await startUiServer({ port, journalPath, manifest, cwd, decisionCommand: decisionCommandFor(shown), decider: currentUser() });
+    startupOver();
     writeLines([
       `Review page for the journal ${shown}${journalMayExist(journalPath) ? "" : " (none yet: runs appear once an agent connects through the proxy)"}:`,
       `  ${server.url}`,

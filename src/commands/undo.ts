@@ -13,6 +13,7 @@ import { shortId } from "../journal/types.ts";
 import { afterOpening, openUndo } from "../undo/begin.ts";
 import { undoRun } from "../undo/execute.ts";
 import { currentUser, journalArg, manifestArg, manifestPathForRun, openExistingJournal, runArg, writeLines } from "./shared.ts";
+import { startupOver } from "../jit.ts";
 
 function cliLogger(): Logger {
   const say = (msg: string, fields?: Record<string, unknown>) =>
@@ -63,6 +64,7 @@ export default defineCommand({
       }
       const manifest = loadManifest(manifestPathForRun(run, args.manifest, cwd));
       writeLines([undoHeading(run, actions.length, dryRun, style), ""]);
+      startupOver();
       const report = await undoRun(journal, manifest, run, {
         fromSeq,
         dryRun,

@@ -11,6 +11,7 @@ import { networkInterfaces } from "node:os";
 import type { Server } from "bun";
 import { ErrorCode, SUPPORTED_PROTOCOL_VERSIONS } from "@modelcontextprotocol/sdk/types.js";
 import { SynartesisError } from "../errors.ts";
+import { startupOver } from "../jit.ts";
 import { readMessages } from "../jsonrpc/frames.ts";
 import { createLogger } from "../log.ts";
 import { onStopSignals } from "../proxy/drain.ts";
@@ -223,6 +224,7 @@ export async function serveHttp(options: HttpOptions): Promise<void> {
   }
   // Scripts read where to connect from this line, whatever the log level.
   createLogger("info").info("listening", { url: endpointUrl(options.host, server.port!) });
+  startupOver();
   const keepAlive = setInterval(() => sessions.forEach((session) => session.keepAlive()), KEEP_ALIVE_MS);
 
   await signals.stopRequested;

@@ -2,6 +2,7 @@
 // over a pool of the manifest's servers, until stdin closes or a signal comes
 // (R-PROXY-9, R-PROXY-13). The entry the `proxy` command uses.
 import type { Journal } from "../journal/journal.ts";
+import { startupOver } from "../jit.ts";
 import { LineSplitter } from "../jsonrpc/lines.ts";
 import type { Logger } from "../log.ts";
 import type { Manifest } from "../manifest/types.ts";
@@ -57,6 +58,7 @@ export async function serveStdio(options: StdioOptions): Promise<void> {
     initializeWaitMs: process.stdin.isTTY ? 0 : START_FAILURE_WAIT_MS,
   });
   await session.open();
+  startupOver();
   log.debug("proxy ready", { manifest: manifest.path, journal: journal.path });
 
   const input = (async () => {
