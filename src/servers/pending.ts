@@ -19,6 +19,17 @@ export class UpstreamError extends Error {
   }
 }
 
+/**
+ * A 4xx status (the server refused the request: a lost session, bad auth) or a
+ * connection that never opened: the server did not run it. A 5xx, or a
+ * connection that broke, may come after the server ran it: unknown.
+ */
+export function refusedBeforeRunning(error: Error): boolean {
+  const status = (error as { code?: unknown }).code;
+  if (typeof status === "number") return status >= 400 && status < 500;
+  return /ECONNREFUSED|Unable to connect|ConnectionRefused|ENOTFOUND/i.test(`${error.message} ${(error as { cause?: Error }).cause?.message ?? ""}`);
+}
+
 export interface Reply {
   /** The response line exactly as the server sent it. */
   raw: string;

@@ -4,6 +4,7 @@ import { AuthFailure } from "../auth/failure.ts";
 import type { SignInRequired } from "../auth/provider.ts";
 import { SynartesisError } from "../errors.ts";
 import { withEnvelope, withoutEnvelope, type Envelope, type Era } from "../jsonrpc/eras.ts";
+import type { SubscriptionFilter } from "../jsonrpc/subscriptions.ts";
 import { deservesAnswer, errorOf, frameOf, isRecord, resultOf, type NotificationFrame, type RequestFrame } from "../jsonrpc/frames.ts";
 import { errorLine, messageLine } from "../jsonrpc/messages.ts";
 import { withId } from "../jsonrpc/raw-json.ts";
@@ -11,7 +12,8 @@ import type { Logger } from "../log.ts";
 import type { ServerSpec } from "../manifest/types.ts";
 import { greet, type Hello } from "./greeting.ts";
 import { connectServer, type Connector, type Link, type LinkEvents } from "./link.ts";
-import { PendingRequests, UpstreamError, type Origin, type Reply } from "./pending.ts";
+import { OwnListens, type ListenEvents, type OwnListen } from "./own-listens.ts";
+import { PendingRequests, refusedBeforeRunning, UpstreamError, type Origin, type Reply } from "./pending.ts";
 
 export { UpstreamError, type Origin, type Reply } from "./pending.ts";
 
@@ -31,17 +33,6 @@ export interface UpstreamOptions {
   signIn?(upstream: Upstream, needed: SignInRequired, origin: Origin | undefined): Promise<boolean>;
 }
 
-/**
- * A 4xx status (the server refused the request: a lost session, bad auth) or a
- * connection that never opened: the server did not run it. A 5xx, or a
- * connection that broke, may come after the server ran it: unknown.
- */
-function refusedBeforeRunning(error: Error): boolean {
-  const status = (error as { code?: unknown }).code;
-  if (typeof status === "number") return status >= 400 && status < 500;
-  return /ECONNREFUSED|Unable to connect|ConnectionRefused|ENOTFOUND/i.test(`${error.message} ${(error as { cause?: Error }).cause?.message ?? ""}`);
-}
-
 export class Upstream {
   readonly name: string;
   readonly spec: ServerSpec;
@@ -54,6 +45,7 @@ export class Upstream {
   private initParams: unknown;
   private nextId = 1;
   private readonly pending: PendingRequests;
+  private readonly listens = new OwnListens({ send: (line) => this.link?.send(this.forEra(line, undefined)), cancel: (id) => this.notify("notifications/cancelled", { requestId: id }) });
   /** Client sessions whose requests were given up (they are ending): nothing more is sent for them. */
   private readonly abandoned = new WeakMap<object, string>();
   private readonly stderrTail: string[] = [];
@@ -175,6 +167,11 @@ export class Upstream {
       }
     })();
     await this.starting;
+  }
+
+  /** A subscription of Synartesis's own at this (2026-era) server; undefined while it is not running. */
+  listen(filter: SubscriptionFilter, events: ListenEvents): OwnListen | undefined {
+    return this.link && this.hello ? this.listens.start(this.nextId++, filter, events) : undefined;
   }
 
   /** Send a request the proxy makes itself. */
@@ -328,6 +325,7 @@ export class Upstream {
       return;
     }
     const frame = frameOf(value, line);
+    if (this.listens.take(frame)) return;
     if (frame.kind === "request" || frame.kind === "notification") {
       if (frame.msg.method === "notifications/progress") {
         this.pending.progressed(frame.msg.params?.progressToken);
@@ -358,6 +356,7 @@ export class Upstream {
     }
     const why = `server "${this.name}" ${reason} while a reply was owed`;
     this.pending.rejectAll(new UpstreamError(why, "closed"));
+    this.listens.closed(reason);
     if (!this.greeting) this.options.onClose?.(this, reason);
   }
 
