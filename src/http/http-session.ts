@@ -159,6 +159,7 @@ export class HttpSession {
     const vouch = options.vouch;
     let headersRefused = false;
     const heldChannel: RequestChannel = {
+      idText: frame.id.text,
       send: (line) => {
         release();
         channel.send(line);

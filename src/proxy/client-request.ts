@@ -22,6 +22,8 @@ export interface RequestChannel {
   send(line: string): void;
   /** Its answer (none when the client cancelled it): nothing more follows. Called once. */
   end(answer?: string): void;
+  /** The id the client wrote, when the request runs under another (over HTTP, a sessionless client's). */
+  idText?: string;
   /**
    * Over HTTP in the 2026 era, a tools/call is about to run (its tool known):
    * why its request may not run it, if it may not (its Mcp-Param-* headers
@@ -117,7 +119,17 @@ export class ClientRequest implements Origin {
     return this.firstId !== this.id;
   }
 
+  /** The id the client wrote for the attempt being worked on (a subscription is known by it). */
+  get clientIdText(): string {
+    return this.channel.idText ?? this.id.text;
+  }
+
   sent(_upstreamId: number, cancel: (reason?: string) => void): void {
+    this.cancelForwarded = cancel;
+  }
+
+  /** What a cancellation stops, for a request that is not forwarded (a subscription). */
+  whenCancelled(cancel: () => void): void {
     this.cancelForwarded = cancel;
   }
 

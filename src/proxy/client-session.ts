@@ -15,6 +15,7 @@ import { rawMember } from "../jsonrpc/raw-json.ts";
 import { startFailure, UpstreamError, type Upstream } from "../servers/upstream.ts";
 import { ClientEra, initParamsOf, NOT_OPENED, runLabelOf } from "./client-era.ts";
 import { ClientRequest, type RequestChannel } from "./client-request.ts";
+import { ClientSubscriptions } from "./client-subscriptions.ts";
 import { drain, type DrainEnd } from "./drain.ts";
 import { discoverResult, failureText, initializeResult, startServers } from "./handshake.ts";
 import { dispatch, placeInQueue, type MethodContext } from "./methods.ts";
@@ -50,6 +51,7 @@ export class ClientSession implements PoolMember {
   /** Client requests received and not yet answered, by id key: an id is used by one request at a time. */
   readonly requests = new Map<string, ClientRequest>();
   readonly toClient: ToClient;
+  private readonly subscriptions: ClientSubscriptions;
   private readonly methods: MethodContext;
   private finishing = false;
   private finished: Promise<DrainEnd> | undefined;
@@ -73,12 +75,14 @@ export class ClientSession implements PoolMember {
     this.run = new SessionRun({ ...options, onJournalError: (error) => this.journalFailed(error) });
     this.toClient = new ToClient(options.log);
     this.client = new ClientEra(this);
+    this.subscriptions = new ClientSubscriptions(options.pool, options.log, (request, line) => this.client.answer(request, line));
     this.methods = {
       pool: options.pool,
       log: options.log,
       run: this.run,
       journalFailed: (error) => this.journalFailed(error),
       answer: (request, line) => this.client.answer(request, line),
+      listen: (request, params) => this.subscriptions.listen(request, params, this.client.era === "modern"),
     };
     this.ready = new Promise((resolve) => (this.markReady = resolve));
     this.ending = new Promise((resolve) => (this.endCalls = resolve));
@@ -180,11 +184,8 @@ export class ClientSession implements PoolMember {
   private async onRequest(frame: RequestFrame, channel: RequestChannel): Promise<void> {
     const { id, msg } = frame;
     const params = paramsOf(msg);
-    if (this.requests.has(id.key)) {
-      // Two requests under one id would get each other's answers (and one call another's record).
-      channel.end(errorLine(id, ErrorCode.InvalidRequest, `Invalid Request: id ${id.text} is already used by a request still in progress`));
-      return;
-    }
+    // Two requests under one id would get each other's answers (and one call another's record).
+    if (this.requests.has(id.key)) return channel.end(errorLine(id, ErrorCode.InvalidRequest, `Invalid Request: id ${id.text} is already used by a request still in progress`));
     if (msg.method === "ping") return channel.end(resultLine(id, {}));
     if (this.client.continues(frame)) return this.client.resume(frame, channel);
     const envelope = this.client.envelopeFor(frame, channel);
@@ -270,8 +271,8 @@ export class ClientSession implements PoolMember {
     if (!this.whenReady(() => this.serverNotification(upstream, frame))) return;
     const method = frame.msg.method;
     if (method === "notifications/cancelled") return this.client.serverWithdrew(upstream, frame);
-    // A 2026-era client takes notifications about its requests only (progress); the rest need a subscription.
-    if (this.client.era === "modern" && method !== "notifications/progress") return this.options.log.debug("a server notification no 2026-era client asked for; dropped", { server: upstream.name, method });
+    // A 2026-era client takes notifications about its requests (progress), and the rest on the subscriptions that ask for them.
+    if (this.client.era === "modern" && method !== "notifications/progress") return this.subscriptions.deliver(frame);
     this.sendFor(upstream, frame.raw, method === "notifications/progress" ? frame.msg.params?.progressToken : undefined);
   }
 
@@ -357,6 +358,7 @@ export class ClientSession implements PoolMember {
     // A client that leaves at once must still learn that a server could not start (R-PROXY-10).
     if (this.phase === "waiting") await Promise.race([this.fatal.catch(() => {}), Bun.sleep(START_GRACE_MS)]);
     this.finishing = true;
+    this.subscriptions.endAll();
     // Requests the servers made of the client can no longer be answered: refuse them, so the
     // calls waiting on them finish now instead of at their timeout.
     for (const deliver of this.heldForClient.splice(0)) deliver();

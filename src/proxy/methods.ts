@@ -3,10 +3,11 @@
 // from all of them (names become SERVER__NAME); everything else is routed to
 // the server it belongs to and forwarded untouched (R-PROXY-1, R-PROXY-2).
 import { JournalError } from "../journal/journal.ts";
-import { isRecord, paramsOf, type RequestFrame } from "../jsonrpc/frames.ts";
+import { errorCodeOf, isRecord, paramsOf, type RequestFrame } from "../jsonrpc/frames.ts";
 import { firstAmbiguity } from "../jsonrpc/json-check.ts";
 import { ErrorCode, errorLine, resultLine, type Code } from "../jsonrpc/messages.ts";
 import { rawMember, withIdText } from "../jsonrpc/raw-json.ts";
+import { LISTEN } from "../jsonrpc/subscriptions.ts";
 import type { Logger } from "../log.ts";
 import { UpstreamError, type Upstream } from "../servers/upstream.ts";
 import { handleToolCall, unrecordedLine, type CallContext } from "./calls.ts";
@@ -23,6 +24,8 @@ export interface MethodContext {
   journalFailed(error: JournalError): void;
   /** Send the answer to a request (none when the client cancelled it). */
   answer(request: ClientRequest, line: string): void;
+  /** A subscriptions/listen: served until the subscription ends. */
+  listen(request: ClientRequest, params: Record<string, unknown>): Promise<void>;
 }
 
 /**
@@ -46,17 +49,16 @@ const LISTS = new Map([
 /** The methods the proxy answers by its own rules, whatever its servers (every other one goes untouched to a single server). */
 const OWN_METHODS = new Set([
   "initialize", "ping", "server/discover", "tools/call", ...LISTS.keys(), "prompts/get", "resources/read", "resources/subscribe",
-  "resources/unsubscribe", "completion/complete", "tasks/get", "tasks/update", "tasks/cancel", "logging/setLevel",
+  "resources/unsubscribe", "completion/complete", "tasks/get", "tasks/update", "tasks/cancel", "logging/setLevel", LISTEN,
 ]);
 
 /**
  * Why a method is not found here (JSON-RPC -32601), decided before anything
- * runs: subscriptions/listen is never relayed; any other method that is not
- * one of the proxy's own is sent on to a single server, and with several no
- * server is asked. Undefined: the method is served (or relayed).
+ * runs: a method that is not one of the proxy's own is sent on to a single
+ * server, and with several no server is asked. Undefined: the method is
+ * served (or relayed).
  */
 export function methodNotFound(method: string, single: boolean): string | undefined {
-  if (method === "subscriptions/listen") return "Method not found: subscriptions/listen (Synartesis does not relay subscriptions)";
   if (OWN_METHODS.has(method) || single) return undefined;
   return `Method not found: ${method}`;
 }
@@ -83,8 +85,8 @@ export async function dispatch(ctx: MethodContext, frame: RequestFrame, request:
       const uri = typeof params.uri === "string" ? params.uri : undefined;
       const owner = uri === undefined ? undefined : await pool.ownerOf(uri);
       if (uri === undefined || !owner) return refuse(ErrorCode.InvalidParams, `no server offers the resource ${JSON.stringify(params.uri)}`);
-      if (msg.method !== "resources/read") pool.subscribed(owner, msg.method, uri);
-      return forward(ctx, owner, frame, raw, request);
+      if (msg.method === "resources/read") return forward(ctx, owner, frame, raw, request);
+      return resourceSubscription(ctx, owner, frame, uri, request);
     }
     case "completion/complete": {
       if (single) return forward(ctx, single, frame, raw, request);
@@ -98,10 +100,8 @@ export async function dispatch(ctx: MethodContext, frame: RequestFrame, request:
       if (!owner) return refuse(ErrorCode.InvalidParams, "completion/complete: no server owns this reference");
       return forward(ctx, owner, frame, raw, request);
     }
-    case "subscriptions/listen":
-      // Its notifications would have to be told apart per subscription and mapped back: not done, so refused
-      // at once rather than left open with nothing ever coming.
-      return refuse(ErrorCode.MethodNotFound, methodNotFound(msg.method, Boolean(single))!);
+    case LISTEN:
+      return ctx.listen(request, params);
     case "tasks/get":
     case "tasks/update":
     case "tasks/cancel": {
@@ -120,6 +120,34 @@ export async function dispatch(ctx: MethodContext, frame: RequestFrame, request:
       if (single) return forward(ctx, single, frame, raw, request);
       return refuse(ErrorCode.MethodNotFound, methodNotFound(msg.method, false) ?? `Method not found: ${msg.method}`);
   }
+}
+
+/**
+ * A 2025-era client's resources/subscribe or unsubscribe. The pool keeps who
+ * follows what (2026-era clients' subscriptions may follow the same
+ * resource): a 2025-era server gets the client's request as it came, unless
+ * others still follow the resource it unsubscribes from (answered here); a
+ * 2026-era server, which has no such request, follows it on Synartesis's own
+ * subscription there.
+ */
+async function resourceSubscription(ctx: MethodContext, owner: Upstream, frame: RequestFrame, uri: string, request: ClientRequest): Promise<void> {
+  const book = ctx.pool.subscriptions;
+  const subscribe = frame.msg.method === "resources/subscribe";
+  const holder = request.session;
+  const answer = (line = resultLine(frame.id, {})) => ctx.answer(request, line);
+  if (owner.era === "modern") {
+    const followed = subscribe && (await book.hold(holder, new Map([[uri, owner]]))).has(uri);
+    if (!followed) book.drop(holder, uri, owner);
+    if (subscribe && !followed) return answer(errorLine(frame.id, ErrorCode.InvalidParams, `server "${owner.name}" offers no updates of the resource ${JSON.stringify(uri)}`));
+    return answer();
+  }
+  if (!subscribe && book.drop(holder, uri, owner)) return answer();
+  if (subscribe) book.note(holder, uri, owner);
+  let answered: string | undefined;
+  await forward({ ...ctx, answer: (to, line) => ctx.answer(to, (answered = line)) }, owner, frame, frame.raw, request);
+  const ok = answered !== undefined && errorCodeOf(answered) === undefined;
+  if (subscribe && !ok) book.drop(holder, uri, owner);
+  if (ok) book.confirmed(owner, uri, subscribe);
 }
 
 /**

@@ -15,6 +15,7 @@ import type { Connector } from "../servers/link.ts";
 import { listTools, policyFit, toolNames } from "../servers/tools.ts";
 import { startFailure, Upstream, UpstreamError } from "../servers/upstream.ts";
 import { Router } from "./router.ts";
+import { ServerSubscriptions } from "./server-subscriptions.ts";
 import { ServerTurns, type ServerTurn } from "./server-turns.ts";
 import { ToolCatalog } from "./tool-catalog.ts";
 
@@ -43,8 +44,10 @@ export class ServerPool {
   readonly manifest: Manifest;
   readonly matcher: Matcher;
   readonly router: Router;
-  /** Which tools each server offers (R-PROXY-12). */
-  readonly catalog = new ToolCatalog();
+  /** Which tools each server offers (R-PROXY-12); when a list changed without its server saying so, every session is told. */
+  readonly catalog = new ToolCatalog((upstream) => this.toolsChanged(upstream));
+  /** The resources clients follow, subscribed to at their servers, and Synartesis's own subscriptions at 2026-era servers. */
+  readonly subscriptions: ServerSubscriptions;
   /** Servers that could not start for want of a sign-in: started on the first request after someone signs in. */
   readonly awaitingSignIn = new Set<Upstream>();
   private readonly turns = new ServerTurns();
@@ -55,7 +58,6 @@ export class ServerPool {
   private started: Promise<void> | undefined;
   /** What clients set up on servers, put back when one restarts. */
   private logLevel: unknown;
-  private readonly subscriptions = new Map<Upstream, Set<string>>();
   /** Tasks 2026-era servers run calls as (R-ERA-4): which server runs each, and who follows it. */
   private readonly tasks = new Map<string, { upstream: Upstream; followers: Set<() => void> }>();
 
@@ -63,6 +65,7 @@ export class ServerPool {
     this.manifest = options.manifest;
     this.log = options.log;
     this.matcher = createMatcher(options.manifest);
+    this.subscriptions = new ServerSubscriptions({ log: options.log, notify: (upstream, frame) => this.routeNotification(upstream, frame) });
     this.router = new Router(
       Object.values(options.manifest.servers).map(
         (spec) =>
@@ -98,8 +101,10 @@ export class ServerPool {
     this.members.add(member);
   }
 
+  /** A session left: what it followed at the servers is given up, unless others follow it too. */
   leave(member: PoolMember): void {
     this.members.delete(member);
+    this.subscriptions.release(member);
   }
 
   /** Be told when a server stops, as a session is (reason "stopped": we stopped it), while no session may be there to hear it; returns how to stop. */
@@ -129,7 +134,10 @@ export class ServerPool {
   private async startAndVerify(initParams: unknown): Promise<void> {
     const started = await Promise.allSettled(this.upstreams.map((upstream) => upstream.start(initParams)));
     for (const [index, result] of started.entries()) {
-      if (result.status === "fulfilled") continue;
+      if (result.status === "fulfilled") {
+        this.subscriptions.started(this.upstreams[index]!);
+        continue;
+      }
       const upstream = this.upstreams[index]!;
       // A server that needs a sign-in does not keep the others from serving: it is started when someone signs in (R-AUTH-4).
       if (!(result.reason instanceof UpstreamError && result.reason.signIn)) throw startFailure(upstream, result.reason);
@@ -194,11 +202,15 @@ export class ServerPool {
     else this.log.debug("progress for no single client; dropped", { server: upstream.name });
   }
 
-  /** A server whose tools clients could not see (it needed a sign-in) now offers them: every session is told, as the server itself would. */
+  /**
+   * The tools clients see changed without their server saying so (it started
+   * once someone signed in, it restarted with other tools, a fresh list
+   * differs): every session is told, as the server itself would tell it.
+   */
   private toolsChanged(upstream: Upstream): void {
     const line = messageLine("notifications/tools/list_changed", {});
     const frame = frameOf(JSON.parse(line), line);
-    if (frame.kind === "notification") this.routeNotification(upstream, frame);
+    if (frame.kind === "notification") this.members.forEach((member) => member.serverNotification(upstream, frame));
   }
 
   // ---- tasks ----
@@ -227,32 +239,26 @@ export class ServerPool {
     this.logLevel = level;
   }
 
-  /** A resources/subscribe or unsubscribe went to `upstream`. */
-  subscribed(upstream: Upstream, method: string, uri: string): void {
-    const subscribed = this.subscriptions.get(upstream) ?? new Set<string>();
-    if (method === "resources/subscribe") subscribed.add(uri);
-    else subscribed.delete(uri);
-    this.subscriptions.set(upstream, subscribed);
-  }
-
-  /** A restarted server gets the clients' logging level and resource subscriptions again. */
+  /**
+   * A restarted server gets the clients' logging level and what they follow
+   * again (a 2026-era server: Synartesis's subscription there), and its tools
+   * are listed again: when they changed, the clients are told.
+   */
   private async replaySetup(upstream: Upstream): Promise<void> {
-    this.catalog.forget(upstream);
-    if (this.awaitingSignIn.delete(upstream)) this.toolsChanged(upstream);
-    // A 2026-era server keeps nothing between requests: there is nothing to put back.
-    if (upstream.era === "modern") return;
-    const requests: Array<[string, unknown]> = [];
-    if (this.logLevel !== undefined && upstream.capabilities?.logging) requests.push(["logging/setLevel", { level: this.logLevel }]);
-    for (const uri of this.subscriptions.get(upstream) ?? []) requests.push(["resources/subscribe", { uri }]);
-    for (const [method, params] of requests) {
-      let error: string | undefined;
-      try {
-        const reply = await upstream.request(method, params);
-        if ("error" in reply.msg) error = reply.msg.error.message;
-      } catch (failure) {
-        error = (failure as Error).message;
-      }
-      if (error !== undefined) this.log.warn("could not restore the client's setup on a restarted server", { server: upstream.name, method, error });
+    if (this.awaitingSignIn.delete(upstream)) {
+      this.catalog.forget(upstream);
+      this.toolsChanged(upstream);
+    } else {
+      this.catalog.doubt(upstream);
+      void this.catalog.relist(upstream).catch(() => {});
+    }
+    this.subscriptions.started(upstream);
+    if (this.logLevel === undefined || !upstream.capabilities?.logging || upstream.era === "modern") return;
+    try {
+      const reply = await upstream.request("logging/setLevel", { level: this.logLevel });
+      if ("error" in reply.msg) throw new Error(reply.msg.error.message);
+    } catch (failure) {
+      this.log.warn("could not restore the client's setup on a restarted server", { server: upstream.name, method: "logging/setLevel", error: (failure as Error).message });
     }
   }
 
@@ -278,8 +284,21 @@ export class ServerPool {
 
   /** The server that offers a resource URI (or template); a URI learnt elsewhere makes every server list its resources again. */
   async ownerOf(uri: string): Promise<Upstream | undefined> {
-    const known = this.router.ownerOf(uri);
-    if (known) return known;
+    return (await this.ownersOf([uri])).get(uri);
+  }
+
+  /** The servers that offer these resource URIs (those no server offers left out); the servers list their resources again at most once. */
+  async ownersOf(uris: string[]): Promise<Map<string, Upstream>> {
+    const owners = () => {
+      const found = new Map<string, Upstream>();
+      for (const uri of uris) {
+        const owner = this.router.ownerOf(uri);
+        if (owner) found.set(uri, owner);
+      }
+      return found;
+    };
+    const known = owners();
+    if (known.size === uris.length) return known;
     for (const upstream of this.upstreams) {
       if (!upstream.capabilities?.resources) continue;
       try {
@@ -288,7 +307,7 @@ export class ServerPool {
         this.router.rememberTemplates(upstream, await upstream.listAll("resources/templates/list", "resourceTemplates"));
       } catch {}
     }
-    return this.router.ownerOf(uri);
+    return owners();
   }
 
   // ---- the end ----

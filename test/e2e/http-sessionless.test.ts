@@ -139,18 +139,12 @@ describe.concurrent("sessionless requests over HTTP (R-ERA-1)", () => {
 });
 
 describe.concurrent("a method not served here: 404 with Method not found (-32601), as the binding says", () => {
-  test("several servers: decided before anything runs (no server is spoken to, no run opened); subscriptions/listen likewise", async () => {
+  test("several servers: decided before anything runs (no server is spoken to, no run opened)", async () => {
     const ws = eraWorkspace({ ...CRM_SERVER, ...notesServer("notes") }, [...CRM_RULES, ...notesRules("notes")]);
     const proxy = await startHttpProxy(ws);
-    for (const [id, method] of [[1, "no/such/method"], [2, "subscriptions/listen"]] as const) {
-      const response = await modernPost(proxy.url, id, method, enveloped("raw-2026"));
-      expect([response.status, response.headers.get("content-type")]).toEqual([404, "application/json"]);
-      expect(await response.json()).toEqual({
-        jsonrpc: "2.0",
-        id,
-        error: { code: -32601, message: id === 1 ? "Method not found: no/such/method" : "Method not found: subscriptions/listen (Synartesis does not relay subscriptions)" },
-      });
-    }
+    const response = await modernPost(proxy.url, 1, "no/such/method", enveloped("raw-2026"));
+    expect([response.status, response.headers.get("content-type")]).toEqual([404, "application/json"]);
+    expect(await response.json()).toEqual({ jsonrpc: "2.0", id: 1, error: { code: -32601, message: "Method not found: no/such/method" } });
     expect(logLines(proxy.stderr()).filter((line) => line.msg === "server started")).toEqual([]);
     expect(journalRuns(ws.journal)).toEqual([]);
     // A method served here still answers on its event stream.
