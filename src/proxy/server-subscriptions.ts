@@ -190,7 +190,7 @@ export class ServerSubscriptions {
     if (current && filterKey(current.listen.filter) === filterKey(wanted)) return;
     if (isEmptyFilter(wanted) || !upstream.alive) {
       current?.listen.cancel();
-      this.listening.delete(upstream);
+      if (this.listening.delete(upstream)) this.options.log.debug("Synartesis's subscription at a server is closed: nothing is followed there", { server: upstream.name });
       return;
     }
     await new Promise<void>((settled) => {
@@ -210,6 +210,7 @@ export class ServerSubscriptions {
           this.relistenMs.delete(upstream);
           this.listening.get(upstream)?.listen.cancel();
           this.listening.set(upstream, { listen: listen!, honoured });
+          this.options.log.debug("Synartesis's subscription at a server is open", { server: upstream.name, honoured });
           settled();
         },
         notified: (frame) => {

@@ -7,10 +7,11 @@
 // that first; without it this fails, never skips.
 //
 // The control passes every one of them: nothing is excluded for it.
-// Through the proxy, every scenario that passes for the control passes but
-// one, named below with the checks it fails and why: server-stateless, whose
-// failing checks are known proxy gaps (the rest of its checks pass). A check
-// of it that newly fails, or any other scenario that fails, fails this test.
+// Through the proxy, every scenario that passes for the control passes; a
+// known gap of the proxy would be named below with the checks it fails and
+// why (none is, since subscriptions/listen is served). A scenario that fails
+// through the proxy and is not named there, or fails other checks than
+// those named, fails this test.
 import { beforeAll, describe, expect, test } from "bun:test";
 import { COLUMNS_2026, compare2026 } from "../../bench/conformance-2026.ts";
 import { outcome, renderReport, type Comparison } from "../../bench/conformance.ts";
@@ -20,13 +21,9 @@ import { outcome, renderReport, type Comparison } from "../../bench/conformance.
  * the names of the checks it fails there (the same in both proxy columns),
  * and why. These are gaps of `proxy --http` in the 2026-07-28 era, reported,
  * not hidden: a fix shows up as a check that no longer fails (update this list).
+ * Empty: server-stateless, its last entry, passes since subscriptions/listen is served.
  */
-const KNOWN_PROXY_GAPS: Record<string, { checks: string[]; why: string }> = {
-  "server-stateless": {
-    why: "subscriptions/listen is not offered (-32601) although list_changed capabilities are advertised.",
-    checks: ["ServerHonorsNotificationFilter", "ServerSendsSubscriptionAck", "ServerTagsSubscriptionId"],
-  },
-};
+const KNOWN_PROXY_GAPS: Record<string, { checks: string[]; why: string }> = {};
 
 let comparison: Comparison;
 

@@ -1,0 +1,282 @@
+// subscriptions/listen through the built binary (2026-07-28): a 2026-era
+// client's subscriptions are acknowledged first with what Synartesis honours
+// of their filters, then carry, tagged with their ids, the list changes and
+// resource updates they asked for and nothing else; several are told apart by
+// id; a cancellation ends one (its resource unsubscribed at the server when
+// it was the last to follow it); the connection's end, or the proxy's, ends
+// the rest gracefully. Against a 2025-era server that changes (changing-server.ts,
+// which records what it is subscribed to) and the v2 notes fixture with --live
+// (2026-era, as a process and as a url: server), over stdio and --http.
+import { describe, expect, test } from "bun:test";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { ResourceUpdatedNotificationSchema, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { BIN, connect, LineSession, tempDir, until } from "../helpers.ts";
+import { CRM_SERVER, eraWorkspace, NOTES_SERVER, notesServer, serveFixture, writeNotes, type Servers } from "../fixtures/era-kit.ts";
+import { MCP_HEADERS, modernHttpClient, startHttpProxy, stopHttpProxiesAfterAll } from "../fixtures/http-kit.ts";
+import { BUN, fixtureServer, type Workspace } from "../fixtures/proxy-kit.ts";
+
+stopHttpProxiesAfterAll();
+
+const TAG = "io.modelcontextprotocol/subscriptionId";
+const ENVELOPE = {
+  "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+  "io.modelcontextprotocol/clientCapabilities": {},
+  "io.modelcontextprotocol/clientInfo": { name: "listener", version: "1.0.0" },
+};
+const listen = <Id extends string | number>(id: Id, notifications: Record<string, unknown>) => ({ jsonrpc: "2.0", id, method: "subscriptions/listen", params: { _meta: ENVELOPE, notifications } });
+const call = (id: number, name: string, args: Record<string, unknown> = {}) => ({ jsonrpc: "2.0", id, method: "tools/call", params: { name, arguments: args, _meta: ENVELOPE } });
+const cancel = (id: string | number) => ({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: id } });
+/** The subscription a message belongs to (a notification on it, or the answer that ends it). */
+const tagOf = (message: any) => message.params?._meta?.[TAG] ?? message.result?._meta?.[TAG];
+const acknowledged = (id: unknown) => (message: any) => message.method === "notifications/subscriptions/acknowledged" && tagOf(message) === id;
+const on = (id: unknown, method: string) => (message: any) => message.method === method && tagOf(message) === id;
+const TOOLS_CHANGED = "notifications/tools/list_changed";
+const PROMPTS_CHANGED = "notifications/prompts/list_changed";
+const UPDATED = "notifications/resources/updated";
+const COMPLETED = "(completed)";
+
+/** A proxy over stdio, every line it writes kept (taken or not) to tell later what each subscription carried. */
+function stdioProxy(ws: Workspace, logLevel = "warn") {
+  const session = new LineSession([BIN, "proxy", "--manifest", ws.manifest, "--log-level", logLevel], { cwd: ws.dir });
+  const taken: any[] = [];
+  const take = async (predicate: (message: any) => boolean) => {
+    const message = await session.next(predicate);
+    taken.push(message);
+    return message;
+  };
+  const answer = (id: number) => take((message) => message.id === id && (message.result !== undefined || message.error !== undefined));
+  /** Send a request and wait for its answer. */
+  const ask = (request: { id: number }) => (session.send(request), answer(request.id));
+  /** Everything the proxy wrote, grouped by subscription: each one's methods in order (its graceful end as COMPLETED). */
+  const streams = () => {
+    const grouped: Record<string, string[]> = {};
+    for (const message of [...taken, ...session.lines.map((line) => JSON.parse(line))]) {
+      const tag = tagOf(message);
+      if (tag === undefined) continue;
+      (grouped[String(tag)] ??= []).push(message.method ?? (message.result?.resultType === "complete" ? COMPLETED : JSON.stringify(message)));
+    }
+    return grouped;
+  };
+  /** Notifications that belong to no request and carry no subscription id: a 2026 client must get none. */
+  const untagged = () => [...taken, ...session.lines.map((line) => JSON.parse(line))].filter((message) => message.method && message.id === undefined && tagOf(message) === undefined);
+  return { session, take, ask, streams, untagged };
+}
+
+/** A workspace with the changing 2025-era server as "live" (beside `others`); what it is subscribed to is recorded. */
+function changingWorkspace(others: Servers = {}): Workspace & { records(): Array<Record<string, unknown>> } {
+  const ws = eraWorkspace({ live: fixtureServer("changing-server.ts", [], { env: { RECORD_LOG: "./record.jsonl" } }), ...others }, [{ match: "*.*", class: "readonly" }]);
+  const records = () => {
+    try {
+      return readFileSync(join(ws.dir, "record.jsonl"), "utf8").trim().split("\n").map((line) => JSON.parse(line));
+    } catch {
+      return [];
+    }
+  };
+  return { ...ws, records };
+}
+
+/** The v2 notes fixture with --live as server "notes" (a process; or a url: server when `url` is given), its note "plan" written. */
+function liveNotesWorkspace(others: Servers = {}, url?: string): Workspace {
+  const notes: Servers = url ? { notes: { url } } : notesServer("notes", true, ["--live"]);
+  const ws = eraWorkspace({ ...notes, ...others }, [{ match: "*.*", class: "readonly" }]);
+  writeNotes(ws, "notes", { notes: { plan: "ship on Friday" }, outbox: [] });
+  return ws;
+}
+
+describe.concurrent("subscriptions/listen over stdio", () => {
+  test("a 2025-era server: acknowledged first with what is honoured, tagged notifications of what each asked for only, a cancellation ends one, the last one out unsubscribes, the end completes the rest", async () => {
+    // The toy CRM tells of no list change; its tools are crm__* beside live__*.
+    const ws = changingWorkspace(CRM_SERVER);
+    const { session, take, ask, streams, untagged } = stdioProxy(ws);
+
+    session.send(listen("tools", { toolsListChanged: true, resourcesListChanged: true }));
+    session.send(listen(7, { resourceSubscriptions: ["live://a", "nowhere://x"] }));
+    // No server tells of resource list changes, and none offers nowhere://x: left out of what is honoured.
+    expect((await take(acknowledged("tools"))).params.notifications).toEqual({ toolsListChanged: true });
+    expect((await take(acknowledged(7))).params.notifications).toEqual({ resourceSubscriptions: ["live://a"] });
+    expect(ws.records().map((record) => record.subscribe)).toEqual(["live://a"]);
+
+    await ask(call(1, "live__add_tool", { name: "fresh" }));
+    await take(on("tools", TOOLS_CHANGED));
+    await ask(call(2, "live__touch", { uri: "live://a" }));
+    expect((await take(on(7, UPDATED))).params.uri).toBe("live://a");
+
+    // A third follows the same resource, and prompt changes: live://a is not subscribed to twice.
+    session.send(listen("both", { resourceSubscriptions: ["live://a"], promptsListChanged: true }));
+    expect((await take(acknowledged("both"))).params.notifications).toEqual({ promptsListChanged: true, resourceSubscriptions: ["live://a"] });
+    // 7 ends; "both" still follows live://a, so the server keeps telling of it.
+    session.send(cancel(7));
+    await ask(call(3, "live__touch", { uri: "live://a" }));
+    await take(on("both", UPDATED));
+    await ask(call(4, "live__add_prompt", { name: "greet" }));
+    await take(on("both", PROMPTS_CHANGED));
+    // The last one following live://a ends: the server is unsubscribed.
+    session.send(cancel("both"));
+    await until(() => ws.records().some((record) => record.unsubscribe === "live://a"), "live://a unsubscribed at the server");
+    expect(ws.records().map((record) => Object.keys(record).filter((key) => key !== "pid").map((key) => `${key} ${record[key]}`)[0])).toEqual(["subscribe live://a", "unsubscribe live://a"]);
+
+    const refused = await ask(listen(8, { toolsListChanged: "yes" }));
+    expect(refused.error).toMatchObject({ code: -32602, message: "Invalid params: params.notifications.toolsListChanged must be a boolean" });
+
+    expect(await session.close()).toBe(0);
+    // What each subscription carried, from its acknowledgment to its end; the one still open at EOF was completed.
+    expect(streams()).toEqual({
+      tools: ["notifications/subscriptions/acknowledged", TOOLS_CHANGED, COMPLETED],
+      "7": ["notifications/subscriptions/acknowledged", UPDATED],
+      both: ["notifications/subscriptions/acknowledged", UPDATED, PROMPTS_CHANGED],
+    });
+    expect(session.lines.map((line) => JSON.parse(line)).find((message) => message.id === "tools")).toEqual({
+      jsonrpc: "2.0",
+      id: "tools",
+      result: { resultType: "complete", _meta: { [TAG]: "tools" } },
+    });
+    expect(untagged()).toEqual([]);
+  }, 60_000);
+
+  test("a 2025-era server that restarts: what is followed is subscribed to again, and its tool list, changed by the restart, is told as a list change", async () => {
+    const ws = changingWorkspace();
+    const { session, take, ask, streams } = stdioProxy(ws);
+    session.send(listen("s", { toolsListChanged: true, resourceSubscriptions: ["live://a"] }));
+    expect((await take(acknowledged("s"))).params.notifications).toEqual({ toolsListChanged: true, resourceSubscriptions: ["live://a"] });
+    await ask(call(1, "add_tool", { name: "fresh" }));
+    await take(on("s", TOOLS_CHANGED));
+
+    const pidOf = async (id: number) => Number((await ask(call(id, "whoami"))).result.content[0].text.split(" ")[1]);
+    const first = await pidOf(2);
+    process.kill(first, "SIGKILL");
+    await until(() => session.stderr.includes('"msg":"server stopped"'), "the proxy to log that its server stopped");
+    const second = await pidOf(3);
+    expect(second).not.toBe(first);
+    // The restarted server has lost the tool added before: Synartesis sees its list differ and says so.
+    await take(on("s", TOOLS_CHANGED));
+    await ask(call(4, "touch", { uri: "live://a" }));
+    await take(on("s", UPDATED));
+    expect(ws.records()).toEqual([
+      { pid: first, subscribe: "live://a" },
+      { pid: second, subscribe: "live://a" },
+    ]);
+    expect(await session.close()).toBe(0);
+    expect(streams()).toEqual({ s: ["notifications/subscriptions/acknowledged", TOOLS_CHANGED, TOOLS_CHANGED, UPDATED, COMPLETED] });
+  }, 60_000);
+
+  test("a 2026-era server (the v2 notes fixture): Synartesis's own subscription there carries the changes, and asks for a resource only while a client follows it", async () => {
+    const ws = liveNotesWorkspace();
+    const { session, take, ask, streams, untagged } = stdioProxy(ws, "debug");
+    session.send(listen("tools", { toolsListChanged: true, promptsListChanged: true }));
+    session.send(listen("plan", { resourceSubscriptions: ["note://plan"] }));
+    // The fixture has no prompts: that part is not honoured.
+    expect((await take(acknowledged("tools"))).params.notifications).toEqual({ toolsListChanged: true });
+    expect((await take(acknowledged("plan"))).params.notifications).toEqual({ resourceSubscriptions: ["note://plan"] });
+
+    await ask(call(1, "put_note", { key: "plan", text: "ship on Monday" }));
+    expect((await take(on("plan", UPDATED))).params.uri).toBe("note://plan");
+    await ask(call(2, "put_note", { key: "other", text: "not followed" }));
+    await ask(call(3, "add_tool", { name: "fresh" }));
+    await take(on("tools", TOOLS_CHANGED));
+
+    session.send(cancel("plan"));
+    // Synartesis's subscription at the server is opened again without the resource nobody follows now.
+    await until(() => session.stderr.split("\n").some((line) => line.includes("subscription at a server is open") && !line.includes("note://plan")), "a subscription at the server without note://plan");
+    await ask(call(4, "put_note", { key: "plan", text: "ship never" }));
+    await ask(call(5, "add_tool", { name: "later" }));
+    await take(on("tools", TOOLS_CHANGED));
+
+    expect(await session.close()).toBe(0);
+    expect(streams()).toEqual({
+      tools: ["notifications/subscriptions/acknowledged", TOOLS_CHANGED, TOOLS_CHANGED, COMPLETED],
+      plan: ["notifications/subscriptions/acknowledged", UPDATED],
+    });
+    expect(untagged()).toEqual([]);
+  }, 60_000);
+});
+
+describe.concurrent("subscriptions/listen over --http", () => {
+  test("the v2 SDK's client, with a 2025-era and a 2026-era server: honoured filters, the changes of both, a closed stream unsubscribes, the proxy's stop completes the rest", async () => {
+    const ws = changingWorkspace(notesServer("notes", true, ["--live"]));
+    writeNotes(ws, "notes", { notes: { plan: "ship on Friday" }, outbox: [] });
+    const proxy = await startHttpProxy(ws);
+    const { client } = await modernHttpClient(proxy.url, "http-listener");
+    const changed: string[] = [];
+    const updated: string[] = [];
+    client.setNotificationHandler(TOOLS_CHANGED, () => void changed.push(TOOLS_CHANGED));
+    client.setNotificationHandler(UPDATED, (notification) => void updated.push(notification.params.uri));
+
+    const tools = await client.listen({ toolsListChanged: true });
+    const resources = await client.listen({ resourceSubscriptions: ["live://a", "note://plan", "nowhere://x"] });
+    expect(tools.honoredFilter).toEqual({ toolsListChanged: true });
+    expect(resources.honoredFilter).toEqual({ resourceSubscriptions: ["live://a", "note://plan"] });
+
+    await client.callTool({ name: "live__touch", arguments: { uri: "live://a" } });
+    await client.callTool({ name: "notes__put_note", arguments: { key: "plan", text: "ship on Monday" } });
+    await until(() => updated.length === 2, "both resources' updates");
+    expect(updated.sort()).toEqual(["live://a", "note://plan"]);
+    await client.callTool({ name: "live__add_tool", arguments: { name: "fresh" } });
+    await client.callTool({ name: "notes__add_tool", arguments: { name: "fresh" } });
+    await until(() => changed.length === 2, "both servers' tool list changes");
+
+    // Closing the subscription's stream ends it: nobody follows live://a any more.
+    await resources.close();
+    expect(await resources.closed).toBe("local");
+    await until(() => ws.records().some((record) => record.unsubscribe === "live://a"), "live://a unsubscribed at the server");
+
+    proxy.proc.kill("SIGTERM");
+    expect(await tools.closed).toBe("graceful");
+    expect(await proxy.proc.exited).toBe(0);
+  }, 60_000);
+
+  test("raw frames: the response to a listen is an event stream opening with the acknowledgment under the client's id; closing it cancels the subscription", async () => {
+    const ws = changingWorkspace();
+    const proxy = await startHttpProxy(ws);
+    const abort = new AbortController();
+    const response = await fetch(proxy.url, {
+      method: "POST",
+      signal: abort.signal,
+      headers: { ...MCP_HEADERS, "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "subscriptions/listen" },
+      body: JSON.stringify(listen("raw-1", { resourceSubscriptions: ["live://b"] })),
+    });
+    expect([response.status, response.headers.get("content-type")]).toEqual([200, "text/event-stream"]);
+    const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let text = "";
+    while (!text.includes("acknowledged")) text += (await reader.read()).value ?? "";
+    const first = JSON.parse(text.split("\n").find((line) => line.startsWith("data: "))!.slice(6));
+    expect(first).toEqual({
+      jsonrpc: "2.0",
+      method: "notifications/subscriptions/acknowledged",
+      params: { _meta: { [TAG]: "raw-1" }, notifications: { resourceSubscriptions: ["live://b"] } },
+    });
+    expect(ws.records().map((record) => record.subscribe)).toEqual(["live://b"]);
+    abort.abort();
+    await until(() => ws.records().some((record) => record.unsubscribe === "live://b"), "live://b unsubscribed when the stream closed");
+  }, 60_000);
+});
+
+describe.concurrent("a 2026-era url: server", () => {
+  test("Synartesis's own subscription over HTTP: a 2026 client is told of its changes; a 2025 client's resources/subscribe and list changes are served from it too", async () => {
+    const notesFile = join(tempDir("syn-notes-"), "notes.json");
+    writeFileSync(notesFile, JSON.stringify({ notes: { plan: "ship on Friday" }, outbox: [] }));
+    const url = await serveFixture([BUN, NOTES_SERVER, "--state", notesFile, "--modern-only", "--live", "--http"]);
+    const ws = liveNotesWorkspace({}, url);
+
+    const { session, take, ask, streams } = stdioProxy(ws);
+    session.send(listen(1, { toolsListChanged: true, resourceSubscriptions: ["note://plan"] }));
+    expect((await take(acknowledged(1))).params.notifications).toEqual({ toolsListChanged: true, resourceSubscriptions: ["note://plan"] });
+    await ask(call(2, "put_note", { key: "plan", text: "ship on Monday" }));
+    await take(on(1, UPDATED));
+    await ask(call(3, "add_tool", { name: "fresh" }));
+    await take(on(1, TOOLS_CHANGED));
+    expect(await session.close()).toBe(0);
+    expect(streams()).toEqual({ "1": ["notifications/subscriptions/acknowledged", UPDATED, TOOLS_CHANGED, COMPLETED] });
+
+    await using agent = await connect(BIN, ["proxy", "--manifest", ws.manifest], { cwd: ws.dir, name: "agent-2025" });
+    const updated: string[] = [];
+    let changed = 0;
+    agent.client.setNotificationHandler(ResourceUpdatedNotificationSchema, (notification) => void updated.push(notification.params.uri));
+    agent.client.setNotificationHandler(ToolListChangedNotificationSchema, () => void changed++);
+    await agent.client.subscribeResource({ uri: "note://plan" });
+    await agent.client.callTool({ name: "put_note", arguments: { key: "plan", text: "ship never" } });
+    await until(() => updated.includes("note://plan"), "the update of note://plan at the 2025 client");
+    await agent.client.callTool({ name: "add_tool", arguments: { name: "another" } });
+    await until(() => changed > 0, "the tool list change at the 2025 client");
+  }, 60_000);
+});
