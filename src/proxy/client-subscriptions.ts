@@ -59,7 +59,7 @@ export class ClientSubscriptions {
       subscription.honoured = honoured;
       request.send(acknowledgedLine(subscription.idText, honoured));
       this.log.debug("a client subscribed", { subscription: subscription.idText, honoured });
-      for (const frame of subscription.early.splice(0)) this.tell(subscription, frame);
+      for (const frame of subscription.early.splice(0)) this.offer(subscription, frame);
       // Nothing to wait for: ended at once, as a server that honours none of it does.
       if (isEmptyFilter(honoured)) return this.complete(subscription);
       await over;
@@ -70,12 +70,14 @@ export class ClientSubscriptions {
 
   /** A server's notification: to each subscription that asked for it (one still being opened gets it after its acknowledgment). */
   deliver(frame: NotificationFrame): void {
-    const params = paramsOf(frame.msg);
-    for (const subscription of this.open) {
-      if (!subscription.honoured) {
-        if (accepts(subscription.asked, frame.msg.method, params)) subscription.early.push(frame);
-      } else if (accepts(subscription.honoured, frame.msg.method, params)) this.tell(subscription, frame);
-    }
+    for (const subscription of this.open) this.offer(subscription, frame);
+  }
+
+  private offer(subscription: Subscription, frame: NotificationFrame): void {
+    const { honoured } = subscription;
+    if (!accepts(honoured ?? subscription.asked, frame.msg.method, paramsOf(frame.msg))) return;
+    if (honoured) subscription.request.send(withSubscriptionId(frame.raw, subscription.idText));
+    else subscription.early.push(frame);
   }
 
   /** The connection is ending: each subscription gets its graceful end (one not acknowledged yet, an error: it never opened). */
@@ -108,18 +110,15 @@ export class ClientSubscriptions {
     return honoured;
   }
 
-  private tell(subscription: Subscription, frame: NotificationFrame): void {
-    subscription.request.send(withSubscriptionId(frame.raw, subscription.idText));
-  }
-
   private complete(subscription: Subscription): void {
     this.answer(subscription.request, completedLine(subscription.request.id, subscription.idText));
     this.close(subscription);
   }
 
   private close(subscription: Subscription): void {
-    if (!this.open.delete(subscription)) return;
+    // Released again when it ends for good: one cancelled while its resources were being looked up held them after its first end.
     this.pool.subscriptions.release(subscription);
+    if (!this.open.delete(subscription)) return;
     subscription.ended();
   }
 }

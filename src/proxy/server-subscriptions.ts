@@ -92,6 +92,7 @@ export class ServerSubscriptions {
   /** A server was started (for the first time, or again): what is held there is subscribed to afresh. */
   started(upstream: Upstream): void {
     this.subscribed.delete(upstream);
+    this.listening.get(upstream)?.listen.cancel();
     this.listening.delete(upstream);
     void this.enqueue(upstream);
   }
