@@ -76,8 +76,9 @@ export function openJournalFile(path: string, options: OpenOptions): OpenedFile 
  * a write in the old rollback mode: when two connections do it at the same
  * moment (two processes opening a new journal at once), SQLite refuses one
  * with SQLITE_BUSY at once, without calling the busy handler (waiting there
- * would deadlock: each holds the read lock the other must see gone). That one
- * pauses and tries again, by then a no-op, for as long as the busy timeout.
+ * would deadlock: each would hold a lock the other waits for). That one
+ * pauses and tries again (by then the other has made the file WAL, and there
+ * is nothing left to do), for as long as the busy timeout.
  */
 function useWal(db: Database, pause: (ms: number) => void): void {
   let waited = 0;
