@@ -9,9 +9,12 @@ import { dirname } from "node:path";
 import { SynartesisError } from "../errors.ts";
 import { JournalFiles } from "./file-identity.ts";
 import { JournalError } from "./journal.ts";
-import { journalFailure } from "./sqlite-failures.ts";
+import { isBusy, journalFailure } from "./sqlite-failures.ts";
 
+/** How long a connection waits for another one's lock before the journal counts as busy. */
 const BUSY_TIMEOUT_MS = 10_000;
+/** The longest pause between two attempts to put a new journal in WAL mode. */
+const WAL_RETRY_MAX_PAUSE_MS = 50;
 /** How often a change subscription looks at the data version (it is one cheap pragma). */
 const CHANGE_POLL_MS = 250;
 
@@ -23,13 +26,20 @@ export interface OpenedFile {
   warnings: string[];
 }
 
+export interface OpenOptions {
+  /** Make a missing journal (and its folder) rather than refuse it. */
+  create: boolean;
+  /** How to wait `ms` before trying again (a test passes its own). */
+  pause?: (ms: number) => void;
+}
+
 /**
  * Open the file. With `create`, a missing file (and its folder) is made,
  * private to this user (R-JOURNAL, issue 13 item 9: 0600, folder 0700; SQLite
  * gives the -wal and -shm files the journal's mode); without it, a missing
  * journal is refused rather than created.
  */
-export function openJournalFile(path: string, options: { create: boolean }): OpenedFile {
+export function openJournalFile(path: string, options: OpenOptions): OpenedFile {
   if (!existsSync(path)) {
     if (!options.create) throw new SynartesisError("no_journal", `there is no journal at ${path}`);
     try {
@@ -49,8 +59,7 @@ export function openJournalFile(path: string, options: { create: boolean }): Ope
     }
     const db = new Database(path, { create: options.create, strict: true });
     db.run(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
-    const mode = db.query("PRAGMA journal_mode = WAL").get() as { journal_mode: string };
-    if (mode.journal_mode.toLowerCase() !== "wal") throw new Error(`journal_mode is ${mode.journal_mode}, not wal`);
+    useWal(db, options.pause ?? Bun.sleepSync);
     // NORMAL in WAL mode: a committed transaction survives a crash of this process (kill -9);
     // only an OS crash or power loss can lose the last commits.
     db.run("PRAGMA synchronous = NORMAL");
@@ -59,6 +68,31 @@ export function openJournalFile(path: string, options: { create: boolean }): Ope
   } catch (error) {
     const failure = journalFailure(path, error);
     throw failure instanceof JournalError ? failure : new JournalError(path, "broken", (error as Error).message);
+  }
+}
+
+/**
+ * Put the journal in WAL mode (a no-op once it is). Doing so to a new file is
+ * a write in the old rollback mode: when two connections do it at the same
+ * moment (two processes opening a new journal at once), SQLite refuses one
+ * with SQLITE_BUSY at once, without calling the busy handler (waiting there
+ * would deadlock: each would hold a lock the other waits for). That one
+ * pauses and tries again (by then the other has made the file WAL, and there
+ * is nothing left to do), for as long as the busy timeout.
+ */
+function useWal(db: Database, pause: (ms: number) => void): void {
+  let waited = 0;
+  for (let delay = 1; ; delay = Math.min(delay * 2, WAL_RETRY_MAX_PAUSE_MS)) {
+    try {
+      const { journal_mode } = db.query("PRAGMA journal_mode = WAL").get() as { journal_mode: string };
+      if (journal_mode.toLowerCase() !== "wal") throw new Error(`journal_mode is ${journal_mode}, not wal`);
+      return;
+    } catch (error) {
+      if (!isBusy(error) || waited >= BUSY_TIMEOUT_MS) throw error;
+    }
+    const ms = Math.min(delay, BUSY_TIMEOUT_MS - waited);
+    pause(ms);
+    waited += ms;
   }
 }
 
