@@ -1,7 +1,8 @@
 // The toy CRM's state file text (R-SHIP-1), kept up to date change by change,
 // must be byte for byte what serialising the whole state would give; the store
 // keeps its documented behaviour on a large state, on a failed save and when
-// the file is edited by hand.
+// the file is edited by hand, and calls that arrive together share one write
+// that holds each of them before any is answered.
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import { readFileSync, writeFileSync } from "node:fs";
@@ -165,6 +166,63 @@ describe("the store over a large state file", () => {
     model.customers.set(made.id, made);
     model.lastId = 51;
     expect(readFileSync(path, "utf8")).toBe(straightforward(model));
+  });
+
+  test("calls queued in one turn share one write, which holds each of them when it settles", async () => {
+    const dir = tempDir();
+    const path = join(dir, "crm.json");
+    writeFileSync(path, largeState(50));
+    let saves = 0;
+    const store = new CrmStore({
+      statePath: path,
+      save: (file, bytes) => {
+        saves++;
+        writeFileSync(file, bytes);
+      },
+    });
+    const inFile = () => parseState(readFileSync(path, "utf8"));
+    const settled = await Promise.all([
+      store.queue(() => store.update("c_001", { notes: "one" })).then(() => inFile().customers.get("c_001")?.notes),
+      store.queue(() => store.get("c_001")),
+      store.queue(() => store.update("c_099", { notes: "none" })).catch((error) => error),
+      store.queue(() => store.create({ name: "New", email: "new@example.com" })).then((made) => inFile().customers.get(made.id)?.name),
+      store.queue(() => store.delete("c_002")).then(() => inFile().customers.has("c_002")),
+    ]);
+    expect(settled).toEqual(["one", expect.objectContaining({ id: "c_001", notes: "one" }), new CrmError("no customer with id c_099"), "New", false]);
+    expect(saves).toBe(1);
+    // Reads alone write nothing.
+    await Promise.all([store.queue(() => store.get("c_003")), store.queue(() => store.list())]);
+    expect(saves).toBe(1);
+  });
+
+  test("a failed write fails its batch from the first change on; what came before it stands, and no key is kept", () => {
+    const dir = tempDir();
+    const path = join(dir, "crm.json");
+    writeFileSync(path, largeState(50));
+    const before = readFileSync(path, "utf8");
+    let failing = true;
+    const store = new CrmStore({
+      statePath: path,
+      save: (file, bytes) => {
+        if (failing) throw new Error("EIO: i/o error");
+        writeFileSync(file, bytes);
+      },
+    });
+    const outcomes = store.batch([
+      () => store.get("c_001").notes,
+      () => store.update("c_001", { notes: "lost" }, "key-1").notes,
+      () => store.get("c_001").notes,
+    ]);
+    const lost = new CrmError(`could not save state file ${path}: EIO: i/o error`);
+    expect(outcomes).toEqual([{ ok: true, value: "batch 1" }, { ok: false, error: lost }, { ok: false, error: lost }]);
+    expect(readFileSync(path, "utf8")).toBe(before);
+    expect(store.get("c_001").notes).toBe("batch 1");
+
+    failing = false;
+    // The key was never kept: the call under it applies now.
+    expect(store.update("c_001", { notes: "kept" }, "key-1").notes).toBe("kept");
+    expect(store.update("c_001", { notes: "again" }, "key-1").notes).toBe("kept");
+    expect(parseState(readFileSync(path, "utf8")).customers.get("c_001")?.notes).toBe("kept");
   });
 
   test("a hand edit is seen at the next call, even one that keeps the file's size", () => {
