@@ -8,7 +8,7 @@ import {
   idNumber,
   parseState,
   PLANS,
-  readStateFile,
+  StateFileReader,
   saveStateFile,
   seedState,
   sortedCustomers,
@@ -72,6 +72,7 @@ export class CrmStore {
   private readonly save: (path: string, bytes: Uint8Array) => void;
   private readonly keys = new Map<string, RememberedResult>();
   private readonly keysFile: KeysFile | undefined;
+  private readonly reader: StateFileReader | undefined;
   private open: OpenBatch | undefined;
   private readonly queued: Array<{ operation: () => unknown; settle: (outcome: Outcome<unknown>) => void }> = [];
   private turn: ReturnType<typeof setImmediate> | undefined;
@@ -83,6 +84,7 @@ export class CrmStore {
     this.save = options.save ?? saveStateFile;
     this.state = seedState();
     this.keysFile = this.path === undefined ? undefined : new KeysFile(this.path);
+    this.reader = this.path === undefined ? undefined : new StateFileReader(this.path);
     if (this.path !== undefined) {
       const folder = dirname(this.path);
       if (!existsSync(folder) || !statSync(folder).isDirectory()) {
@@ -93,15 +95,15 @@ export class CrmStore {
   }
 
   private refresh(): void {
-    if (this.path === undefined) return;
+    if (this.reader === undefined) return;
     try {
-      const bytes = readStateFile(this.path);
+      const bytes = this.reader.read();
       const known = this.fileBytes;
       const unchanged = known !== undefined && (bytes === null || known === null ? bytes === known : bytes.equals(known));
       if (unchanged) return;
       this.state = bytes === null ? seedState() : parseState(bytes.toString("utf8"));
       this.text = new StateText(this.state);
-      this.fileBytes = bytes;
+      this.fileBytes = bytes && Buffer.from(bytes); // a copy: the reader reuses its buffer
     } catch (error) {
       throw new StateFileError(`state file ${this.path}: ${(error as Error).message}`);
     }
@@ -175,7 +177,7 @@ export class CrmStore {
   /** Save the state a batch changed, then append its keys; a failed save leaves the CRM as the file still has it. */
   private persist(batch: OpenBatch): void {
     if (this.path !== undefined) {
-      const bytes = Buffer.from(this.text!.render(this.state.lastId));
+      const bytes = this.text!.bytes(this.state.lastId);
       try {
         this.save(this.path, bytes);
       } catch (error) {

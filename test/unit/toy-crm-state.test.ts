@@ -69,6 +69,33 @@ describe("the state file's text", () => {
     );
   });
 
+  test("customers by the hundred, added in order, emptied in blocks and put back, keep it byte for byte", () => {
+    const state: CrmState = { customers: new Map(), outbox: [], lastId: 0 };
+    const text = new StateText(state);
+    const customerNumbered = (n: number): Customer => ({ id: formatId(n), name: `N${n}`, email: `${n}@example.com`, plan: PLANS[n % 3]!, notes: "" });
+    const put = (n: number) => {
+      const c = customerNumbered(n);
+      state.customers.set(c.id, c);
+      text.put(c);
+    };
+    const remove = (n: number) => {
+      state.customers.delete(formatId(n));
+      text.remove(formatId(n));
+    };
+    const steps: Array<() => void> = [
+      ...Array.from({ length: 300 }, (_, i) => () => put(i + 1)),
+      ...Array.from({ length: 150 }, (_, i) => () => remove(i + 100)),
+      ...Array.from({ length: 150 }, (_, i) => () => put(249 - i)),
+      ...Array.from({ length: 300 }, (_, i) => () => remove(300 - i)),
+      () => put(7),
+    ];
+    steps.forEach((step, i) => {
+      step();
+      if (i % 7 === 0 || i === steps.length - 1) expect(text.render(state.lastId)).toBe(straightforward(state));
+    });
+    expect(state.customers.size).toBe(1);
+  });
+
   test("an empty CRM is written with {} and []", () => {
     const state: CrmState = { customers: new Map(), outbox: [], lastId: 0 };
     expect(new StateText(state).render(0)).toBe('{\n  "customers": {},\n  "outbox": [],\n  "lastId": 0\n}\n');
