@@ -119,6 +119,22 @@ function numbers(seed: number): () => number {
   return () => ((x = (x * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
 }
 
+/** A store over a state file of 50 customers, saving through a disk that fails with `failure` while `disk.failing`. */
+function storeOnDisk(failure = "") {
+  const path = join(tempDir(), "crm.json");
+  writeFileSync(path, largeState(50));
+  const disk = { failing: failure !== "", saves: 0 };
+  const store = new CrmStore({
+    statePath: path,
+    save: (file, bytes) => {
+      if (disk.failing) throw new Error(failure);
+      disk.saves++;
+      writeFileSync(file, bytes);
+    },
+  });
+  return { path, before: readFileSync(path, "utf8"), store, disk };
+}
+
 describe("the store over a large state file", () => {
   test("creates, updates, deletes, restores and sends over 1000 customers leave exactly the straightforward serialisation", () => {
     const dir = tempDir();
@@ -167,18 +183,7 @@ describe("the store over a large state file", () => {
   });
 
   test("a failed save is a tool error and changes nothing; the next change is saved whole", () => {
-    const dir = tempDir();
-    const path = join(dir, "crm.json");
-    writeFileSync(path, largeState(50));
-    const before = readFileSync(path, "utf8");
-    let failing = true;
-    const store = new CrmStore({
-      statePath: path,
-      save: (file, bytes) => {
-        if (failing) throw new Error("ENOSPC: no space left on device");
-        writeFileSync(file, bytes);
-      },
-    });
+    const { path, before, store, disk } = storeOnDisk("ENOSPC: no space left on device");
     expect(() => store.update("c_007", { notes: "lost" })).toThrow(new CrmError(`could not save state file ${path}: ENOSPC: no space left on device`));
     expect(() => store.create({ name: "Lost", email: "lost@example.com" })).toThrow(CrmError);
     expect(() => store.delete("c_008")).toThrow(CrmError);
@@ -186,7 +191,7 @@ describe("the store over a large state file", () => {
     expect(store.get("c_007").notes).toBe("batch 0");
     expect(store.get("c_008").id).toBe("c_008");
 
-    failing = false;
+    disk.failing = false;
     const made = store.create({ name: "Kept", email: "kept@example.com" });
     expect(made.id).toBe("c_051"); // the failed create issued no id
     const model = parseState(before);
@@ -196,17 +201,7 @@ describe("the store over a large state file", () => {
   });
 
   test("calls queued in one turn share one write, which holds each of them when it settles", async () => {
-    const dir = tempDir();
-    const path = join(dir, "crm.json");
-    writeFileSync(path, largeState(50));
-    let saves = 0;
-    const store = new CrmStore({
-      statePath: path,
-      save: (file, bytes) => {
-        saves++;
-        writeFileSync(file, bytes);
-      },
-    });
+    const { path, store, disk } = storeOnDisk();
     const inFile = () => parseState(readFileSync(path, "utf8"));
     const settled = await Promise.all([
       store.queue(() => store.update("c_001", { notes: "one" })).then(() => inFile().customers.get("c_001")?.notes),
@@ -216,25 +211,14 @@ describe("the store over a large state file", () => {
       store.queue(() => store.delete("c_002")).then(() => inFile().customers.has("c_002")),
     ]);
     expect(settled).toEqual(["one", expect.objectContaining({ id: "c_001", notes: "one" }), new CrmError("no customer with id c_099"), "New", false]);
-    expect(saves).toBe(1);
+    expect(disk.saves).toBe(1);
     // Reads alone write nothing.
     await Promise.all([store.queue(() => store.get("c_003")), store.queue(() => store.list())]);
-    expect(saves).toBe(1);
+    expect(disk.saves).toBe(1);
   });
 
   test("a failed write fails its batch from the first change on; what came before it stands, and no key is kept", () => {
-    const dir = tempDir();
-    const path = join(dir, "crm.json");
-    writeFileSync(path, largeState(50));
-    const before = readFileSync(path, "utf8");
-    let failing = true;
-    const store = new CrmStore({
-      statePath: path,
-      save: (file, bytes) => {
-        if (failing) throw new Error("EIO: i/o error");
-        writeFileSync(file, bytes);
-      },
-    });
+    const { path, before, store, disk } = storeOnDisk("EIO: i/o error");
     const outcomes = store.batch([
       () => store.get("c_001").notes,
       () => store.update("c_001", { notes: "lost" }, "key-1").notes,
@@ -245,7 +229,7 @@ describe("the store over a large state file", () => {
     expect(readFileSync(path, "utf8")).toBe(before);
     expect(store.get("c_001").notes).toBe("batch 1");
 
-    failing = false;
+    disk.failing = false;
     // The key was never kept: the call under it applies now.
     expect(store.update("c_001", { notes: "kept" }, "key-1").notes).toBe("kept");
     expect(store.update("c_001", { notes: "again" }, "key-1").notes).toBe("kept");
