@@ -11,8 +11,8 @@ export interface RememberedResult {
 /**
  * Keys live in `<state file>.keys.jsonl`, one `{"key", "tool", "result"}` per
  * line, appended and never rewritten: a retried undo step reaching a freshly
- * started server (undo starts its own) is still recognised, and remembering a
- * key costs one short append.
+ * started server (undo starts its own) is still recognised, and remembering
+ * the keys of a batch of calls costs one short append.
  */
 export class KeysFile {
   readonly path: string;
@@ -40,7 +40,7 @@ export class KeysFile {
     return lines.filter((line) => line.trim() !== "").map((line) => JSON.parse(line));
   }
 
-  append(key: string, remembered: RememberedResult): void {
-    appendFileSync(this.path, JSON.stringify({ key, tool: remembered.tool, result: remembered.result }) + "\n");
+  append(entries: Array<[string, RememberedResult]>): void {
+    appendFileSync(this.path, entries.map(([key, { tool, result }]) => JSON.stringify({ key, tool, result }) + "\n").join(""));
   }
 }

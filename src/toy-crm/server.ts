@@ -2,6 +2,7 @@
 // and its stdio wiring: serve until stdin closes or a signal arrives.
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
 import {
   CallToolRequestSchema,
   ErrorCode,
@@ -197,7 +198,8 @@ export function createToyCrmServer(store: CrmStore): Server {
 
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: TOOLS.map((t) => t.tool) }));
 
-  server.setRequestHandler(CallToolRequestSchema, (request) => {
+  // Every handler that touches the store queues its work: calls that arrive together share one read and one write of the state file.
+  server.setRequestHandler(CallToolRequestSchema, async (request) => {
     const { name, arguments: args = {}, _meta } = request.params;
     const def = TOOLS_BY_NAME.get(name);
     if (!def) throw rpcError(ErrorCode.InvalidParams, `unknown tool "${name}"`);
@@ -206,17 +208,18 @@ export function createToyCrmServer(store: CrmStore): Server {
       if (key !== undefined && typeof key !== "string") {
         throw new CrmError(`_meta "${IDEMPOTENCY_META_KEY}" must be a string (got ${typeName(key)})`);
       }
-      return success(def.run(store, readArgs(def, args), key));
+      const valid = readArgs(def, args);
+      return success(await store.queue(() => def.run(store, valid, key)));
     } catch (error) {
       if (error instanceof CrmError) return failure(error.message);
       throw error;
     }
   });
 
-  server.setRequestHandler(ListResourcesRequestSchema, () => {
+  server.setRequestHandler(ListResourcesRequestSchema, async () => {
     const resources: Resource[] = [
       { uri: "crm://customers", name: "customers", title: "All customers", description: "Every customer, sorted by id", mimeType: "application/json" },
-      ...store.list().map((c) => ({ uri: `crm://customers/${c.id}`, name: c.id, title: c.name, mimeType: "application/json" })),
+      ...(await store.queue(() => store.list())).map((c) => ({ uri: `crm://customers/${c.id}`, name: c.id, title: c.name, mimeType: "application/json" })),
     ];
     return { resources };
   });
@@ -227,14 +230,14 @@ export function createToyCrmServer(store: CrmStore): Server {
     ],
   }));
 
-  server.setRequestHandler(ReadResourceRequestSchema, (request) => {
+  server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
     const { uri } = request.params;
     try {
-      if (uri === "crm://customers") return { contents: [{ uri, mimeType: "application/json", text: json(store.list()) }] };
+      if (uri === "crm://customers") return { contents: [{ uri, mimeType: "application/json", text: json(await store.queue(() => store.list())) }] };
       const match = /^crm:\/\/customers\/([^/]+)$/.exec(uri);
       if (!match) throw rpcError(RESOURCE_NOT_FOUND, `unknown resource ${uri}`, { uri });
       const id = decodeURIComponent(match[1]!);
-      return { contents: [{ uri, mimeType: "application/json", text: json(store.get(id)) }] };
+      return { contents: [{ uri, mimeType: "application/json", text: json(await store.queue(() => store.get(id))) }] };
     } catch (error) {
       if (error instanceof CrmError) {
         const missing = error.message.startsWith("no customer with id");
@@ -293,17 +296,31 @@ export async function serveStdio(store: CrmStore): Promise<void> {
     }
     receive(message);
   };
-  // One write at a time: the transport adds a 'drain' listener per write that
-  // meets a full pipe, and a burst of large replies would pile them up.
-  const send = transport.send.bind(transport);
-  let writing = Promise.resolve();
-  transport.send = (message) => {
-    writing = writing.then(async () => {
-      await send(message);
-      if (isResponse(message)) forget(message.id);
-    });
-    return writing;
+  // The replies of one turn of the event loop (a batch) leave in one write,
+  // and one write at a time: the transport would add a 'drain' listener per
+  // write that meets a full pipe, and a burst of large replies would pile them up.
+  const outgoing: Array<{ message: JSONRPCMessage; sent: () => void }> = [];
+  let writing = false;
+  const write = async () => {
+    writing = true;
+    while (outgoing.length > 0) {
+      await new Promise((resolve) => setImmediate(resolve));
+      const replies = outgoing.splice(0);
+      if (!process.stdout.write(replies.map(({ message }) => serializeMessage(message)).join(""))) {
+        await new Promise((resolve) => process.stdout.once("drain", resolve));
+      }
+      for (const { message, sent } of replies) {
+        if (isResponse(message)) forget(message.id);
+        sent();
+      }
+    }
+    writing = false;
   };
+  transport.send = (message) =>
+    new Promise((sent) => {
+      outgoing.push({ message, sent });
+      if (!writing) void write();
+    });
   const closed = transport.onclose;
   transport.onclose = () => {
     closed?.();

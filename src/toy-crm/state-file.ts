@@ -1,6 +1,6 @@
 // The toy CRM's state file: its records, its format (parse, and a text kept up
 // to date change by change), and reading and saving it atomically.
-import { readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { closeSync, openSync, readSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 
 export const PLANS = ["free", "pro", "enterprise"] as const;
@@ -85,66 +85,114 @@ function emailEntry(m: SentEmail): string {
   return `    ${nested({ to: m.to, subject: m.subject, body: m.body, sentAt: m.sentAt })}`;
 }
 
+/** Customers in a run; a longer run is split in two. */
+const LONGEST_RUN = 64;
+
+/** Sorted customers, rendered; `bytes` is their entries joined, kept until the run changes. */
+interface Run {
+  ids: string[];
+  entries: string[];
+  bytes?: Buffer;
+}
+
+const utf8 = (text: string) => Buffer.from(text, "utf8");
+const ENTRY_SEPARATOR = utf8(",\n");
+
 /**
  * The state file's text, kept current change by change: each record is
- * rendered when it is written and ids stay sorted as they are inserted, so a
- * change costs one join rather than a sort and a JSON.stringify of every
- * customer. render() returns exactly the bytes of
+ * rendered when it is written, and customers are kept sorted in short runs
+ * whose bytes are cached, so a change costs rendering one run and copying the
+ * others rather than a sort and a JSON.stringify of every customer. bytes()
+ * is exactly the UTF-8 of
  * `JSON.stringify({customers (sorted by id), outbox, lastId}, null, 2) + "\n"`.
  */
 export class StateText {
-  /** Sorted by compareIds; `entries[i]` is the rendered customer `ids[i]`. */
-  private readonly ids: string[] = [];
-  private readonly entries: string[] = [];
+  /** In compareIds order, none empty. */
+  private readonly runs: Run[] = [];
   private readonly outbox: string[] = [];
+  private outboxBytes: Buffer | undefined;
 
   constructor(state: CrmState) {
-    for (const customer of sortedCustomers(state)) {
-      this.ids.push(customer.id);
-      this.entries.push(customerEntry(customer));
+    const sorted = sortedCustomers(state);
+    for (let at = 0; at < sorted.length; at += LONGEST_RUN / 2) {
+      const customers = sorted.slice(at, at + LONGEST_RUN / 2);
+      this.runs.push({ ids: customers.map((c) => c.id), entries: customers.map(customerEntry) });
     }
     for (const email of state.outbox) this.outbox.push(emailEntry(email));
   }
 
   /** Add a customer, or replace the one with its id. */
   put(customer: Customer): void {
-    const at = this.position(customer.id);
-    if (this.ids[at] === customer.id) {
-      this.entries[at] = customerEntry(customer);
-    } else {
-      this.ids.splice(at, 0, customer.id);
-      this.entries.splice(at, 0, customerEntry(customer));
+    if (this.runs.length === 0) this.runs.push({ ids: [], entries: [] });
+    const { run, runAt, at } = this.find(customer.id);
+    run.bytes = undefined;
+    if (run.ids[at] === customer.id) {
+      run.entries[at] = customerEntry(customer);
+      return;
+    }
+    run.ids.splice(at, 0, customer.id);
+    run.entries.splice(at, 0, customerEntry(customer));
+    if (run.ids.length > LONGEST_RUN) {
+      const half = run.ids.length >>> 1;
+      this.runs.splice(runAt + 1, 0, { ids: run.ids.splice(half), entries: run.entries.splice(half) });
     }
   }
 
   remove(id: string): void {
-    const at = this.position(id);
-    if (this.ids[at] !== id) return;
-    this.ids.splice(at, 1);
-    this.entries.splice(at, 1);
+    if (this.runs.length === 0) return;
+    const { run, runAt, at } = this.find(id);
+    if (run.ids[at] !== id) return;
+    run.bytes = undefined;
+    run.ids.splice(at, 1);
+    run.entries.splice(at, 1);
+    if (run.ids.length === 0) this.runs.splice(runAt, 1);
   }
 
   send(email: SentEmail): void {
     this.outbox.push(emailEntry(email));
+    this.outboxBytes = undefined;
   }
 
-  render(lastId: number): string {
-    const customers = this.entries.length === 0 ? "{}" : `{\n${this.entries.join(",\n")}\n  }`;
-    const outbox = this.outbox.length === 0 ? "[]" : `[\n${this.outbox.join(",\n")}\n  ]`;
-    return `{\n  "customers": ${customers},\n  "outbox": ${outbox},\n  "lastId": ${JSON.stringify(lastId)}\n}\n`;
-  }
-
-  /** Where `id` is, or where it would go. */
-  private position(id: string): number {
-    let low = 0;
-    let high = this.ids.length;
-    while (low < high) {
-      const middle = (low + high) >>> 1;
-      if (compareIds(this.ids[middle]!, id) < 0) low = middle + 1;
-      else high = middle;
+  bytes(lastId: number): Buffer {
+    const parts: Buffer[] = [utf8('{\n  "customers": ')];
+    if (this.runs.length === 0) parts.push(utf8("{}"));
+    else {
+      parts.push(utf8("{\n"));
+      this.runs.forEach((run, i) => {
+        if (i > 0) parts.push(ENTRY_SEPARATOR);
+        parts.push((run.bytes ??= utf8(run.entries.join(",\n"))));
+      });
+      parts.push(utf8("\n  }"));
     }
-    return low;
+    parts.push(utf8(',\n  "outbox": '));
+    this.outboxBytes ??= utf8(this.outbox.length === 0 ? "[]" : `[\n${this.outbox.join(",\n")}\n  ]`);
+    parts.push(this.outboxBytes, utf8(`,\n  "lastId": ${JSON.stringify(lastId)}\n}\n`));
+    return Buffer.concat(parts);
   }
+
+  /** bytes() as text. */
+  render(lastId: number): string {
+    return this.bytes(lastId).toString("utf8");
+  }
+
+  /** The run `id` is in, or would go in (the last one starting at or before it), and its place there. */
+  private find(id: string): { run: Run; runAt: number; at: number } {
+    const runAt = Math.max(0, firstAfter(this.runs.length, (i) => compareIds(this.runs[i]!.ids[0]!, id) <= 0) - 1);
+    const run = this.runs[runAt]!;
+    return { run, runAt, at: firstAfter(run.ids.length, (i) => compareIds(run.ids[i]!, id) < 0) };
+  }
+}
+
+/** The first index in [0, length) for which `before` is false; `before` must be true for a prefix only. */
+function firstAfter(length: number, before: (i: number) => boolean): number {
+  let low = 0;
+  let high = length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if (before(middle)) low = middle + 1;
+    else high = middle;
+  }
+  return low;
 }
 
 // ---- parsing ----
@@ -239,15 +287,36 @@ export function parseState(text: string): CrmState {
 
 // ---- the file ----
 
-/** The file's bytes, or null when there is no file. One read: it happens before every operation. */
-export function readStateFile(path: string): Buffer | null {
-  try {
-    return readFileSync(path);
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === "ENOENT" || code === "ENOTDIR") return null;
-    if (code === "EISDIR") throw new StateFileError("is a folder, not a file");
-    throw error;
+/**
+ * Reads the state file, which happens before every batch of operations, into
+ * one buffer kept from read to read: read() returns a view of it, good until
+ * the next read, or null when there is no file.
+ */
+export class StateFileReader {
+  private buffer = Buffer.allocUnsafe(64 * 1024);
+
+  constructor(private readonly path: string) {}
+
+  read(): Buffer | null {
+    try {
+      const fd = openSync(this.path, "r");
+      try {
+        let length = 0;
+        for (;;) {
+          if (length === this.buffer.length) this.buffer = Buffer.concat([this.buffer, Buffer.allocUnsafe(length)]);
+          const count = readSync(fd, this.buffer, length, this.buffer.length - length, null);
+          if (count === 0) return this.buffer.subarray(0, length);
+          length += count;
+        }
+      } finally {
+        closeSync(fd);
+      }
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === "ENOENT" || code === "ENOTDIR") return null;
+      if (code === "EISDIR") throw new StateFileError("is a folder, not a file");
+      throw error;
+    }
   }
 }
 

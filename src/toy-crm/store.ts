@@ -8,7 +8,7 @@ import {
   idNumber,
   parseState,
   PLANS,
-  readStateFile,
+  StateFileReader,
   saveStateFile,
   seedState,
   sortedCustomers,
@@ -24,6 +24,19 @@ export { PLANS, StateFileError, type Customer, type Plan, type SentEmail };
 
 /** A failure the agent should see as a tool error (`isError`), never a crash. */
 export class CrmError extends Error {}
+
+/** What one operation of a batch came to: its value, or what it threw. */
+export type Outcome<T> = { ok: true; value: T } | { ok: false; error: unknown };
+
+/** The batch being run: what its changes must still make lasting. */
+interface OpenBatch {
+  /** The operation running now. */
+  at: number;
+  /** The first operation that changed something; undefined while none has. */
+  firstChange?: number;
+  /** Keys of this batch's changes: remembered in memory at once, in the keys file once the state is saved. */
+  keys: Array<[string, RememberedResult]>;
+}
 
 export interface StoreOptions {
   /** Absolute path of the state file; without one everything stays in memory. */
@@ -42,9 +55,11 @@ function checkPlan(plan: string): Plan {
 
 /**
  * The CRM's operations over its state. With a state file, the file is the
- * truth: it is read before every operation and parsed again when its bytes
- * changed, so two servers on one file (the agent's, and the one `undo` starts)
- * and a person editing it by hand all see the same customers.
+ * truth: it is read before every batch of operations and parsed again when its
+ * bytes changed, so two servers on one file (the agent's, and the one `undo`
+ * starts) and a person editing it by hand all see the same customers. A call
+ * made directly is a batch of one; calls that arrive together are batched by
+ * queue(), so a burst of changes costs one write of the file, not one each.
  */
 export class CrmStore {
   private state: CrmState;
@@ -57,6 +72,10 @@ export class CrmStore {
   private readonly save: (path: string, bytes: Uint8Array) => void;
   private readonly keys = new Map<string, RememberedResult>();
   private readonly keysFile: KeysFile | undefined;
+  private readonly reader: StateFileReader | undefined;
+  private open: OpenBatch | undefined;
+  private readonly queued: Array<{ operation: () => unknown; settle: (outcome: Outcome<unknown>) => void }> = [];
+  private turn: ReturnType<typeof setImmediate> | undefined;
 
   /** Throws StateFileError (naming the file) when the state file cannot be used. */
   constructor(options: StoreOptions = {}) {
@@ -65,6 +84,7 @@ export class CrmStore {
     this.save = options.save ?? saveStateFile;
     this.state = seedState();
     this.keysFile = this.path === undefined ? undefined : new KeysFile(this.path);
+    this.reader = this.path === undefined ? undefined : new StateFileReader(this.path);
     if (this.path !== undefined) {
       const folder = dirname(this.path);
       if (!existsSync(folder) || !statSync(folder).isDirectory()) {
@@ -75,83 +95,149 @@ export class CrmStore {
   }
 
   private refresh(): void {
-    if (this.path === undefined) return;
+    if (this.reader === undefined) return;
     try {
-      const bytes = readStateFile(this.path);
+      const bytes = this.reader.read();
       const known = this.fileBytes;
       const unchanged = known !== undefined && (bytes === null || known === null ? bytes === known : bytes.equals(known));
       if (unchanged) return;
       this.state = bytes === null ? seedState() : parseState(bytes.toString("utf8"));
       this.text = new StateText(this.state);
-      this.fileBytes = bytes;
+      this.fileBytes = bytes && Buffer.from(bytes); // a copy: the reader reuses its buffer
     } catch (error) {
       throw new StateFileError(`state file ${this.path}: ${(error as Error).message}`);
     }
   }
 
-  /** Reads see the file as it is now; a broken file is a tool error, not a crash. */
-  private current(): CrmState {
-    try {
-      this.refresh();
-    } catch (error) {
-      throw new CrmError((error as Error).message);
-    }
-    return this.state;
-  }
-
-  get(id: string): Customer {
-    const customer = this.current().customers.get(id);
-    if (!customer) throw new CrmError(`no customer with id ${id}`);
-    return { ...customer };
-  }
-
-  list(): Customer[] {
-    return sortedCustomers(this.current()).map((c) => ({ ...c }));
-  }
-
-  outbox(): SentEmail[] {
-    return this.current().outbox.map((m) => ({ ...m }));
+  /**
+   * Run `operation` in one batch with every other operation queued in this
+   * turn of the event loop (see batch()); settles once that batch is over, so
+   * once the state file holds what it changed.
+   */
+  queue<T>(operation: () => T): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.queued.push({ operation, settle: (outcome) => (outcome.ok ? resolve(outcome.value as T) : reject(outcome.error)) });
+      this.turn ??= setImmediate(() => {
+        this.turn = undefined;
+        const taken = this.queued.splice(0);
+        this.batch(taken.map((queued) => queued.operation)).forEach((outcome, i) => taken[i]!.settle(outcome));
+      });
+    });
   }
 
   /**
-   * Run `fn` on the state and save the result; a failed save leaves the CRM as
-   * the file still has it. `fn` checks everything before it changes anything,
-   * and changes the state only through put/remove/send (which keep the text in
-   * step) and `state.lastId`. A call carrying an idempotency key that was seen before
-   * returns what it returned then and changes nothing; only changes that
-   * succeeded are remembered (a failed call changed nothing, so retrying it is
-   * harmless).
+   * Run `operations` in order as one: the state file is read once before them
+   * and, when any of them changed something, written once after them. Nothing
+   * an operation returned may be told before the batch is over: when the write
+   * fails, every operation from the first change on fails with that error (a
+   * read after a change saw what the file never got).
    */
-  private change<T extends Customer | SentEmail>(tool: string, key: string | undefined, fn: (state: CrmState) => T): T {
-    const state = this.current();
-    if (key !== undefined) {
-      const seen = this.rememberedKeys().get(key);
-      if (seen && seen.tool !== tool) throw new CrmError(`idempotency key "${key}" was already used for ${seen.tool}`);
-      if (seen) return { ...seen.result } as T;
+  batch<T>(operations: Array<() => T>): Outcome<T>[] {
+    if (this.open) throw new Error("CrmStore batches do not nest");
+    try {
+      this.refresh();
+    } catch (error) {
+      // A broken file is a tool error for every call, not a crash.
+      const broken = new CrmError((error as Error).message);
+      return operations.map(() => ({ ok: false, error: broken }));
     }
-    const result = fn(state);
+    const open: OpenBatch = { at: 0, keys: [] };
+    this.open = open;
+    let outcomes: Outcome<T>[];
+    try {
+      outcomes = operations.map((operation, at) => {
+        open.at = at;
+        try {
+          return { ok: true, value: operation() };
+        } catch (error) {
+          return { ok: false, error };
+        }
+      });
+    } finally {
+      this.open = undefined;
+    }
+    const { firstChange } = open;
+    if (firstChange === undefined) return outcomes;
+    try {
+      this.persist(open);
+    } catch (error) {
+      return outcomes.map((outcome, at) => (at < firstChange ? outcome : { ok: false, error }));
+    }
+    return outcomes;
+  }
+
+  /** `operation` alone, as a batch of one; or as part of the batch running now. */
+  private one<T>(operation: () => T): T {
+    if (this.open) return operation();
+    const [outcome] = this.batch([operation]);
+    if (!outcome!.ok) throw outcome!.error;
+    return outcome!.value;
+  }
+
+  /** Save the state a batch changed, then append its keys; a failed save leaves the CRM as the file still has it. */
+  private persist(batch: OpenBatch): void {
     if (this.path !== undefined) {
-      const bytes = Buffer.from(this.text!.render(state.lastId));
+      const bytes = this.text!.bytes(this.state.lastId);
       try {
         this.save(this.path, bytes);
       } catch (error) {
-        // The file still holds the state from before this change: take it from there at the next call.
+        // The file still holds the state from before this batch: take it from there at the next one.
         this.fileBytes = undefined;
+        for (const [key] of batch.keys) this.keys.delete(key);
         throw new CrmError(`could not save state file ${this.path}: ${(error as Error).message}`);
       }
       this.fileBytes = bytes;
     }
-    if (key !== undefined) {
-      const remembered = { tool, result: { ...result } };
-      this.keys.set(key, remembered);
-      try {
-        this.keysFile?.append(key, remembered);
-      } catch (error) {
-        // The change is saved; only its key could not be: a retry would apply it again.
-        process.stderr.write(`toy-crm: could not remember idempotency key in ${this.keysFile?.path}: ${(error as Error).message}\n`);
-      }
+    if (batch.keys.length === 0) return;
+    try {
+      this.keysFile?.append(batch.keys);
+    } catch (error) {
+      // The changes are saved; only their keys could not be: a retry would apply them again.
+      process.stderr.write(`toy-crm: could not remember idempotency keys in ${this.keysFile?.path}: ${(error as Error).message}\n`);
     }
-    return { ...result };
+  }
+
+  get(id: string): Customer {
+    return this.one(() => {
+      const customer = this.state.customers.get(id);
+      if (!customer) throw new CrmError(`no customer with id ${id}`);
+      return { ...customer };
+    });
+  }
+
+  list(): Customer[] {
+    return this.one(() => sortedCustomers(this.state).map((c) => ({ ...c })));
+  }
+
+  outbox(): SentEmail[] {
+    return this.one(() => this.state.outbox.map((m) => ({ ...m })));
+  }
+
+  /**
+   * Run `fn` on the state, in the batch that saves it. `fn` checks everything
+   * before it changes anything, and changes the state only through
+   * put/remove/send (which keep the text in step) and `state.lastId`. A call
+   * carrying an idempotency key that was seen before returns what it returned
+   * then and changes nothing; only changes that succeeded are remembered (a
+   * failed call changed nothing, so retrying it is harmless).
+   */
+  private change<T extends Customer | SentEmail>(tool: string, key: string | undefined, fn: (state: CrmState) => T): T {
+    return this.one(() => {
+      if (key !== undefined) {
+        const seen = this.rememberedKeys().get(key);
+        if (seen && seen.tool !== tool) throw new CrmError(`idempotency key "${key}" was already used for ${seen.tool}`);
+        if (seen) return { ...seen.result } as T;
+      }
+      const result = fn(this.state);
+      const batch = this.open!;
+      batch.firstChange ??= batch.at;
+      if (key !== undefined) {
+        const remembered = { tool, result: { ...result } };
+        this.keys.set(key, remembered);
+        batch.keys.push([key, remembered]);
+      }
+      return { ...result };
+    });
   }
 
   private put(customer: Customer): void {

@@ -282,6 +282,40 @@ describe.concurrent("toy-crm --state", () => {
     }
   });
 
+  test("changes piped at once are each in the file when answered, also when the server is killed (-9) right after", async () => {
+    const dir = tempDir();
+    const path = join(dir, "crm.json");
+    const customers: Record<string, unknown> = {};
+    for (let n = 1; n <= 300; n++) {
+      const id = `c_${String(n).padStart(3, "0")}`;
+      customers[id] = { id, name: `Customer ${n}`, email: `c${n}@example.com`, plan: "free", notes: "" };
+    }
+    writeFileSync(path, fileText(customers, [], 300));
+    await using session = new LineSession([BIN, "toy-crm", "--state", path]);
+    await session.initialize();
+    // Each call changes its own customer: what its answer promises can be looked for in the file.
+    const frames = Array.from({ length: 300 }, (_, i) => {
+      const id = `c_${String(i + 1).padStart(3, "0")}`;
+      const [name, args] = i % 3 === 0 ? ["delete_customer", { id }] : i % 3 === 1 ? ["update_customer", { id, notes: `edit ${i + 1}` }] : ["create_customer", { name: `New ${i + 1}`, email: "new@example.com" }];
+      return JSON.stringify({ jsonrpc: "2.0", id: i + 1, method: "tools/call", params: { name, arguments: args } });
+    });
+    session.proc.stdin.write(frames.join("\n") + "\n");
+    session.proc.stdin.flush();
+    const first = await session.next((m) => m.id > 0);
+    session.proc.kill("SIGKILL");
+    await session.exited();
+
+    const answers = [first, ...session.lines.map((line) => JSON.parse(line)).filter((m) => m.id > 0)];
+    const file = JSON.parse(readFileSync(path, "utf8")); // whole: written atomically
+    for (const answer of answers) {
+      const changed = answer.result.structuredContent;
+      const kind = (answer.id - 1) % 3;
+      if (kind === 0) expect(file.customers[changed.id]).toBeUndefined();
+      else expect(file.customers[changed.id]).toEqual(changed);
+      if (kind === 1) expect(changed.notes).toBe(`edit ${answer.id}`);
+    }
+  });
+
   test("a restored id counts as issued", async () => {
     const dir = tempDir();
     const client = await crm(["--state", join(dir, "crm.json")]);

@@ -1,7 +1,8 @@
 // The toy CRM's state file text (R-SHIP-1), kept up to date change by change,
 // must be byte for byte what serialising the whole state would give; the store
 // keeps its documented behaviour on a large state, on a failed save and when
-// the file is edited by hand.
+// the file is edited by hand, and calls that arrive together share one write
+// that holds each of them before any is answered.
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import { readFileSync, writeFileSync } from "node:fs";
@@ -68,6 +69,33 @@ describe("the state file's text", () => {
     );
   });
 
+  test("customers by the hundred, added in order, emptied in blocks and put back, keep it byte for byte", () => {
+    const state: CrmState = { customers: new Map(), outbox: [], lastId: 0 };
+    const text = new StateText(state);
+    const customerNumbered = (n: number): Customer => ({ id: formatId(n), name: `N${n}`, email: `${n}@example.com`, plan: PLANS[n % 3]!, notes: "" });
+    const put = (n: number) => {
+      const c = customerNumbered(n);
+      state.customers.set(c.id, c);
+      text.put(c);
+    };
+    const remove = (n: number) => {
+      state.customers.delete(formatId(n));
+      text.remove(formatId(n));
+    };
+    const steps: Array<() => void> = [
+      ...Array.from({ length: 300 }, (_, i) => () => put(i + 1)),
+      ...Array.from({ length: 150 }, (_, i) => () => remove(i + 100)),
+      ...Array.from({ length: 150 }, (_, i) => () => put(249 - i)),
+      ...Array.from({ length: 300 }, (_, i) => () => remove(300 - i)),
+      () => put(7),
+    ];
+    steps.forEach((step, i) => {
+      step();
+      if (i % 7 === 0 || i === steps.length - 1) expect(text.render(state.lastId)).toBe(straightforward(state));
+    });
+    expect(state.customers.size).toBe(1);
+  });
+
   test("an empty CRM is written with {} and []", () => {
     const state: CrmState = { customers: new Map(), outbox: [], lastId: 0 };
     expect(new StateText(state).render(0)).toBe('{\n  "customers": {},\n  "outbox": [],\n  "lastId": 0\n}\n');
@@ -89,6 +117,22 @@ function largeState(count: number): string {
 function numbers(seed: number): () => number {
   let x = seed;
   return () => ((x = (x * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+}
+
+/** A store over a state file of 50 customers, saving through a disk that fails with `failure` while `disk.failing`. */
+function storeOnDisk(failure = "") {
+  const path = join(tempDir(), "crm.json");
+  writeFileSync(path, largeState(50));
+  const disk = { failing: failure !== "", saves: 0 };
+  const store = new CrmStore({
+    statePath: path,
+    save: (file, bytes) => {
+      if (disk.failing) throw new Error(failure);
+      disk.saves++;
+      writeFileSync(file, bytes);
+    },
+  });
+  return { path, before: readFileSync(path, "utf8"), store, disk };
 }
 
 describe("the store over a large state file", () => {
@@ -139,18 +183,7 @@ describe("the store over a large state file", () => {
   });
 
   test("a failed save is a tool error and changes nothing; the next change is saved whole", () => {
-    const dir = tempDir();
-    const path = join(dir, "crm.json");
-    writeFileSync(path, largeState(50));
-    const before = readFileSync(path, "utf8");
-    let failing = true;
-    const store = new CrmStore({
-      statePath: path,
-      save: (file, bytes) => {
-        if (failing) throw new Error("ENOSPC: no space left on device");
-        writeFileSync(file, bytes);
-      },
-    });
+    const { path, before, store, disk } = storeOnDisk("ENOSPC: no space left on device");
     expect(() => store.update("c_007", { notes: "lost" })).toThrow(new CrmError(`could not save state file ${path}: ENOSPC: no space left on device`));
     expect(() => store.create({ name: "Lost", email: "lost@example.com" })).toThrow(CrmError);
     expect(() => store.delete("c_008")).toThrow(CrmError);
@@ -158,13 +191,49 @@ describe("the store over a large state file", () => {
     expect(store.get("c_007").notes).toBe("batch 0");
     expect(store.get("c_008").id).toBe("c_008");
 
-    failing = false;
+    disk.failing = false;
     const made = store.create({ name: "Kept", email: "kept@example.com" });
     expect(made.id).toBe("c_051"); // the failed create issued no id
     const model = parseState(before);
     model.customers.set(made.id, made);
     model.lastId = 51;
     expect(readFileSync(path, "utf8")).toBe(straightforward(model));
+  });
+
+  test("calls queued in one turn share one write, which holds each of them when it settles", async () => {
+    const { path, store, disk } = storeOnDisk();
+    const inFile = () => parseState(readFileSync(path, "utf8"));
+    const settled = await Promise.all([
+      store.queue(() => store.update("c_001", { notes: "one" })).then(() => inFile().customers.get("c_001")?.notes),
+      store.queue(() => store.get("c_001")),
+      store.queue(() => store.update("c_099", { notes: "none" })).catch((error) => error),
+      store.queue(() => store.create({ name: "New", email: "new@example.com" })).then((made) => inFile().customers.get(made.id)?.name),
+      store.queue(() => store.delete("c_002")).then(() => inFile().customers.has("c_002")),
+    ]);
+    expect(settled).toEqual(["one", expect.objectContaining({ id: "c_001", notes: "one" }), new CrmError("no customer with id c_099"), "New", false]);
+    expect(disk.saves).toBe(1);
+    // Reads alone write nothing.
+    await Promise.all([store.queue(() => store.get("c_003")), store.queue(() => store.list())]);
+    expect(disk.saves).toBe(1);
+  });
+
+  test("a failed write fails its batch from the first change on; what came before it stands, and no key is kept", () => {
+    const { path, before, store, disk } = storeOnDisk("EIO: i/o error");
+    const outcomes = store.batch([
+      () => store.get("c_001").notes,
+      () => store.update("c_001", { notes: "lost" }, "key-1").notes,
+      () => store.get("c_001").notes,
+    ]);
+    const lost = new CrmError(`could not save state file ${path}: EIO: i/o error`);
+    expect(outcomes).toEqual([{ ok: true, value: "batch 1" }, { ok: false, error: lost }, { ok: false, error: lost }]);
+    expect(readFileSync(path, "utf8")).toBe(before);
+    expect(store.get("c_001").notes).toBe("batch 1");
+
+    disk.failing = false;
+    // The key was never kept: the call under it applies now.
+    expect(store.update("c_001", { notes: "kept" }, "key-1").notes).toBe("kept");
+    expect(store.update("c_001", { notes: "again" }, "key-1").notes).toBe("kept");
+    expect(parseState(readFileSync(path, "utf8")).customers.get("c_001")?.notes).toBe("kept");
   });
 
   test("a hand edit is seen at the next call, even one that keeps the file's size", () => {
