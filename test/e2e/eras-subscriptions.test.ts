@@ -7,8 +7,8 @@
 // the rest gracefully. Against a 2025-era server that changes (changing-server.ts,
 // which records what it is subscribed to) and the v2 notes fixture with --live
 // (2026-era, as a process and as a url: server, recording what Synartesis
-// asks it to follow), over stdio and --http. A 2025 client has no
-// subscriptions/listen.
+// asks it to follow), over stdio and --http. A tool list told as changed only
+// when it is another list; a 2025 client has no subscriptions/listen.
 import { describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -23,6 +23,7 @@ import {
   cancel,
   changingWorkspace,
   COMPLETED,
+  envelope,
   liveNotesWorkspace,
   listen,
   on,
@@ -157,6 +158,41 @@ describe.concurrent("subscriptions/listen over stdio", () => {
     expect((await session.request(2, "resources/subscribe", { uri: "live://a" })).result).toEqual({});
     expect(ws.records().map((record) => record.subscribe)).toEqual(["live://a"]);
     expect(await session.close()).toBe(0);
+  }, 60_000);
+});
+
+describe.concurrent("the tools list changes told, over stdio", () => {
+  test("a list that comes in another order, each tool's keys too, is the same list: a call of a tool nobody has lists the tools again and tells nobody", async () => {
+    const ws = changingWorkspace();
+    const { session, take, ask, streams } = stdioProxy(ws);
+    session.send(listen("s", { toolsListChanged: true, promptsListChanged: true }));
+    await take(acknowledged("s"));
+    await ask(call(1, "shuffle"));
+    expect((await ask(call(2, "no_such_tool"))).error).toMatchObject({ code: -32602, message: "Unknown tool: no_such_tool" });
+    // A prompt list change marks the end of what the unknown call brought.
+    await ask(call(3, "add_prompt", { name: "marker" }));
+    await take(on("s", PROMPTS_CHANGED));
+    expect(streams()).toEqual({ s: [ACKNOWLEDGED, PROMPTS_CHANGED] });
+    expect(await session.close()).toBe(0);
+  }, 60_000);
+
+  test("after a change the server announced, a restart that loses it is told: the list compared is the one announced", async () => {
+    const ws = changingWorkspace();
+    const { session, take, ask, streams } = stdioProxy(ws);
+    session.send(listen("s", { toolsListChanged: true, resourceSubscriptions: ["live://a"] }));
+    await take(acknowledged("s"));
+    const { pid } = ws.records()[0]!;
+    await ask(call(1, "add_tool", { name: "fresh" }));
+    await take(on("s", TOOLS_CHANGED));
+    // No tools/call between: the list the clients now know is listed by Synartesis itself (before the server answers this read).
+    await ask({ jsonrpc: "2.0", id: 2, method: "resources/read", params: { uri: "live://a", _meta: envelope() } });
+    process.kill(pid, "SIGKILL");
+    await until(() => session.stderr.includes('"msg":"server stopped"'), "the proxy to log that its server stopped");
+    // The next call starts it again, without "fresh".
+    await ask(call(3, "whoami"));
+    await take(on("s", TOOLS_CHANGED));
+    expect(await session.close()).toBe(0);
+    expect(streams()).toEqual({ s: [ACKNOWLEDGED, TOOLS_CHANGED, TOOLS_CHANGED, COMPLETED] });
   }, 60_000);
 });
 
