@@ -3,8 +3,10 @@
 // written into a line as the client wrote it, every other byte kept. A
 // subscription being opened (src/proxy/client-subscriptions.ts, over a fake
 // pool): what it keeps until its acknowledgment is bounded; a cancellation
-// before it, or the connection's end, leaves nothing open.
+// before it, or the connection's end, leaves nothing open. An event stream
+// nobody reads tells whoever sends on it once too much waits.
 import { describe, expect, test } from "bun:test";
+import { EventStream, eventText, MAX_UNREAD_BYTES } from "../../src/http/event-stream.ts";
 import { frameOf, type NotificationFrame } from "../../src/jsonrpc/frames.ts";
 import { idKey } from "../../src/jsonrpc/json-check.ts";
 import { accepts, acknowledgedLine, completedLine, filterOf, LISTEN, MAX_RESOURCE_SUBSCRIPTIONS, SUBSCRIPTION_ID_KEY, withSubscriptionId } from "../../src/jsonrpc/subscriptions.ts";
@@ -113,4 +115,17 @@ describe("a subscription being opened", () => {
     await late.subscriptions.listen(late.request, { notifications: { toolsListChanged: true } }, true);
     expect(late.lines).toEqual([{ jsonrpc: "2.0", id: "s", error: { code: -32603, message: "Synartesis is shutting down; the subscription was not opened" } }]);
   });
+});
+
+test("an event stream nobody reads: once more than MAX_UNREAD_BYTES wait, whoever sends on it is told, once", async () => {
+  let overflowed = 0;
+  const stream = new EventStream(undefined, () => void overflowed++);
+  const line = JSON.stringify({ jsonrpc: "2.0", method: "notifications/resources/updated", params: { uri: `note://${"x".repeat(64 * 1024)}` } });
+  const fits = Math.floor(MAX_UNREAD_BYTES / eventText(line).length);
+  for (let sent = 0; sent < fits; sent++) expect(stream.send(line)).toBe(true);
+  await Promise.resolve();
+  expect(overflowed).toBe(0);
+  for (let sent = 0; sent < 3; sent++) stream.send(line);
+  await until(() => overflowed > 0, "the overflow to be told");
+  expect(overflowed).toBe(1);
 });
