@@ -9,6 +9,8 @@
 // (2026-era, as a process and as a url: server, recording what Synartesis
 // asks it to follow), over stdio and --http. A tool list told as changed only
 // when it is another list; a 2025 client has no subscriptions/listen.
+// (What nothing may break — early cancellations, limits, silent servers,
+// floods, idle runs — is in eras-subscriptions-bounds.test.ts.)
 import { describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
