@@ -16,20 +16,35 @@ export function eventText(line: string): string {
   return `event: message\ndata: ${data}\n\n`;
 }
 
+/** How many bytes sent on one stream may wait for its client to read them (beyond what the connection holds). */
+export const MAX_UNREAD_BYTES = 1024 * 1024;
+
 export class EventStream {
   readonly body: ReadableStream<Uint8Array>;
   private controller!: ReadableStreamDefaultController<Uint8Array>;
   private ended = false;
   private sentAnything = false;
+  private overflowed = false;
 
-  /** `onEnd` runs once, when the stream is closed or the client went away. */
-  constructor(private readonly onEnd: (stream: EventStream) => void = () => {}) {
-    this.body = new ReadableStream<Uint8Array>({
-      start: (controller) => {
-        this.controller = controller;
+  /**
+   * `onEnd` runs once, when the stream is closed or the client went away;
+   * `onOverflow` once, soon after more than MAX_UNREAD_BYTES wait unread (a
+   * client that does not read while a server floods it): whoever sends on the
+   * stream stops then (by default, it is closed).
+   */
+  constructor(
+    private readonly onEnd: (stream: EventStream) => void = () => {},
+    private readonly onOverflow: (stream: EventStream) => void = (stream) => stream.close(),
+  ) {
+    this.body = new ReadableStream<Uint8Array>(
+      {
+        start: (controller) => {
+          this.controller = controller;
+        },
+        cancel: () => this.end(),
       },
-      cancel: () => this.end(),
-    });
+      { highWaterMark: MAX_UNREAD_BYTES, size: (chunk) => chunk?.byteLength ?? 0 },
+    );
   }
 
   /** Closed, or dropped by the client: nothing sent now arrives. */
@@ -71,11 +86,18 @@ export class EventStream {
     try {
       this.controller.enqueue(bytes);
       this.sentAnything = true;
-      return true;
     } catch {
       this.end();
       return false;
     }
+    if (!this.overflowed && (this.controller.desiredSize ?? 0) < 0) {
+      this.overflowed = true;
+      // Not from within the send that overflowed it: whoever sent is not in the middle of ending it.
+      queueMicrotask(() => {
+        if (!this.ended) this.onOverflow(this);
+      });
+    }
+    return true;
   }
 
   private end(): void {

@@ -9,11 +9,12 @@ import { deservesAnswer, errorCodeOf, type Frame, type RequestFrame } from "../j
 import { idKey } from "../jsonrpc/json-check.ts";
 import { ErrorCode, HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY } from "../jsonrpc/messages.ts";
 import { withIdText } from "../jsonrpc/raw-json.ts";
+import { LISTEN } from "../jsonrpc/subscriptions.ts";
 import type { RequestChannel } from "../proxy/client-request.ts";
 import { ClientSession } from "../proxy/client-session.ts";
 import type { DrainEnd } from "../proxy/drain.ts";
 import type { RecordingOptions } from "../proxy/session-run.ts";
-import { EventStream } from "./event-stream.ts";
+import { EventStream, MAX_UNREAD_BYTES } from "./event-stream.ts";
 import { EVENT_STREAM_HEADERS, refusal, SESSION_HEADER } from "./responses.ts";
 
 /** Lines kept for a GET stream the client has not opened; beyond this many the oldest are dropped. */
@@ -140,10 +141,17 @@ export class HttpSession {
   postAlone(frame: RequestFrame, options: SessionlessOptions = {}): Promise<Response> {
     const ownId = `synartesis-http-${++this.ownIds}`;
     const own = { text: JSON.stringify(ownId), key: idKey(JSON.stringify(ownId)) };
-    const cancel = (why: string) => this.client.requests.get(own.key)?.cancel(why);
+    const cancel = (why: string) => {
+      this.options.recording.log.debug("a request is cancelled", { client: this.label, why });
+      this.client.requests.get(own.key)?.cancel(why);
+    };
+    // A subscription stays open until it is cancelled: the run is not busy with it (it may idle, which ends the subscription).
+    const lasting = frame.msg.method === LISTEN;
     const { stream, channel } = this.responseStream(1, {
       answerAs: (line) => withIdText(options.rewrite?.(line) ?? line, frame.id.text),
       dropped: () => cancel("the client closed its response stream"),
+      overwhelmed: () => this.client.requests.get(own.key)?.overwhelmed() ?? false,
+      lasting,
     });
     let handOut!: (response: Response) => void;
     const response = new Promise<Response>((resolve) => (handOut = resolve));
@@ -184,8 +192,8 @@ export class HttpSession {
         },
       }),
     };
-    // A call nobody vouches for runs as it comes: its stream opens at once.
-    if (frame.msg.method === "tools/call" && !vouch) release();
+    // A call nobody vouches for runs as it comes, and a subscription's acknowledgment may wait for the servers: the stream opens at once.
+    if ((frame.msg.method === "tools/call" && !vouch) || lasting) release();
     this.client.handleFrame({ ...frame, id: own, raw: withIdText(frame.raw, own.text), msg: { ...frame.msg, id: ownId } }, heldChannel);
     return response;
   }
@@ -193,19 +201,36 @@ export class HttpSession {
   /**
    * The response stream for `owed` answers, and the channel they go out on;
    * `answerAs` rewrites an answer's id, `dropped` runs when the client closes
-   * the stream before every answer was sent.
+   * the stream before every answer was sent, `overwhelmed` when it leaves too
+   * much unread (true: that ends the request, a subscription; otherwise what
+   * a server sends before the answer is dropped from then on, and the answer
+   * still goes out). A `lasting` one (a subscription) does not keep the
+   * session from idling.
    */
-  private responseStream(owed: number, options: { answerAs?: (line: string) => string; dropped?: () => void } = {}): { stream: EventStream; channel: RequestChannel } {
+  private responseStream(
+    owed: number,
+    options: { answerAs?: (line: string) => string; dropped?: () => void; overwhelmed?: () => boolean; lasting?: boolean } = {},
+  ): { stream: EventStream; channel: RequestChannel } {
     let unanswered = owed;
-    const stream = new EventStream((ended) => {
-      this.responses.delete(ended);
-      if (unanswered > 0) options.dropped?.();
-    });
+    let shedding = false;
+    const counted = options.lasting ? 0 : owed;
+    const stream = new EventStream(
+      (ended) => {
+        this.responses.delete(ended);
+        if (unanswered > 0) options.dropped?.();
+      },
+      () => {
+        const ended = options.overwhelmed?.() ?? false;
+        this.unread(ended ? "a response stream: its subscription is ended" : "a response stream: what comes before its answer is dropped");
+        shedding = !ended;
+      },
+    );
     this.responses.add(stream);
-    this.inProgress += owed;
+    this.inProgress += counted;
     this.touched();
     const channel: RequestChannel = {
       send: (line) => {
+        if (shedding) return;
         // The client dropped this response: what a server sends still reaches it another way.
         if (!stream.send(line)) this.toSession(line);
       },
@@ -213,7 +238,7 @@ export class HttpSession {
         const line = answer === undefined || !options.answerAs ? answer : options.answerAs(answer);
         if (line !== undefined && !stream.send(line)) this.options.recording.log.debug("an answer was not delivered: the client closed its response stream", { client: this.label });
         if (--unanswered === 0) stream.close();
-        this.inProgress--;
+        if (counted) this.inProgress--;
         this.touched();
       },
     };
@@ -229,13 +254,24 @@ export class HttpSession {
   listen(): Response {
     this.touched();
     if (this.standalone && !this.standalone.closed) return refusal(409, "Conflict: this session already has a GET stream open", { headers: this.headers });
-    const stream = new EventStream((ended) => {
-      if (this.standalone === ended) this.standalone = undefined;
-    });
+    const stream = new EventStream(
+      (ended) => {
+        if (this.standalone === ended) this.standalone = undefined;
+      },
+      (full) => {
+        this.unread("its GET stream: it is closed");
+        full.close();
+      },
+    );
     this.standalone = stream;
     for (const line of this.undelivered.splice(0)) stream.send(line);
     stream.opening();
     return new Response(stream.body, { headers: { ...EVENT_STREAM_HEADERS, ...this.headers } });
+  }
+
+  /** One warning for a stream its client leaves unread while more and more is sent on it (`which`: the stream, and what is done about it). */
+  private unread(which: string): void {
+    this.options.recording.log.warn(`a client does not read ${which}`, { client: this.label, unreadBytes: MAX_UNREAD_BYTES });
   }
 
   /** Every open stream gets a comment, so that nothing between closes it for being quiet. */

@@ -53,17 +53,20 @@ export function filterKey(filter: SubscriptionFilter): string {
 }
 
 /**
- * Whether a notification is one the filter lets through: a list change it
- * asks for, or an update of a resource it names (or of one under it: the
- * specification lets a server tell of a sub-resource).
+ * What of a filter lets a notification through, if anything does: the list
+ * change it asks for (its field), or the resource it names that the update is
+ * of, or is under (the specification lets a server tell of a sub-resource).
  */
-export function accepts(filter: SubscriptionFilter, method: string, params: Record<string, unknown>): boolean {
+export function matchOf(filter: SubscriptionFilter, method: string, params: Record<string, unknown>): string | undefined {
   const change = LIST_CHANGES.find((candidate) => candidate.method === method);
-  if (change) return filter[change.field] === true;
-  if (method !== RESOURCE_UPDATED || typeof params.uri !== "string") return false;
+  if (change) return filter[change.field] === true ? change.field : undefined;
+  if (method !== RESOURCE_UPDATED || typeof params.uri !== "string") return undefined;
   const uri = params.uri;
-  return (filter.resourceSubscriptions ?? []).some((named) => uri === named || uri.startsWith(named.endsWith("/") ? named : `${named}/`));
+  return (filter.resourceSubscriptions ?? []).find((named) => uri === named || uri.startsWith(named.endsWith("/") ? named : `${named}/`));
 }
+
+/** Whether a notification is one the filter lets through. */
+export const accepts = (filter: SubscriptionFilter, method: string, params: Record<string, unknown>): boolean => matchOf(filter, method, params) !== undefined;
 
 /** The subscription a notification was delivered on, as its `_meta` says. */
 export function subscriptionIdOf(params: Record<string, unknown>): unknown {

@@ -49,6 +49,7 @@ export class ClientRequest implements Origin {
   /** The client cancelled it (MCP cancellation: it gets no answer), or it was answered at shutdown; nothing more is forwarded for it. */
   cancelled = false;
   private cancelForwarded: ((reason?: string) => void) | undefined;
+  private endOverwhelmed: (() => void) | undefined;
   /** A tools/call's place in its server's queue, taken as it arrived (given up when it is answered, if not before). */
   turn: ServerTurn | undefined;
   /** The id of the attempt being worked on: the request's own, then each retry's. */
@@ -128,14 +129,26 @@ export class ClientRequest implements Origin {
     this.cancelForwarded = cancel;
   }
 
-  /** What a cancellation stops, for a request that is not forwarded (a subscription). */
+  /** What a cancellation stops, for a request that is not forwarded (a subscription): at once when it was cancelled already. */
   whenCancelled(cancel: () => void): void {
     this.cancelForwarded = cancel;
+    if (this.cancelled) cancel();
   }
 
   cancel(reason?: string): void {
     this.cancelled = true;
     this.cancelForwarded?.(reason);
+  }
+
+  /** How it ends when its channel cannot keep up (a subscription: gracefully). */
+  whenOverwhelmed(end: () => void): void {
+    this.endOverwhelmed = end;
+  }
+
+  /** Its channel cannot keep up (an HTTP client that does not read what is sent on it): false when nothing ends it then. */
+  overwhelmed(): boolean {
+    this.endOverwhelmed?.();
+    return this.endOverwhelmed !== undefined;
   }
 
   /** Ask the client for input (what a server needs to go on with this request). */

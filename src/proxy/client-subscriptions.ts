@@ -1,36 +1,43 @@
 // A 2026-era client's subscriptions/listen streams, on one client connection.
-// Each is acknowledged with what Synartesis honours of its filter (a list
-// change some server tells of, a resource its server follows for Synartesis),
-// then carries every server notification the filter lets through — list
-// changes of any server, and of the tools Synartesis itself offers (see the
-// pool), updates of the resources it names — tagged with its id, until the
+// Each is acknowledged with what Synartesis follows of its filter when the
+// acknowledgment goes out (list changes of the tools it offers, always; other
+// list changes some server tells of; each resource its server follows by then:
+// the servers are waited for ACK_WAIT_MS at most), then carries every server
+// notification its filter lets through — list changes of any server, and of
+// the tools Synartesis itself offers (see the pool), updates of the resources
+// it names, those followed only later included — tagged with its id, until the
 // client cancels it (notifications/cancelled on stdio, closing the response
 // over HTTP) or the connection ends, which answers it gracefully first.
 import { paramsOf, type NotificationFrame } from "../jsonrpc/frames.ts";
 import { ErrorCode, errorLine } from "../jsonrpc/messages.ts";
 import { MODERN_VERSION } from "../jsonrpc/eras.ts";
-import { accepts, acknowledgedLine, completedLine, filterOf, isEmptyFilter, LIST_CHANGES, LISTEN, withSubscriptionId, type SubscriptionFilter } from "../jsonrpc/subscriptions.ts";
+import { acknowledgedLine, completedLine, filterOf, isEmptyFilter, LIST_CHANGES, LISTEN, matchOf, withSubscriptionId, type SubscriptionFilter } from "../jsonrpc/subscriptions.ts";
 import type { Logger } from "../log.ts";
 import type { ClientRequest } from "./client-request.ts";
 import type { ServerPool } from "./pool.ts";
 
-/** How many subscriptions one client connection may have open (a sessionless HTTP run counts as one). */
+/** How many subscriptions one client connection may have open (over HTTP, one run: clients of one name share it, unless they name their runs). */
 export const MAX_SUBSCRIPTIONS = 100;
+/** How long a subscription's acknowledgment waits for the servers to follow its resources. */
+export const ACK_WAIT_MS = 5000;
 
 interface Subscription {
   readonly request: ClientRequest;
   /** Its id, as the client wrote the listen request's. */
   readonly idText: string;
   readonly asked: SubscriptionFilter;
-  /** What is honoured, once acknowledged; until then, what matches the filter waits in `early`. */
-  honoured?: SubscriptionFilter;
-  readonly early: NotificationFrame[];
-  /** It ended: its listen request is done with. */
+  acknowledged: boolean;
+  /** What its filter let through before its acknowledgment: one per list change and per resource it names (a later one of the same is the same news). */
+  readonly early: Map<string, NotificationFrame>;
+  /** Resolves when it ended. */
+  readonly over: Promise<void>;
   readonly ended: () => void;
 }
 
 export class ClientSubscriptions {
   private readonly open = new Set<Subscription>();
+  /** The connection is ending: no subscription opens any more. */
+  private closed = false;
 
   constructor(
     private readonly pool: ServerPool,
@@ -44,22 +51,27 @@ export class ClientSubscriptions {
     if (!modern) return this.answer(request, errorLine(request.id, ErrorCode.MethodNotFound, `Method not found: ${LISTEN} is of ${MODERN_VERSION}; this connection opened with initialize (resources/subscribe serves it)`));
     const asked = filterOf(params);
     if (typeof asked === "string") return this.answer(request, errorLine(request.id, ErrorCode.InvalidParams, `Invalid params: ${asked}`));
+    if (this.closed) return this.answer(request, errorLine(request.id, ErrorCode.InternalError, "Synartesis is shutting down; the subscription was not opened"));
     if (this.open.size >= MAX_SUBSCRIPTIONS) {
       return this.answer(request, errorLine(request.id, ErrorCode.InternalError, `Subscription limit reached: ${MAX_SUBSCRIPTIONS} subscriptions are open on this connection`));
     }
     let ended!: () => void;
     const over = new Promise<void>((resolve) => (ended = resolve));
-    const subscription: Subscription = { request, idText: request.clientIdText, asked, early: [], ended };
+    const subscription: Subscription = { request, idText: request.clientIdText, asked, acknowledged: false, early: new Map(), over, ended };
     this.open.add(subscription);
+    // A cancellation that came while the request waited for the servers to start ends it here, before anything is held.
     request.whenCancelled(() => this.close(subscription));
+    request.whenOverwhelmed(() => this.complete(subscription));
     try {
+      if (!this.open.has(subscription)) return;
       const honoured = await this.honour(subscription);
       // Cancelled meanwhile, or the connection is ending (it was answered then).
       if (!this.open.has(subscription)) return;
-      subscription.honoured = honoured;
+      subscription.acknowledged = true;
       request.send(acknowledgedLine(subscription.idText, honoured));
       this.log.debug("a client subscribed", { subscription: subscription.idText, honoured });
-      for (const frame of subscription.early.splice(0)) this.offer(subscription, frame);
+      for (const frame of subscription.early.values()) this.offer(subscription, frame);
+      subscription.early.clear();
       // Nothing to wait for: ended at once, as a server that honours none of it does.
       if (isEmptyFilter(honoured)) return this.complete(subscription);
       await over;
@@ -74,16 +86,18 @@ export class ClientSubscriptions {
   }
 
   private offer(subscription: Subscription, frame: NotificationFrame): void {
-    const { honoured } = subscription;
-    if (!accepts(honoured ?? subscription.asked, frame.msg.method, paramsOf(frame.msg))) return;
-    if (honoured) subscription.request.send(withSubscriptionId(frame.raw, subscription.idText));
-    else subscription.early.push(frame);
+    const match = matchOf(subscription.asked, frame.msg.method, paramsOf(frame.msg));
+    if (match === undefined) return;
+    const key = `${frame.msg.method} ${match}`;
+    if (subscription.acknowledged) subscription.request.send(withSubscriptionId(frame.raw, subscription.idText));
+    else if (!subscription.early.has(key)) subscription.early.set(key, frame);
   }
 
-  /** The connection is ending: each subscription gets its graceful end (one not acknowledged yet, an error: it never opened). */
+  /** The connection is ending: each subscription gets its graceful end (one not acknowledged yet, an error: it never opened), and none opens any more. */
   endAll(): void {
+    this.closed = true;
     for (const subscription of [...this.open]) {
-      if (subscription.honoured) this.complete(subscription);
+      if (subscription.acknowledged) this.complete(subscription);
       else {
         this.answer(subscription.request, errorLine(subscription.request.id, ErrorCode.InternalError, "Synartesis is shutting down; the subscription was not opened"));
         this.close(subscription);
@@ -92,31 +106,46 @@ export class ClientSubscriptions {
   }
 
   /**
-   * What of a filter is honoured: a list change some server tells Synartesis
-   * of (tools: also a server that starts once someone signs in), each resource
-   * whose server now follows it for Synartesis.
+   * What of a filter is honoured, once its resources are followed or
+   * ACK_WAIT_MS passed (or it ended): a tools list change (Synartesis tells of
+   * the tools it offers itself), another list change some server tells
+   * Synartesis of, each resource whose server now follows it for Synartesis.
    */
   private async honour(subscription: Subscription): Promise<SubscriptionFilter> {
     const { asked } = subscription;
     const uris = asked.resourceSubscriptions ?? [];
-    const owners = uris.length ? await this.pool.ownersOf(uris) : new Map();
-    const followed = await this.pool.subscriptions.hold(subscription, owners);
+    if (uris.length) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const waited = new Promise<void>((resolve) => (timer = setTimeout(resolve, ACK_WAIT_MS)));
+      const following = this.follow(subscription, uris);
+      // It may go on after the acknowledgment: a failure then is no one's to hear (the subscription just lacks what failed).
+      following.catch((error: Error) => this.log.debug("a subscription's resources could not all be followed", { subscription: subscription.idText, error: error.message }));
+      await Promise.race([following, waited, subscription.over]);
+      clearTimeout(timer);
+    }
     const told = this.pool.subscriptions.listChangesFrom(this.pool.upstreams);
-    if (this.pool.awaitingSignIn.size) told.add("toolsListChanged");
     const honoured: SubscriptionFilter = {};
-    for (const { field } of LIST_CHANGES) if (asked[field] && told.has(field)) honoured[field] = true;
+    for (const { field } of LIST_CHANGES) if (asked[field] && (field === "toolsListChanged" || told.has(field))) honoured[field] = true;
+    const followed = this.pool.subscriptions.followedFor(subscription);
     const kept = uris.filter((uri) => followed.has(uri));
     if (kept.length) honoured.resourceSubscriptions = kept;
     return honoured;
   }
 
+  /** Its resources, held at the servers that own them (a server still being asked when it is acknowledged goes on being asked). */
+  private async follow(subscription: Subscription, uris: string[]): Promise<void> {
+    const owners = await this.pool.ownersOf(uris);
+    // Ended while its resources were looked up: nothing to hold.
+    if (this.open.has(subscription)) await this.pool.subscriptions.hold(subscription, owners);
+  }
+
   private complete(subscription: Subscription): void {
+    if (!this.open.has(subscription)) return;
     this.answer(subscription.request, completedLine(subscription.request.id, subscription.idText));
     this.close(subscription);
   }
 
   private close(subscription: Subscription): void {
-    // Released again when it ends for good: one cancelled while its resources were being looked up held them after its first end.
     this.pool.subscriptions.release(subscription);
     if (!this.open.delete(subscription)) return;
     subscription.ended();

@@ -2,25 +2,33 @@
 // not have is answered as the server would answer it (-32602) instead of being
 // held for approval or journalled (R-PROXY-12). Lists change: a name not seen
 // yet is looked up once more before it is called unknown, and a list found to
-// differ from the one known before, without its server saying so, is reported.
+// differ from the one clients last knew, without its server saying so, is reported.
+import { canonicalJson } from "../canonical.ts";
 import { listTools } from "../servers/tools.ts";
 import type { Upstream } from "../servers/upstream.ts";
+
+/** A tool list as compared: the same tools in any order, their keys in any order, are the same list. */
+const canonicalList = (tools: Array<Record<string, unknown>>) => JSON.stringify(tools.map(canonicalJson).sort());
 
 export class ToolCatalog {
   /** Each server's tools: name → inputSchema. */
   private readonly known = new Map<Upstream, Map<string, unknown>>();
-  /** Each server's list as it was last seen (to tell whether the next one differs), until its server says it changed. */
-  private readonly lastSeen = new Map<Upstream, string>();
-  private readonly refreshing = new Map<Upstream, Promise<void>>();
+  /** Each server's list as its clients last knew it (the first seen, or the first after its server said it changed). */
+  private readonly told = new Map<Upstream, string>();
+  /** How many times each server said its list changed: a listing begun before the last time is stale. */
+  private readonly announced = new Map<Upstream, number>();
+  private readonly refreshing = new Map<Upstream, { announced: number; done: Promise<void> }>();
 
-  /** `changed`: a server's list differs from the one seen before, and nobody was told (the server did not say so). */
+  /** `changed`: a server's list differs from the one its clients last knew, and nobody was told (the server did not say so). */
   constructor(private readonly changed: (upstream: Upstream) => void = () => {}) {}
 
-  remember(upstream: Upstream, tools: Array<Record<string, unknown>>): void {
+  /** A server's list, as listed after its `announced`th announcement of a change (by default, the last): ignored when stale. */
+  remember(upstream: Upstream, tools: Array<Record<string, unknown>>, announced = this.announcedAt(upstream)): void {
+    if (announced !== this.announcedAt(upstream)) return;
     this.known.set(upstream, new Map(tools.flatMap((tool) => (typeof tool.name === "string" ? [[tool.name, tool.inputSchema]] : []))));
-    const seen = JSON.stringify(tools);
-    const before = this.lastSeen.get(upstream);
-    this.lastSeen.set(upstream, seen);
+    const seen = canonicalList(tools);
+    const before = this.told.get(upstream);
+    this.told.set(upstream, seen);
     if (before !== undefined && before !== seen) this.changed(upstream);
   }
 
@@ -29,10 +37,16 @@ export class ToolCatalog {
     return this.known.get(upstream)?.get(name);
   }
 
-  /** The server said its list changed (its clients were told): ask again before relying on it. */
+  /**
+   * The server said its list changed (its clients were told): what they know
+   * now is its next list, listed at once, so that a list seen later (after a
+   * restart) is compared with it.
+   */
   forget(upstream: Upstream): void {
+    this.announced.set(upstream, this.announcedAt(upstream) + 1);
     this.known.delete(upstream);
-    this.lastSeen.delete(upstream);
+    this.told.delete(upstream);
+    void this.relist(upstream).catch(() => {});
   }
 
   /** The server restarted: its list may differ, and is listed again before it is relied on. */
@@ -55,16 +69,23 @@ export class ToolCatalog {
     return this.known.get(upstream)?.has(name) ?? true;
   }
 
-  /** List a server's tools again (it restarted, a name was not known): once at a time. */
+  /** List a server's tools again (it restarted, said its list changed, a name was not known): once at a time, and afresh after an announcement. */
   relist(upstream: Upstream): Promise<void> {
-    let pending = this.refreshing.get(upstream);
-    if (!pending) {
-      pending = (async () => {
-        await upstream.ensureReady();
-        this.remember(upstream, await listTools(upstream));
-      })().finally(() => this.refreshing.delete(upstream));
-      this.refreshing.set(upstream, pending);
-    }
-    return pending;
+    const announced = this.announcedAt(upstream);
+    const underway = this.refreshing.get(upstream);
+    if (underway?.announced === announced) return underway.done;
+    const done = (async () => {
+      await underway?.done.catch(() => {});
+      await upstream.ensureReady();
+      this.remember(upstream, await listTools(upstream), announced);
+    })().finally(() => {
+      if (this.refreshing.get(upstream)?.done === done) this.refreshing.delete(upstream);
+    });
+    this.refreshing.set(upstream, { announced, done });
+    return done;
+  }
+
+  private announcedAt(upstream: Upstream): number {
+    return this.announced.get(upstream) ?? 0;
   }
 }

@@ -46,8 +46,8 @@ describe("the proxy as a 2026-07-28 server", () => {
     expect(listed.tools.map((tool: { name: string }) => tool.name)).toContain("update_customer");
     const read = (await session.request(3, "tools/call", modern({ name: "get_customer", arguments: { id: "c_001" } }))).result;
     expect(read).toMatchObject({ resultType: "complete", structuredContent: { name: "Ada Lovelace" } });
-    // The toy CRM tells of no list change: a subscription to one is acknowledged with nothing honoured and ended at once, not left open with nothing ever coming.
-    const listen = await session.request(4, "subscriptions/listen", modern({ notifications: { toolsListChanged: true } }));
+    // The toy CRM tells of no prompt list change: a subscription to one is acknowledged with nothing honoured and ended at once, not left open with nothing ever coming.
+    const listen = await session.request(4, "subscriptions/listen", modern({ notifications: { promptsListChanged: true } }));
     expect(listen.result).toEqual({ resultType: "complete", _meta: { "io.modelcontextprotocol/subscriptionId": 4 } });
     expect(await session.next((m) => m.method === "notifications/subscriptions/acknowledged")).toMatchObject({ params: { notifications: {} } });
     expect(await session.close()).toBe(0);

@@ -6,83 +6,38 @@
 // it was the last to follow it); the connection's end, or the proxy's, ends
 // the rest gracefully. Against a 2025-era server that changes (changing-server.ts,
 // which records what it is subscribed to) and the v2 notes fixture with --live
-// (2026-era, as a process and as a url: server), over stdio and --http.
+// (2026-era, as a process and as a url: server, recording what Synartesis
+// asks it to follow), over stdio and --http. A tool list told as changed only
+// when it is another list; a 2025 client has no subscriptions/listen.
+// (What nothing may break — early cancellations, limits, silent servers,
+// floods, idle runs — is in eras-subscriptions-bounds.test.ts.)
 import { describe, expect, test } from "bun:test";
-import { readFileSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ResourceUpdatedNotificationSchema, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
-import { BIN, connect, LineSession, tempDir, until } from "../helpers.ts";
-import { CRM_SERVER, eraWorkspace, NOTES_SERVER, notesServer, serveFixture, writeNotes, type Servers } from "../fixtures/era-kit.ts";
+import { BIN, connect, tempDir, until } from "../helpers.ts";
+import { CRM_SERVER, NOTES_SERVER, notesServer, serveFixture, writeNotes } from "../fixtures/era-kit.ts";
 import { MCP_HEADERS, modernHttpClient, startHttpProxy, stopHttpProxiesAfterAll } from "../fixtures/http-kit.ts";
-import { BUN, fixtureServer, type Workspace } from "../fixtures/proxy-kit.ts";
+import {
+  ACKNOWLEDGED,
+  acknowledged,
+  call,
+  cancel,
+  changingWorkspace,
+  COMPLETED,
+  envelope,
+  liveNotesWorkspace,
+  listen,
+  on,
+  PROMPTS_CHANGED,
+  stdioProxy,
+  TAG,
+  TOOLS_CHANGED,
+  UPDATED,
+} from "../fixtures/listen-kit.ts";
+import { BUN } from "../fixtures/proxy-kit.ts";
 
 stopHttpProxiesAfterAll();
-
-const TAG = "io.modelcontextprotocol/subscriptionId";
-const ENVELOPE = {
-  "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-  "io.modelcontextprotocol/clientCapabilities": {},
-  "io.modelcontextprotocol/clientInfo": { name: "listener", version: "1.0.0" },
-};
-const listen = <Id extends string | number>(id: Id, notifications: Record<string, unknown>) => ({ jsonrpc: "2.0", id, method: "subscriptions/listen", params: { _meta: ENVELOPE, notifications } });
-const call = (id: number, name: string, args: Record<string, unknown> = {}) => ({ jsonrpc: "2.0", id, method: "tools/call", params: { name, arguments: args, _meta: ENVELOPE } });
-const cancel = (id: string | number) => ({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: id } });
-/** The subscription a message belongs to (a notification on it, or the answer that ends it). */
-const tagOf = (message: any) => message.params?._meta?.[TAG] ?? message.result?._meta?.[TAG];
-const acknowledged = (id: unknown) => (message: any) => message.method === "notifications/subscriptions/acknowledged" && tagOf(message) === id;
-const on = (id: unknown, method: string) => (message: any) => message.method === method && tagOf(message) === id;
-const TOOLS_CHANGED = "notifications/tools/list_changed";
-const PROMPTS_CHANGED = "notifications/prompts/list_changed";
-const UPDATED = "notifications/resources/updated";
-const COMPLETED = "(completed)";
-
-/** A proxy over stdio, every line it writes kept (taken or not) to tell later what each subscription carried. */
-function stdioProxy(ws: Workspace, logLevel = "warn") {
-  const session = new LineSession([BIN, "proxy", "--manifest", ws.manifest, "--log-level", logLevel], { cwd: ws.dir });
-  const taken: any[] = [];
-  const take = async (predicate: (message: any) => boolean) => {
-    const message = await session.next(predicate);
-    taken.push(message);
-    return message;
-  };
-  const answer = (id: number) => take((message) => message.id === id && (message.result !== undefined || message.error !== undefined));
-  /** Send a request and wait for its answer. */
-  const ask = (request: { id: number }) => (session.send(request), answer(request.id));
-  /** Everything the proxy wrote, grouped by subscription: each one's methods in order (its graceful end as COMPLETED). */
-  const streams = () => {
-    const grouped: Record<string, string[]> = {};
-    for (const message of [...taken, ...session.lines.map((line) => JSON.parse(line))]) {
-      const tag = tagOf(message);
-      if (tag === undefined) continue;
-      (grouped[String(tag)] ??= []).push(message.method ?? (message.result?.resultType === "complete" ? COMPLETED : JSON.stringify(message)));
-    }
-    return grouped;
-  };
-  /** Notifications that belong to no request and carry no subscription id: a 2026 client must get none. */
-  const untagged = () => [...taken, ...session.lines.map((line) => JSON.parse(line))].filter((message) => message.method && message.id === undefined && tagOf(message) === undefined);
-  return { session, take, ask, streams, untagged };
-}
-
-/** A workspace with the changing 2025-era server as "live" (beside `others`); what it is subscribed to is recorded. */
-function changingWorkspace(others: Servers = {}): Workspace & { records(): Array<Record<string, unknown>> } {
-  const ws = eraWorkspace({ live: fixtureServer("changing-server.ts", [], { env: { RECORD_LOG: "./record.jsonl" } }), ...others }, [{ match: "*.*", class: "readonly" }]);
-  const records = () => {
-    try {
-      return readFileSync(join(ws.dir, "record.jsonl"), "utf8").trim().split("\n").map((line) => JSON.parse(line));
-    } catch {
-      return [];
-    }
-  };
-  return { ...ws, records };
-}
-
-/** The v2 notes fixture with --live as server "notes" (a process; or a url: server when `url` is given), its note "plan" written. */
-function liveNotesWorkspace(others: Servers = {}, url?: string): Workspace {
-  const notes: Servers = url ? { notes: { url } } : notesServer("notes", true, ["--live"]);
-  const ws = eraWorkspace({ ...notes, ...others }, [{ match: "*.*", class: "readonly" }]);
-  writeNotes(ws, "notes", { notes: { plan: "ship on Friday" }, outbox: [] });
-  return ws;
-}
 
 describe.concurrent("subscriptions/listen over stdio", () => {
   test("a 2025-era server: acknowledged first with what is honoured, tagged notifications of what each asked for only, a cancellation ends one, the last one out unsubscribes, the end completes the rest", async () => {
@@ -122,9 +77,9 @@ describe.concurrent("subscriptions/listen over stdio", () => {
     expect(await session.close()).toBe(0);
     // What each subscription carried, from its acknowledgment to its end; the one still open at EOF was completed.
     expect(streams()).toEqual({
-      tools: ["notifications/subscriptions/acknowledged", TOOLS_CHANGED, COMPLETED],
-      "7": ["notifications/subscriptions/acknowledged", UPDATED],
-      both: ["notifications/subscriptions/acknowledged", UPDATED, PROMPTS_CHANGED],
+      tools: [ACKNOWLEDGED, TOOLS_CHANGED, COMPLETED],
+      "7": [ACKNOWLEDGED, UPDATED],
+      both: [ACKNOWLEDGED, UPDATED, PROMPTS_CHANGED],
     });
     expect(session.lines.map((line) => JSON.parse(line)).find((message) => message.id === "tools")).toEqual({
       jsonrpc: "2.0",
@@ -157,12 +112,12 @@ describe.concurrent("subscriptions/listen over stdio", () => {
       { pid: second, subscribe: "live://a" },
     ]);
     expect(await session.close()).toBe(0);
-    expect(streams()).toEqual({ s: ["notifications/subscriptions/acknowledged", TOOLS_CHANGED, TOOLS_CHANGED, UPDATED, COMPLETED] });
+    expect(streams()).toEqual({ s: [ACKNOWLEDGED, TOOLS_CHANGED, TOOLS_CHANGED, UPDATED, COMPLETED] });
   }, 60_000);
 
   test("a 2026-era server (the v2 notes fixture): Synartesis's own subscription there carries the changes, and asks for a resource only while a client follows it", async () => {
     const ws = liveNotesWorkspace();
-    const { session, take, ask, streams, untagged } = stdioProxy(ws, "debug");
+    const { session, take, ask, streams, untagged } = stdioProxy(ws);
     session.send(listen("tools", { toolsListChanged: true, promptsListChanged: true }));
     session.send(listen("plan", { resourceSubscriptions: ["note://plan"] }));
     // The fixture has no prompts: that part is not honoured.
@@ -177,17 +132,69 @@ describe.concurrent("subscriptions/listen over stdio", () => {
 
     session.send(cancel("plan"));
     // Synartesis's subscription at the server is opened again without the resource nobody follows now.
-    await until(() => session.stderr.split("\n").some((line) => line.includes("subscription at a server is open") && !line.includes("note://plan")), "a subscription at the server without note://plan");
+    await until(() => ws.records().length >= 3, "a third subscription at the server");
     await ask(call(4, "put_note", { key: "plan", text: "ship never" }));
     await ask(call(5, "add_tool", { name: "later" }));
     await take(on("tools", TOOLS_CHANGED));
 
     expect(await session.close()).toBe(0);
     expect(streams()).toEqual({
-      tools: ["notifications/subscriptions/acknowledged", TOOLS_CHANGED, TOOLS_CHANGED, COMPLETED],
-      plan: ["notifications/subscriptions/acknowledged", UPDATED],
+      tools: [ACKNOWLEDGED, TOOLS_CHANGED, TOOLS_CHANGED, COMPLETED],
+      plan: [ACKNOWLEDGED, UPDATED],
     });
     expect(untagged()).toEqual([]);
+    // What Synartesis asked the server to tell it, each time: the list changes it declares, and note://plan while "plan" followed it.
+    const declared = { toolsListChanged: true, resourcesListChanged: true };
+    expect(ws.records()).toEqual([{ listen: declared }, { listen: { ...declared, resourceSubscriptions: ["note://plan"] } }, { listen: declared }]);
+  }, 60_000);
+
+  test("a 2025-era client's subscriptions/listen is not found (-32601): it is of 2026-07-28; nothing is followed, and its resources/subscribe serves it", async () => {
+    const ws = changingWorkspace();
+    const { session } = stdioProxy(ws);
+    await session.initialize("old-client");
+    const refused = await session.request(1, "subscriptions/listen", { notifications: { toolsListChanged: true, resourceSubscriptions: ["live://a"] } });
+    expect(refused.error).toEqual({
+      code: -32601,
+      message: "Method not found: subscriptions/listen is of 2026-07-28; this connection opened with initialize (resources/subscribe serves it)",
+    });
+    expect((await session.request(2, "resources/subscribe", { uri: "live://a" })).result).toEqual({});
+    expect(ws.records().map((record) => record.subscribe)).toEqual(["live://a"]);
+    expect(await session.close()).toBe(0);
+  }, 60_000);
+});
+
+describe.concurrent("the tools list changes told, over stdio", () => {
+  test("a list that comes in another order, each tool's keys too, is the same list: a call of a tool nobody has lists the tools again and tells nobody", async () => {
+    const ws = changingWorkspace();
+    const { session, take, ask, streams } = stdioProxy(ws);
+    session.send(listen("s", { toolsListChanged: true, promptsListChanged: true }));
+    await take(acknowledged("s"));
+    await ask(call(1, "shuffle"));
+    expect((await ask(call(2, "no_such_tool"))).error).toMatchObject({ code: -32602, message: "Unknown tool: no_such_tool" });
+    // A prompt list change marks the end of what the unknown call brought.
+    await ask(call(3, "add_prompt", { name: "marker" }));
+    await take(on("s", PROMPTS_CHANGED));
+    expect(streams()).toEqual({ s: [ACKNOWLEDGED, PROMPTS_CHANGED] });
+    expect(await session.close()).toBe(0);
+  }, 60_000);
+
+  test("after a change the server announced, a restart that loses it is told: the list compared is the one announced", async () => {
+    const ws = changingWorkspace();
+    const { session, take, ask, streams } = stdioProxy(ws);
+    session.send(listen("s", { toolsListChanged: true, resourceSubscriptions: ["live://a"] }));
+    await take(acknowledged("s"));
+    const { pid } = ws.records()[0]!;
+    await ask(call(1, "add_tool", { name: "fresh" }));
+    await take(on("s", TOOLS_CHANGED));
+    // No tools/call between: the list the clients now know is listed by Synartesis itself (before the server answers this read).
+    await ask({ jsonrpc: "2.0", id: 2, method: "resources/read", params: { uri: "live://a", _meta: envelope() } });
+    process.kill(pid, "SIGKILL");
+    await until(() => session.stderr.includes('"msg":"server stopped"'), "the proxy to log that its server stopped");
+    // The next call starts it again, without "fresh".
+    await ask(call(3, "whoami"));
+    await take(on("s", TOOLS_CHANGED));
+    expect(await session.close()).toBe(0);
+    expect(streams()).toEqual({ s: [ACKNOWLEDGED, TOOLS_CHANGED, TOOLS_CHANGED, COMPLETED] });
   }, 60_000);
 });
 
@@ -197,23 +204,31 @@ describe.concurrent("subscriptions/listen over --http", () => {
     writeNotes(ws, "notes", { notes: { plan: "ship on Friday" }, outbox: [] });
     const proxy = await startHttpProxy(ws);
     const { client } = await modernHttpClient(proxy.url, "http-listener");
-    const changed: string[] = [];
-    const updated: string[] = [];
-    client.setNotificationHandler(TOOLS_CHANGED, () => void changed.push(TOOLS_CHANGED));
-    client.setNotificationHandler(UPDATED, (notification) => void updated.push(notification.params.uri));
+    // Everything the client hears, in order: the URI of an update, "tools" or "prompts" for a list change.
+    const heard: string[] = [];
+    client.setNotificationHandler(TOOLS_CHANGED, () => void heard.push("tools"));
+    client.setNotificationHandler(PROMPTS_CHANGED, () => void heard.push("prompts"));
+    client.setNotificationHandler(UPDATED, (notification) => void heard.push(notification.params.uri));
 
-    const tools = await client.listen({ toolsListChanged: true });
-    const resources = await client.listen({ resourceSubscriptions: ["live://a", "note://plan", "nowhere://x"] });
-    expect(tools.honoredFilter).toEqual({ toolsListChanged: true });
-    expect(resources.honoredFilter).toEqual({ resourceSubscriptions: ["live://a", "note://plan"] });
+    const tools = await client.listen({ toolsListChanged: true, promptsListChanged: true });
+    const resources = await client.listen({ resourceSubscriptions: ["live://a", "note://plan", "live://b", "nowhere://x"] });
+    expect(tools.honoredFilter).toEqual({ toolsListChanged: true, promptsListChanged: true });
+    expect(resources.honoredFilter).toEqual({ resourceSubscriptions: ["live://a", "note://plan", "live://b"] });
 
     await client.callTool({ name: "live__touch", arguments: { uri: "live://a" } });
     await client.callTool({ name: "notes__put_note", arguments: { key: "plan", text: "ship on Monday" } });
-    await until(() => updated.length === 2, "both resources' updates");
-    expect(updated.sort()).toEqual(["live://a", "note://plan"]);
+    await until(() => heard.length >= 2, "both resources' updates");
+    // A later update on the same stream marks the end of what the two brought: nothing else came before it.
+    await client.callTool({ name: "live__touch", arguments: { uri: "live://b" } });
+    await until(() => heard.includes("live://b"), "the update of live://b");
+    expect([...heard.splice(0, 2).sort(), ...heard.splice(0)]).toEqual(["live://a", "note://plan", "live://b"]);
+
     await client.callTool({ name: "live__add_tool", arguments: { name: "fresh" } });
     await client.callTool({ name: "notes__add_tool", arguments: { name: "fresh" } });
-    await until(() => changed.length === 2, "both servers' tool list changes");
+    await until(() => heard.length >= 2, "both servers' tool list changes");
+    await client.callTool({ name: "live__add_prompt", arguments: { name: "marker" } });
+    await until(() => heard.includes("prompts"), "the prompt list change");
+    expect(heard).toEqual(["tools", "tools", "prompts"]);
 
     // Closing the subscription's stream ends it: nobody follows live://a any more.
     await resources.close();
@@ -266,7 +281,7 @@ describe.concurrent("a 2026-era url: server", () => {
     await ask(call(3, "add_tool", { name: "fresh" }));
     await take(on(1, TOOLS_CHANGED));
     expect(await session.close()).toBe(0);
-    expect(streams()).toEqual({ "1": ["notifications/subscriptions/acknowledged", UPDATED, TOOLS_CHANGED, COMPLETED] });
+    expect(streams()).toEqual({ "1": [ACKNOWLEDGED, UPDATED, TOOLS_CHANGED, COMPLETED] });
 
     await using agent = await connect(BIN, ["proxy", "--manifest", ws.manifest], { cwd: ws.dir, name: "agent-2025" });
     const updated: string[] = [];
