@@ -40,7 +40,8 @@ async function notesOverHttp(front?: (request: Request, forward: () => Promise<R
 
 const text = (result: any) => result.content.map((block: any) => block.text).join("\n") as string;
 
-describe("a url: server that speaks only 2026-07-28", () => {
+// Each test has its own fixture, folder, journal and processes: they run side by side.
+describe.concurrent("a url: server that speaks only 2026-07-28", () => {
   test("a 2025 client: spoken to in 2026-07-28 (logged), a read, a write undone exactly, its input_required asked of the client as an elicitation; one action per call", async () => {
     const { ws, notes } = await notesOverHttp();
     const connection = await connect(BIN, ["proxy", "--manifest", ws.manifest], { cwd: ws.dir, name: "agent-2025", capabilities: { elicitation: {} } });

@@ -24,7 +24,8 @@ function callBody(id: number, args: Record<string, unknown>): string {
 
 const HEADERS = { "MCP-Protocol-Version": MODERN, "Mcp-Method": "tools/call", "Mcp-Name": "test_custom_headers" };
 
-test("a call's Mcp-Param-* header must repeat its argument: plain, base64 and a real v2 client pass; missing, different or broken ones get 400 -32020 and run nothing", async () => {
+// Each test has its own fixture, folder and journal: they run side by side.
+test.concurrent("a call's Mcp-Param-* header must repeat its argument: plain, base64 and a real v2 client pass; missing, different or broken ones get 400 -32020 and run nothing", async () => {
   const ws = eraWorkspace({ conf: { command: BUN, args: [join(FIXTURES, "conformance-server-v2.ts")] } }, [{ match: "conf.test_*", class: "readonly" }]);
   const proxy = await startHttpProxy(ws);
 
@@ -66,7 +67,7 @@ test("a call's Mcp-Param-* header must repeat its argument: plain, base64 and a 
   ]);
 });
 
-test("a call whose server asks for input the client declared no capability for: 400 with -32021 (MissingRequiredClientCapability), as the binding says", async () => {
+test.concurrent("a call whose server asks for input the client declared no capability for: 400 with -32021 (MissingRequiredClientCapability), as the binding says", async () => {
   const ws = eraWorkspace({ conf: { command: BUN, args: [join(FIXTURES, "conformance-server-v2.ts")] } }, [{ match: "conf.test_*", class: "readonly" }]);
   const proxy = await startHttpProxy(ws);
   const _meta = { "io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {}, "io.modelcontextprotocol/clientInfo": { name: "raw-2026", version: "1" } };

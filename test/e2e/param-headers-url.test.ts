@@ -53,7 +53,8 @@ async function markedNotesOverHttp(change?: (seen: Seen, text: string) => string
 
 const calls = (seen: Seen[]) => seen.filter((entry) => entry.method === "tools/call").map(({ name, params, status }) => ({ name, params, status }));
 
-describe("a 2026-era url: server whose tools mark parameters x-mcp-header", () => {
+// Each test has its own fixture, folder, journal and processes: they run side by side.
+describe.concurrent("a 2026-era url: server whose tools mark parameters x-mcp-header", () => {
   test("each call carries the marked parameters' headers (base64 where the binding says), and the server runs it; tools with invalid markings are left out, with a warning", async () => {
     const { ws, notes, seen } = await markedNotesOverHttp();
     await using agent = await connect(BIN, ["proxy", "--manifest", ws.manifest], { cwd: ws.dir, name: "agent-2025" });
