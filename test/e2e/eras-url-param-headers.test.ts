@@ -5,15 +5,14 @@
 // says. The upstream is the v2-SDK conformance fixture, which checks it; a
 // 2026 client and a 2025 client each call through the built binary.
 import { expect, test } from "bun:test";
-import { join } from "node:path";
 import { BIN, connect } from "../helpers.ts";
 import type { RawRule } from "../../src/manifest/schema.ts";
 import { connectModern, eraWorkspace, serveFixture } from "../fixtures/era-kit.ts";
-import { BUN, FIXTURES, journalRows } from "../fixtures/proxy-kit.ts";
+import { BUN, fixtureScript, journalRows } from "../fixtures/proxy-kit.ts";
 
 /** conformance-server-v2.ts over HTTP (2026-07-28 only): its URL. */
 async function fixtureOverHttp(): Promise<string> {
-  return JSON.parse(await serveFixture([BUN, join(FIXTURES, "conformance-server-v2.ts"), "--http"])).url as string;
+  return JSON.parse(await serveFixture([BUN, fixtureScript("conformance-server-v2.ts"), "--http"])).url as string;
 }
 
 const text = (result: any) => result.content.map((block: any) => block.text).join("\n") as string;
