@@ -27,6 +27,7 @@ function proxy(manifest: string, dir: string): LineSession {
   return new LineSession([BIN, "proxy", "--manifest", manifest, "--log-level", "warn"], { cwd: dir });
 }
 
+// Each test has its own folder, journal and proxy: they run side by side.
 describe.concurrent("the proxy as a 2026-07-28 server", () => {
   test("server/discover is answered by the proxy: its version, the server's identity and capabilities, the note first; results carry resultType and cache fields", async () => {
     const ws = crmWorkspace(crmStateText());
