@@ -27,7 +27,8 @@ function proxy(manifest: string, dir: string): LineSession {
   return new LineSession([BIN, "proxy", "--manifest", manifest, "--log-level", "warn"], { cwd: dir });
 }
 
-describe("the proxy as a 2026-07-28 server", () => {
+// Each test has its own folder, journal and proxy: they run side by side.
+describe.concurrent("the proxy as a 2026-07-28 server", () => {
   test("server/discover is answered by the proxy: its version, the server's identity and capabilities, the note first; results carry resultType and cache fields", async () => {
     const ws = crmWorkspace(crmStateText());
     await using session = proxy(ws.manifest, ws.dir);
@@ -93,7 +94,7 @@ describe("the proxy as a 2026-07-28 server", () => {
   }, 30_000);
 });
 
-describe("the README's 2026-era run (R-ERA-5)", () => {
+describe.concurrent("the README's 2026-era run (R-ERA-5)", () => {
   test("its example runs as shown: the run is named by io.synartesis/run, and the call is recorded", async () => {
     const readme = readFileSync(join(ROOT, "README.md"), "utf8");
     const script = /<!-- readme-era-example -->\n```sh\n([\s\S]*?)```/.exec(readme)![1]!;
@@ -113,7 +114,7 @@ describe("the README's 2026-era run (R-ERA-5)", () => {
   }, 30_000);
 });
 
-describe("a 2025-era server's request during a 2026-era client's call (R-ERA-2)", () => {
+describe.concurrent("a 2025-era server's request during a 2026-era client's call (R-ERA-2)", () => {
   test("becomes input_required while the server's call stays open; the retry's answer reaches the server; asked without the capability, the server is refused; one action each", async () => {
     const ws = eraWorkspace(EVERYTHING_SERVER, EVERYTHING_RULES);
     await using session = proxy(ws.manifest, ws.dir);
@@ -155,7 +156,7 @@ async function approvedConfirmation(): Promise<{ ws: Workspace; session: LineSes
   return { ws, session };
 }
 
-describe("an input_required round trip is one call (R-ERA-3)", () => {
+describe.concurrent("an input_required round trip is one call (R-ERA-3)", () => {
   test("passed through from a 2026-era server: the client sees Synartesis's requestState; the snapshot is the state right before the attempt that executed; a retry of another call, or with a state not issued, is refused", async () => {
     const ws = eraWorkspace(notesServer("notes"), notesRules("notes"));
     writeNotes(ws, "notes", { notes: { plan: "ship on Friday" }, outbox: [] });

@@ -4,26 +4,21 @@
 // 2025-era one falls back to initialize however it meets the probe (an error,
 // silence, exiting); the choice is logged once per server start. The proxy's
 // own reads and undo's inverses reach a 2026-era server as well.
-import { afterEach, describe, expect, test } from "bun:test";
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { describe, expect, test } from "bun:test";
 import { BIN, connect, manifestText, run } from "../helpers.ts";
 import { EVERYTHING_RULES, EVERYTHING_SERVER, eraWorkspace, notesRules, notesServer, readNotes, writeNotes } from "../fixtures/era-kit.ts";
 import { fixtureServer, journalRows, workspace } from "../fixtures/proxy-kit.ts";
 
-const clients: Client[] = [];
-afterEach(async () => {
-  for (const client of clients.splice(0)) await client.close().catch(() => {});
-});
-
 const logLines = (stderr: string) => stderr.split("\n").filter((line) => line.startsWith("{")).map((line) => JSON.parse(line));
 const text = (result: any) => result.content[0].text as string;
 
-describe("servers of both eras behind one proxy", () => {
+// Each test has its own folder, journal and processes: they run side by side.
+describe.concurrent("servers of both eras behind one proxy", () => {
   test("a 2026-era server and 2025-era ones: each in its era (logged), tools listed, a read, a write undone exactly, a gated call approved", async () => {
     const ws = eraWorkspace({ ...notesServer("notes"), ...EVERYTHING_SERVER }, [...notesRules("notes"), ...EVERYTHING_RULES]);
     writeNotes(ws, "notes", { notes: { plan: "ship on Friday" }, outbox: [] });
-    const { client, stderr } = await connect(BIN, ["proxy", "--manifest", ws.manifest], { cwd: ws.dir, name: "legacy-agent" });
-    clients.push(client);
+    await using connection = await connect(BIN, ["proxy", "--manifest", ws.manifest], { cwd: ws.dir, name: "legacy-agent" });
+    const { client, stderr } = connection;
 
     const started = logLines(stderr()).filter((line) => line.msg === "server started");
     expect(started.map(({ server, protocol }) => [server, protocol]).sort()).toEqual([
@@ -68,15 +63,15 @@ describe("servers of both eras behind one proxy", () => {
   }, 60_000);
 });
 
-describe("2025-era servers meet the probe in their own ways", () => {
+describe.concurrent("2025-era servers meet the probe in their own ways", () => {
   for (const [how, why] of [
     ["exit", /^it closed on server\/discover/],
     ["silent", /^it did not answer server\/discover/],
   ] as const) {
     test(`a server that answers the probe by ${how === "exit" ? "exiting" : "saying nothing"} is initialized instead, and serves`, async () => {
       const ws = workspace(manifestText({ servers: { raw: fixtureServer("raw-server.ts", ["--before-initialize", how], { timeout: 1 }) }, tools: [{ match: "raw.*", class: "readonly" }] }), "syn-era-");
-      const { client, stderr } = await connect(BIN, ["proxy", "--manifest", ws.manifest], { cwd: ws.dir });
-      clients.push(client);
+      await using connection = await connect(BIN, ["proxy", "--manifest", ws.manifest], { cwd: ws.dir });
+      const { client, stderr } = connection;
       const started = logLines(stderr()).filter((line) => line.msg === "server started");
       expect(started).toHaveLength(1);
       expect(started[0].protocol).toBe("2025-11-25");

@@ -19,7 +19,8 @@ const TAKES_TASKS = {
 
 const pendingTask = (ws: Workspace) => until(() => journalRows(ws.journal).find((row) => row.status === "pending" && (row as { task?: string }).task), "the call's row to name its task");
 
-describe("a call answered with a task handle (R-ERA-4)", () => {
+// Each test has its own folder, journal and processes: they run side by side.
+describe.concurrent("a call answered with a task handle (R-ERA-4)", () => {
   test("a client that takes tasks gets the handle at once; the row stays pending and names the task until it completes, then is applied with its post-read; undo restores", async () => {
     const ws = tasksWorkspace();
     await using session = new LineSession([BIN, "proxy", "--manifest", ws.manifest, "--log-level", "warn"], { cwd: ws.dir });

@@ -5,21 +5,21 @@
 // says. The upstream is the v2-SDK conformance fixture, which checks it; a
 // 2026 client and a 2025 client each call through the built binary.
 import { expect, test } from "bun:test";
-import { join } from "node:path";
 import { BIN, connect } from "../helpers.ts";
 import type { RawRule } from "../../src/manifest/schema.ts";
 import { connectModern, eraWorkspace, serveFixture } from "../fixtures/era-kit.ts";
-import { BUN, FIXTURES, journalRows } from "../fixtures/proxy-kit.ts";
+import { BUN, fixtureScript, journalRows } from "../fixtures/proxy-kit.ts";
 
 /** conformance-server-v2.ts over HTTP (2026-07-28 only): its URL. */
 async function fixtureOverHttp(): Promise<string> {
-  return JSON.parse(await serveFixture([BUN, join(FIXTURES, "conformance-server-v2.ts"), "--http"])).url as string;
+  return JSON.parse(await serveFixture([BUN, fixtureScript("conformance-server-v2.ts"), "--http"])).url as string;
 }
 
 const text = (result: any) => result.content.map((block: any) => block.text).join("\n") as string;
 const RULES: RawRule[] = [{ match: "conf.test_*", class: "readonly" }];
 
-test("a 2026 client's calls carry the tool's Mcp-Param-* headers to the server (plain and =?base64?…?=), and run", async () => {
+// Each test has its own fixture, folder and journal: they run side by side.
+test.concurrent("a 2026 client's calls carry the tool's Mcp-Param-* headers to the server (plain and =?base64?…?=), and run", async () => {
   const ws = eraWorkspace({ conf: { url: await fixtureOverHttp() } }, RULES);
   const { client, stderr } = await connectModern(ws, { name: "agent-2026" });
   const listed = (await client.listTools()).tools.find((tool) => tool.name === "test_custom_headers");
@@ -36,7 +36,7 @@ test("a 2026 client's calls carry the tool's Mcp-Param-* headers to the server (
   ]);
 }, 60_000);
 
-test("a 2025 client's call is sent in 2026-07-28 with the header too", async () => {
+test.concurrent("a 2025 client's call is sent in 2026-07-28 with the header too", async () => {
   const ws = eraWorkspace({ conf: { url: await fixtureOverHttp() } }, RULES);
   await using agent = await connect(BIN, ["proxy", "--manifest", ws.manifest], { cwd: ws.dir, name: "agent-2025" });
   const result = await agent.client.callTool({ name: "test_custom_headers", arguments: { region: "eu-north1" } });

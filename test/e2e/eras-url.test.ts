@@ -10,7 +10,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { BIN, connect, run, tempDir, until } from "../helpers.ts";
-import { connectModern, eraWorkspace, NOTES_SERVER, notesRules, serveFixture } from "../fixtures/era-kit.ts";
+import { connectModern, eraWorkspace, notesScript, notesRules, serveFixture } from "../fixtures/era-kit.ts";
 import { BUN, journalRows, journalRuns, type Workspace } from "../fixtures/proxy-kit.ts";
 import { eventData } from "../fixtures/http-kit.ts";
 
@@ -23,7 +23,7 @@ afterAll(async () => {
 async function notesOverHttp(front?: (request: Request, forward: () => Promise<Response>) => Promise<Response>): Promise<{ ws: Workspace; notes(): Record<string, string> }> {
   const notesFile = join(tempDir("syn-notes-"), "notes.json");
   writeFileSync(notesFile, JSON.stringify({ notes: { plan: "ship on Friday" }, outbox: [] }));
-  let url = await serveFixture([BUN, NOTES_SERVER, "--state", notesFile, "--modern-only", "--http"]);
+  let url = await serveFixture([BUN, notesScript(), "--state", notesFile, "--modern-only", "--http"]);
   if (front) {
     const target = url;
     const served = Bun.serve({
@@ -40,7 +40,8 @@ async function notesOverHttp(front?: (request: Request, forward: () => Promise<R
 
 const text = (result: any) => result.content.map((block: any) => block.text).join("\n") as string;
 
-describe("a url: server that speaks only 2026-07-28", () => {
+// Each test has its own fixture, folder, journal and processes: they run side by side.
+describe.concurrent("a url: server that speaks only 2026-07-28", () => {
   test("a 2025 client: spoken to in 2026-07-28 (logged), a read, a write undone exactly, its input_required asked of the client as an elicitation; one action per call", async () => {
     const { ws, notes } = await notesOverHttp();
     const connection = await connect(BIN, ["proxy", "--manifest", ws.manifest], { cwd: ws.dir, name: "agent-2025", capabilities: { elicitation: {} } });

@@ -7,10 +7,9 @@
 // SDK's own client (which sends the headers). And a call whose server asks for
 // input the client declared no capability for is refused with 400 and -32021.
 import { expect, setDefaultTimeout, test } from "bun:test";
-import { join } from "node:path";
 import { eraWorkspace } from "../fixtures/era-kit.ts";
 import { eventData, modernHttpClient, postRaw, startHttpProxy, stopHttpProxiesAfterAll } from "../fixtures/http-kit.ts";
-import { BUN, FIXTURES, journalRows } from "../fixtures/proxy-kit.ts";
+import { fixtureServer, journalRows } from "../fixtures/proxy-kit.ts";
 
 stopHttpProxiesAfterAll();
 setDefaultTimeout(60_000);
@@ -24,8 +23,9 @@ function callBody(id: number, args: Record<string, unknown>): string {
 
 const HEADERS = { "MCP-Protocol-Version": MODERN, "Mcp-Method": "tools/call", "Mcp-Name": "test_custom_headers" };
 
-test("a call's Mcp-Param-* header must repeat its argument: plain, base64 and a real v2 client pass; missing, different or broken ones get 400 -32020 and run nothing", async () => {
-  const ws = eraWorkspace({ conf: { command: BUN, args: [join(FIXTURES, "conformance-server-v2.ts")] } }, [{ match: "conf.test_*", class: "readonly" }]);
+// Each test has its own fixture, folder and journal: they run side by side.
+test.concurrent("a call's Mcp-Param-* header must repeat its argument: plain, base64 and a real v2 client pass; missing, different or broken ones get 400 -32020 and run nothing", async () => {
+  const ws = eraWorkspace({ conf: fixtureServer("conformance-server-v2.ts") }, [{ match: "conf.test_*", class: "readonly" }]);
   const proxy = await startHttpProxy(ws);
 
   const ran = async (response: Response) => {
@@ -66,8 +66,8 @@ test("a call's Mcp-Param-* header must repeat its argument: plain, base64 and a 
   ]);
 });
 
-test("a call whose server asks for input the client declared no capability for: 400 with -32021 (MissingRequiredClientCapability), as the binding says", async () => {
-  const ws = eraWorkspace({ conf: { command: BUN, args: [join(FIXTURES, "conformance-server-v2.ts")] } }, [{ match: "conf.test_*", class: "readonly" }]);
+test.concurrent("a call whose server asks for input the client declared no capability for: 400 with -32021 (MissingRequiredClientCapability), as the binding says", async () => {
+  const ws = eraWorkspace({ conf: fixtureServer("conformance-server-v2.ts") }, [{ match: "conf.test_*", class: "readonly" }]);
   const proxy = await startHttpProxy(ws);
   const _meta = { "io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {}, "io.modelcontextprotocol/clientInfo": { name: "raw-2026", version: "1" } };
   const body = JSON.stringify({ jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "test_missing_capability", arguments: {}, _meta } });

@@ -178,7 +178,7 @@ describe.concurrent("a method not served here: 404 with Method not found (-32601
   });
 });
 
-test("a retry that comes under another run (another client name, a named run) is refused as expired, never run as a call of its own; under its own run it completes, one action", async () => {
+test.concurrent("a retry that comes under another run (another client name, a named run) is refused as expired, never run as a call of its own; under its own run it completes, one action", async () => {
   const ws = eraWorkspace(notesServer("notes"), notesRules("notes"));
   writeNotes(ws, "notes", { notes: { plan: "ship on Friday" }, outbox: [] });
   const proxy = await startHttpProxy(ws);
@@ -202,7 +202,7 @@ test("a retry that comes under another run (another client name, a named run) is
   expect(journalRows(ws.journal).map((row) => [row.tool, row.status])).toEqual([["confirm_put", "applied"]]);
 });
 
-test("a call answered with a task handle (R-ERA-4): pending while the task runs, applied with its post-read once it ends; the client follows it by tasks/get on other POSTs", async () => {
+test.concurrent("a call answered with a task handle (R-ERA-4): pending while the task runs, applied with its post-read once it ends; the client follows it by tasks/get on other POSTs", async () => {
   const ws = tasksWorkspace();
   const proxy = await startHttpProxy(ws);
   const tasks = { "io.modelcontextprotocol/clientCapabilities": { extensions: { "io.modelcontextprotocol/tasks": {} } } };
@@ -263,7 +263,7 @@ describe.concurrent("runs of sessionless clients (R-ERA-5)", () => {
   });
 });
 
-test("the README's sessionless call over HTTP runs as shown, and is recorded in the run it names", async () => {
+test.concurrent("the README's sessionless call over HTTP runs as shown, and is recorded in the run it names", async () => {
   const readme = readFileSync(join(ROOT, "README.md"), "utf8");
   const script = /<!-- readme-era-http-example -->\n```sh\n([\s\S]*?)```/.exec(readme)![1]!;
   const shown = /<!-- readme-era-http-output -->\n```\n([\s\S]*?)```/.exec(readme)![1]!;

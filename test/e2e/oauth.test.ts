@@ -3,7 +3,7 @@
 // login and logout, tokens used and refreshed mid-run without a lost or
 // repeated call, a revoked sign-in failing the call with the login command,
 // a credentials file others can read refused, and no token text anywhere.
-import { afterAll, describe, expect, test } from "bun:test";
+import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { chmodSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
@@ -11,6 +11,10 @@ import { BIN, connect, manifestText, ROOT, run, tempDir } from "../helpers.ts";
 import { startOAuthServer } from "../fixtures/oauth-server.ts";
 
 const BROWSER = `${process.execPath} ${join(ROOT, "test", "fixtures", "follow-browser.ts")}`;
+
+// The preload's default timeout reaches only the first file bun runs; tests sharing the machine need the room
+// (at bun's 5 s, six of these timed out in a full run on a busy machine).
+setDefaultTimeout(60_000);
 
 const servers: Array<{ stop(): void }> = [];
 afterAll(() => servers.forEach((s) => s.stop()));

@@ -9,7 +9,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { BIN, connect, tempDir, until } from "../helpers.ts";
-import { eraWorkspace, NOTES_SERVER, notesRules, reversibleNoteRule, serveFixture } from "../fixtures/era-kit.ts";
+import { eraWorkspace, notesScript, notesRules, reversibleNoteRule, serveFixture } from "../fixtures/era-kit.ts";
 import { BUN, journalRows, type Workspace } from "../fixtures/proxy-kit.ts";
 
 const fronts: Array<ReturnType<typeof Bun.serve>> = [];
@@ -31,7 +31,7 @@ interface Seen {
 async function markedNotesOverHttp(change?: (seen: Seen, text: string) => string): Promise<{ ws: Workspace; notes(): Record<string, string>; seen: Seen[] }> {
   const notesFile = join(tempDir("syn-notes-"), "notes.json");
   writeFileSync(notesFile, JSON.stringify({ notes: { plan: "ship on Friday" }, outbox: [] }));
-  const target = await serveFixture([BUN, NOTES_SERVER, "--state", notesFile, "--modern-only", "--marked", "--http"]);
+  const target = await serveFixture([BUN, notesScript(), "--state", notesFile, "--modern-only", "--marked", "--http"]);
   const seen: Seen[] = [];
   const front = Bun.serve({
     hostname: "127.0.0.1",
@@ -53,7 +53,8 @@ async function markedNotesOverHttp(change?: (seen: Seen, text: string) => string
 
 const calls = (seen: Seen[]) => seen.filter((entry) => entry.method === "tools/call").map(({ name, params, status }) => ({ name, params, status }));
 
-describe("a 2026-era url: server whose tools mark parameters x-mcp-header", () => {
+// Each test has its own fixture, folder, journal and processes: they run side by side.
+describe.concurrent("a 2026-era url: server whose tools mark parameters x-mcp-header", () => {
   test("each call carries the marked parameters' headers (base64 where the binding says), and the server runs it; tools with invalid markings are left out, with a warning", async () => {
     const { ws, notes, seen } = await markedNotesOverHttp();
     await using agent = await connect(BIN, ["proxy", "--manifest", ws.manifest], { cwd: ws.dir, name: "agent-2025" });

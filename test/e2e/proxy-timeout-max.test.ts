@@ -6,7 +6,7 @@ import { parseManifest } from "../../src/manifest/load.ts";
 import type { RawServer } from "../../src/manifest/schema.ts";
 import { callDeadlineMs } from "../../src/manifest/types.ts";
 import { BIN, LineSession, manifestText } from "../helpers.ts";
-import { fixtureServer, journalRows, jsonFrame, workspace } from "../fixtures/proxy-kit.ts";
+import { fixtureServer, journalRows, jsonFrame, workspace, type Workspace } from "../fixtures/proxy-kit.ts";
 
 function busyWorkspace(limits: Partial<RawServer>) {
   return workspace(
@@ -20,13 +20,31 @@ function busyWorkspace(limits: Partial<RawServer>) {
   );
 }
 
-// One at a time: with a 0.5 s timeout, which also bounds the server's start, a
-// fixture starting beside another test's on a busy machine could miss it.
-describe("timeouts", () => {
+// The 0.5 s timeout also bounds the server's start, and a fixture starting beside
+// another test's on a busy machine could miss it: the proxies and their servers
+// start one at a time; the waits that follow run side by side.
+let starting: Promise<unknown> = Promise.resolve();
+
+/** `synartesis proxy` on `ws`, initialized once no other test of this file is starting one. */
+function startedAlone(ws: Workspace): Promise<LineSession> {
+  const started = starting.then(async () => {
+    const proxy = new LineSession([BIN, "proxy", "--manifest", ws.manifest], { cwd: ws.dir });
+    try {
+      await proxy.initialize();
+      return proxy;
+    } catch (error) {
+      await proxy[Symbol.asyncDispose]();
+      throw error;
+    }
+  });
+  starting = started.catch(() => {});
+  return started;
+}
+
+describe.concurrent("timeouts", () => {
   test("a call that reports progress forever ends at timeout_max as an unknown outcome: the client is told, the row stays pending", async () => {
     const ws = busyWorkspace({ timeout: 0.5, timeout_max: 1.5 });
-    await using proxy = new LineSession([BIN, "proxy", "--manifest", ws.manifest], { cwd: ws.dir });
-    await proxy.initialize();
+    await using proxy = await startedAlone(ws);
     proxy.send(jsonFrame(1, "tools/call", { name: "busy_forever", arguments: { ms: 100 }, _meta: { progressToken: "p1" } }));
     // Progress reaches the client and keeps the call alive past its 0.5 s timeout…
     await proxy.next((m) => m.method === "notifications/progress" && m.params.progressToken === "p1" && m.params.progress >= 7, 30_000);
@@ -47,8 +65,7 @@ describe("timeouts", () => {
 
   test("without progress, the plain timeout applies", async () => {
     const ws = busyWorkspace({ timeout: 0.5 });
-    await using proxy = new LineSession([BIN, "proxy", "--manifest", ws.manifest], { cwd: ws.dir });
-    await proxy.initialize();
+    await using proxy = await startedAlone(ws);
     const reply = await proxy.request(1, "tools/call", { name: "busy_forever", arguments: { ms: 200 } });
     expect(reply.result.content[0].text).toContain('server "slow" did not answer tools/call within 0.5 s. Its outcome is unknown');
     expect(await proxy.close()).toBe(0);

@@ -95,7 +95,7 @@ describe.concurrent("list", () => {
   });
 });
 
-describe("list with wide agent names", () => {
+describe.concurrent("list with wide agent names", () => {
   test("CJK and emoji agent names keep the columns aligned on the screen (display columns, not characters)", async () => {
     const dir = crmFolder();
     const names = ["日本語のエージェント", "🤖 robot 🤖", "plain-agent"];
