@@ -1,9 +1,12 @@
 // Keeps the README true: runs every shell block of its walkthrough, in order,
 // in an empty folder with `synartesis` on PATH, and checks what the text says.
-import { beforeAll, describe, expect, test } from "bun:test";
+import { beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdirSync, readFileSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { BIN, ROOT, run, tempDir, type RunResult } from "./helpers.ts";
+
+// Each file sets its own: the preload's default reaches only the first file bun runs.
+setDefaultTimeout(60_000);
 
 const readme = readFileSync(join(ROOT, "README.md"), "utf8");
 const walkthrough = readme.slice(readme.indexOf("## Walkthrough"), readme.indexOf("\n## ", readme.indexOf("## Walkthrough") + 3));

@@ -2,7 +2,7 @@
 // Each is acknowledged with what Synartesis follows of its filter when the
 // acknowledgment goes out (list changes of the tools it offers, always; other
 // list changes some server tells of; each resource its server follows by then:
-// the servers are waited for ACK_WAIT_MS at most), then carries every server
+// each server is waited for ackWaitAt() at most), then carries every server
 // notification its filter lets through — list changes of any server, and of
 // the tools Synartesis itself offers (see the pool), updates of the resources
 // it names, those followed only later included — tagged with its id, until the
@@ -15,11 +15,10 @@ import { acknowledgedLine, completedLine, filterOf, isEmptyFilter, LIST_CHANGES,
 import type { Logger } from "../log.ts";
 import type { ClientRequest } from "./client-request.ts";
 import type { ServerPool } from "./pool.ts";
+import { ackWaitAt } from "./server-subscriptions.ts";
 
 /** How many subscriptions one client connection may have open (over HTTP, one run: clients of one name share it, unless they name their runs). */
 export const MAX_SUBSCRIPTIONS = 100;
-/** How long a subscription's acknowledgment waits for the servers to follow its resources. */
-export const ACK_WAIT_MS = 5000;
 
 interface Subscription {
   readonly request: ClientRequest;
@@ -106,23 +105,15 @@ export class ClientSubscriptions {
   }
 
   /**
-   * What of a filter is honoured, once its resources are followed or
-   * ACK_WAIT_MS passed (or it ended): a tools list change (Synartesis tells of
+   * What of a filter is honoured, once its resources are followed or their
+   * servers' wait is over (or it ended): a tools list change (Synartesis tells of
    * the tools it offers itself), another list change some server tells
    * Synartesis of, each resource whose server now follows it for Synartesis.
    */
   private async honour(subscription: Subscription): Promise<SubscriptionFilter> {
     const { asked } = subscription;
     const uris = asked.resourceSubscriptions ?? [];
-    if (uris.length) {
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const waited = new Promise<void>((resolve) => (timer = setTimeout(resolve, ACK_WAIT_MS)));
-      const following = this.follow(subscription, uris);
-      // It may go on after the acknowledgment: a failure then is no one's to hear (the subscription just lacks what failed).
-      following.catch((error: Error) => this.log.debug("a subscription's resources could not all be followed", { subscription: subscription.idText, error: error.message }));
-      await Promise.race([following, waited, subscription.over]);
-      clearTimeout(timer);
-    }
+    if (uris.length) await Promise.race([this.follow(subscription, uris), subscription.over]);
     const told = this.pool.subscriptions.listChangesFrom(this.pool.upstreams);
     const honoured: SubscriptionFilter = {};
     for (const { field } of LIST_CHANGES) if (asked[field] && (field === "toolsListChanged" || told.has(field))) honoured[field] = true;
@@ -132,11 +123,25 @@ export class ClientSubscriptions {
     return honoured;
   }
 
-  /** Its resources, held at the servers that own them (a server still being asked when it is acknowledged goes on being asked). */
+  /**
+   * Its resources, held at the servers that own them; resolves once they are
+   * followed, or when the slowest owner's wait (ackWaitAt) is over: a server
+   * still being asked then goes on being asked.
+   */
   private async follow(subscription: Subscription, uris: string[]): Promise<void> {
-    const owners = await this.pool.ownersOf(uris);
-    // Ended while its resources were looked up: nothing to hold.
-    if (this.open.has(subscription)) await this.pool.subscriptions.hold(subscription, owners);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const lookup = this.pool.ownersOf(uris);
+    // Finding the owners (servers list their resources) is waited for as long as any server's wait at most.
+    const ownersKnown = await Promise.race([lookup, new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), Math.max(0, ...this.pool.upstreams.map(ackWaitAt)))))]);
+    clearTimeout(timer);
+    // Ended while its resources were looked up (nothing to hold), or they were not found in time.
+    if (!ownersKnown || !this.open.has(subscription)) return;
+    const holding = this.pool.subscriptions.hold(subscription, ownersKnown);
+    // It may go on after the acknowledgment: a failure then is no one's to hear (the subscription just lacks what failed).
+    holding.catch((error: Error) => this.log.debug("a subscription's resources could not all be followed", { subscription: subscription.idText, error: error.message }));
+    const waited = new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.max(0, ...[...ownersKnown.values()].map(ackWaitAt)))));
+    await Promise.race([holding.catch(() => {}), waited]);
+    clearTimeout(timer);
   }
 
   private complete(subscription: Subscription): void {

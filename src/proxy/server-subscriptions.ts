@@ -17,8 +17,12 @@ import { UpstreamError, type Upstream } from "../servers/upstream.ts";
 /** After what is followed at a server could not be set up, how long before it is tried again (doubling up to the most). */
 const RETRY_FIRST_MS = 1000;
 const RETRY_MOST_MS = 60_000;
-/** How long a 2026-era server has to acknowledge Synartesis's subscription (at most its own timeout) before it is tried again later. */
-const SERVER_ACK_MS = 5000;
+/** How long a server is waited for to follow a subscription (at most its own timeout): a 2026-era server's acknowledgment of Synartesis's, a client's acknowledgment for the resources it owns. */
+const ACK_WAIT_MS = 5000;
+
+export function ackWaitAt(upstream: Upstream): number {
+  return Math.min(ACK_WAIT_MS, upstream.spec.timeoutMs > 0 ? upstream.spec.timeoutMs : ACK_WAIT_MS);
+}
 /** How many resources/subscribe (or unsubscribe) a 2025-era server is asked at once. */
 const ASKED_AT_ONCE = 8;
 /** How many resources Synartesis follows at one server for subscriptions: one more is not followed (left out of its acknowledgment). */
@@ -257,7 +261,7 @@ export class ServerSubscriptions {
    * A 2026-era server: Synartesis's own subscription there asks for what is
    * wanted now. A new one is opened when that changed; it counts from its
    * acknowledgment on, and the one before it is cancelled then (so nothing
-   * falls between the two). One not acknowledged within SERVER_ACK_MS is
+   * falls between the two). One not acknowledged within ackWaitAt() is
    * given up, and opened again later.
    */
   private async listenAt(upstream: Upstream): Promise<void> {
@@ -272,7 +276,7 @@ export class ServerSubscriptions {
     const notFollowed = "its list changes and resource updates are not followed";
     await new Promise<void>((settled) => {
       let acknowledged = false;
-      const ackMs = Math.min(SERVER_ACK_MS, upstream.spec.timeoutMs > 0 ? upstream.spec.timeoutMs : SERVER_ACK_MS);
+      const ackMs = ackWaitAt(upstream);
       const failed = (why: string, refused: boolean) => {
         clearTimeout(timer);
         listen?.cancel();

@@ -1,9 +1,12 @@
 // bench/scale.ts, scaled down, against the built binary: it runs the whole
 // scenario (its own checks: every call answered, the dry run plans every call,
 // undo leaves the state file equal to the seed) and prints every figure.
-import { describe, expect, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { join } from "node:path";
 import { BIN, ROOT, run } from "../helpers.ts";
+
+// Each file sets its own: the preload's default reaches only the first file bun runs.
+setDefaultTimeout(60_000);
 
 const SCRIPT = join(ROOT, "bench", "scale.ts");
 

@@ -4,13 +4,16 @@
 // round trip passes through as one journal action whose snapshot is the state
 // right before the attempt that executed; a gated call stays gated across the
 // round trip; one stdio connection is one run, named by the client.
-import { describe, expect, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdirSync, readFileSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { BIN, LineSession, ROOT, run, tempDir } from "../helpers.ts";
 import { eraWorkspace, EVERYTHING_RULES, EVERYTHING_SERVER, notesRules, notesServer, writeNotes } from "../fixtures/era-kit.ts";
 import { crmStateText, crmWorkspace, journalRows, journalRuns, rawWorkspace, type Workspace } from "../fixtures/proxy-kit.ts";
 import { rawMember } from "../../src/jsonrpc/raw-json.ts";
+
+// Each file sets its own: the preload's default reaches only the first file bun runs.
+setDefaultTimeout(60_000);
 
 
 const meta = (name = "raw-2026", more: Record<string, unknown> = {}, capabilities: Record<string, unknown> = {}) => ({

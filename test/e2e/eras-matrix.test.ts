@@ -7,7 +7,7 @@
 // held then approved, and an elicitation exchange completed across eras or
 // within one; the journal holds exactly one action per logical call, in one
 // run that ends complete.
-import { afterAll, describe, expect, test } from "bun:test";
+import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
@@ -26,6 +26,9 @@ import {
   writeNotes,
 } from "../fixtures/era-kit.ts";
 import { crmStateText, journalRows, journalRuns, type Workspace } from "../fixtures/proxy-kit.ts";
+
+// Each file sets its own: the preload's default reaches only the first file bun runs.
+setDefaultTimeout(60_000);
 
 /** A client of either era, as the matrix drives it. */
 interface Agent {

@@ -4,10 +4,13 @@
 // 2025-era one falls back to initialize however it meets the probe (an error,
 // silence, exiting); the choice is logged once per server start. The proxy's
 // own reads and undo's inverses reach a 2026-era server as well.
-import { describe, expect, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { BIN, connect, manifestText, run } from "../helpers.ts";
 import { EVERYTHING_RULES, EVERYTHING_SERVER, eraWorkspace, notesRules, notesServer, readNotes, writeNotes } from "../fixtures/era-kit.ts";
 import { fixtureServer, journalRows, workspace } from "../fixtures/proxy-kit.ts";
+
+// Each file sets its own: the preload's default reaches only the first file bun runs.
+setDefaultTimeout(60_000);
 
 const logLines = (stderr: string) => stderr.split("\n").filter((line) => line.startsWith("{")).map((line) => JSON.parse(line));
 const text = (result: any) => result.content[0].text as string;

@@ -9,7 +9,7 @@
 // not read its subscription's stream while a server floods it gets its
 // subscription ended; a sessionless run with nothing but a subscription open
 // ends after --http-idle, completing it.
-import { describe, expect, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { run, until } from "../helpers.ts";
@@ -32,6 +32,9 @@ import {
   TAG,
   TOOLS_CHANGED,
 } from "../fixtures/listen-kit.ts";
+
+// Each file sets its own: the preload's default reaches only the first file bun runs.
+setDefaultTimeout(60_000);
 
 stopHttpProxiesAfterAll();
 
@@ -96,7 +99,8 @@ describe.concurrent("over stdio", () => {
   }, 60_000);
 
   test("a server that never acknowledges: a listen of list changes is acknowledged at once, one of its resources within the wait (without them), others are not held up, and the end does not wait", async () => {
-    const ws = changingWorkspace(SILENT_SERVER);
+    // Its timeout of 1 s bounds the wait for it (5 s at most otherwise).
+    const ws = changingWorkspace({ silent: { ...SILENT_SERVER.silent!, timeout: 1 } });
     const { session, take, answer, streams } = stdioProxy(ws);
     session.send(listen("t", { toolsListChanged: true }));
     expect((await take(acknowledged("t"))).params.notifications).toEqual({ toolsListChanged: true });

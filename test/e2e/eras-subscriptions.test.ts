@@ -11,12 +11,12 @@
 // when it is another list; a 2025 client has no subscriptions/listen.
 // (What nothing may break — early cancellations, limits, silent servers,
 // floods, idle runs — is in eras-subscriptions-bounds.test.ts.)
-import { describe, expect, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ResourceUpdatedNotificationSchema, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { BIN, connect, tempDir, until } from "../helpers.ts";
-import { CRM_SERVER, NOTES_SERVER, notesServer, serveFixture, writeNotes } from "../fixtures/era-kit.ts";
+import { CRM_SERVER, notesScript, notesServer, serveFixture, writeNotes } from "../fixtures/era-kit.ts";
 import { MCP_HEADERS, modernHttpClient, startHttpProxy, stopHttpProxiesAfterAll } from "../fixtures/http-kit.ts";
 import {
   ACKNOWLEDGED,
@@ -36,6 +36,9 @@ import {
   UPDATED,
 } from "../fixtures/listen-kit.ts";
 import { BUN } from "../fixtures/proxy-kit.ts";
+
+// Each file sets its own: the preload's default reaches only the first file bun runs.
+setDefaultTimeout(60_000);
 
 stopHttpProxiesAfterAll();
 
@@ -270,7 +273,7 @@ describe.concurrent("a 2026-era url: server", () => {
   test("Synartesis's own subscription over HTTP: a 2026 client is told of its changes; a 2025 client's resources/subscribe and list changes are served from it too", async () => {
     const notesFile = join(tempDir("syn-notes-"), "notes.json");
     writeFileSync(notesFile, JSON.stringify({ notes: { plan: "ship on Friday" }, outbox: [] }));
-    const url = await serveFixture([BUN, NOTES_SERVER, "--state", notesFile, "--modern-only", "--live", "--http"]);
+    const url = await serveFixture([BUN, notesScript(), "--state", notesFile, "--modern-only", "--live", "--http"]);
     const ws = liveNotesWorkspace({}, url);
 
     const { session, take, ask, streams } = stdioProxy(ws);

@@ -5,11 +5,14 @@
 // A client that takes task handles gets the handle at once and may follow the
 // task through the proxy; one that does not gets the call's answer when the
 // task ends.
-import { describe, expect, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { BIN, connect, LineSession, run, until } from "../helpers.ts";
 import { jobsState, release, tasksWorkspace } from "../fixtures/era-kit.ts";
 import { journalRows, type Workspace } from "../fixtures/proxy-kit.ts";
+
+// Each file sets its own: the preload's default reaches only the first file bun runs.
+setDefaultTimeout(60_000);
 
 const TAKES_TASKS = {
   "io.modelcontextprotocol/protocolVersion": "2026-07-28",

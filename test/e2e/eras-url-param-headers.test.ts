@@ -4,11 +4,14 @@
 // must repeat that argument in the header, as the tools/list it was given
 // says. The upstream is the v2-SDK conformance fixture, which checks it; a
 // 2026 client and a 2025 client each call through the built binary.
-import { expect, test } from "bun:test";
+import { expect, setDefaultTimeout, test } from "bun:test";
 import { BIN, connect } from "../helpers.ts";
 import type { RawRule } from "../../src/manifest/schema.ts";
 import { connectModern, eraWorkspace, serveFixture } from "../fixtures/era-kit.ts";
 import { BUN, fixtureScript, journalRows } from "../fixtures/proxy-kit.ts";
+
+// Each file sets its own: the preload's default reaches only the first file bun runs.
+setDefaultTimeout(60_000);
 
 /** conformance-server-v2.ts over HTTP (2026-07-28 only): its URL. */
 async function fixtureOverHttp(): Promise<string> {

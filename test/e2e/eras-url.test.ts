@@ -5,7 +5,7 @@
 // 2026 client each list, read, write (undone exactly) and complete an
 // elicitation through it (bridged for the 2025 client); one action per call.
 // An answer lost on the way is an unknown outcome; a refusal ran nothing.
-import { afterAll, describe, expect, test } from "bun:test";
+import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
@@ -13,6 +13,9 @@ import { BIN, connect, run, tempDir, until } from "../helpers.ts";
 import { connectModern, eraWorkspace, notesScript, notesRules, serveFixture } from "../fixtures/era-kit.ts";
 import { BUN, journalRows, journalRuns, type Workspace } from "../fixtures/proxy-kit.ts";
 import { eventData } from "../fixtures/http-kit.ts";
+
+// Each file sets its own: the preload's default reaches only the first file bun runs.
+setDefaultTimeout(60_000);
 
 const fronts: Array<ReturnType<typeof Bun.serve>> = [];
 afterAll(async () => {

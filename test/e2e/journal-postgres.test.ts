@@ -5,7 +5,7 @@
 // the URL all work; and no password ever reaches a log line, an agent's
 // text, --json, the review page or an error message. Needs
 // SYNARTESIS_TEST_POSTGRES (skipped, saying so, without it).
-import { afterEach, expect, test } from "bun:test";
+import { afterEach, expect, setDefaultTimeout, test } from "bun:test";
 import { chmodSync, copyFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ROOT, run, tempDir, type RunResult } from "../helpers.ts";
@@ -14,6 +14,9 @@ import { describePostgres, freshDatabase, testPassword, urlFor } from "../fixtur
 import { UiProcess } from "../fixtures/ui-kit.ts";
 import { httpClient, startHttpProxy } from "../fixtures/http-kit.ts";
 import { shellQuote } from "../../src/self.ts";
+
+// Each file sets its own: the preload's default reaches only the first file bun runs.
+setDefaultTimeout(60_000);
 
 const EMAIL = { to: "ada@example.com", subject: "Your plan changed", body: "You are now on the free plan." };
 const DAMAGE: Call[] = [

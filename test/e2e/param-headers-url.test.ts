@@ -5,12 +5,15 @@
 // call, encoded as the binding says; its tools with invalid markings are left
 // out (warning); a call refused for its headers is sent again once after the
 // tools are listed again.
-import { afterAll, describe, expect, test } from "bun:test";
+import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { BIN, connect, tempDir, until } from "../helpers.ts";
 import { eraWorkspace, notesScript, notesRules, reversibleNoteRule, serveFixture } from "../fixtures/era-kit.ts";
 import { BUN, journalRows, type Workspace } from "../fixtures/proxy-kit.ts";
+
+// Each file sets its own: the preload's default reaches only the first file bun runs.
+setDefaultTimeout(60_000);
 
 const fronts: Array<ReturnType<typeof Bun.serve>> = [];
 afterAll(async () => {

@@ -1,10 +1,13 @@
 // A Streamable HTTP upstream (`url:` in the manifest): calls go through the
 // proxy to it, are journalled with their snapshot, and `undo` puts them back
 // over HTTP too. Each test has its own server: they run side by side.
-import { describe, expect, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { BIN, connect, manifestText, run, serveMcp, tempDir, toolServer } from "../helpers.ts";
+
+// Each file sets its own: the preload's default reaches only the first file bun runs.
+setDefaultTimeout(60_000);
 
 /** A folder whose synartesis.yaml is this manifest. */
 function project(text: string): string {

@@ -3,11 +3,14 @@
 // sent, one id is one call, arguments a double would change or that name a key
 // twice are refused before any journal row, and nesting too deep gets a clear
 // error instead of a stack overflow.
-import { describe, expect, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { rawMember } from "../../src/jsonrpc/raw-json.ts";
 import { BIN, initializeFrame, LineSession, run, until } from "../helpers.ts";
 import { crmStateText, crmWorkspace, INITIALIZED, journalRows, jsonFrame, rawWorkspace, slowWorkspace } from "../fixtures/proxy-kit.ts";
+
+// Each file sets its own: the preload's default reaches only the first file bun runs.
+setDefaultTimeout(60_000);
 
 
 /** A raw tools/call line whose id and arguments are written exactly as given. */

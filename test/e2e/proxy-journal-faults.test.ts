@@ -3,11 +3,14 @@
 // naming it (exit 2, servers stopped, no hang) and `list`/`show` say the same;
 // a new journal is private to its user; a journal deleted or replaced under a
 // running proxy makes it refuse every mutating call.
-import { describe, expect, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { chmodSync, chownSync, copyFileSync, existsSync, openSync, renameSync, rmSync, statSync, writeSync, closeSync } from "node:fs";
 import { join } from "node:path";
 import { BIN, initializeFrame, LineSession, reap, run, until } from "../helpers.ts";
 import { INITIALIZED, journalRows, jsonFrame, processExists, readPid, slowWorkspace } from "../fixtures/proxy-kit.ts";
+
+// Each file sets its own: the preload's default reaches only the first file bun runs.
+setDefaultTimeout(60_000);
 
 
 const write = (id: number, key: string, value: string) => jsonFrame(id, "tools/call", { name: "slow_write", arguments: { key, value, ms: 0 } });

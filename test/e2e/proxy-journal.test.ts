@@ -3,10 +3,13 @@
 // each row holds its own call's before and after, and walking the journalled
 // inverses backwards restores the state file; several MiB go through exactly.
 // The tests are independent: they run side by side.
-import { describe, expect, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { BIN, connect, initializeFrame, LineSession, run } from "../helpers.ts";
 import { crmStateText, crmWorkspace, INITIALIZED, journalRows, journalRuns, jsonFrame, SEED } from "../fixtures/proxy-kit.ts";
+
+// Each file sets its own: the preload's default reaches only the first file bun runs.
+setDefaultTimeout(60_000);
 
 const PLANS = ["free", "pro", "enterprise"];
 

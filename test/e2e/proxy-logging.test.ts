@@ -2,10 +2,13 @@
 // for each held call (with the command that approves it), each denial told,
 // each unknown outcome, each server start and restart, each run opened and
 // closed; routine calls only at debug.
-import { expect, test } from "bun:test";
+import { expect, setDefaultTimeout, test } from "bun:test";
 import { join } from "node:path";
 import { BIN, LineSession, manifestText, reap, run, until } from "../helpers.ts";
 import { crmStateText, crmWorkspace, fixtureServer, journalRows, jsonFrame, readPid, workspace } from "../fixtures/proxy-kit.ts";
+
+// Each file sets its own: the preload's default reaches only the first file bun runs.
+setDefaultTimeout(60_000);
 
 
 const logLines = (stderr: string) => stderr.split("\n").filter(Boolean).map((line) => JSON.parse(line));

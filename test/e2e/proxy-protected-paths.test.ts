@@ -3,12 +3,15 @@
 // workspace holding synartesis.yaml and the journal, every call that names the
 // manifest, the journal, its -wal/-shm or the credentials folder — absolute,
 // relative, through `..` or a symlink, even a read — is held for approval.
-import { expect, test } from "bun:test";
+import { expect, setDefaultTimeout, test } from "bun:test";
 import { mkdirSync, readFileSync, symlinkSync, writeFileSync, linkSync } from "node:fs";
 import { join } from "node:path";
 import { parseDocument } from "yaml";
 import { BIN, connect, ROOT, run, tempDir } from "../helpers.ts";
 import { FILESYSTEM, journalRows } from "../fixtures/proxy-kit.ts";
+
+// Each file sets its own: the preload's default reaches only the first file bun runs.
+setDefaultTimeout(60_000);
 
 const text = (result: any) => (result.content as Array<{ text: string }>).map((b) => b.text).join("\n");
 

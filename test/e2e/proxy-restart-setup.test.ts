@@ -1,10 +1,13 @@
 // A server that dies mid-session is started again on next use, and gets back
 // what the client had set up on it: its logging level and its subscriptions.
-import { expect, test } from "bun:test";
+import { expect, setDefaultTimeout, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { BIN, connect, manifestText, tempDir, until } from "../helpers.ts";
 import { fixtureServer } from "../fixtures/proxy-kit.ts";
+
+// Each file sets its own: the preload's default reaches only the first file bun runs.
+setDefaultTimeout(60_000);
 
 test("a restarted server gets the client's logging level and resource subscriptions again", async () => {
   const dir = tempDir();

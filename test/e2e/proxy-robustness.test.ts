@@ -4,7 +4,7 @@
 // Every test has its own folder and processes, so they run side by side; a slow
 // write that must still be running while something happens waits for the test
 // to create its release file, not for a fixed time.
-import { describe, expect, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { BIN, connect, initializeFrame, LineSession, manifestText, reap, run, until } from "../helpers.ts";
 import {
@@ -22,6 +22,9 @@ import {
   workspace,
   type Workspace,
 } from "../fixtures/proxy-kit.ts";
+
+// Each file sets its own: the preload's default reaches only the first file bun runs.
+setDefaultTimeout(60_000);
 
 function proxy(ws: Workspace, extra: string[] = []): LineSession {
   return new LineSession([BIN, "proxy", "--manifest", ws.manifest, ...extra], { cwd: ws.dir });

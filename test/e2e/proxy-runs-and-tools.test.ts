@@ -1,9 +1,12 @@
 // When a run exists and which calls can exist (R-PROXY-12, R-PROXY-16): a
 // session that only lists leaves no run; a call to a tool its server does not
 // list (after one fresh look) is answered -32602 and journals nothing.
-import { describe, expect, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { BIN, connect, initializeFrame, manifestText, run } from "../helpers.ts";
 import { crmStateText, crmWorkspace, fixtureServer, INITIALIZED, journalRows, journalRuns, jsonFrame, workspace } from "../fixtures/proxy-kit.ts";
+
+// Each file sets its own: the preload's default reaches only the first file bun runs.
+setDefaultTimeout(60_000);
 
 describe.concurrent("a run is created by the first tools/call (R-PROXY-16)", () => {
   test("sessions that only list tools leave no run; the first call creates one, labelled with the client", async () => {

@@ -4,9 +4,12 @@
 // row, and the proxy exits 0 without orphans; a second signal stops at once;
 // EPIPE from a deaf server stays a JSON log line and the call is resent to a
 // fresh server.
-import { describe, expect, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { BIN, LineSession, manifestText, reap, run, until } from "../helpers.ts";
 import { crmWorkspace, fixtureServer, journalRows, journalRuns, jsonFrame, processExists, readPid, slowWorkspace, workspace, type Workspace } from "../fixtures/proxy-kit.ts";
+
+// Each file sets its own: the preload's default reaches only the first file bun runs.
+setDefaultTimeout(60_000);
 
 const writeAhead = (ws: Workspace) => until(() => journalRows(ws.journal).find((r) => r.tool === "slow_write"), "the write-ahead row");
 

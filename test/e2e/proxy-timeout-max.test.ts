@@ -1,12 +1,15 @@
 // A cap on every call (issue 13 item 2): progress re-arms a call's timeout
 // only up to `timeout_max` (default 10 × timeout); a server that reports
 // progress forever then gets an unknown outcome, and its row stays pending.
-import { describe, expect, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { parseManifest } from "../../src/manifest/load.ts";
 import type { RawServer } from "../../src/manifest/schema.ts";
 import { callDeadlineMs } from "../../src/manifest/types.ts";
 import { BIN, LineSession, manifestText } from "../helpers.ts";
 import { fixtureServer, journalRows, jsonFrame, workspace, type Workspace } from "../fixtures/proxy-kit.ts";
+
+// Each file sets its own: the preload's default reaches only the first file bun runs.
+setDefaultTimeout(60_000);
 
 function busyWorkspace(limits: Partial<RawServer>) {
   return workspace(

@@ -1,7 +1,7 @@
 // R-PROXY-1…3 through the built binary: a client sees through the proxy what it
 // would see from the servers directly (the toy CRM, server-everything's whole
 // protocol both ways, two servers at once), and results reach it byte for byte.
-import { describe, expect, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -30,6 +30,9 @@ import {
   SEED,
   workspace,
 } from "../fixtures/proxy-kit.ts";
+
+// Each file sets its own: the preload's default reaches only the first file bun runs.
+setDefaultTimeout(60_000);
 
 /** An SDK client over stdio, closed when the test's `scope` ends. */
 async function open(scope: AsyncDisposableStack, command: string, args: string[], options: Parameters<typeof connect>[2] = {}): Promise<Client> {

@@ -3,12 +3,15 @@
 // the embedded page, the API's answers, approve/deny as the CLI records them,
 // undo planned and done as the CLI does it, live change events, and the flags.
 // test/system/ui.system.ts drives the same page in Chromium.
-import { describe, expect, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { chmodSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { run, tempDir, until } from "../helpers.ts";
 import { agent, cli, crmFolder, editState, json, journalRows, SEED, state, stateText, type Call } from "../fixtures/counting-support.ts";
 import { UiProcess } from "../fixtures/ui-kit.ts";
+
+// Each file sets its own: the preload's default reaches only the first file bun runs.
+setDefaultTimeout(60_000);
 
 const EMAIL = { to: "ada@example.com", subject: "Your plan changed", body: "You are now on the free plan." };
 const DAMAGE: Call[] = [

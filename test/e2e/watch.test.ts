@@ -2,11 +2,14 @@
 // frame and exits; in a real terminal (tmux) it redraws as an agent works
 // through the proxy, shows the gated call with its approve command, and gives
 // the terminal back on Ctrl-C and SIGTERM. It never creates a journal.
-import { afterAll, describe, expect, test } from "bun:test";
+import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { copyFileSync, existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { BIN, LineSession, ROOT, run, tempDir } from "../helpers.ts";
 import { shellWord, Tmux } from "../fixtures/tmux.ts";
+
+// Each file sets its own: the preload's default reaches only the first file bun runs.
+setDefaultTimeout(60_000);
 
 const MANIFEST = join(ROOT, "manifests", "toy-crm.yaml");
 
