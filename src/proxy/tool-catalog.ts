@@ -10,6 +10,13 @@ import type { Upstream } from "../servers/upstream.ts";
 /** A tool list as compared: the same tools in any order, their keys in any order, are the same list. */
 const canonicalList = (tools: Array<Record<string, unknown>>) => JSON.stringify(tools.map(canonicalJson).sort());
 
+/** A listing of a server's tools: waiting for the one before it, or started after its `announced`th announcement. */
+interface Listing {
+  announced: number;
+  started: boolean;
+  done: Promise<void>;
+}
+
 export class ToolCatalog {
   /** Each server's tools: name → inputSchema. */
   private readonly known = new Map<Upstream, Map<string, unknown>>();
@@ -17,7 +24,7 @@ export class ToolCatalog {
   private readonly told = new Map<Upstream, string>();
   /** How many times each server said its list changed: a listing begun before the last time is stale. */
   private readonly announced = new Map<Upstream, number>();
-  private readonly refreshing = new Map<Upstream, { announced: number; done: Promise<void> }>();
+  private readonly refreshing = new Map<Upstream, Listing>();
 
   /** `changed`: a server's list differs from the one its clients last knew, and nobody was told (the server did not say so). */
   constructor(private readonly changed: (upstream: Upstream) => void = () => {}) {}
@@ -69,20 +76,29 @@ export class ToolCatalog {
     return this.known.get(upstream)?.has(name) ?? true;
   }
 
-  /** List a server's tools again (it restarted, said its list changed, a name was not known): once at a time, and afresh after an announcement. */
+  /**
+   * List a server's tools again (it restarted, said its list changed, a name
+   * was not known): one listing at a time, and at most one more waiting, which
+   * covers every announcement made before it starts (a server that announces
+   * a thousand changes at once is listed twice, not a thousand times).
+   */
   relist(upstream: Upstream): Promise<void> {
-    const announced = this.announcedAt(upstream);
     const underway = this.refreshing.get(upstream);
-    if (underway?.announced === announced) return underway.done;
-    const done = (async () => {
-      await underway?.done.catch(() => {});
+    if (underway && (!underway.started || underway.announced === this.announcedAt(upstream))) return underway.done;
+    const listing: Listing = { announced: this.announcedAt(upstream), started: !underway, done: Promise.resolve() };
+    listing.done = (async () => {
+      if (underway) {
+        await underway.done.catch(() => {});
+        listing.started = true;
+        listing.announced = this.announcedAt(upstream);
+      }
       await upstream.ensureReady();
-      this.remember(upstream, await listTools(upstream), announced);
+      this.remember(upstream, await listTools(upstream), listing.announced);
     })().finally(() => {
-      if (this.refreshing.get(upstream)?.done === done) this.refreshing.delete(upstream);
+      if (this.refreshing.get(upstream) === listing) this.refreshing.delete(upstream);
     });
-    this.refreshing.set(upstream, { announced, done });
-    return done;
+    this.refreshing.set(upstream, listing);
+    return listing.done;
   }
 
   private announcedAt(upstream: Upstream): number {

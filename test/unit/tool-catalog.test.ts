@@ -27,7 +27,10 @@ function fakeServer() {
     await until(() => listings.length > 0, "a listing to be asked for");
     listings.shift()!(tools);
   };
-  return { upstream, answer };
+  let count = 0;
+  const listAll = upstream.listAll.bind(upstream);
+  (upstream as { listAll: unknown }).listAll = (...args: unknown[]) => (count++, (listAll as (...a: unknown[]) => Promise<Tools>)(...args));
+  return { upstream, answer, asked: () => count };
 }
 
 test("the same tools in another order, each with its keys in another order, are the same list: nobody is told", async () => {
@@ -64,4 +67,17 @@ test("a listing begun before the server announced a change does not become what 
   await answer([A]);
   await restarted;
   expect(told).toEqual([upstream]);
+});
+
+test("a server that announces a thousand changes at once is listed once more after the listing underway, not a thousand times", async () => {
+  const { upstream, answer, asked } = fakeServer();
+  const told: Upstream[] = [];
+  const catalog = new ToolCatalog((changed) => void told.push(changed));
+  catalog.remember(upstream, [A]);
+  for (let i = 0; i < 1000; i++) catalog.forget(upstream);
+  await answer([A, B]);
+  await answer([A, B, C]);
+  await until(() => catalog.inputSchema(upstream, "c") !== undefined, "the listing after the last announcement");
+  expect(asked()).toBe(2);
+  expect(told).toEqual([]);
 });
