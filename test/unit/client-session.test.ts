@@ -5,9 +5,8 @@
 // refused when nobody can tell), notifications, and two sessions whose writes
 // to one server are serialised.
 import { describe, expect, test } from "bun:test";
-import { createLogger } from "../../src/log.ts";
 import { ClientSession } from "../../src/proxy/client-session.ts";
-import { notesPools, type NotesPool } from "../fixtures/in-memory-notes.ts";
+import { notesPools, recordingIn, type NotesPool } from "../fixtures/in-memory-notes.ts";
 import { journalRows } from "../fixtures/proxy-kit.ts";
 
 const NEVER = new Promise<void>(() => {});
@@ -27,20 +26,12 @@ class TestClient {
     setup: Setup,
   ) {
     this.session = new ClientSession({
-      pool: setup.pool,
-      journal: setup.journal,
-      log: createLogger("silent"),
+      ...recordingIn(setup),
       write: (line) => {
         this.written.push(line);
         this.all.push(line);
         for (const wake of this.waiters.splice(0)) wake();
       },
-      now: () => new Date(),
-      newId: () => crypto.randomUUID(),
-      approveCommand: (id8) => `synartesis approve ${id8}`,
-      host: "test",
-      pid: process.pid,
-      cwd: setup.dir,
       initializeWaitMs: 0,
     });
   }

@@ -11,8 +11,7 @@ import { describe, expect, test } from "bun:test";
 import { eventText } from "../../src/http/event-stream.ts";
 import { HttpSession } from "../../src/http/http-session.ts";
 import { readMessages, type RequestFrame } from "../../src/jsonrpc/frames.ts";
-import { createLogger } from "../../src/log.ts";
-import { notesPools, type NotesPool } from "../fixtures/in-memory-notes.ts";
+import { notesPools, recordingIn, type NotesPool } from "../fixtures/in-memory-notes.ts";
 
 const NEVER = new Promise<void>(() => {});
 
@@ -84,17 +83,7 @@ function session(
   const http = new HttpSession({
     id: name,
     sessionless: idle.sessionless ?? false,
-    recording: {
-      pool: setup.pool,
-      journal: setup.journal,
-      log: createLogger("silent"),
-      now: () => new Date(),
-      newId: () => crypto.randomUUID(),
-      approveCommand: (id8) => `synartesis approve ${id8}`,
-      host: "test",
-      pid: process.pid,
-      cwd: setup.dir,
-    },
+    recording: recordingIn(setup),
     idleMs: idle.idleMs,
     onIdle: idle.onIdle ?? (() => {}),
     ...(idle.clock ? { timer: idle.clock.timer } : {}),
