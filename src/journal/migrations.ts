@@ -13,6 +13,15 @@ function addColumns(table: string, columns: Record<string, string>): string {
     .join("\n");
 }
 
+/** Every column of the actions table, in its order (0001 to 0007). */
+const ACTION_COLUMNS = `id, run_id, seq, server, tool, args, args_key, class, status, snapshot, snapshot_absent, post_state, post_absent,
+  result, inverse, verify, error, warnings, approved_by, approved_at, reason, spent_by, spent_at, claimed_by, claimed_at, ts,
+  undo_note, inverse_sent_at, settled, settled_by, settled_at, settled_note, withdrawn_by, withdrawn_at, held_reason, told_run,
+  told_at, task, packed`;
+
+/** How many characters of a run's id the actions_of_run index holds (0008); fixed for good, as journals hold the index. */
+export const RUN_PREFIX = 8;
+
 export const MIGRATIONS: Migration[] = [
   {
     name: "0001-runs-and-actions",
@@ -124,6 +133,68 @@ export const MIGRATIONS: Migration[] = [
         created_at  TEXT NOT NULL,
         UNIQUE (server, tool)
       ) STRICT;
+    `,
+  },
+  {
+    // A smaller index of actions by run (issue 20: the journal's size). The
+    // index the UNIQUE (run_id, seq) constraint made held each action's whole
+    // 36-character run id; one on the run id's first 8 characters finds the
+    // same rows (queries also compare the whole id) at under half the size.
+    // SQLite drops a table's constraint only by building the table again:
+    // the same columns, in the same order, with the same rowids. seq stays
+    // unique per run by how it is allocated (runs.last_seq, in the inserting
+    // transaction). A query without the prefix (an older binary's) still
+    // finds the same rows, only by reading the whole table.
+    name: "0008-smaller-run-index",
+    sql: `
+      CREATE TABLE actions_rebuilt (
+        id              TEXT PRIMARY KEY,
+        run_id          TEXT NOT NULL REFERENCES runs(id),
+        seq             INTEGER NOT NULL,
+        server          TEXT NOT NULL,
+        tool            TEXT NOT NULL,
+        args            TEXT NOT NULL,
+        args_key        TEXT,
+        class           TEXT NOT NULL CHECK (class IN ('readonly', 'reversible', 'compensable', 'irreversible')),
+        status          TEXT NOT NULL CHECK (status IN ('pending', 'gated', 'approved', 'denied', 'applied', 'failed',
+                                                        'rolling_back', 'rolled_back', 'unrecoverable')),
+        snapshot        TEXT,
+        snapshot_absent INTEGER NOT NULL DEFAULT 0,
+        post_state      TEXT,
+        post_absent     INTEGER NOT NULL DEFAULT 0,
+        result          TEXT,
+        inverse         TEXT,
+        verify          TEXT,
+        error           TEXT,
+        warnings        TEXT,
+        approved_by     TEXT,
+        approved_at     TEXT,
+        reason          TEXT,
+        spent_by        TEXT,
+        spent_at        TEXT,
+        claimed_by      TEXT,
+        claimed_at      TEXT,
+        ts              TEXT NOT NULL,
+        undo_note       TEXT,
+        inverse_sent_at TEXT,
+        settled         TEXT CHECK (settled IN ('applied', 'not_applied', 'inverse_applied', 'inverse_not_applied')),
+        settled_by      TEXT,
+        settled_at      TEXT,
+        settled_note    TEXT,
+        withdrawn_by    TEXT,
+        withdrawn_at    TEXT,
+        held_reason     TEXT,
+        told_run        TEXT,
+        told_at         TEXT,
+        task            TEXT,
+        packed          BLOB
+      ) STRICT;
+      INSERT INTO actions_rebuilt (rowid, ${ACTION_COLUMNS}) SELECT rowid, ${ACTION_COLUMNS} FROM actions ORDER BY rowid;
+      DROP TABLE actions;
+      ALTER TABLE actions_rebuilt RENAME TO actions;
+      CREATE INDEX actions_waiting ON actions (status) WHERE status IN ('gated', 'approved', 'denied');
+      CREATE INDEX actions_gate_key ON actions (server, tool, args_key) WHERE args_key IS NOT NULL;
+      CREATE INDEX actions_of_run ON actions (substr(run_id, 1, ${RUN_PREFIX}), seq);
     `,
   },
 ];

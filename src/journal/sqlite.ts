@@ -5,7 +5,7 @@
 // every read commits them first, so a connection reads its own writes.
 import type { Database } from "bun:sqlite";
 import { SynartesisError } from "../errors.ts";
-import { MIGRATIONS } from "./migrations.ts";
+import { MIGRATIONS, RUN_PREFIX } from "./migrations.ts";
 import type { Journal, NewAction, Outcome, PendingNews, WriteOptions } from "./journal.ts";
 import { finishedBody, insertedAction, notedBody, likePrefix, newBody, observationColumns, onlyMatch, reportFailuresAsJournalErrors, toRun, warningsColumn, type Row } from "./rows.ts";
 import { SqliteBodies } from "./sqlite-bodies.ts";
@@ -14,6 +14,11 @@ import type { JournalFiles } from "./file-identity.ts";
 import { openJournalFile, watchDataVersion } from "./sqlite-file.ts";
 import { journalFailure } from "./sqlite-failures.ts";
 import type { Action, ActionStatus, ResolvedCall, Run, RunStatus, RunSummary, Settled, VerifyCall } from "./types.ts";
+
+/** The part of a run id the actions_of_run index holds: a query names a run by it and by the whole id. */
+const runPrefix = (column: string) => `substr(${column}, 1, ${RUN_PREFIX})`;
+/** The actions of the run whose id is parameter ?1, found through the actions_of_run index. */
+const OF_RUN = `${runPrefix("run_id")} = ${runPrefix("?1")} AND run_id = ?1`;
 
 
 export class SqliteJournal implements Journal {
@@ -145,7 +150,7 @@ export class SqliteJournal implements Journal {
                 COUNT(actions.id) AS n_actions,
                 COALESCE(SUM(actions.status = 'pending'), 0) AS n_unknown,
                 COALESCE(SUM(actions.status = 'gated'), 0) AS n_waiting
-           FROM runs LEFT JOIN actions ON actions.run_id = runs.id
+           FROM runs LEFT JOIN actions ON ${runPrefix("actions.run_id")} = ${runPrefix("runs.id")} AND actions.run_id = runs.id
           GROUP BY runs.id
           ORDER BY runs.started_at DESC, runs.rowid DESC`,
       )
@@ -240,7 +245,7 @@ export class SqliteJournal implements Journal {
   }
 
   async actionsOfRun(runId: string): Promise<Action[]> {
-    return this.actions(this.reader.query("SELECT * FROM actions WHERE run_id = ? ORDER BY seq").all(runId) as Row[]);
+    return this.actions(this.reader.query(`SELECT * FROM actions WHERE ${OF_RUN} ORDER BY seq`).all(runId) as Row[]);
   }
 
   async recentActions(limit: number): Promise<Action[]> {
@@ -309,10 +314,10 @@ export class SqliteJournal implements Journal {
       () =>
         this.db
           .query(
-            `UPDATE actions SET status = 'denied', withdrawn_by = ?, withdrawn_at = ?
-              WHERE run_id = ? AND seq >= ? AND (status = 'gated' OR (status = 'approved' AND spent_by IS NULL)) RETURNING *`,
+            `UPDATE actions SET status = 'denied', withdrawn_by = ?3, withdrawn_at = ?4
+              WHERE ${OF_RUN} AND seq >= ?2 AND (status = 'gated' OR (status = 'approved' AND spent_by IS NULL)) RETURNING *`,
           )
-          .all(by, at, runId, fromSeq) as Row[],
+          .all(runId, fromSeq, by, at) as Row[],
     );
     return this.actions(rows).sort((a, b) => a.seq - b.seq);
   }

@@ -577,6 +577,34 @@ describe("journal contract: SQLite file", () => {
     }
   });
 
+  test("actions are indexed by 8 characters of their run id: an older file is rebuilt with its rows and rowids, and rows an older binary writes are found", async () => {
+    const location = await sqlite.fresh();
+    const runIds = ["5f0c2a9e-0000-4000-8000-000000000001", "5f0c2a9e-0000-4000-8000-000000000002"]; // one prefix: the whole id tells them apart
+    await sqlite.firstMigrationOnly(location, [
+      ...runIds.map((id) => `INSERT INTO runs (id, label, started_at, status, last_seq) VALUES ('${id}', 'old', '${T0}', 'complete', 2)`),
+      ...[1, 2].flatMap((seq) =>
+        runIds.map((runId, r) => `INSERT INTO actions (id, run_id, seq, server, tool, args, class, status, ts) VALUES ('a-${r}-${seq}', '${runId}', ${seq}, 'crm', 'update_customer', '{}', 'reversible', 'applied', '${T0}')`),
+      ),
+    ]);
+    const rowids = await sqlite.raw(location, "SELECT rowid, id FROM actions ORDER BY rowid");
+    const journal = await openJournal(location, { create: false });
+    try {
+      expect(await sqlite.raw(location, "SELECT rowid, id FROM actions ORDER BY rowid")).toEqual(rowids);
+      const indexes = await sqlite.raw(location, "SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'actions' ORDER BY name");
+      expect(indexes.map((row) => row.name)).toEqual(["actions_gate_key", "actions_of_run", "actions_waiting", "sqlite_autoindex_actions_1"]);
+      // An older binary's insert (no packed body, no prefix in its queries) lands in the index too.
+      await sqlite.raw(location, `UPDATE runs SET last_seq = 3 WHERE id = '${runIds[1]}'`);
+      await sqlite.raw(location, `INSERT INTO actions (id, run_id, seq, server, tool, args, class, status, ts) VALUES ('a-old-binary', '${runIds[1]}', 3, 'crm', 'get_customer', '{}', 'readonly', 'applied', '${T0}')`);
+      expect((await journal.actionsOfRun(runIds[0]!)).map((a) => a.id)).toEqual(["a-0-1", "a-0-2"]);
+      expect((await journal.actionsOfRun(runIds[1]!)).map((a) => a.id)).toEqual(["a-1-1", "a-1-2", "a-old-binary"]);
+      expect((await journal.listRuns()).map((run) => run.actions)).toEqual([3, 2]);
+      const plan = await sqlite.raw(location, `EXPLAIN QUERY PLAN SELECT * FROM actions WHERE substr(run_id, 1, 8) = substr('${runIds[0]}', 1, 8) AND run_id = '${runIds[0]}'`);
+      expect(plan.map((row) => row.detail)).toEqual(["SEARCH actions USING INDEX actions_of_run (<expr>=?)"]);
+    } finally {
+      await journal.close();
+    }
+  });
+
   test("identity: a journal file deleted or replaced under an open connection says so; a broken file is a JournalError", async () => {
     const location = await sqlite.fresh();
     const journal = await openJournal(location, { create: true });
