@@ -146,6 +146,67 @@ async function pipeAll(args: string[], cwd: string, input: string, expected: num
   return { ms: lastAnswer, replies, peakRss: rss };
 }
 
+/**
+ * The upstream's share of a recorded mix: the toy alone, sent what the proxy
+ * sends it for `calls`, in the order R-PROXY-6 allows — the reads at once; the
+ * writes one at a time, each after its pre-read (sent together with the
+ * previous write's post-read) and followed by its post-read. The time to the
+ * last answer.
+ */
+async function driveLikeTheProxy(cwd: string, calls: Frame[]): Promise<number> {
+  const proc = Bun.spawn([bin, "toy-crm", "--state", "crm.json"], { cwd, env: { ...process.env, NO_COLOR: "1" }, stdin: "pipe", stdout: "pipe", stderr: "pipe" });
+  const stderr = new Response(proc.stderr).text();
+  const waiting = new Map<number, (reply: any) => void>();
+  const reading = (async () => {
+    let buffered = "";
+    const decoder = new TextDecoder();
+    for await (const chunk of proc.stdout) {
+      buffered += decoder.decode(chunk, { stream: true });
+      const lines = buffered.split("\n");
+      buffered = lines.pop()!;
+      for (const line of lines) {
+        const reply = JSON.parse(line);
+        waiting.get(reply.id)?.(reply);
+      }
+    }
+  })();
+  const name = (frame: Frame) => (frame.params as { name: string }).name;
+  let nextId = 0;
+  const send = async (frames: Frame[]): Promise<any[]> => {
+    const replies = frames.map((frame) => new Promise<any>((resolve) => waiting.set((frame.id = ++nextId), resolve)));
+    proc.stdin.write(frames.map((frame) => JSON.stringify(frame) + "\n").join(""));
+    await proc.stdin.flush();
+    const answered = await Promise.all(replies);
+    const failed = answered.find((reply) => reply.error || (reply.result?.isError && name(frames.find((f) => f.id === reply.id)!) !== "get_customer"));
+    if (failed) fail(`the toy driven as the proxy would refused a call: ${JSON.stringify(failed)}`, await stderr);
+    return answered;
+  };
+  const initialize = session([]).split("\n")[0]!;
+  await send([JSON.parse(initialize)]);
+  proc.stdin.write(JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }) + "\n");
+
+  const started = performance.now();
+  const readOf = (frame: Frame): Frame | undefined => {
+    const id = (frame.params as { arguments: { id?: string } }).arguments.id;
+    return name(frame) === "create_customer" || id === undefined ? undefined : call(0, "get_customer", { id });
+  };
+  const reads = send(calls.filter((frame) => name(frame) === "get_customer").map((frame) => ({ ...frame })));
+  let postRead: Frame | undefined;
+  for (const write of calls.filter((frame) => name(frame) !== "get_customer")) {
+    const preRead = readOf(write);
+    const together = [postRead, preRead].filter((frame): frame is Frame => frame !== undefined);
+    if (together.length > 0) await send(together);
+    await send([{ ...write }]);
+    postRead = preRead && { ...preRead };
+  }
+  if (postRead) await send([postRead]);
+  await reads;
+  const ms = performance.now() - started;
+  proc.stdin.end();
+  await Promise.all([proc.exited, reading]);
+  return ms;
+}
+
 function assertAllSucceeded(what: string, piped: Piped): void {
   const failed = [...piped.replies.values()].filter((r) => r.error || r.result?.isError);
   if (failed.length > 0) fail(`${what}: ${failed.length} calls failed, e.g. ${JSON.stringify(failed[0])}`);
@@ -220,6 +281,8 @@ try {
   const mixedDirect = await pipeAll(["toy-crm", "--state", "crm.json"], project(join(base, "mixed-direct"), seed), session(mixed(calls)), calls);
   assertAllSucceeded("direct mixed calls", mixedDirect);
   report(`${calls} mixed calls piped at once, direct`, ms(mixedDirect.ms), "50% reads, 30% updates, 10% creates, 10% deletes");
+  const serialised = await driveLikeTheProxy(project(join(base, "mixed-serialised"), seed), mixed(calls));
+  report(`  the same, direct, sent as the proxy must`, ms(serialised), "writes one at a time, with their pre- and post-reads");
   const mixedProxied = await pipeAll(["proxy", "--log-level", "warn"], project(join(base, "mixed"), seed), session(mixed(calls)), calls);
   assertAllSucceeded("mixed calls through the proxy", mixedProxied);
   report(`  the same through the proxy → last answer`, ms(mixedProxied.ms), `every request answered`);

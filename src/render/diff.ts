@@ -1,7 +1,7 @@
 // Expected vs actual, side by side, for a drift report: both values
 // pretty-printed, lines aligned by a longest-common-subsequence diff. Pure.
 import type { Observation } from "../journal/types.ts";
-import { displayWidth, fitWidth, padVisible, printable, type Style } from "./style.ts";
+import { displayWidth, fitWidth, graphemes, padVisible, printable, type Style } from "./style.ts";
 
 /**
  * JSON, pretty-printed, except that a string holding several lines (a file's
@@ -89,13 +89,11 @@ export function diffRows(expected: Observation | undefined, actual: Observation 
 /** Differing lines wrap (up to this many rows each); equal lines are context and are cut. */
 const MAX_WRAPPED_ROWS = 12;
 
-const graphemes = new Intl.Segmenter();
-
 /** `text` cut into rows of at most `width` terminal columns; past MAX_WRAPPED_ROWS the last row ends in "…". */
 function chunks(text: string, width: number): string[] {
   const rows: string[] = [];
   let row = "";
-  for (const { segment } of graphemes.segment(text)) {
+  for (const segment of graphemes(text)) {
     if (row !== "" && displayWidth(row + segment) > width) {
       rows.push(row);
       row = "";

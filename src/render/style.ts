@@ -138,7 +138,14 @@ export function table(rows: string[][], gap = "  "): string[] {
 }
 
 
-const graphemes = new Intl.Segmenter();
+let segmenter: Intl.Segmenter | undefined;
+
+/** The characters of `text` as a person sees them (grapheme clusters); ICU's rules for them are loaded at the first use, not by every process. */
+export function* graphemes(text: string): Generator<string> {
+  segmenter ??= new Intl.Segmenter();
+  for (const { segment } of segmenter.segment(text)) yield segment;
+}
+
 const ESCAPE = /\x1b\[[0-9;]*m/y;
 
 /**
@@ -164,7 +171,7 @@ export function fitWidth(text: string, max: number): string {
     const next = text.indexOf("\x1b", i);
     const chunk = text.slice(i, next === -1 ? text.length : next === i ? i + 1 : next);
     let stop = false;
-    for (const { segment } of graphemes.segment(chunk)) {
+    for (const segment of graphemes(chunk)) {
       const width = displayWidth(segment);
       if (used + width > max - 1) {
         stop = true;
