@@ -19,8 +19,11 @@ const ACTION_COLUMNS = `id, run_id, seq, server, tool, args, args_key, class, st
   undo_note, inverse_sent_at, settled, settled_by, settled_at, settled_note, withdrawn_by, withdrawn_at, held_reason, told_run,
   told_at, task, packed`;
 
-/** How many characters of a run's id the actions_of_run index holds (0008); fixed for good, as journals hold the index. */
-export const RUN_PREFIX = 8;
+/**
+ * The part of a run's id that the actions_of_run index holds (0008), fixed for
+ * good as journals hold the index: a query names a run by it and by the whole id.
+ */
+export const runIdPrefix = (column: string) => `substr(${column}, 1, 8)`;
 
 export const MIGRATIONS: Migration[] = [
   {
@@ -194,7 +197,7 @@ export const MIGRATIONS: Migration[] = [
       ALTER TABLE actions_rebuilt RENAME TO actions;
       CREATE INDEX actions_waiting ON actions (status) WHERE status IN ('gated', 'approved', 'denied');
       CREATE INDEX actions_gate_key ON actions (server, tool, args_key) WHERE args_key IS NOT NULL;
-      CREATE INDEX actions_of_run ON actions (substr(run_id, 1, ${RUN_PREFIX}), seq);
+      CREATE INDEX actions_of_run ON actions (${runIdPrefix("run_id")}, seq);
     `,
   },
 ];

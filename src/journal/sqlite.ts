@@ -5,7 +5,7 @@
 // every read commits them first, so a connection reads its own writes.
 import type { Database } from "bun:sqlite";
 import { SynartesisError } from "../errors.ts";
-import { MIGRATIONS, RUN_PREFIX } from "./migrations.ts";
+import { MIGRATIONS, runIdPrefix } from "./migrations.ts";
 import type { Journal, NewAction, Outcome, PendingNews, WriteOptions } from "./journal.ts";
 import { finishedBody, insertedAction, notedBody, likePrefix, newBody, observationColumns, onlyMatch, reportFailuresAsJournalErrors, toRun, warningsColumn, type Row } from "./rows.ts";
 import { SqliteBodies } from "./sqlite-bodies.ts";
@@ -15,11 +15,8 @@ import { openJournalFile, watchDataVersion } from "./sqlite-file.ts";
 import { journalFailure } from "./sqlite-failures.ts";
 import type { Action, ActionStatus, ResolvedCall, Run, RunStatus, RunSummary, Settled, VerifyCall } from "./types.ts";
 
-/** The part of a run id the actions_of_run index holds: a query names a run by it and by the whole id. */
-const runPrefix = (column: string) => `substr(${column}, 1, ${RUN_PREFIX})`;
 /** The actions of the run whose id is parameter ?1, found through the actions_of_run index. */
-const OF_RUN = `${runPrefix("run_id")} = ${runPrefix("?1")} AND run_id = ?1`;
-
+const OF_RUN = `${runIdPrefix("run_id")} = ${runIdPrefix("?1")} AND run_id = ?1`;
 
 export class SqliteJournal implements Journal {
   private readonly bodies: SqliteBodies;
@@ -150,7 +147,7 @@ export class SqliteJournal implements Journal {
                 COUNT(actions.id) AS n_actions,
                 COALESCE(SUM(actions.status = 'pending'), 0) AS n_unknown,
                 COALESCE(SUM(actions.status = 'gated'), 0) AS n_waiting
-           FROM runs LEFT JOIN actions ON ${runPrefix("actions.run_id")} = ${runPrefix("runs.id")} AND actions.run_id = runs.id
+           FROM runs LEFT JOIN actions ON ${runIdPrefix("actions.run_id")} = ${runIdPrefix("runs.id")} AND actions.run_id = runs.id
           GROUP BY runs.id
           ORDER BY runs.started_at DESC, runs.rowid DESC`,
       )
