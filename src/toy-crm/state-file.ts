@@ -1,6 +1,6 @@
 // The toy CRM's state file: its records, its format (parse, and a text kept up
 // to date change by change), and reading and saving it atomically.
-import { closeSync, openSync, readSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { closeSync, openSync, readSync, renameSync, rmSync, writevSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 
 export const PLANS = ["free", "pro", "enterprise"] as const;
@@ -102,8 +102,8 @@ const ENTRY_SEPARATOR = utf8(",\n");
  * The state file's text, kept current change by change: each record is
  * rendered when it is written, and customers are kept sorted in short runs
  * whose bytes are cached, so a change costs rendering one run and copying the
- * others rather than a sort and a JSON.stringify of every customer. bytes()
- * is exactly the UTF-8 of
+ * others rather than a sort and a JSON.stringify of every customer. chunks()
+ * joined are exactly the UTF-8 of
  * `JSON.stringify({customers (sorted by id), outbox, lastId}, null, 2) + "\n"`.
  */
 export class StateText {
@@ -153,7 +153,8 @@ export class StateText {
     this.outboxBytes = undefined;
   }
 
-  bytes(lastId: number): Buffer {
+  /** The file's bytes in pieces: the runs' cached bytes are written as they are, not first copied into one buffer. */
+  chunks(lastId: number): Buffer[] {
     const parts: Buffer[] = [utf8('{\n  "customers": ')];
     if (this.runs.length === 0) parts.push(utf8("{}"));
     else {
@@ -167,12 +168,12 @@ export class StateText {
     parts.push(utf8(',\n  "outbox": '));
     this.outboxBytes ??= utf8(this.outbox.length === 0 ? "[]" : `[\n${this.outbox.join(",\n")}\n  ]`);
     parts.push(this.outboxBytes, utf8(`,\n  "lastId": ${JSON.stringify(lastId)}\n}\n`));
-    return Buffer.concat(parts);
+    return parts;
   }
 
-  /** bytes() as text. */
+  /** chunks() as text. */
   render(lastId: number): string {
-    return this.bytes(lastId).toString("utf8");
+    return Buffer.concat(this.chunks(lastId)).toString("utf8");
   }
 
   /** The run `id` is in, or would go in (the last one starting at or before it), and its place there. */
@@ -320,14 +321,45 @@ export class StateFileReader {
   }
 }
 
+/** Whether `bytes` are `chunks` joined. */
+export function sameBytes(bytes: Uint8Array, chunks: readonly Uint8Array[]): boolean {
+  let at = 0;
+  for (const chunk of chunks) {
+    if (at + chunk.length > bytes.length || !Buffer.from(bytes.buffer, bytes.byteOffset + at, chunk.length).equals(chunk)) return false;
+    at += chunk.length;
+  }
+  return at === bytes.length;
+}
+
 /** Write the whole state next to `path` under a temporary name, then rename it over `path`. */
-export function saveStateFile(path: string, bytes: Uint8Array): void {
+export function saveStateFile(path: string, chunks: readonly Uint8Array[]): void {
   const temp = join(dirname(path), `.${basename(path)}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`);
   try {
-    writeFileSync(temp, bytes);
+    const fd = openSync(temp, "wx");
+    try {
+      writeChunks(fd, chunks);
+    } finally {
+      closeSync(fd);
+    }
     renameSync(temp, path);
   } catch (error) {
     rmSync(temp, { force: true });
     throw error;
+  }
+}
+
+/** Buffers given to one writev: within every system's IOV_MAX. */
+const MOST_BUFFERS_AT_ONCE = 512;
+
+/** Write every byte of `chunks` at `fd`'s position (one writev may take fewer bytes than it was given). */
+function writeChunks(fd: number, chunks: readonly Uint8Array[]): void {
+  let pending = chunks.filter((chunk) => chunk.length > 0);
+  while (pending.length > 0) {
+    let written = writevSync(fd, pending.slice(0, MOST_BUFFERS_AT_ONCE));
+    if (written === 0) throw new Error("the file took none of the bytes written to it");
+    let done = 0;
+    while (done < pending.length && written >= pending[done]!.length) written -= pending[done++]!.length;
+    pending = pending.slice(done);
+    if (written > 0) pending[0] = pending[0]!.subarray(written);
   }
 }

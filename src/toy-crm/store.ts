@@ -9,6 +9,7 @@ import {
   parseState,
   PLANS,
   StateFileReader,
+  sameBytes,
   saveStateFile,
   seedState,
   sortedCustomers,
@@ -43,7 +44,7 @@ export interface StoreOptions {
   statePath?: string;
   now?: () => Date;
   /** How the state file is written (tests make it fail); by default atomically, see saveStateFile. */
-  save?: (path: string, bytes: Uint8Array) => void;
+  save?: (path: string, chunks: readonly Uint8Array[]) => void;
 }
 
 function checkPlan(plan: string): Plan {
@@ -65,11 +66,11 @@ export class CrmStore {
   private state: CrmState;
   /** The state file's text, kept in step with `state` (only with a file). */
   private text: StateText | undefined;
-  /** The file's bytes as this process last read or wrote them; null: there was no file; undefined: parse it again. */
-  private fileBytes: Buffer | null | undefined;
+  /** The file's bytes (in pieces) as this process last read or wrote them; null: there was no file; undefined: parse it again. */
+  private fileChunks: readonly Uint8Array[] | null | undefined;
   private readonly path: string | undefined;
   private readonly now: () => Date;
-  private readonly save: (path: string, bytes: Uint8Array) => void;
+  private readonly save: (path: string, chunks: readonly Uint8Array[]) => void;
   private readonly keys = new Map<string, RememberedResult>();
   private readonly keysFile: KeysFile | undefined;
   private readonly reader: StateFileReader | undefined;
@@ -98,12 +99,12 @@ export class CrmStore {
     if (this.reader === undefined) return;
     try {
       const bytes = this.reader.read();
-      const known = this.fileBytes;
-      const unchanged = known !== undefined && (bytes === null || known === null ? bytes === known : bytes.equals(known));
+      const known = this.fileChunks;
+      const unchanged = known !== undefined && (bytes === null || known === null ? bytes === known : sameBytes(bytes, known));
       if (unchanged) return;
       this.state = bytes === null ? seedState() : parseState(bytes.toString("utf8"));
       this.text = new StateText(this.state);
-      this.fileBytes = bytes && Buffer.from(bytes); // a copy: the reader reuses its buffer
+      this.fileChunks = bytes && [Buffer.from(bytes)]; // a copy: the reader reuses its buffer
     } catch (error) {
       throw new StateFileError(`state file ${this.path}: ${(error as Error).message}`);
     }
@@ -177,16 +178,16 @@ export class CrmStore {
   /** Save the state a batch changed, then append its keys; a failed save leaves the CRM as the file still has it. */
   private persist(batch: OpenBatch): void {
     if (this.path !== undefined) {
-      const bytes = this.text!.bytes(this.state.lastId);
+      const chunks = this.text!.chunks(this.state.lastId);
       try {
-        this.save(this.path, bytes);
+        this.save(this.path, chunks);
       } catch (error) {
         // The file still holds the state from before this batch: take it from there at the next one.
-        this.fileBytes = undefined;
+        this.fileChunks = undefined;
         for (const [key] of batch.keys) this.keys.delete(key);
         throw new CrmError(`could not save state file ${this.path}: ${(error as Error).message}`);
       }
-      this.fileBytes = bytes;
+      this.fileChunks = chunks;
     }
     if (batch.keys.length === 0) return;
     try {

@@ -5,11 +5,11 @@
 // that holds each of them before any is answered.
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { readFileSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { tempDir } from "../helpers.ts";
 import { CrmError, CrmStore } from "../../src/toy-crm/store.ts";
-import { formatId, parseState, StateText, type CrmState, type Customer, type SentEmail } from "../../src/toy-crm/state-file.ts";
+import { formatId, parseState, sameBytes, saveStateFile, StateText, type CrmState, type Customer, type SentEmail } from "../../src/toy-crm/state-file.ts";
 
 const PLANS = ["free", "pro", "enterprise"] as const;
 
@@ -126,14 +126,39 @@ function storeOnDisk(failure = "") {
   const disk = { failing: failure !== "", saves: 0 };
   const store = new CrmStore({
     statePath: path,
-    save: (file, bytes) => {
+    save: (file, chunks) => {
       if (disk.failing) throw new Error(failure);
       disk.saves++;
-      writeFileSync(file, bytes);
+      writeFileSync(file, Buffer.concat(chunks));
     },
   });
   return { path, before: readFileSync(path, "utf8"), store, disk };
 }
+
+describe("saving the file in pieces", () => {
+  const bytes = (text: string) => Buffer.from(text, "utf8");
+
+  test("sameBytes: the pieces joined, exactly", () => {
+    const chunks = [bytes("ab"), bytes(""), bytes("cdé"), bytes("f")];
+    expect(sameBytes(bytes("abcdéf"), chunks)).toBe(true);
+    expect(sameBytes(bytes("abcdé"), chunks)).toBe(false);
+    expect(sameBytes(bytes("abcdéfg"), chunks)).toBe(false);
+    expect(sameBytes(bytes("abXdéf"), chunks)).toBe(false);
+    expect(sameBytes(bytes(""), [])).toBe(true);
+    // A view into a larger buffer (as the reader gives) compares from its own start.
+    expect(sameBytes(bytes("--abcdéf").subarray(2), chunks)).toBe(true);
+  });
+
+  test("saveStateFile writes every piece, more than one writev takes, and leaves no temporary file", () => {
+    const dir = tempDir();
+    const path = join(dir, "crm.json");
+    writeFileSync(path, "before");
+    const chunks = Array.from({ length: 1500 }, (_, i) => bytes(i % 7 === 0 ? "" : `${i},`.repeat(i % 5)));
+    saveStateFile(path, chunks);
+    expect(readFileSync(path)).toEqual(Buffer.concat(chunks));
+    expect(readdirSync(dir)).toEqual(["crm.json"]);
+  });
+});
 
 describe("the store over a large state file", () => {
   test("creates, updates, deletes, restores and sends over 1000 customers leave exactly the straightforward serialisation", () => {
