@@ -24,6 +24,7 @@ describe.concurrent("bench/scale.ts", () => {
       "undo --dry-run of that run",
       "undo of that run",
       "30 mixed calls piped at once, direct",
+      "the same, direct, sent as the proxy must",
       "the same through the proxy → last answer",
       "journal, 3 runs × 10 actions",
     ]);
