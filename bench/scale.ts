@@ -111,6 +111,18 @@ function peakRss(pid: number): number {
   return kb ? Number(kb[1]) * 1024 : NaN;
 }
 
+/** Each JSON-RPC line of `stdout`, parsed, until it ends. */
+async function readMessages(stdout: ReadableStream<Uint8Array>, onMessage: (message: any) => void): Promise<void> {
+  let buffered = "";
+  const decoder = new TextDecoder();
+  for await (const chunk of stdout) {
+    buffered += decoder.decode(chunk, { stream: true });
+    const lines = buffered.split("\n");
+    buffered = lines.pop()!;
+    for (const line of lines) onMessage(JSON.parse(line));
+  }
+}
+
 /** Start `args`, write every frame at once, wait for an answer to each request id 1…expected, then close stdin. */
 async function pipeAll(args: string[], cwd: string, input: string, expected: number): Promise<Piped> {
   const started = performance.now();
@@ -122,22 +134,14 @@ async function pipeAll(args: string[], cwd: string, input: string, expected: num
   const replies = new Map<number, any>();
   let lastAnswer = NaN;
   let rss = NaN;
-  let buffered = "";
-  const decoder = new TextDecoder();
-  for await (const chunk of proc.stdout) {
-    buffered += decoder.decode(chunk, { stream: true });
-    const lines = buffered.split("\n");
-    buffered = lines.pop()!;
-    for (const line of lines) {
-      const message = JSON.parse(line);
-      if (typeof message.id === "number" && message.id > 0 && !("method" in message)) replies.set(message.id, message);
-    }
+  await readMessages(proc.stdout, (message) => {
+    if (typeof message.id === "number" && message.id > 0 && !("method" in message)) replies.set(message.id, message);
     if (replies.size === expected && Number.isNaN(lastAnswer)) {
       lastAnswer = performance.now() - started;
       rss = peakRss(proc.pid);
       proc.stdin.end();
     }
-  }
+  });
   const code = await proc.exited;
   if (code !== 0) fail(`${args.join(" ")} exited ${code}`, await stderr);
   if (replies.size !== expected) fail(`${args[0]}: ${replies.size} of ${expected} requests answered`, await stderr);
@@ -157,19 +161,7 @@ async function driveLikeTheProxy(cwd: string, calls: Frame[]): Promise<number> {
   const proc = Bun.spawn([bin, "toy-crm", "--state", "crm.json"], { cwd, env: { ...process.env, NO_COLOR: "1" }, stdin: "pipe", stdout: "pipe", stderr: "pipe" });
   const stderr = new Response(proc.stderr).text();
   const waiting = new Map<number, (reply: any) => void>();
-  const reading = (async () => {
-    let buffered = "";
-    const decoder = new TextDecoder();
-    for await (const chunk of proc.stdout) {
-      buffered += decoder.decode(chunk, { stream: true });
-      const lines = buffered.split("\n");
-      buffered = lines.pop()!;
-      for (const line of lines) {
-        const reply = JSON.parse(line);
-        waiting.get(reply.id)?.(reply);
-      }
-    }
-  })();
+  const reading = readMessages(proc.stdout, (reply) => waiting.get(reply.id)?.(reply));
   const name = (frame: Frame) => (frame.params as { name: string }).name;
   let nextId = 0;
   const send = async (frames: Frame[]): Promise<any[]> => {
