@@ -4,6 +4,8 @@
 export interface Migration {
   name: string;
   sql: string;
+  /** A query: the SQL runs only when it returns a row (SQLite). Either way the migration is recorded as done. */
+  onlyIf?: string;
 }
 
 /** One `ALTER TABLE … ADD COLUMN` per column, in the order given. */
@@ -12,12 +14,6 @@ function addColumns(table: string, columns: Record<string, string>): string {
     .map(([column, type]) => `ALTER TABLE ${table} ADD COLUMN ${column} ${type};`)
     .join("\n");
 }
-
-/** Every column of the actions table, in its order (0001 to 0007). */
-const ACTION_COLUMNS = `id, run_id, seq, server, tool, args, args_key, class, status, snapshot, snapshot_absent, post_state, post_absent,
-  result, inverse, verify, error, warnings, approved_by, approved_at, reason, spent_by, spent_at, claimed_by, claimed_at, ts,
-  undo_note, inverse_sent_at, settled, settled_by, settled_at, settled_note, withdrawn_by, withdrawn_at, held_reason, told_run,
-  told_at, task, packed`;
 
 /**
  * The part of a run's id that the actions_of_run index holds (0008), fixed for
@@ -140,17 +136,21 @@ export const MIGRATIONS: Migration[] = [
   },
   {
     // A smaller index of actions by run (issue 20: the journal's size). The
-    // index the UNIQUE (run_id, seq) constraint made held each action's whole
-    // 36-character run id; one on the run id's first 8 characters finds the
-    // same rows (queries also compare the whole id) at under half the size.
-    // SQLite drops a table's constraint only by building the table again:
-    // the same columns, in the same order, with the same rowids. seq stays
-    // unique per run by how it is allocated (runs.last_seq, in the inserting
-    // transaction). A query without the prefix (an older binary's) still
-    // finds the same rows, only by reading the whole table.
+    // index the UNIQUE (run_id, seq) constraint makes holds each action's
+    // whole 36-character run id; one on its first 8 characters finds the same
+    // rows (queries also compare the whole id) at under half the size. SQLite
+    // drops a constraint only by building the table again, so this is done to
+    // a journal whose actions table is still empty (a new one): one that holds
+    // actions keeps its index (building a large table again would hold every
+    // other process off for seconds and leave the file twice its size), and
+    // the same queries find its rows through it. A trigger keeps seq unique
+    // per run, as the constraint did (seq is allocated from runs.last_seq in
+    // the inserting transaction; the trigger is the backstop).
     name: "0008-smaller-run-index",
+    onlyIf: "SELECT 1 WHERE NOT EXISTS (SELECT 1 FROM actions)",
     sql: `
-      CREATE TABLE actions_rebuilt (
+      DROP TABLE actions;
+      CREATE TABLE actions (
         id              TEXT PRIMARY KEY,
         run_id          TEXT NOT NULL REFERENCES runs(id),
         seq             INTEGER NOT NULL,
@@ -192,12 +192,12 @@ export const MIGRATIONS: Migration[] = [
         task            TEXT,
         packed          BLOB
       ) STRICT;
-      INSERT INTO actions_rebuilt (rowid, ${ACTION_COLUMNS}) SELECT rowid, ${ACTION_COLUMNS} FROM actions ORDER BY rowid;
-      DROP TABLE actions;
-      ALTER TABLE actions_rebuilt RENAME TO actions;
       CREATE INDEX actions_waiting ON actions (status) WHERE status IN ('gated', 'approved', 'denied');
       CREATE INDEX actions_gate_key ON actions (server, tool, args_key) WHERE args_key IS NOT NULL;
       CREATE INDEX actions_of_run ON actions (${runIdPrefix("run_id")}, seq);
+      CREATE TRIGGER actions_seq_unique BEFORE INSERT ON actions
+        WHEN EXISTS (SELECT 1 FROM actions WHERE ${runIdPrefix("run_id")} = ${runIdPrefix("NEW.run_id")} AND run_id = NEW.run_id AND seq = NEW.seq)
+        BEGIN SELECT RAISE(ABORT, 'UNIQUE constraint failed: actions.run_id, actions.seq'); END;
     `,
   },
 ];

@@ -15,7 +15,7 @@ import { openJournalFile, watchDataVersion } from "./sqlite-file.ts";
 import { journalFailure } from "./sqlite-failures.ts";
 import type { Action, ActionStatus, ResolvedCall, Run, RunStatus, RunSummary, Settled, VerifyCall } from "./types.ts";
 
-/** The actions of the run whose id is parameter ?1, found through the actions_of_run index. */
+/** The actions of the run whose id is parameter ?1 (found through the actions_of_run index, or in an older journal its (run_id, seq) index). */
 const OF_RUN = `${runIdPrefix("run_id")} = ${runIdPrefix("?1")} AND run_id = ?1`;
 
 export class SqliteJournal implements Journal {
@@ -65,7 +65,7 @@ export class SqliteJournal implements Journal {
       const done = new Set((this.db.query("SELECT name FROM migrations").all() as Row[]).map((r) => String(r.name)));
       for (const migration of MIGRATIONS) {
         if (done.has(migration.name)) continue;
-        this.db.run(migration.sql);
+        if (migration.onlyIf === undefined || this.db.query(migration.onlyIf).get() !== null) this.db.run(migration.sql);
         this.db.query("INSERT INTO migrations (name, applied_at) VALUES (?, ?)").run(migration.name, new Date().toISOString());
       }
     });

@@ -577,32 +577,49 @@ describe("journal contract: SQLite file", () => {
     }
   });
 
-  test("actions are indexed by 8 characters of their run id: an older file is rebuilt with its rows and rowids, and rows an older binary writes are found", async () => {
-    const location = await sqlite.fresh();
+  test("a new journal indexes actions by 8 characters of their run id; an older one keeps its index, rows and rowids; both find a run's rows, older binaries' too", async () => {
     const runIds = ["5f0c2a9e-0000-4000-8000-000000000001", "5f0c2a9e-0000-4000-8000-000000000002"]; // one prefix: the whole id tells them apart
-    await sqlite.firstMigrationOnly(location, [
+    const older = await sqlite.fresh();
+    await sqlite.firstMigrationOnly(older, [
       ...runIds.map((id) => `INSERT INTO runs (id, label, started_at, status, last_seq) VALUES ('${id}', 'old', '${T0}', 'complete', 2)`),
       ...[1, 2].flatMap((seq) =>
         runIds.map((runId, r) => `INSERT INTO actions (id, run_id, seq, server, tool, args, class, status, ts) VALUES ('a-${r}-${seq}', '${runId}', ${seq}, 'crm', 'update_customer', '{}', 'reversible', 'applied', '${T0}')`),
       ),
     ]);
-    const rowids = await sqlite.raw(location, "SELECT rowid, id FROM actions ORDER BY rowid");
-    const journal = await openJournal(location, { create: false });
-    try {
-      expect(await sqlite.raw(location, "SELECT rowid, id FROM actions ORDER BY rowid")).toEqual(rowids);
-      const indexes = await sqlite.raw(location, "SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'actions' ORDER BY name");
-      expect(indexes.map((row) => row.name)).toEqual(["actions_gate_key", "actions_of_run", "actions_waiting", "sqlite_autoindex_actions_1"]);
-      // An older binary's insert (no packed body, no prefix in its queries) lands in the index too.
-      await sqlite.raw(location, `UPDATE runs SET last_seq = 3 WHERE id = '${runIds[1]}'`);
-      await sqlite.raw(location, `INSERT INTO actions (id, run_id, seq, server, tool, args, class, status, ts) VALUES ('a-old-binary', '${runIds[1]}', 3, 'crm', 'get_customer', '{}', 'readonly', 'applied', '${T0}')`);
-      expect((await journal.actionsOfRun(runIds[0]!)).map((a) => a.id)).toEqual(["a-0-1", "a-0-2"]);
-      expect((await journal.actionsOfRun(runIds[1]!)).map((a) => a.id)).toEqual(["a-1-1", "a-1-2", "a-old-binary"]);
-      expect((await journal.listRuns()).map((run) => run.actions)).toEqual([3, 2]);
-      const plan = await sqlite.raw(location, `EXPLAIN QUERY PLAN SELECT * FROM actions WHERE substr(run_id, 1, 8) = substr('${runIds[0]}', 1, 8) AND run_id = '${runIds[0]}'`);
-      expect(plan.map((row) => row.detail)).toEqual(["SEARCH actions USING INDEX actions_of_run (<expr>=?)"]);
-    } finally {
-      await journal.close();
+    const fresh = await sqlite.fresh();
+    await (await openJournal(fresh, { create: true })).close();
+    await sqlite.raw(fresh, `INSERT INTO runs (id, label, started_at, status, last_seq) VALUES ${runIds.map((id) => `('${id}', 'new', '${T0}', 'complete', 2)`).join(", ")}`);
+    for (const seq of [1, 2]) {
+      for (const [r, runId] of runIds.entries()) {
+        await sqlite.raw(fresh, `INSERT INTO actions (id, run_id, seq, server, tool, args, class, status, ts) VALUES ('a-${r}-${seq}', '${runId}', ${seq}, 'crm', 'update_customer', '{}', 'reversible', 'applied', '${T0}')`);
+      }
     }
+    const indexes = async (location: string) =>
+      (await sqlite.raw(location, "SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'actions' ORDER BY name")).map((row) => row.name);
+    const rowids = await sqlite.raw(older, "SELECT rowid, id FROM actions ORDER BY rowid");
+
+    for (const [location, runIndex] of [[older, "sqlite_autoindex_actions_2"], [fresh, "actions_of_run"]] as const) {
+      const journal = await openJournal(location, { create: false });
+      try {
+        expect(await journal.appliedMigrations()).toEqual(MIGRATIONS.map((m) => m.name));
+        expect(await indexes(location)).toEqual(["actions_gate_key", runIndex, "actions_waiting", "sqlite_autoindex_actions_1"].sort());
+        // An older binary's insert (no packed body, no prefix in its queries) is found too.
+        await sqlite.raw(location, `UPDATE runs SET last_seq = 3 WHERE id = '${runIds[1]}'`);
+        await sqlite.raw(location, `INSERT INTO actions (id, run_id, seq, server, tool, args, class, status, ts) VALUES ('a-old-binary', '${runIds[1]}', 3, 'crm', 'get_customer', '{}', 'readonly', 'applied', '${T0}')`);
+        expect((await journal.actionsOfRun(runIds[0]!)).map((a) => a.id)).toEqual(["a-0-1", "a-0-2"]);
+        expect((await journal.actionsOfRun(runIds[1]!)).map((a) => a.id)).toEqual(["a-1-1", "a-1-2", "a-old-binary"]);
+        expect((await journal.listRuns()).map((run) => run.actions)).toEqual([3, 2]);
+        const plan = await sqlite.raw(location, `EXPLAIN QUERY PLAN SELECT * FROM actions WHERE substr(run_id, 1, 8) = substr('${runIds[0]}', 1, 8) AND run_id = '${runIds[0]}' ORDER BY seq`);
+        expect(plan.map((row) => String(row.detail)).join("\n")).toContain(`USING INDEX ${runIndex}`);
+        // seq stays unique per run, by the constraint or by the trigger that stands for it.
+        const again = `INSERT INTO actions (id, run_id, seq, server, tool, args, class, status, ts) VALUES ('a-again', '${runIds[0]}', 2, 'crm', 'get_customer', '{}', 'readonly', 'applied', '${T0}')`;
+        await expect(sqlite.raw(location, again)).rejects.toThrow("UNIQUE constraint failed: actions.run_id, actions.seq");
+      } finally {
+        await journal.close();
+      }
+    }
+    // The older journal's rows kept their rowids (its table was not built again).
+    expect((await sqlite.raw(older, "SELECT rowid, id FROM actions ORDER BY rowid")).slice(0, rowids.length)).toEqual(rowids);
   });
 
   test("identity: a journal file deleted or replaced under an open connection says so; a broken file is a JournalError", async () => {
