@@ -10,7 +10,7 @@ import { printable, styleFor, type Style } from "../render/style.ts";
 import { continueCommand, nothingToUndo, replannedText, settleLines, undoHeading, undoSummary, type SummaryTone } from "../render/undo.ts";
 import { resolve } from "node:path";
 import { shortId } from "../journal/types.ts";
-import { afterOpening, openUndo } from "../undo/begin.ts";
+import { openUndo } from "../undo/begin.ts";
 import { undoRun } from "../undo/execute.ts";
 import { currentUser, journalArg, manifestArg, manifestPathForRun, openExistingJournal, runArg, writeLines } from "./shared.ts";
 import { startupOver } from "../jit.ts";
@@ -75,7 +75,7 @@ export default defineCommand({
         log: cliLogger(),
         onStep: (step) => writeLines(renderStep(step, style, { dryRun, width })),
         onReplan: (action) => writeLines([replannedText(action)]),
-        actions: afterOpening(actions, opening),
+        actions: opening.actions,
       });
       const summary = undoSummary(report, { dryRun, runRef, fromSeq });
       const lines = ["", paint(style, summary.tone)(summary.text + (dryRun && !report.halted ? " Run without --dry-run to do it." : ""))];

@@ -15,7 +15,7 @@ import { ClientSession } from "../proxy/client-session.ts";
 import type { DrainEnd } from "../proxy/drain.ts";
 import type { RecordingOptions } from "../proxy/session-run.ts";
 import { EventStream, MAX_UNREAD_BYTES } from "./event-stream.ts";
-import { EVENT_STREAM_HEADERS, refusal, SESSION_HEADER } from "./responses.ts";
+import { EVENT_STREAM_HEADERS, jsonAnswer, refusal, SESSION_HEADER } from "./responses.ts";
 
 /** Lines kept for a GET stream the client has not opened; beyond this many the oldest are dropped. */
 const UNDELIVERED_KEPT = 1000;
@@ -60,7 +60,7 @@ function statusOf(code: number | undefined, headersRefused: boolean): number | u
 }
 
 /** How a sessionless request is served. */
-export interface SessionlessOptions {
+interface SessionlessOptions {
   /** What its answer becomes (before its id is the client's). */
   rewrite?: (line: string) => string;
   /** Over HTTP, whether a call's Mcp-Param-* headers agree with its arguments (see RequestChannel). */
@@ -180,7 +180,7 @@ export class HttpSession {
         }
         held = false;
         options.signal?.removeEventListener("abort", onAbort);
-        handOut(new Response(withIdText(answer!, frame.id.text), { status, headers: { "Content-Type": "application/json" } }));
+        handOut(jsonAnswer(status, withIdText(answer!, frame.id.text)));
         channel.end();
       },
       ...(vouch && {

@@ -7,10 +7,11 @@
 // Invalid params (-32602), as the binding requires: whatever routes on a
 // header must see what the proxy runs. (A call's Mcp-Param-* headers are held
 // to its arguments in param-check.ts.)
-import { claimedVersion, envelopeOf, LEGACY_VERSIONS, MODERN_VERSIONS } from "../jsonrpc/eras.ts";
+import { claimedVersion, LEGACY_VERSIONS, MODERN_VERSIONS } from "../jsonrpc/eras.ts";
 import { paramsOf, type RequestFrame } from "../jsonrpc/frames.ts";
 import { decodedHeader, NAMED_METHODS } from "../jsonrpc/header-values.ts";
-import { ErrorCode, HEADER_MISMATCH, UNSUPPORTED_PROTOCOL_VERSION, type Code } from "../jsonrpc/messages.ts";
+import { HEADER_MISMATCH, UNSUPPORTED_PROTOCOL_VERSION, type Code } from "../jsonrpc/messages.ts";
+import { modernEnvelope } from "../proxy/client-era.ts";
 
 const VERSION_HEADER = "mcp-protocol-version";
 
@@ -53,22 +54,19 @@ export function headerRefusal(headers: Headers, frame: RequestFrame): HeaderRefu
   // A 2025 revision is served after initialize only, never sessionless.
   if (!MODERN_VERSIONS.includes(version) && (claimed === version || !LEGACY_VERSIONS.includes(version))) {
     // The versions a request of this kind may name (as server/discover says, and as over stdio).
-    const supported = MODERN_VERSIONS;
     return {
       code: UNSUPPORTED_PROTOCOL_VERSION,
       message: `Unsupported protocol version ${JSON.stringify(version)}: Synartesis serves ${MODERN_VERSIONS.join(", ")} without sessions, and ${LEGACY_VERSIONS.join(", ")} after initialize`,
-      data: { supported, requested: version },
+      data: { supported: MODERN_VERSIONS, requested: version },
     };
   }
-  if (claimed === undefined) {
-    return {
-      code: ErrorCode.InvalidParams,
-      message: 'Invalid params: a 2026-07-28 request must carry _meta["io.modelcontextprotocol/protocolVersion"] and _meta["io.modelcontextprotocol/clientCapabilities"]',
-    };
+  if (claimed !== undefined && claimed !== version) return mismatch(`the MCP-Protocol-Version header says ${JSON.stringify(version)} but the body's _meta says ${shown(claimed)}`);
+  // The body's own envelope, judged as over stdio.
+  const modern = modernEnvelope(params, true)!;
+  if ("refusal" in modern) {
+    const [code, message, data] = modern.refusal;
+    return { code, message, ...(data !== undefined && { data }) };
   }
-  if (claimed !== version) return mismatch(`the MCP-Protocol-Version header says ${JSON.stringify(version)} but the body's _meta says ${shown(claimed)}`);
-  const envelope = envelopeOf(params);
-  if (typeof envelope === "string") return { code: ErrorCode.InvalidParams, message: `Invalid params: ${envelope}` };
   const method = headers.get("mcp-method");
   if (method === null) return mismatch("the Mcp-Method header is missing");
   if (method !== frame.msg.method) return mismatch(`the Mcp-Method header says ${JSON.stringify(method)} but the body's method is ${JSON.stringify(frame.msg.method)}`);

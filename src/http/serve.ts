@@ -9,10 +9,11 @@
 // servers stop (R-PROXY-13).
 import { networkInterfaces } from "node:os";
 import type { Server } from "bun";
-import { ErrorCode, SUPPORTED_PROTOCOL_VERSIONS } from "@modelcontextprotocol/sdk/types.js";
 import { SynartesisError } from "../errors.ts";
 import { startupOver } from "../jit.ts";
+import { LEGACY_VERSIONS } from "../jsonrpc/eras.ts";
 import { readMessages } from "../jsonrpc/frames.ts";
+import { ErrorCode } from "../jsonrpc/messages.ts";
 import { createLogger } from "../log.ts";
 import { onStopSignals } from "../proxy/drain.ts";
 import { methodNotFound } from "../proxy/methods.ts";
@@ -24,12 +25,14 @@ import { allowedNames, hostAllowed, originAllowed, tokenMatches } from "./guard.
 import { HttpSession } from "./http-session.ts";
 import { isSessionless, namesModernVersion } from "./modern-headers.ts";
 import type { HttpSettings } from "./options.ts";
-import { plainText, refusal, SESSION_HEADER } from "./responses.ts";
+import { jsonAnswer, plainText, refusal, SESSION_HEADER } from "./responses.ts";
 import { SessionlessRuns } from "./sessionless.ts";
 
 export const MCP_PATH = "/mcp";
 export const HEALTH_PATH = "/healthz";
 /** How often open event streams get a comment, well inside the minute after which tunnels and proxies tend to close a quiet connection. */
+/** The MCP-Protocol-Version values a 2025-era request may carry: the revisions served, and 2024-10-07, which the SDK's own servers accept too (as their list does). */
+const HEADER_VERSIONS = [...LEGACY_VERSIONS, "2024-10-07"];
 const KEEP_ALIVE_MS = 25_000;
 const SESSION_GONE = -32001;
 const SHUTTING_DOWN = "Service Unavailable: Synartesis is shutting down";
@@ -121,8 +124,8 @@ export async function serveHttp(options: HttpOptions): Promise<void> {
     const session = sessions.get(id);
     if (!session || session.ended || session.sessionless) return refusal(404, "Session not found: it ended (DELETE, --http-idle or a restart); start a new one with initialize", { code: SESSION_GONE });
     const version = request.headers.get("mcp-protocol-version");
-    if (version !== null && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
-      return refusal(400, `Bad Request: unsupported MCP-Protocol-Version ${JSON.stringify(version)} (supported: ${SUPPORTED_PROTOCOL_VERSIONS.join(", ")})`);
+    if (version !== null && !HEADER_VERSIONS.includes(version)) {
+      return refusal(400, `Bad Request: unsupported MCP-Protocol-Version ${JSON.stringify(version)} (supported: ${HEADER_VERSIONS.join(", ")})`);
     }
     return session;
   };
@@ -137,7 +140,7 @@ export async function serveHttp(options: HttpOptions): Promise<void> {
     const read = readMessages(await request.text(), "body");
     // The body may have taken a while: a session opened now would outlive the shutdown.
     if (stopping) return refusal(503, SHUTTING_DOWN);
-    if ("refused" in read) return new Response(read.refused, { status: 400, headers: { "Content-Type": "application/json" } });
+    if ("refused" in read) return jsonAnswer(400, read.refused);
     const initializing = read.frames.some((frame) => frame.kind === "request" && frame.msg.method === "initialize");
     const alone = read.frames.length === 1 && read.frames[0]!.kind === "request" ? read.frames[0] : undefined;
     // initialize under a 2026-07-28 MCP-Protocol-Version header is that era's, where it does not exist.

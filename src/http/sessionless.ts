@@ -13,7 +13,7 @@ import type { Logger } from "../log.ts";
 import type { HttpSession } from "./http-session.ts";
 import { headerRefusal } from "./modern-headers.ts";
 import { OfferedTools, vouchFor } from "./param-check.ts";
-import { refusal } from "./responses.ts";
+import { jsonAnswer, refusal } from "./responses.ts";
 
 const UNNAMED = "unnamed 2026-07-28 client";
 
@@ -61,13 +61,13 @@ export class SessionlessRuns {
       case "response":
         return refusal(400, "Invalid Request: a 2026-07-28 client sends no responses (input comes back in a retry's inputResponses)", { code: ErrorCode.InvalidRequest });
       case "invalid":
-        return jsonError(400, deservesAnswer(frame) ? errorLine(frame.id, frame.code, frame.message) : errorLine(null, frame.code, frame.message));
+        return jsonAnswer(400, deservesAnswer(frame) ? errorLine(frame.id, frame.code, frame.message) : errorLine(null, frame.code, frame.message));
     }
     const refused = headerRefusal(request.headers, frame);
-    if (refused) return jsonError(400, errorLine(frame.id, refused.code, refused.message, refused.data));
+    if (refused) return jsonAnswer(400, errorLine(frame.id, refused.code, refused.message, refused.data));
     const method = frame.msg.method;
     const notFound = REMOVED_IN_MODERN.has(method) ? `Method not found: ${method} (not part of ${MODERN_VERSION})` : this.notFound(method);
-    if (notFound) return jsonError(404, errorLine(frame.id, ErrorCode.MethodNotFound, notFound));
+    if (notFound) return jsonAnswer(404, errorLine(frame.id, ErrorCode.MethodNotFound, notFound));
     const params = paramsOf(frame.msg);
     const session = this.sessionFor(runKeyOf(params));
     if (session instanceof Response) return session;
@@ -86,8 +86,4 @@ export class SessionlessRuns {
     this.byRun.set(key, session);
     return session;
   }
-}
-
-function jsonError(status: number, line: string): Response {
-  return new Response(line, { status, headers: { "Content-Type": "application/json" } });
 }

@@ -34,7 +34,7 @@ const MEDIUM_BODY = 64 * 1024;
 /** How many sample bodies a tool's dictionary holds: four capture most of what more would (86 bytes a body, against 82 with sixteen). */
 export const DICTIONARY_SAMPLES = 4;
 /** A body larger than this is no sample: deflate looks back 32 KiB at most, and a large dictionary slows every compression. */
-export const SAMPLE_LIMIT = 8 * 1024;
+const SAMPLE_LIMIT = 8 * 1024;
 
 /**
  * In `args`, which cannot be NULL, a packed row keeps the empty string (never
@@ -104,7 +104,7 @@ function decodeBody(bytes: Uint8Array): Body {
 }
 
 /** How many bytes the body's text takes (as stored uncompressed). */
-export function bodySize(body: Body): number {
+function bodySize(body: Body): number {
   let size = 0;
   for (const column of BODY_COLUMNS) size += body[column]?.length ?? 0;
   return size;

@@ -4,7 +4,7 @@
 // connection's pending calls kept until they finish.
 import type { SQL } from "bun";
 import { dictionaryIdOf, ToolDictionaries, type Body } from "./packing.ts";
-import { bodyOfRow, rebuiltBody, storedBody, toAction, unpackedRow, type PendingBody, type Row, type StoredBody } from "./rows.ts";
+import { readBody, rebuiltBody, storedBody, toAction, unpackedRow, type PendingBody, type Row, type StoredBody } from "./rows.ts";
 import type { Action } from "./types.ts";
 
 /**
@@ -74,8 +74,9 @@ export class PostgresBodies {
     return this.stored(String(row.server), String(row.tool), rebuiltBody(await this.bodyOf(row), change));
   }
 
-  async write(id: string, stored: StoredBody): Promise<void> {
-    await this.sql`
+  /** Write a row's body columns (in the caller's transaction `sql`, when it has one). */
+  async write(id: string, stored: StoredBody, sql: SQL = this.sql): Promise<void> {
+    await sql`
       UPDATE actions SET args = ${stored.args}, snapshot = ${stored.snapshot}, result = ${stored.result}, inverse = ${stored.inverse},
                          post_state = ${stored.post_state}, verify = ${stored.verify}, packed = ${stored.packed}
        WHERE id = ${id}`;
@@ -83,11 +84,14 @@ export class PostgresBodies {
 
   private async bodyOf(row: Row): Promise<Body> {
     await this.readDictionaries([row]);
-    return bodyOfRow(this.unpacked(row), () => undefined);
+    return readBody(row, this.dictionary, this.path);
   }
 
+  /** The content of dictionary `id`, as readDictionaries() read it. */
+  private readonly dictionary = (id: number): Uint8Array | undefined => this.dictionaries.contents.get(id);
+
   private unpacked(row: Row): Row {
-    return unpackedRow(row, (id) => this.dictionaries.contents.get(id), this.path);
+    return unpackedRow(row, this.dictionary, this.path);
   }
 
   private async readDictionaries(rows: Row[]): Promise<void> {

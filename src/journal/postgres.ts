@@ -11,7 +11,7 @@ import { JournalError, type Journal, type NewAction, type Outcome, type PendingN
 import { migrate, SCHEMA } from "./postgres-migrations.ts";
 import { postgresTarget, redact, type PostgresTarget } from "./postgres-connection.ts";
 import { PostgresBodies, text } from "./postgres-bodies.ts";
-import { finishedBody, insertedAction, likePrefix, notedBody, newBody, observationColumns, onlyMatch, reportFailuresAsJournalErrors, toRun, warningsColumn, type Row } from "./rows.ts";
+import { finishedBody, insertedAction, likePrefix, notedBody, newBody, absentColumn, onlyMatch, reportFailuresAsJournalErrors, toRun, warningsColumn, type Row } from "./rows.ts";
 import type { Action, ActionStatus, ResolvedCall, Run, RunStatus, RunSummary, Settled, VerifyCall } from "./types.ts";
 
 const CHANNEL = "synartesis_journal";
@@ -188,7 +188,7 @@ export class PostgresJournal implements Journal {
       INSERT INTO actions (id, run_id, seq, server, tool, args, args_key, class, status, snapshot, snapshot_absent,
                            verify, result, error, held_reason, warnings, approved_by, approved_at, ts, packed)
       SELECT ${action.id}, ${action.runId}, next.last_seq, ${text(action.server)}, ${text(action.tool)}, ${stored.args},
-             ${action.argsKey ?? null}, ${action.class}, ${action.status}, ${stored.snapshot}, ${observationColumns(action.snapshot)[1]},
+             ${action.argsKey ?? null}, ${action.class}, ${action.status}, ${stored.snapshot}, ${absentColumn(action.snapshot)},
              ${stored.verify}, ${stored.result}, ${text(action.error)}, ${text(action.heldReason)}, ${warningsColumn(action.warnings)},
              ${text(action.approvedBy)}, ${action.approvedAt ?? null}, ${action.ts}, ${stored.packed}
         FROM next
@@ -205,7 +205,7 @@ export class PostgresJournal implements Journal {
     await this.sql`
       UPDATE actions SET status = ${outcome.status}, args = ${stored.args}, snapshot = ${stored.snapshot}, result = ${stored.result},
                          inverse = ${stored.inverse}, post_state = ${stored.post_state}, verify = ${stored.verify}, packed = ${stored.packed},
-                         post_absent = ${observationColumns(outcome.postState)[1]}, error = COALESCE(${text(outcome.error)}::text, error),
+                         post_absent = ${absentColumn(outcome.postState)}, error = COALESCE(${text(outcome.error)}::text, error),
                          warnings = ${warningsColumn(outcome.warnings)}
        WHERE id = ${id} AND status = 'pending'`;
   }
@@ -218,7 +218,7 @@ export class PostgresJournal implements Journal {
     await this.sql`
       UPDATE actions SET args = ${stored.args}, snapshot = ${stored.snapshot}, result = ${stored.result}, inverse = ${stored.inverse},
                          post_state = ${stored.post_state}, verify = ${stored.verify}, packed = ${stored.packed},
-                         snapshot_absent = CASE WHEN ${news.snapshot ? 1 : 0} = 1 THEN ${observationColumns(news.snapshot)[1]}::integer ELSE snapshot_absent END,
+                         snapshot_absent = CASE WHEN ${news.snapshot ? 1 : 0} = 1 THEN ${absentColumn(news.snapshot)}::integer ELSE snapshot_absent END,
                          task = COALESCE(${text(news.task)}::text, task)
        WHERE id = ${id} AND status = 'pending'`;
     this.bodies.wrotePending(id, { ...pending, body });
@@ -351,14 +351,17 @@ export class PostgresJournal implements Journal {
   ): Promise<boolean> {
     // A new inverse (one built now that the call is known to have run) replaces the row's.
     const stored = finding.inverse && (await this.bodies.rebuilt(id, { inverse: finding.inverse }));
-    const settled = await this.sql`
-      UPDATE actions SET status = ${finding.status}, settled = ${finding.settled}, settled_by = ${text(finding.by)}, settled_at = ${finding.at},
-                         settled_note = ${text(finding.note)},
-                         warnings = CASE WHEN ${finding.warnings !== undefined} THEN ${warningsColumn(finding.warnings)}::text ELSE warnings END,
-                         undo_note = NULL, inverse_sent_at = NULL
-       WHERE id = ${id} AND status = ${from.status} AND (${from.claimedBy ?? null}::text IS NULL OR claimed_by = ${from.claimedBy ?? null})`;
-    if (settled.count === 1 && stored) await this.bodies.write(id, stored);
-    return settled.count === 1;
+    // One transaction: a connection ended between the two writes must not leave the status settled and the old inverse.
+    return this.sql.begin(async (tx) => {
+      const settled = await tx`
+        UPDATE actions SET status = ${finding.status}, settled = ${finding.settled}, settled_by = ${text(finding.by)}, settled_at = ${finding.at},
+                           settled_note = ${text(finding.note)},
+                           warnings = CASE WHEN ${finding.warnings !== undefined} THEN ${warningsColumn(finding.warnings)}::text ELSE warnings END,
+                           undo_note = NULL, inverse_sent_at = NULL
+         WHERE id = ${id} AND status = ${from.status} AND (${from.claimedBy ?? null}::text IS NULL OR claimed_by = ${from.claimedBy ?? null})`;
+      if (settled.count === 1 && stored) await this.bodies.write(id, stored, tx);
+      return settled.count === 1;
+    });
   }
 
   async markUnrecoverable(id: string, _options?: WriteOptions): Promise<void> {
@@ -367,8 +370,10 @@ export class PostgresJournal implements Journal {
 
   async replan(id: string, inverse: ResolvedCall | undefined, verify: VerifyCall | undefined, warnings: string[]): Promise<void> {
     const stored = await this.bodies.rebuilt(id, { inverse: inverse ?? null, verify: verify ?? null });
-    await this.sql`UPDATE actions SET warnings = ${warningsColumn(warnings)} WHERE id = ${id}`;
-    if (stored) await this.bodies.write(id, stored);
+    await this.sql.begin(async (tx) => {
+      await tx`UPDATE actions SET warnings = ${warningsColumn(warnings)} WHERE id = ${id}`;
+      if (stored) await this.bodies.write(id, stored, tx);
+    });
   }
 }
 
@@ -382,18 +387,11 @@ function connectionEndedFirst(error: unknown, attempt: number): boolean {
   return attempt <= POOL_SIZE && error instanceof SQL.SQLError && ["57P01", "57P02", "57P03"].includes((error as SQL.PostgresError).errno ?? "");
 }
 
-reportFailuresAsJournalErrors(PostgresJournal.prototype, (journal, error) => journal.failure(error), connectionEndedFirst);
-
-for (const name of Object.getOwnPropertyNames(PostgresJournal.prototype)) {
-  const method = Object.getOwnPropertyDescriptor(PostgresJournal.prototype, name)?.value;
-  if (name === "close" || name === "constructor" || typeof method !== "function") continue;
-  Object.defineProperty(PostgresJournal.prototype, name, {
-    value: function (this: PostgresJournal, ...args: unknown[]) {
-      const call = method.apply(this, args);
-      if (!(call instanceof Promise)) return call;
-      this.inflight.add(call);
-      void call.finally(() => this.inflight.delete(call)).catch(() => {});
-      return call;
-    },
-  });
-}
+reportFailuresAsJournalErrors(PostgresJournal.prototype, (journal, error) => journal.failure(error), {
+  retryable: connectionEndedFirst,
+  // close() waits for the calls still running.
+  track: (journal, call) => {
+    journal.inflight.add(call);
+    void call.finally(() => journal.inflight.delete(call)).catch(() => {});
+  },
+});

@@ -28,9 +28,14 @@ function observation(payload: Cell, absent: Cell): Observation | undefined {
   return typeof payload === "string" ? { absent: false, payload: JSON.parse(payload) } : undefined;
 }
 
-/** An observation as two columns: its payload (JSON text) and whether it found nothing (1/0). */
-export function observationColumns(value: Observation | undefined): [payload: string | null, absent: 0 | 1] {
-  return [value && !value.absent ? JSON.stringify(value.payload) : null, value?.absent ? 1 : 0];
+/** An observation's payload as its column holds it (JSON text); NULL when it found nothing. */
+export function observationPayload(value: Observation | undefined): string | null {
+  return value && !value.absent ? JSON.stringify(value.payload) : null;
+}
+
+/** Whether an observation found nothing, as its column holds it (1/0). */
+export function absentColumn(value: Observation | undefined): 0 | 1 {
+  return value?.absent ? 1 : 0;
 }
 
 /** Warnings as a column: none is NULL. */
@@ -61,7 +66,7 @@ export interface PendingBody {
 export function newBody(action: NewAction): Body {
   return defined({
     args: JSON.stringify(action.args),
-    snapshot: observationColumns(action.snapshot)[0],
+    snapshot: observationPayload(action.snapshot),
     verify: json(action.verify),
     result: action.resultText,
   });
@@ -73,13 +78,13 @@ export function finishedBody(before: Body, outcome: Outcome): Body {
     ...before,
     result: outcome.resultText ?? before.result,
     inverse: json(outcome.inverse),
-    post_state: observationColumns(outcome.postState)[0],
+    post_state: observationPayload(outcome.postState),
   });
 }
 
 /** The body of a pending call once it learnt a new pre-read (notePending); the rest stays. */
 export function notedBody(before: Body, news: PendingNews): Body {
-  return news.snapshot ? defined({ ...before, snapshot: observationColumns(news.snapshot)[0] }) : before;
+  return news.snapshot ? defined({ ...before, snapshot: observationPayload(news.snapshot) }) : before;
 }
 
 /** The body with its inverse and verification read replaced (--replan, settle). */
@@ -107,20 +112,24 @@ export function storedBody(body: Body, dictionary: Dictionary | undefined, optio
 }
 
 /** A row's body: its text columns, or what its packed body holds (`dictionary` gives the content of a dictionary by id). */
-export function bodyOfRow(row: Row, dictionary: (id: number) => Uint8Array | undefined): Body {
+function bodyOfRow(row: Row, dictionary: (id: number) => Uint8Array | undefined): Body {
   if (row.packed instanceof Uint8Array) return unpackBody(row.packed, dictionary);
   return defined(Object.fromEntries(BODY_COLUMNS.map((column) => [column, typeof row[column] === "string" ? row[column] : undefined])));
 }
 
-/** The row with its body in its text columns, as toAction reads it; a packed body that cannot be read is a broken journal (`path`). */
-export function unpackedRow(row: Row, dictionary: (id: number) => Uint8Array | undefined, path: string): Row {
-  if (!(row.packed instanceof Uint8Array)) return row;
-  let body: Body;
+/** bodyOfRow(), where a packed body that cannot be read is a broken journal (`path`). */
+export function readBody(row: Row, dictionary: (id: number) => Uint8Array | undefined, path: string): Body {
   try {
-    body = bodyOfRow(row, dictionary);
+    return bodyOfRow(row, dictionary);
   } catch (error) {
     throw new JournalError(path, "broken", `the packed body of action ${String(row.id)} cannot be read: ${(error as Error).message}`);
   }
+}
+
+/** The row with its body in its text columns, as toAction reads it (see readBody). */
+export function unpackedRow(row: Row, dictionary: (id: number) => Uint8Array | undefined, path: string): Row {
+  if (!(row.packed instanceof Uint8Array)) return row;
+  const body = readBody(row, dictionary, path);
   const out: Row = { ...row, packed: null };
   for (const column of BODY_COLUMNS) out[column] = body[column] ?? null;
   return out;
@@ -238,27 +247,36 @@ export function onlyMatch<T>(rows: Row[], prefix: string, what: "run" | "action"
  * Every failure of the database inside a journal reaches its caller as a
  * JournalError naming the journal (one line, exit 2), never as a bare
  * "internal error": each async method of `prototype` is wrapped once. A call
- * whose `attempt` failed in a way `retryable` says left nothing done is made again.
+ * whose `attempt` failed in a way `retryable` says left nothing done is made
+ * again. `track` is told of each call (but close) while it runs.
  */
 export function reportFailuresAsJournalErrors<T extends { readonly path: string }>(
   prototype: T,
   asJournalError: (journal: T, error: unknown) => unknown,
-  retryable: (error: unknown, attempt: number) => boolean = () => false,
+  options: { retryable?: (error: unknown, attempt: number) => boolean; track?: (journal: T, call: Promise<unknown>) => void } = {},
 ): void {
+  const { retryable = () => false, track } = options;
   for (const name of Object.getOwnPropertyNames(prototype)) {
     const method = Object.getOwnPropertyDescriptor(prototype, name)?.value;
     if (typeof method !== "function" || method.constructor.name !== "AsyncFunction") continue;
-    Object.defineProperty(prototype, name, {
-      value: async function (this: T, ...args: unknown[]) {
-        for (let attempt = 1; ; attempt++) {
-          try {
-            return await method.apply(this, args);
-          } catch (error) {
-            if (retryable(error, attempt)) continue;
-            throw error instanceof JournalError ? error : asJournalError(this, error);
-          }
+    const reported = async function (this: T, ...args: unknown[]) {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await method.apply(this, args);
+        } catch (error) {
+          if (retryable(error, attempt)) continue;
+          throw error instanceof JournalError ? error : asJournalError(this, error);
         }
-      },
-    });
+      }
+    };
+    const value =
+      track && name !== "close"
+        ? function (this: T, ...args: unknown[]) {
+            const call = reported.apply(this, args);
+            track(this, call);
+            return call;
+          }
+        : reported;
+    Object.defineProperty(prototype, name, { value });
   }
 }

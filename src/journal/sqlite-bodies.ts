@@ -3,7 +3,7 @@
 // and the bodies of this connection's pending calls kept until they finish.
 import type { Database } from "bun:sqlite";
 import { ToolDictionaries, type Body, type Dictionary } from "./packing.ts";
-import { bodyOfRow, rebuiltBody, storedBody, toAction, unpackedRow, type PendingBody, type Row, type StoredBody } from "./rows.ts";
+import { readBody, rebuiltBody, storedBody, toAction, unpackedRow, type PendingBody, type Row, type StoredBody } from "./rows.ts";
 import type { Action } from "./types.ts";
 
 export class SqliteBodies {
@@ -71,7 +71,7 @@ export class SqliteBodies {
   }
 
   private bodyOf(row: Row): Body {
-    return bodyOfRow(unpackedRow(row, this.dictionaryById, this.path), this.dictionaryById);
+    return readBody(row, this.dictionaryById, this.path);
   }
 
   /** The content of dictionary `id`, read once. */

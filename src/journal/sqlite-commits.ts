@@ -10,7 +10,7 @@ import type { Database } from "bun:sqlite";
 import type { Grouping } from "./journal.ts";
 
 /** The longest a "with-next" write waits for the write it was promised. */
-export const GROUP_DELAY_MS = 20;
+const GROUP_DELAY_MS = 20;
 
 interface Queued {
   write(): unknown;

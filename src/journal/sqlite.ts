@@ -7,7 +7,7 @@ import type { Database } from "bun:sqlite";
 import { SynartesisError } from "../errors.ts";
 import { MIGRATIONS, runIdPrefix } from "./migrations.ts";
 import type { Journal, NewAction, Outcome, PendingNews, WriteOptions } from "./journal.ts";
-import { finishedBody, insertedAction, notedBody, likePrefix, newBody, observationColumns, onlyMatch, reportFailuresAsJournalErrors, toRun, warningsColumn, type Row } from "./rows.ts";
+import { finishedBody, insertedAction, notedBody, likePrefix, newBody, absentColumn, onlyMatch, reportFailuresAsJournalErrors, toRun, warningsColumn, type Row } from "./rows.ts";
 import { SqliteBodies } from "./sqlite-bodies.ts";
 import { CommitQueue } from "./sqlite-commits.ts";
 import type { JournalFiles } from "./file-identity.ts";
@@ -173,7 +173,7 @@ export class SqliteJournal implements Journal {
         )
         .run(
           ...[action.id, action.runId, last_seq, action.server, action.tool, stored.args, action.argsKey ?? null, action.class, action.status],
-          ...[stored.snapshot, observationColumns(action.snapshot)[1], stored.verify, stored.result],
+          ...[stored.snapshot, absentColumn(action.snapshot), stored.verify, stored.result],
           ...[action.error ?? null, action.heldReason ?? null, warningsColumn(action.warnings)],
           ...[action.approvedBy ?? null, action.approvedAt ?? null, action.ts, stored.packed],
         );
@@ -197,7 +197,7 @@ export class SqliteJournal implements Journal {
           )
           .run(
             ...[outcome.status, stored.args, stored.snapshot, stored.result, stored.inverse, stored.post_state, stored.verify, stored.packed],
-            ...[observationColumns(outcome.postState)[1], outcome.error ?? null, warningsColumn(outcome.warnings), id],
+            ...[absentColumn(outcome.postState), outcome.error ?? null, warningsColumn(outcome.warnings), id],
           ),
       options,
     );
@@ -217,7 +217,7 @@ export class SqliteJournal implements Journal {
         )
         .run(
           ...[stored.args, stored.snapshot, stored.result, stored.inverse, stored.post_state, stored.verify, stored.packed],
-          ...[news.snapshot ? 1 : 0, observationColumns(news.snapshot)[1], news.task ?? null, id],
+          ...[news.snapshot ? 1 : 0, absentColumn(news.snapshot), news.task ?? null, id],
         ),
     );
     this.bodies.wrotePending(id, { ...pending, body });

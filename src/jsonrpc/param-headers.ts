@@ -6,8 +6,8 @@
 import { isRecord } from "./frames.ts";
 import { decodedHeader, encodedHeader } from "./header-values.ts";
 
-export const MARK_KEY = "x-mcp-header";
-export const PARAM_HEADER_PREFIX = "Mcp-Param-";
+const MARK_KEY = "x-mcp-header";
+const PARAM_HEADER_PREFIX = "Mcp-Param-";
 
 /** One marked parameter: its header's name part, where it sits in the arguments (a chain of `properties` keys), its type. */
 export interface HeaderMark {

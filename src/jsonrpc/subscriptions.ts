@@ -9,7 +9,7 @@ import { rawMember, withMembers } from "./raw-json.ts";
 export const LISTEN = "subscriptions/listen";
 export const ACKNOWLEDGED = "notifications/subscriptions/acknowledged";
 export const SUBSCRIPTION_ID_KEY = "io.modelcontextprotocol/subscriptionId";
-export const RESOURCE_UPDATED = "notifications/resources/updated";
+const RESOURCE_UPDATED = "notifications/resources/updated";
 
 /** The list changes a filter may ask for: its field, the notification it stands for, and the capability that offers it. */
 export const LIST_CHANGES = [

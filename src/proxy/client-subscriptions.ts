@@ -18,7 +18,20 @@ import type { ServerPool } from "./pool.ts";
 import { ackWaitAt } from "./server-subscriptions.ts";
 
 /** How many subscriptions one client connection may have open (over HTTP, one run: clients of one name share it, unless they name their runs). */
-export const MAX_SUBSCRIPTIONS = 100;
+const MAX_SUBSCRIPTIONS = 100;
+
+const NOT_OPENED_AT_SHUTDOWN = "Synartesis is shutting down; the subscription was not opened";
+
+/** `promise`'s value, or undefined once `ms` have passed without it. */
+async function within<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), ms)));
+  try {
+    return await Promise.race([promise, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 interface Subscription {
   readonly request: ClientRequest;
@@ -50,7 +63,7 @@ export class ClientSubscriptions {
     if (!modern) return this.answer(request, errorLine(request.id, ErrorCode.MethodNotFound, `Method not found: ${LISTEN} is of ${MODERN_VERSION}; this connection opened with initialize (resources/subscribe serves it)`));
     const asked = filterOf(params);
     if (typeof asked === "string") return this.answer(request, errorLine(request.id, ErrorCode.InvalidParams, `Invalid params: ${asked}`));
-    if (this.closed) return this.answer(request, errorLine(request.id, ErrorCode.InternalError, "Synartesis is shutting down; the subscription was not opened"));
+    if (this.closed) return this.answer(request, errorLine(request.id, ErrorCode.InternalError, NOT_OPENED_AT_SHUTDOWN));
     if (this.open.size >= MAX_SUBSCRIPTIONS) {
       return this.answer(request, errorLine(request.id, ErrorCode.InternalError, `Subscription limit reached: ${MAX_SUBSCRIPTIONS} subscriptions are open on this connection`));
     }
@@ -98,7 +111,7 @@ export class ClientSubscriptions {
     for (const subscription of [...this.open]) {
       if (subscription.acknowledged) this.complete(subscription);
       else {
-        this.answer(subscription.request, errorLine(subscription.request.id, ErrorCode.InternalError, "Synartesis is shutting down; the subscription was not opened"));
+        this.answer(subscription.request, errorLine(subscription.request.id, ErrorCode.InternalError, NOT_OPENED_AT_SHUTDOWN));
         this.close(subscription);
       }
     }
@@ -129,19 +142,14 @@ export class ClientSubscriptions {
    * still being asked then goes on being asked.
    */
   private async follow(subscription: Subscription, uris: string[]): Promise<void> {
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const lookup = this.pool.ownersOf(uris);
     // Finding the owners (servers list their resources) is waited for as long as any server's wait at most.
-    const ownersKnown = await Promise.race([lookup, new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), Math.max(0, ...this.pool.upstreams.map(ackWaitAt)))))]);
-    clearTimeout(timer);
+    const ownersKnown = await within(this.pool.ownersOf(uris), Math.max(0, ...this.pool.upstreams.map(ackWaitAt)));
     // Ended while its resources were looked up (nothing to hold), or they were not found in time.
     if (!ownersKnown || !this.open.has(subscription)) return;
     const holding = this.pool.subscriptions.hold(subscription, ownersKnown);
     // It may go on after the acknowledgment: a failure then is no one's to hear (the subscription just lacks what failed).
     holding.catch((error: Error) => this.log.debug("a subscription's resources could not all be followed", { subscription: subscription.idText, error: error.message }));
-    const waited = new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.max(0, ...[...ownersKnown.values()].map(ackWaitAt)))));
-    await Promise.race([holding.catch(() => {}), waited]);
-    clearTimeout(timer);
+    await within(holding.catch(() => {}), Math.max(0, ...[...ownersKnown.values()].map(ackWaitAt)));
   }
 
   private complete(subscription: Subscription): void {

@@ -24,7 +24,8 @@ export interface HandedRead {
 
 /** The read `handed` on by the call before, when it is this same read and it succeeded; else a read now. */
 async function readBefore(ctx: CallContext, call: ToolCall, verify: VerifyCall, handed: HandedRead | undefined): Promise<StateRead> {
-  if (handed && verify.server === call.server && handed.key === readKey(verify)) {
+  // A read is handed on only within one server's queue, and its key names the server: the same key is the same read there.
+  if (handed && handed.key === readKey(verify)) {
     const shared = await handed.state;
     if (!readFailed(shared.read)) return shared;
   }

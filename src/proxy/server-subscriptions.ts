@@ -26,7 +26,7 @@ export function ackWaitAt(upstream: Upstream): number {
 /** How many resources/subscribe (or unsubscribe) a 2025-era server is asked at once. */
 const ASKED_AT_ONCE = 8;
 /** How many resources Synartesis follows at one server for subscriptions: one more is not followed (left out of its acknowledgment). */
-export const MAX_FOLLOWED_PER_SERVER = 1000;
+const MAX_FOLLOWED_PER_SERVER = 1000;
 
 export interface ServerSubscriptionsOptions {
   log: Logger;
@@ -300,11 +300,12 @@ export class ServerSubscriptions {
           if (this.listening.get(upstream)?.listen === listen) this.options.notify(upstream, untagged(frame));
         },
         ended: (why, refused) => {
-          if (!acknowledged) return failed(why, refused);
-          if (this.listening.get(upstream)?.listen !== listen) return;
-          this.listening.delete(upstream);
-          if (refused) this.listenRefused.add(upstream);
-          this.retry(upstream, why, refused, notFollowed);
+          // Once acknowledged, only the subscription in use is followed up (the rest of failed() is done by then).
+          if (acknowledged) {
+            if (this.listening.get(upstream)?.listen !== listen) return;
+            this.listening.delete(upstream);
+          }
+          failed(why, refused);
         },
       });
       if (!listen) failed("it is not running", false);

@@ -149,13 +149,13 @@ export class ModernHttpRequests {
    * call was refused for its Mcp-Param-* headers. False when that failed.
    */
   private async relist(meta: unknown, signal: AbortSignal): Promise<boolean> {
+    const envelope = isRecord(meta) ? Object.fromEntries(Object.entries(meta).filter(([key]) => key.startsWith("io.modelcontextprotocol/"))) : {};
+    const version = claimedVersion({ _meta: envelope });
+    if (typeof version !== "string") return false;
     let cursor: unknown;
     do {
       const id = `synartesis-marks-${++this.ownIds}`;
-      const envelope = isRecord(meta) ? Object.fromEntries(Object.entries(meta).filter(([key]) => key.startsWith("io.modelcontextprotocol/"))) : {};
       const params = { ...(cursor === undefined ? {} : { cursor }), _meta: envelope };
-      const version = claimedVersion(params);
-      if (typeof version !== "string") return false;
       try {
         const body = JSON.stringify({ jsonrpc: "2.0", id, method: "tools/list", params });
         const response = await fetch(this.url, { method: "POST", headers: this.headersFor("tools/list", params, version), body, signal });
@@ -181,8 +181,7 @@ export class ModernHttpRequests {
       if (method === "tools/call" && response.status === 400 && errorCodeOf(await response.clone().text()) === HEADER_MISMATCH && (await this.relist(params._meta, abort.signal))) {
         response = await fetch(this.url, { method: "POST", headers: this.headersFor(method, params, version), body: line, signal: abort.signal });
       }
-      const type = (response.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
-      if (response.ok && type === "text/event-stream" && response.body) {
+      if (response.ok && mediaType(response) === "text/event-stream" && response.body) {
         let answered = false;
         for await (const data of eventData(response.body)) {
           answered = isAnswerTo(data, idText);
@@ -207,10 +206,14 @@ export class ModernHttpRequests {
     }
   }
 }
+/** A response's Content-Type without its parameters, lower case. */
+function mediaType(response: Response): string {
+  return (response.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
+}
+
 /** The answer to the request with this id that a response carries (a JSON body, or the event that answers it in a stream). */
 async function answerIn(response: Response, idText: string): Promise<string | undefined> {
-  const type = (response.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
-  if (type !== "text/event-stream" || !response.body) {
+  if (mediaType(response) !== "text/event-stream" || !response.body) {
     const text = await response.text();
     return isAnswerTo(text, idText) ? text : undefined;
   }

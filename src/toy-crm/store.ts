@@ -27,7 +27,7 @@ export { PLANS, StateFileError, type Customer, type Plan, type SentEmail };
 export class CrmError extends Error {}
 
 /** What one operation of a batch came to: its value, or what it threw. */
-export type Outcome<T> = { ok: true; value: T } | { ok: false; error: unknown };
+type Outcome<T> = { ok: true; value: T } | { ok: false; error: unknown };
 
 /** The batch being run: what its changes must still make lasting. */
 interface OpenBatch {

@@ -213,6 +213,7 @@ async function undo(ctx: ApiContext, request: Request, id: string): Promise<Resp
     log,
     onStep: (step) => stream.send({ kind: "step", step: stepJson(step, dryRun) }),
     onReplan: (action) => stream.send({ kind: "replan", text: replannedText(action).trim() }),
+    actions: opening.actions,
   })
     .then((report) => {
       const summary = undoSummary(report, { dryRun, runRef, fromSeq });

@@ -14,8 +14,8 @@ export type UndoOpening =
   | { kind: "already"; when?: string; by?: string }
   /** Nothing to revert; `withdrawn` (real undo) or `wouldWithdraw` (dry run) are its open requests. */
   | { kind: "nothing"; withdrawn: Action[]; wouldWithdraw: Action[] }
-  /** Steps to take; the run's open requests in scope were withdrawn first (none in a dry run). */
-  | { kind: "work"; withdrawn: Action[] };
+  /** Steps to take, over `actions` (the run's, with the open requests in scope withdrawn first: none in a dry run). */
+  | { kind: "work"; actions: Action[] };
 
 export interface OpeningOptions {
   fromSeq: number;
@@ -43,7 +43,7 @@ export async function openUndo(journal: Journal, run: Run, actions: Action[], op
   if (hasWork(actions, fromSeq)) {
     // Requests go first, so none of them can be approved and run while the run is undone.
     const withdrawn = dryRun ? [] : await journal.withdrawRequests(run.id, fromSeq, by, options.now().toISOString());
-    return { kind: "work", withdrawn };
+    return { kind: "work", actions: withWithdrawn(actions, withdrawn) };
   }
   if (run.status === "rolled_back") {
     const when = run.undoneAt ?? run.endedAt;
@@ -63,10 +63,10 @@ export async function openUndo(journal: Journal, run: Run, actions: Action[], op
   return { kind: "nothing", withdrawn, wouldWithdraw: [] };
 }
 
-/** The run's actions as they stand after the opening: its withdrawn requests as they are now. */
-export function afterOpening(actions: Action[], opening: Extract<UndoOpening, { kind: "work" }>): Action[] {
-  const withdrawn = new Map(opening.withdrawn.map((action) => [action.id, action]));
-  return actions.map((action) => withdrawn.get(action.id) ?? action);
+/** The run's actions with the requests just withdrawn as they are now. */
+function withWithdrawn(actions: Action[], withdrawn: Action[]): Action[] {
+  const now = new Map(withdrawn.map((action) => [action.id, action]));
+  return actions.map((action) => now.get(action.id) ?? action);
 }
 
 /** The most recent run other than `run` that has something to undo. */

@@ -132,7 +132,8 @@ export class LiveWorld implements UndoWorld {
 
   /** Claims taken ahead for actions the loop never reached (it stopped) are given back as they were. */
   async giveBack(): Promise<void> {
-    for (const action of this.held.values()) this.recording.push(this.journal.settleClaim(action.id, this.undo.owner, "applied", action.undoNote));
+    // One commit for them all (and for the last step's record, still waiting for a next write).
+    for (const action of this.held.values()) this.recording.push(this.journal.settleClaim(action.id, this.undo.owner, "applied", action.undoNote, { group: "soon" }));
     this.held.clear();
     await Promise.all(this.recording.splice(0));
     if (this.recordFailure !== undefined) throw this.recordFailure;

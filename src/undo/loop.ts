@@ -26,7 +26,7 @@ export type UndoRecord =
   | { kind: "stepped-over"; why: string };
 
 /** How many actions the loop lets the world prepare for at a time. */
-export const PREPARE_AHEAD = 32;
+const PREPARE_AHEAD = 32;
 
 /** What the loop may ask of the world it undoes in. */
 export interface UndoWorld {
