@@ -16,6 +16,7 @@ import {
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
 import { VERSION } from "../version.ts";
+import { replacedVersionsRemoved } from "./state-file.ts";
 import { CrmError, PLANS, type CrmStore, type Customer, type SentEmail } from "./store.ts";
 
 /**
@@ -350,6 +351,7 @@ export async function serveStdio(store: CrmStore): Promise<void> {
     process.off("SIGINT", signalled);
   }
   await server.close();
+  await replacedVersionsRemoved();
   // The caller exits the process next: let every reply reach the pipe first.
   await new Promise<void>((resolve) => process.stdout.write("", () => resolve()));
 }

@@ -5,11 +5,11 @@
 // that holds each of them before any is answered.
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { closeSync, openSync, readdirSync, readFileSync, readSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { tempDir } from "../helpers.ts";
 import { CrmError, CrmStore } from "../../src/toy-crm/store.ts";
-import { formatId, parseState, sameBytes, saveStateFile, StateText, type CrmState, type Customer, type SentEmail } from "../../src/toy-crm/state-file.ts";
+import { formatId, parseState, replacedVersionsRemoved, sameBytes, saveStateFile, StateText, type CrmState, type Customer, type SentEmail } from "../../src/toy-crm/state-file.ts";
 
 const PLANS = ["free", "pro", "enterprise"] as const;
 
@@ -149,13 +149,31 @@ describe("saving the file in pieces", () => {
     expect(sameBytes(bytes("--abcdéf").subarray(2), chunks)).toBe(true);
   });
 
-  test("saveStateFile writes every piece, more than one writev takes, and leaves no temporary file", () => {
+  test("saveStateFile writes every piece, more than one writev takes, and leaves no temporary file or replaced version", async () => {
     const dir = tempDir();
     const path = join(dir, "crm.json");
     writeFileSync(path, "before");
     const chunks = Array.from({ length: 1500 }, (_, i) => bytes(i % 7 === 0 ? "" : `${i},`.repeat(i % 5)));
     saveStateFile(path, chunks);
     expect(readFileSync(path)).toEqual(Buffer.concat(chunks));
+    await replacedVersionsRemoved();
+    expect(readdirSync(dir)).toEqual(["crm.json"]);
+  });
+
+  test("saveStateFile creates a missing file, replaces it again and again, and a reader of a replaced version still reads it whole", async () => {
+    const dir = tempDir();
+    const path = join(dir, "crm.json");
+    saveStateFile(path, [bytes("first")]);
+    const reader = openSync(path, "r");
+    try {
+      for (const text of ["second", "third", "fourth, longer"]) saveStateFile(path, [bytes(text)]);
+      await replacedVersionsRemoved();
+      expect(readFileSync(path, "utf8")).toBe("fourth, longer");
+      const before = Buffer.alloc(16);
+      expect(before.subarray(0, readSync(reader, before, 0, 16, 0)).toString()).toBe("first");
+    } finally {
+      closeSync(reader);
+    }
     expect(readdirSync(dir)).toEqual(["crm.json"]);
   });
 });
