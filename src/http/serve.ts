@@ -11,7 +11,7 @@ import { networkInterfaces } from "node:os";
 import type { Server } from "bun";
 import { SynartesisError } from "../errors.ts";
 import { startupOver } from "../jit.ts";
-import { LEGACY_VERSIONS } from "../jsonrpc/eras.ts";
+import { ACCEPTED_LEGACY_VERSIONS } from "../jsonrpc/eras.ts";
 import { readMessages } from "../jsonrpc/frames.ts";
 import { ErrorCode } from "../jsonrpc/messages.ts";
 import { createLogger } from "../log.ts";
@@ -31,8 +31,6 @@ import { SessionlessRuns } from "./sessionless.ts";
 export const MCP_PATH = "/mcp";
 export const HEALTH_PATH = "/healthz";
 /** How often open event streams get a comment, well inside the minute after which tunnels and proxies tend to close a quiet connection. */
-/** The MCP-Protocol-Version values a 2025-era request may carry: the revisions served, and 2024-10-07, which the SDK's own servers accept too (as their list does). */
-const HEADER_VERSIONS = [...LEGACY_VERSIONS, "2024-10-07"];
 const KEEP_ALIVE_MS = 25_000;
 const SESSION_GONE = -32001;
 const SHUTTING_DOWN = "Service Unavailable: Synartesis is shutting down";
@@ -124,8 +122,8 @@ export async function serveHttp(options: HttpOptions): Promise<void> {
     const session = sessions.get(id);
     if (!session || session.ended || session.sessionless) return refusal(404, "Session not found: it ended (DELETE, --http-idle or a restart); start a new one with initialize", { code: SESSION_GONE });
     const version = request.headers.get("mcp-protocol-version");
-    if (version !== null && !HEADER_VERSIONS.includes(version)) {
-      return refusal(400, `Bad Request: unsupported MCP-Protocol-Version ${JSON.stringify(version)} (supported: ${HEADER_VERSIONS.join(", ")})`);
+    if (version !== null && !ACCEPTED_LEGACY_VERSIONS.includes(version)) {
+      return refusal(400, `Bad Request: unsupported MCP-Protocol-Version ${JSON.stringify(version)} (supported: ${ACCEPTED_LEGACY_VERSIONS.join(", ")})`);
     }
     return session;
   };

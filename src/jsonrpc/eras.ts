@@ -13,6 +13,8 @@ export const MODERN_VERSION = "2026-07-28";
 export const MODERN_VERSIONS = [MODERN_VERSION];
 /** initialize-era revisions, newest first. */
 export const LEGACY_VERSIONS = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+/** Those and 2024-10-07, which the SDK's own servers accept too (as their list does): in an initialize, an MCP-Protocol-Version header. */
+export const ACCEPTED_LEGACY_VERSIONS = [...LEGACY_VERSIONS, "2024-10-07"];
 /**
  * Requests the 2026-07-28 revision removed (its changelog: no handshake, no
  * ping or logging/setLevel, subscriptions/listen instead of resources/subscribe,

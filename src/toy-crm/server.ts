@@ -1,22 +1,18 @@
-// The toy CRM as an MCP server (the SDK's low-level Server, plain JSON Schemas)
-// and its stdio wiring: serve until stdin closes or a signal arrives.
-import { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
-import { serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
-import {
-  CallToolRequestSchema,
-  ErrorCode,
-  ListResourcesRequestSchema,
-  ListResourceTemplatesRequestSchema,
-  ListToolsRequestSchema,
-  ReadResourceRequestSchema,
-  type CallToolResult,
-  type JSONRPCMessage,
-  type Resource,
-  type Tool,
-} from "@modelcontextprotocol/sdk/types.js";
+// The toy CRM as an MCP server (2025 revisions: initialize, ping, tools,
+// resources; plain JSON Schemas) and its stdio wiring: serve until stdin
+// closes or a signal arrives. Messages are read and checked by jsonrpc/frames.ts
+// rather than the SDK's Server, whose zod schemas cost each message three
+// parses and each start tens of milliseconds (issue 20); an SDK transport can
+// still be connected (ToyCrmServer.connect), as the tests' HTTP front does.
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { CallToolResult, JSONRPCMessage, Resource, Tool } from "@modelcontextprotocol/sdk/types.js";
+import { ACCEPTED_LEGACY_VERSIONS, LEGACY_VERSIONS } from "../jsonrpc/eras.ts";
+import { deservesAnswer, isId, isRecord, paramsOf, readMessages, type Frame, type MessageId } from "../jsonrpc/frames.ts";
+import { idKey } from "../jsonrpc/json-check.ts";
+import { LineSplitter } from "../jsonrpc/lines.ts";
+import { ErrorCode, errorLine, resultLine } from "../jsonrpc/messages.ts";
 import { VERSION } from "../version.ts";
-import { replacedVersionsRemoved } from "./state-file.ts";
+import { replacedVersionsRemoved } from "./state-io.ts";
 import { CrmError, PLANS, type CrmStore, type Customer, type SentEmail } from "./store.ts";
 
 /**
@@ -182,176 +178,220 @@ function failure(message: string): CallToolResult {
   return { isError: true, content: [{ type: "text", text: message }] };
 }
 
-/** An error the SDK sends as a JSON-RPC error with this code and exactly this message. */
-function rpcError(code: number, message: string, data?: unknown): Error {
-  return Object.assign(new Error(message), { code, data });
+/** A request's answer when it is a JSON-RPC error: exactly this code, message and data. */
+class RpcError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+    readonly data?: unknown,
+  ) {
+    super(message);
+  }
 }
 
 function json(value: unknown): string {
   return JSON.stringify(value, null, 2);
 }
 
-export function createToyCrmServer(store: CrmStore): Server {
-  const server = new Server(
-    { name: "synartesis-toy-crm", title: "Synartesis toy CRM", version: VERSION },
-    { capabilities: { tools: {}, resources: {} }, instructions: INSTRUCTIONS },
-  );
+const SERVER_INFO = { name: "synartesis-toy-crm", title: "Synartesis toy CRM", version: VERSION };
+const CAPABILITIES = { tools: {}, resources: {} };
 
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: TOOLS.map((t) => t.tool) }));
+/** What a request is answered with: its result, or a JSON-RPC error. */
+export type Answer = { result: Record<string, unknown> } | { error: { code: number; message: string; data?: unknown } };
 
-  // Every handler that touches the store queues its work: calls that arrive together share one read and one write of the state file.
-  server.setRequestHandler(CallToolRequestSchema, async (request) => {
-    const { name, arguments: args = {}, _meta } = request.params;
+/** The toy CRM's answers to MCP requests, over any transport. */
+export class ToyCrmServer {
+  constructor(private readonly store: CrmStore) {}
+
+  async answer(method: string, params: Record<string, unknown>): Promise<Answer> {
+    try {
+      return { result: await this.result(method, params) };
+    } catch (error) {
+      if (error instanceof RpcError) return { error: { code: error.code, message: error.message, ...(error.data === undefined ? {} : { data: error.data }) } };
+      return { error: { code: ErrorCode.InternalError, message: (error as Error).message ?? String(error) } };
+    }
+  }
+
+  private async result(method: string, params: Record<string, unknown>): Promise<Record<string, unknown>> {
+    switch (method) {
+      case "initialize": {
+        // As the SDK's servers do: the client's revision when it is one we speak, else the newest.
+        const asked = params.protocolVersion;
+        const protocolVersion = typeof asked === "string" && ACCEPTED_LEGACY_VERSIONS.includes(asked) ? asked : LEGACY_VERSIONS[0]!;
+        return { protocolVersion, capabilities: CAPABILITIES, serverInfo: SERVER_INFO, instructions: INSTRUCTIONS };
+      }
+      case "ping":
+        return {};
+      case "tools/list":
+        return { tools: TOOLS.map((t) => t.tool) };
+      case "tools/call":
+        return this.call(params);
+      case "resources/list": {
+        const resources: Resource[] = [
+          { uri: "crm://customers", name: "customers", title: "All customers", description: "Every customer, sorted by id", mimeType: "application/json" },
+          ...(await this.store.queue(() => this.store.list())).map((c) => ({ uri: `crm://customers/${c.id}`, name: c.id, title: c.name, mimeType: "application/json" })),
+        ];
+        return { resources };
+      }
+      case "resources/templates/list":
+        return {
+          resourceTemplates: [
+            { uriTemplate: "crm://customers/{id}", name: "customer", title: "One customer", description: "One customer record by id", mimeType: "application/json" },
+          ],
+        };
+      case "resources/read":
+        return this.read(params.uri);
+      default:
+        throw new RpcError(ErrorCode.MethodNotFound, "Method not found");
+    }
+  }
+
+  // Every call that touches the store queues its work: calls that arrive together share one read and one write of the state file.
+  private async call(params: Record<string, unknown>): Promise<CallToolResult> {
+    const { name, arguments: args = {}, _meta } = params;
+    if (typeof name !== "string") throw new RpcError(ErrorCode.InvalidParams, `tools/call needs "name", a tool name (got ${typeName(name)})`);
+    if (!isRecord(args)) throw new RpcError(ErrorCode.InvalidParams, `the arguments of tools/call must be an object (got ${typeName(args)})`);
     const def = TOOLS_BY_NAME.get(name);
-    if (!def) throw rpcError(ErrorCode.InvalidParams, `unknown tool "${name}"`);
-    const key = _meta?.[IDEMPOTENCY_META_KEY];
+    if (!def) throw new RpcError(ErrorCode.InvalidParams, `unknown tool "${name}"`);
+    const key = isRecord(_meta) ? _meta[IDEMPOTENCY_META_KEY] : undefined;
     try {
       if (key !== undefined && typeof key !== "string") {
         throw new CrmError(`_meta "${IDEMPOTENCY_META_KEY}" must be a string (got ${typeName(key)})`);
       }
       const valid = readArgs(def, args);
-      return success(await store.queue(() => def.run(store, valid, key)));
+      return success(await this.store.queue(() => def.run(this.store, valid, key)));
     } catch (error) {
       if (error instanceof CrmError) return failure(error.message);
       throw error;
     }
-  });
+  }
 
-  server.setRequestHandler(ListResourcesRequestSchema, async () => {
-    const resources: Resource[] = [
-      { uri: "crm://customers", name: "customers", title: "All customers", description: "Every customer, sorted by id", mimeType: "application/json" },
-      ...(await store.queue(() => store.list())).map((c) => ({ uri: `crm://customers/${c.id}`, name: c.id, title: c.name, mimeType: "application/json" })),
-    ];
-    return { resources };
-  });
-
-  server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({
-    resourceTemplates: [
-      { uriTemplate: "crm://customers/{id}", name: "customer", title: "One customer", description: "One customer record by id", mimeType: "application/json" },
-    ],
-  }));
-
-  server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
-    const { uri } = request.params;
+  private async read(uri: unknown): Promise<Record<string, unknown>> {
+    if (typeof uri !== "string") throw new RpcError(ErrorCode.InvalidParams, `resources/read needs "uri", a string (got ${typeName(uri)})`);
     try {
-      if (uri === "crm://customers") return { contents: [{ uri, mimeType: "application/json", text: json(await store.queue(() => store.list())) }] };
+      if (uri === "crm://customers") return { contents: [{ uri, mimeType: "application/json", text: json(await this.store.queue(() => this.store.list())) }] };
       const match = /^crm:\/\/customers\/([^/]+)$/.exec(uri);
-      if (!match) throw rpcError(RESOURCE_NOT_FOUND, `unknown resource ${uri}`, { uri });
+      if (!match) throw new RpcError(RESOURCE_NOT_FOUND, `unknown resource ${uri}`, { uri });
       const id = decodeURIComponent(match[1]!);
-      return { contents: [{ uri, mimeType: "application/json", text: json(await store.queue(() => store.get(id))) }] };
+      return { contents: [{ uri, mimeType: "application/json", text: json(await this.store.queue(() => this.store.get(id))) }] };
     } catch (error) {
       if (error instanceof CrmError) {
         const missing = error.message.startsWith("no customer with id");
-        throw rpcError(missing ? RESOURCE_NOT_FOUND : ErrorCode.InternalError, error.message, { uri });
+        throw new RpcError(missing ? RESOURCE_NOT_FOUND : ErrorCode.InternalError, error.message, { uri });
       }
       throw error;
     }
-  });
+  }
 
-  server.onerror = (error) => process.stderr.write(`synartesis toy-crm: ${error.message}\n`);
-  return server;
+  /** Serve an SDK transport (the tests' HTTP front): answer each request it delivers. */
+  async connect(transport: Transport): Promise<void> {
+    transport.onmessage = (message: JSONRPCMessage) => {
+      if (!("method" in message && "id" in message)) return;
+      void this.answer(message.method, message.params ?? {}).then((answer) =>
+        transport.send({ jsonrpc: "2.0", id: message.id, ...answer } as JSONRPCMessage).catch((error: Error) => transport.onerror?.(error)),
+      );
+    };
+    await transport.start();
+  }
 }
 
-type Id = string | number;
-
-function isRequest(message: JSONRPCMessage): message is JSONRPCMessage & { id: Id; method: string } {
-  return "method" in message && "id" in message;
-}
-
-function isResponse(message: JSONRPCMessage): message is JSONRPCMessage & { id: Id } {
-  return !("method" in message) && "id" in message;
+export function createToyCrmServer(store: CrmStore): ToyCrmServer {
+  return new ToyCrmServer(store);
 }
 
 /**
  * Serve over stdin/stdout until stdin closes, SIGTERM or SIGINT, then answer
- * every request that already arrived and close. The SDK's stdio transport does
- * not notice stdin EOF, and closing it aborts in-flight handlers without a
- * reply, so requests are counted here and the close waits for the last reply.
+ * every request that already arrived and close. A second signal stops at once.
  */
 export async function serveStdio(store: CrmStore): Promise<void> {
-  const server = createToyCrmServer(store);
-  const transport = new StdioServerTransport();
-  await server.connect(transport);
-
-  const unanswered = new Map<Id, number>();
+  const crm = new ToyCrmServer(store);
+  /** Requests read and not yet answered (or given up), by id. */
+  const unanswered = new Map<string, number>();
+  /** Ids the client cancelled: their answers are never sent (the work may still be done). */
+  const cancelled = new Set<string>();
   let stopping = false;
   let stopped!: () => void;
   const done = new Promise<void>((resolve) => (stopped = resolve));
   const check = () => {
     if (stopping && unanswered.size === 0) stopped();
   };
-  const forget = (id: Id) => {
-    const left = (unanswered.get(id) ?? 0) - 1;
-    if (left > 0) unanswered.set(id, left);
-    else unanswered.delete(id);
+  const forget = (key: string) => {
+    const left = (unanswered.get(key) ?? 0) - 1;
+    if (left > 0) unanswered.set(key, left);
+    else {
+      unanswered.delete(key);
+      cancelled.delete(key);
+    }
     check();
   };
 
-  const receive = transport.onmessage!;
-  transport.onmessage = (message) => {
-    if (isRequest(message)) unanswered.set(message.id, (unanswered.get(message.id) ?? 0) + 1);
-    // A cancelled request is never answered (the SDK aborts its handler).
-    if ("method" in message && message.method === "notifications/cancelled") {
-      const id = (message.params as { requestId?: Id } | undefined)?.requestId;
-      if (id !== undefined && unanswered.has(id)) queueMicrotask(() => forget(id));
-    }
-    receive(message);
-  };
-  // The replies of one turn of the event loop (a batch) leave in one write,
-  // and one write at a time: the transport would add a 'drain' listener per
-  // write that meets a full pipe, and a burst of large replies would pile them up.
-  const outgoing: Array<{ message: JSONRPCMessage; sent: () => void }> = [];
+  // The answers of one turn of the event loop (a batch) leave in one write, and one write at a time.
+  const outgoing: Array<{ line: string; key?: string }> = [];
   let writing = false;
   const write = async () => {
     writing = true;
     while (outgoing.length > 0) {
       await new Promise((resolve) => setImmediate(resolve));
-      const replies = outgoing.splice(0);
-      if (!process.stdout.write(replies.map(({ message }) => serializeMessage(message)).join(""))) {
+      const lines = outgoing.splice(0);
+      if (!process.stdout.write(lines.map(({ line }) => line + "\n").join(""))) {
         await new Promise((resolve) => process.stdout.once("drain", resolve));
       }
-      for (const { message, sent } of replies) {
-        if (isResponse(message)) forget(message.id);
-        sent();
-      }
+      for (const { key } of lines) if (key !== undefined) forget(key);
     }
     writing = false;
   };
-  transport.send = (message) =>
-    new Promise((sent) => {
-      outgoing.push({ message, sent });
-      if (!writing) void write();
-    });
-  const closed = transport.onclose;
-  transport.onclose = () => {
-    closed?.();
-    stopping = true;
-    unanswered.clear();
-    check();
+  const send = (line: string, key?: string) => {
+    outgoing.push({ line, key });
+    if (!writing) void write();
   };
+
+  const answer = async (id: MessageId, method: string, params: Record<string, unknown>) => {
+    unanswered.set(id.key, (unanswered.get(id.key) ?? 0) + 1);
+    const reply = await crm.answer(method, params);
+    if (cancelled.has(id.key)) return forget(id.key);
+    send("result" in reply ? resultLine(id, reply.result) : errorLine(id, reply.error.code as ErrorCode, reply.error.message, reply.error.data), id.key);
+  };
+  const receive = (frame: Frame) => {
+    if (frame.kind === "request") void answer(frame.id, frame.msg.method, paramsOf(frame.msg));
+    else if (frame.kind === "invalid") {
+      if (deservesAnswer(frame)) send(errorLine(frame.id, frame.code, frame.message));
+    } else if (frame.kind === "notification" && frame.msg.method === "notifications/cancelled") {
+      const id = paramsOf(frame.msg).requestId;
+      const key = isId(id) ? idKey(JSON.stringify(id)) : undefined;
+      if (key !== undefined && unanswered.has(key)) cancelled.add(key);
+    }
+  };
+  const splitter = new LineSplitter((line) => {
+    if (line.trim() === "") return;
+    const read = readMessages(line, "line");
+    if ("refused" in read) send(read.refused);
+    else read.frames.forEach(receive);
+  });
 
   const stop = () => {
     stopping = true;
     check();
   };
-  // A second signal means "now", even if a reply is still owed.
+  // A second signal means "now", even if an answer is still owed.
   const signalled = () => (stopping ? stopped() : stop());
-  process.stdin.on("end", stop);
-  process.stdin.on("close", stop);
-  process.stdin.on("error", stop);
   process.on("SIGTERM", signalled);
   process.on("SIGINT", signalled);
+  void (async () => {
+    try {
+      const decoder = new TextDecoder();
+      for await (const chunk of Bun.stdin.stream()) splitter.push(decoder.decode(chunk, { stream: true }));
+      splitter.end();
+    } finally {
+      stop();
+    }
+  })().catch(() => {});
   try {
     await done;
   } finally {
-    process.stdin.off("end", stop);
-    process.stdin.off("close", stop);
-    process.stdin.off("error", stop);
     process.off("SIGTERM", signalled);
     process.off("SIGINT", signalled);
   }
-  await server.close();
   await replacedVersionsRemoved();
-  // The caller exits the process next: let every reply reach the pipe first.
+  // The caller exits the process next: let every answer reach the pipe first.
   await new Promise<void>((resolve) => process.stdout.write("", () => resolve()));
 }

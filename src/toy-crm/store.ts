@@ -8,9 +8,6 @@ import {
   idNumber,
   parseState,
   PLANS,
-  StateFileReader,
-  sameBytes,
-  saveStateFile,
   seedState,
   sortedCustomers,
   StateFileError,
@@ -20,6 +17,7 @@ import {
   type Plan,
   type SentEmail,
 } from "./state-file.ts";
+import { sameBytes, saveStateFile, StateFileReader } from "./state-io.ts";
 
 export { PLANS, StateFileError, type Customer, type Plan, type SentEmail };
 

@@ -468,11 +468,11 @@ describe.concurrent("toy-crm process", () => {
     JSON.stringify({ jsonrpc: "2.0", id, method, ...(params === undefined ? {} : { params }) });
 
   /** Send every frame, close stdin, and collect the replies by id once the process has exited. */
-  async function exchange(frames: string[]): Promise<{ code: number; replies: Map<number, any>; stderr: string }> {
+  async function exchange(frames: string[]): Promise<{ code: number; replies: Map<number | null, any>; stderr: string }> {
     const result = await run(["toy-crm"], { stdin: [initializeFrame(), ...frames].join("\n") + "\n" });
     const lines = result.stdout.split("\n");
     expect(lines.pop()).toBe(""); // every frame ends with a newline
-    const replies = new Map<number, any>();
+    const replies = new Map<number | null, any>();
     for (const line of lines) {
       const message = JSON.parse(line);
       expect(message.jsonrpc).toBe("2.0");
@@ -486,7 +486,7 @@ describe.concurrent("toy-crm process", () => {
       frame(1, "tools/call", { name: "get_customer", arguments: { id: "c_001" } }),
       frame(2, "tools/list"),
       frame(3, "no/such/method"),
-      // Non-object arguments are a JSON-RPC error (the SDK's own), not a crash.
+      // Non-object arguments are a JSON-RPC error, not a crash.
       frame(4, "tools/call", { name: "get_customer", arguments: "c_001" }),
       frame(5, "tools/call", { name: "no_such_tool", arguments: {} }),
       frame(6, "tools/call", { name: "get_customer", arguments: { id: "c_003" } }),
@@ -499,6 +499,42 @@ describe.concurrent("toy-crm process", () => {
     expect(replies.get(4).error.message).toContain("arguments");
     expect(replies.get(5).error).toEqual({ code: -32602, message: 'unknown tool "no_such_tool"' });
     expect(replies.get(6).result.structuredContent).toEqual(ALAN);
+  });
+
+  test("speaks JSON-RPC as a 2025 server: the client's revision or the newest, ping, malformed lines answered, notifications and cancelled calls not", async () => {
+    const { code, replies, stderr } = await exchange([
+      frame(1, "initialize", { protocolVersion: "2025-03-26", capabilities: {}, clientInfo: { name: "old", version: "1" } }),
+      frame(2, "initialize", { protocolVersion: "1999-01-01", capabilities: {}, clientInfo: { name: "odd", version: "1" } }),
+      frame(3, "ping"),
+      "this is not JSON",
+      JSON.stringify({ jsonrpc: "2.0", id: 4 }),
+      frame(5, "tools/call", { name: 5, arguments: {} }),
+      frame(6, "resources/read", {}),
+      JSON.stringify({ jsonrpc: "2.0", method: "notifications/whatever" }),
+      // A call and its cancellation in one line (a batch), so they arrive together: the call's answer is never sent.
+      JSON.stringify([
+        { jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "get_customer", arguments: { id: "c_001" } } },
+        { jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 7, reason: "changed my mind" } },
+      ]),
+      frame(8, "tools/call", { name: "get_customer", arguments: { id: "c_002" } }),
+    ]);
+    expect(code).toBe(0);
+    expect(stderr).toBe("");
+    expect([...replies.keys()].sort()).toEqual([0, 1, 2, 3, 4, 5, 6, 8, null]);
+    expect(replies.get(0).result.protocolVersion).toBe("2025-06-18");
+    expect(replies.get(1).result.protocolVersion).toBe("2025-03-26");
+    expect(replies.get(2).result).toEqual({
+      protocolVersion: "2025-11-25",
+      capabilities: { tools: {}, resources: {} },
+      serverInfo: { name: "synartesis-toy-crm", title: "Synartesis toy CRM", version: VERSION },
+      instructions: expect.stringContaining("A toy CRM"),
+    });
+    expect(replies.get(3).result).toEqual({});
+    expect(replies.get(null).error).toEqual({ code: -32700, message: "Parse error: the line is not valid JSON" });
+    expect(replies.get(4).error).toEqual({ code: -32600, message: "Invalid Request: no method" });
+    expect(replies.get(5).error).toEqual({ code: -32602, message: 'tools/call needs "name", a tool name (got number)' });
+    expect(replies.get(6).error).toEqual({ code: -32602, message: 'resources/read needs "uri", a string (got undefined)' });
+    expect(replies.get(8).result.structuredContent).toEqual(GRACE);
   });
 
   test("large replies still pending at stdin EOF are all delivered before exit", async () => {

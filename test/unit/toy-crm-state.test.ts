@@ -9,7 +9,8 @@ import { closeSync, openSync, readdirSync, readFileSync, readSync, writeFileSync
 import { join } from "node:path";
 import { tempDir } from "../helpers.ts";
 import { CrmError, CrmStore } from "../../src/toy-crm/store.ts";
-import { formatId, parseState, replacedVersionsRemoved, sameBytes, saveStateFile, StateText, type CrmState, type Customer, type SentEmail } from "../../src/toy-crm/state-file.ts";
+import { formatId, parseState, StateText, type CrmState, type Customer, type SentEmail } from "../../src/toy-crm/state-file.ts";
+import { replacedVersionsRemoved, sameBytes, saveStateFile } from "../../src/toy-crm/state-io.ts";
 
 const PLANS = ["free", "pro", "enterprise"] as const;
 
