@@ -114,18 +114,17 @@ function bodySize(body: Body): number {
  * The body packed: layout byte, dictionary id (0: none) and the encoded
  * body's length as varints, then encodeBody() compressed (deflated, or one
  * zstd frame). Undefined when it is better kept as text (too short, or no
- * smaller packed). `quick`: for a body soon packed again (a call's intent,
- * repacked with its outcome), fast compression is enough.
+ * smaller packed).
  */
-export function packBody(body: Body, dictionary: Dictionary | undefined, options: { quick?: boolean } = {}): Uint8Array | undefined {
+export function packBody(body: Body, dictionary: Dictionary | undefined): Uint8Array | undefined {
   if (bodySize(body) < PACK_THRESHOLD) return undefined;
   const plain = encodeBody(body);
   const against = dictionary ? { dictionary: dictionary.content } : {};
   const layout = plain.length <= SMALL_BODY ? DEFLATE : ZSTD;
   const compressed =
     layout === DEFLATE
-      ? deflateRawSync(plain, { level: options.quick ? 1 : 9, ...against })
-      : zstdCompressSync(plain, { params: { [constants.ZSTD_c_compressionLevel]: options.quick || plain.length > MEDIUM_BODY ? 3 : 6 }, ...against });
+      ? deflateRawSync(plain, { level: 9, ...against })
+      : zstdCompressSync(plain, { params: { [constants.ZSTD_c_compressionLevel]: plain.length > MEDIUM_BODY ? 3 : 6 }, ...against });
   const head: number[] = [layout];
   pushVarint(head, dictionary?.id ?? 0);
   pushVarint(head, plain.length);

@@ -37,7 +37,7 @@ export class PostgresBodies {
   }
 
   /** How `body` is stored: packed against its tool's dictionary (proposed from samples when it has none), or as text. */
-  async stored(server: string, tool: string, body: Body, options: { quick?: boolean } = {}): Promise<StoredBody> {
+  async stored(server: string, tool: string, body: Body): Promise<StoredBody> {
     let dictionary = this.dictionaries.known(server, tool, body);
     if (dictionary === undefined) {
       const proposal = this.dictionaries.proposal(server, tool, body);
@@ -50,7 +50,7 @@ export class PostgresBodies {
       dictionary = row ? { id: Number(row.id), content: row.content } : null;
       this.dictionaries.remember(server, tool, dictionary);
     }
-    return storedBody(body, dictionary ?? undefined, options);
+    return storedBody(body, dictionary ?? undefined);
   }
 
   /** A call's intent was written with `body`. */

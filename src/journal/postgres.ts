@@ -11,7 +11,7 @@ import { JournalError, type Journal, type NewAction, type Outcome, type PendingN
 import { migrate, SCHEMA } from "./postgres-migrations.ts";
 import { postgresTarget, redact, type PostgresTarget } from "./postgres-connection.ts";
 import { PostgresBodies, text } from "./postgres-bodies.ts";
-import { finishedBody, insertedAction, likePrefix, notedBody, newBody, absentColumn, onlyMatch, reportFailuresAsJournalErrors, toRun, warningsColumn, type Row } from "./rows.ts";
+import { finishedBody, insertedAction, likePrefix, notedBody, newBody, absentColumn, onlyMatch, reportFailuresAsJournalErrors, textBody, toRun, warningsColumn, type Row } from "./rows.ts";
 import type { Action, ActionStatus, ResolvedCall, Run, RunStatus, RunSummary, Settled, VerifyCall } from "./types.ts";
 
 const CHANNEL = "synartesis_journal";
@@ -181,8 +181,7 @@ export class PostgresJournal implements Journal {
    */
   async insertAction(action: NewAction, _options?: WriteOptions): Promise<Action> {
     const body = newBody(action);
-    // A call's intent is packed again with its outcome: quick compression does for now.
-    const stored = await this.bodies.stored(action.server, action.tool, body, { quick: action.status === "pending" });
+    const stored = action.status === "pending" ? textBody(body) : await this.bodies.stored(action.server, action.tool, body);
     const [row] = await this.sql`
       WITH next AS (UPDATE runs SET last_seq = last_seq + 1 WHERE id = ${action.runId} RETURNING last_seq)
       INSERT INTO actions (id, run_id, seq, server, tool, args, args_key, class, status, snapshot, snapshot_absent,
@@ -214,7 +213,7 @@ export class PostgresJournal implements Journal {
     const pending = await this.bodies.takePending(id);
     if (!pending) return;
     const body = notedBody(pending.body, news);
-    const stored = await this.bodies.stored(pending.server, pending.tool, body, { quick: true });
+    const stored = textBody(body);
     await this.sql`
       UPDATE actions SET args = ${stored.args}, snapshot = ${stored.snapshot}, result = ${stored.result}, inverse = ${stored.inverse},
                          post_state = ${stored.post_state}, verify = ${stored.verify}, packed = ${stored.packed},

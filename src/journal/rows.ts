@@ -104,9 +104,18 @@ export interface StoredBody {
   packed: Uint8Array | null;
 }
 
-export function storedBody(body: Body, dictionary: Dictionary | undefined, options: { quick?: boolean } = {}): StoredBody {
-  const packed = packBody(body, dictionary, options);
+export function storedBody(body: Body, dictionary: Dictionary | undefined): StoredBody {
+  const packed = packBody(body, dictionary);
   if (packed) return { args: PACKED_ARGS, snapshot: null, post_state: null, result: null, inverse: null, verify: null, packed };
+  return textBody(body);
+}
+
+/**
+ * `body` in its text columns, unpacked: how a pending call's intent is
+ * stored, since it is packed with its outcome once the call ends (and
+ * compressing it first would only delay the call it must precede).
+ */
+export function textBody(body: Body): StoredBody {
   const text = (column: BodyColumn) => body[column] ?? null;
   return { args: body.args ?? "null", snapshot: text("snapshot"), post_state: text("post_state"), result: text("result"), inverse: text("inverse"), verify: text("verify"), packed: null };
 }

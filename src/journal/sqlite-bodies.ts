@@ -26,7 +26,7 @@ export class SqliteBodies {
    * committed on its own, before any row names it, so no rollback can take
    * it back from under them.
    */
-  stored(server: string, tool: string, body: Body, options: { quick?: boolean } = {}): StoredBody {
+  stored(server: string, tool: string, body: Body): StoredBody {
     let dictionary = this.dictionaries.known(server, tool, body);
     if (dictionary === undefined) {
       const proposal = this.dictionaries.proposal(server, tool, body);
@@ -39,7 +39,7 @@ export class SqliteBodies {
       dictionary = row && { id: row.id, content: row.content };
       this.dictionaries.remember(server, tool, dictionary);
     }
-    return storedBody(body, dictionary ?? undefined, options);
+    return storedBody(body, dictionary ?? undefined);
   }
 
   /** A call's intent was written with `body`. */

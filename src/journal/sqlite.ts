@@ -7,7 +7,7 @@ import type { Database } from "bun:sqlite";
 import { SynartesisError } from "../errors.ts";
 import { MIGRATIONS, runIdPrefix } from "./migrations.ts";
 import type { Journal, NewAction, Outcome, PendingNews, WriteOptions } from "./journal.ts";
-import { finishedBody, insertedAction, notedBody, likePrefix, newBody, absentColumn, onlyMatch, reportFailuresAsJournalErrors, toRun, warningsColumn, type Row } from "./rows.ts";
+import { finishedBody, insertedAction, notedBody, likePrefix, newBody, absentColumn, onlyMatch, reportFailuresAsJournalErrors, textBody, toRun, warningsColumn, type Row } from "./rows.ts";
 import { SqliteBodies } from "./sqlite-bodies.ts";
 import { CommitQueue } from "./sqlite-commits.ts";
 import type { JournalFiles } from "./file-identity.ts";
@@ -159,8 +159,7 @@ export class SqliteJournal implements Journal {
 
   async insertAction(action: NewAction, options?: WriteOptions): Promise<Action> {
     const body = newBody(action);
-    // A call's intent is packed again with its outcome: quick compression does for now.
-    const stored = this.bodies.stored(action.server, action.tool, body, { quick: action.status === "pending" });
+    const stored = action.status === "pending" ? textBody(body) : this.bodies.stored(action.server, action.tool, body);
     const seq = await this.writeGrouped(() => {
       const { last_seq } = this.db.query("UPDATE runs SET last_seq = last_seq + 1 WHERE id = ? RETURNING last_seq").get(action.runId) as {
         last_seq: number;
@@ -207,7 +206,7 @@ export class SqliteJournal implements Journal {
     const pending = this.bodies.takePending(id);
     if (!pending) return;
     const body = notedBody(pending.body, news);
-    const stored = this.bodies.stored(pending.server, pending.tool, body, { quick: true });
+    const stored = textBody(body);
     this.write(() =>
       this.db
         .query(

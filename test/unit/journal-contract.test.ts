@@ -221,7 +221,7 @@ function contract(backend: Backend): void {
     });
   });
 
-  test("bodies are packed against their tool's dictionary; a new connection reads every column back exactly; a broken one says so", async () => {
+  test("bodies are packed against their tool's dictionary (an intent once its outcome is in); a new connection reads every column back exactly; a broken one says so", async () => {
     await withRun(backend, async (journal, runId, location) => {
       const written: Array<{ id: string; args: unknown; snapshot: unknown; postState: unknown; resultText: string; inverse: unknown; verify: unknown }> = [];
       for (let n = 1; n <= DICTIONARY_SAMPLES + 3; n++) {
@@ -230,6 +230,10 @@ function contract(backend: Backend): void {
         const verify = { server: "crm", tool: "get_customer", args: { id: before.id }, absentWhen: ["no customer with id"] };
         const args = { id: before.id, plan: "free", notes: after.notes };
         const intent = await journal.insertAction(action(runId, { args, snapshot: { absent: false, payload: before }, verify }));
+        // An intent stays text until its outcome comes, and is packed with it.
+        const [pending] = await backend.raw(location, `SELECT args, snapshot, packed FROM actions WHERE id = '${intent.id}'`);
+        expect(pending!.packed).toBeNull();
+        expect([JSON.parse(String(pending!.args)), JSON.parse(String(pending!.snapshot))]).toEqual([args, before]);
         const resultText = `{"content":[{"type":"text","text":${JSON.stringify(JSON.stringify(after, null, 2))}}], "structuredContent":${JSON.stringify(after)}}`;
         const inverse = { server: "crm", tool: "update_customer", args: before };
         await journal.finishAction(intent.id, { status: "applied", resultText, inverse, postState: { absent: false, payload: after } });
