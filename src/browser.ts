@@ -2,6 +2,7 @@
 // $BROWSER's ":"-separated commands in turn ("%s" stands for the address)
 // until one starts, else the platform's opener. Never through a shell: the
 // address may come from a server and is passed as one argument.
+import { childEnvironment } from "./jit.ts";
 
 /** The commands that may open `url`, in the order they are tried. */
 export function browserCommands(url: string, env: Record<string, string | undefined> = process.env, platform: string = process.platform): string[][] {
@@ -22,7 +23,7 @@ export function openInBrowser(url: string, env: Record<string, string | undefine
   const reasons: string[] = [];
   for (const argv of browserCommands(url, env)) {
     try {
-      const child = Bun.spawn(argv, { stdin: "ignore", stdout: "ignore", stderr: "ignore", env: { ...process.env, ...env } });
+      const child = Bun.spawn(argv, { stdin: "ignore", stdout: "ignore", stderr: "ignore", env: childEnvironment({ ...process.env, ...env }) });
       child.unref();
       return undefined;
     } catch (error) {

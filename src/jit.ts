@@ -1,9 +1,43 @@
-// The binary starts with JavaScriptCore's JIT reluctant to compile
-// (--compile-jit-policy, scripts/build.ts): what runs at a process's start
-// (loading the code, the manifest, the journal, starting servers) runs once or
-// a few times, and compiling it cost more CPU than it saved. A process that
-// goes on to serve calls asks for the normal policy once its start is over, so
-// the paths every call takes are compiled as usual.
+// How much of JavaScriptCore's JIT a process uses.
+//
+// The binary starts with the JIT reluctant to compile (--compile-jit-policy,
+// scripts/build.ts): what runs at a process's start (loading the code, the
+// manifest, the journal, starting servers) runs once or a few times, and
+// compiling it cost more CPU than it saved. A process that goes on to serve
+// calls asks for the normal policy once its start is over (startupOver).
+//
+// A proxy runs without the JIT at all (withoutJit): it lives as long as its
+// client, and the JIT is most of what its memory grows by while it records —
+// 1000 writes through it peak at about 57 MB without it, 87 MB with it — for
+// about 40% more CPU a call (issue 20; README "Speed at scale").
+// SYNARTESIS_JIT=1 keeps the JIT, for throughput over memory.
+import { selfArgv } from "./self.ts";
+
+/** Set in the environment of a process that switched its own JIT off: what it starts gets the JIT back. */
+const SWITCHED_OFF = "SYNARTESIS_JIT_SWITCHED_OFF";
+
 export function startupOver(): void {
   Bun.unsafe.setJITPolicy(1);
+}
+
+/**
+ * Become this same command without the JIT: the process image is replaced
+ * (execve: same pid, same stdin and stdout, nothing read from them yet) by one
+ * started with BUN_JSC_useJIT=0, which JavaScriptCore reads only at start.
+ * Nothing happens when SYNARTESIS_JIT=1, when the JIT was set explicitly
+ * (BUN_JSC_useJIT), or where the platform cannot replace a process image.
+ */
+export function withoutJit(): void {
+  const env = process.env;
+  if (env.SYNARTESIS_JIT === "1" || env.BUN_JSC_useJIT !== undefined || typeof process.execve !== "function") return;
+  try {
+    process.execve(process.execPath, [...selfArgv(), ...process.argv.slice(2)], { ...env, BUN_JSC_useJIT: "0", [SWITCHED_OFF]: "1" });
+  } catch {
+    // Not replaced (a platform without execve): the proxy keeps the JIT.
+  }
+}
+
+/** `env` for a process this one starts: without the JIT setting withoutJit() gave this one. */
+export function childEnvironment(env: Record<string, string | undefined>): Record<string, string | undefined> {
+  return env[SWITCHED_OFF] ? { ...env, BUN_JSC_useJIT: undefined, [SWITCHED_OFF]: undefined } : env;
 }

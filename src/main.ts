@@ -21,6 +21,7 @@ import type { CommandDef } from "citty";
 import { parseArgs, renderUsage } from "citty";
 import { describeError, isSynartesisError, SynartesisError, type ErrorCode } from "./errors.ts";
 import { checkFlags, type CommandData } from "./commands/shared.ts";
+import { withoutJit } from "./jit.ts";
 import { colourEnabled, colourUsage, printable } from "./render/style.ts";
 import { versionLine } from "./version.ts";
 
@@ -124,6 +125,8 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   }
   const entry = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
+  // Before anything is read from stdin or loaded: the proxy replaces itself with one without the JIT (src/jit.ts).
+  if (name === "proxy" && !rest.includes("--help") && !rest.includes("-h")) withoutJit();
   if (!entry) {
     const what = name.startsWith("-") ? `unknown flag ${name}` : `unknown command "${name}"`;
     process.stderr.write(`synartesis: ${what}\n\n${topLevelHelp()}`);

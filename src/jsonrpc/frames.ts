@@ -57,11 +57,39 @@ export const isId = (value: unknown): value is string | number => typeof value =
 
 export const isRecord = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === "object" && !Array.isArray(value);
 
+/**
+ * A message's id, found in its raw text when first asked for: a server's
+ * answer is matched by its parsed id and never needs it, and finding it walks
+ * the whole line, result and all.
+ */
+class WrittenId implements MessageId {
+  readonly #raw: string;
+  readonly #value: string | number;
+  #text: string | undefined;
+  #key: string | undefined;
+
+  constructor(raw: string, value: string | number) {
+    this.#raw = raw;
+    this.#value = value;
+  }
+
+  get text(): string {
+    return (this.#text ??= rawMember(this.#raw, "id") ?? JSON.stringify(this.#value));
+  }
+
+  get key(): string {
+    return (this.#key ??= idKey(this.text));
+  }
+
+  toJSON(): { text: string; key: string } {
+    return { text: this.text, key: this.key };
+  }
+}
+
 /** The id of a message as it was written, when it is a valid request id. */
 export function messageIdOf(value: unknown, raw: string): MessageId | undefined {
   if (!isRecord(value) || !isId(value.id)) return undefined;
-  const text = rawMember(raw, "id") ?? JSON.stringify(value.id);
-  return { text, key: idKey(text) };
+  return new WrittenId(raw, value.id);
 }
 
 /** The id key of a number the proxy chose itself (its own requests, forwarded server requests). */

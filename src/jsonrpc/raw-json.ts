@@ -157,11 +157,26 @@ export function withId(text: string, id: string | number | null): string {
  * reader, whichever of the two it takes, sees the old one.
  */
 export function withIdText(text: string, idText: string): string {
+  return answerParts(text).withIdText(idText);
+}
+
+/** What is passed on of an answer: the raw text of its result, and the answer under another id (withIdText); one walk of the line for both. */
+export function answerParts(text: string): { result: string | undefined; withIdText(idText: string): string } {
   const ids: MemberSpan[] = [];
-  walkMembers(text, (member) => (member.key === "id" && ids.push(member), true));
-  let out = text;
-  for (const { valueStart, valueEnd } of ids.reverse()) out = out.slice(0, valueStart) + idText + out.slice(valueEnd);
-  return out;
+  let result: MemberSpan | undefined;
+  walkMembers(text, (member) => {
+    if (member.key === "id") ids.push(member);
+    else if (member.key === "result") result = member;
+    return true;
+  });
+  return {
+    result: result && text.slice(result.valueStart, result.valueEnd),
+    withIdText(idText) {
+      let out = text;
+      for (const { valueStart, valueEnd } of [...ids].reverse()) out = out.slice(0, valueStart) + idText + out.slice(valueEnd);
+      return out;
+    },
+  };
 }
 
 /** The raw text of each element of a JSON array text (a batch), byte-identical. */

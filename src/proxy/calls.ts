@@ -10,7 +10,7 @@ import type { Rule, ToolClass } from "../manifest/types.ts";
 import { gateVerdict, passGate, type GateContext, type GateOutcome } from "./gate.ts";
 import { errorOf, resultOf } from "../jsonrpc/frames.ts";
 import { toolErrorLine } from "../jsonrpc/messages.ts";
-import { rawMember, withIdText } from "../jsonrpc/raw-json.ts";
+import { answerParts, withIdText } from "../jsonrpc/raw-json.ts";
 import type { Logger } from "../log.ts";
 import { readKey, readState } from "../servers/observe.ts";
 import { UpstreamError, type Reply, type Upstream } from "../servers/upstream.ts";
@@ -214,8 +214,9 @@ async function forwardReadOnly(ctx: CallContext, call: ToolCall): Promise<string
     reply = end.reply;
   }
   const failure = replyError(reply);
-  await record({ status: failure === undefined ? "applied" : "failed", resultText: rawMember(reply.raw, "result"), error: failure });
-  return withIdText(reply.raw, call.clientId);
+  const answer = answerParts(reply.raw);
+  await record({ status: failure === undefined ? "applied" : "failed", resultText: answer.result, error: failure });
+  return answer.withIdText(call.clientId);
 }
 
 /**
@@ -337,10 +338,11 @@ async function runMutating(
   }
 
   const failure = replyError(reply);
-  const resultText = rawMember(reply.raw, "result");
+  const answer = answerParts(reply.raw);
+  const resultText = answer.result;
   if (failure !== undefined) {
     await recordOutcome(ctx, call, intent.id, () => ctx.journal.finishAction(intent.id, { status: "failed", resultText, error: failure }));
-    return { line: withIdText(reply.raw, call.clientId) };
+    return { line: answer.withIdText(call.clientId) };
   }
 
   // Post-read: the state this call left, for undo's drift check. The next call may begin beside it.
@@ -378,5 +380,5 @@ async function runMutating(
     ctx.journal.finishAction(intent.id, { status: "applied", resultText, inverse, postState, warnings }, { group }),
   );
   for (const warning of warnings) ctx.log.warn(warning, { server: call.server, tool: call.tool, action: intent.id });
-  return { line: withIdText(reply.raw, call.clientId), recorded };
+  return { line: answer.withIdText(call.clientId), recorded };
 }

@@ -4,6 +4,7 @@ import { existsSync } from "node:fs";
 import type { Logger } from "../log.ts";
 import { LineSplitter } from "../jsonrpc/lines.ts";
 import type { ServerSpec } from "../manifest/types.ts";
+import { childEnvironment } from "../jit.ts";
 import { selfArgv } from "../self.ts";
 import type { Link, LinkEvents } from "./link.ts";
 
@@ -26,7 +27,7 @@ export function stdioLink(spec: Extract<ServerSpec, { kind: "command" }>, events
     proc = Bun.spawn(argv, {
       cwd: spec.cwd,
       // SYNARTESIS_JOURNAL may carry the journal's password: a server has no business with it (R-TEAM-5).
-      env: { ...process.env, SYNARTESIS_JOURNAL: undefined, ...spec.env },
+      env: { ...childEnvironment(process.env), SYNARTESIS_JOURNAL: undefined, ...spec.env },
       stdin: "pipe",
       stdout: "pipe",
       stderr: "pipe",
