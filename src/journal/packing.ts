@@ -119,7 +119,8 @@ function bodySize(body: Body): number {
 export function packBody(body: Body, dictionary: Dictionary | undefined): Uint8Array | undefined {
   if (bodySize(body) < PACK_THRESHOLD) return undefined;
   const plain = encodeBody(body);
-  const against = dictionary ? { dictionary: dictionary.content } : {};
+  // Output buffers the size of what it must beat, not zlib's default 16 KiB for every body (most are a few hundred bytes).
+  const against = { chunkSize: Math.max(64, plain.length), ...(dictionary ? { dictionary: dictionary.content } : {}) };
   const layout = plain.length <= SMALL_BODY ? DEFLATE : ZSTD;
   const compressed =
     layout === DEFLATE
