@@ -1,7 +1,8 @@
 // Speed at scale (issue 20): the toy CRM holding 1000 customers in a state
 // file, a run of 1000 reversible writes recorded through the proxy, its dry run
 // and its undo, 1000 mixed calls piped at once, the journal of 1000 runs × 100
-// actions and the proxy's peak memory; each beside the same toy driven direct.
+// actions and the proxy's peak memory (also without the JIT, SYNARTESIS_JIT=0);
+// each beside the same toy driven direct.
 //
 //   bun bench/scale.ts [--customers 1000] [--calls 1000] [--runs 1000] [--actions 100]
 //                      [--workers 2] [--skip-journal] [--bin dist/synartesis] [--keep]
@@ -124,9 +125,9 @@ async function readMessages(stdout: ReadableStream<Uint8Array>, onMessage: (mess
 }
 
 /** Start `args`, write every frame at once, wait for an answer to each request id 1…expected, then close stdin. */
-async function pipeAll(args: string[], cwd: string, input: string, expected: number): Promise<Piped> {
+async function pipeAll(args: string[], cwd: string, input: string, expected: number, env: Record<string, string> = {}): Promise<Piped> {
   const started = performance.now();
-  const proc = Bun.spawn([bin, ...args], { cwd, env: { ...process.env, NO_COLOR: "1" }, stdin: "pipe", stdout: "pipe", stderr: "pipe" });
+  const proc = Bun.spawn([bin, ...args], { cwd, env: { ...process.env, NO_COLOR: "1", ...env }, stdin: "pipe", stdout: "pipe", stderr: "pipe" });
   const stderr = new Response(proc.stderr).text();
   proc.stdin.write(input);
   await proc.stdin.flush();
@@ -250,6 +251,9 @@ try {
   assertAllSucceeded("recorded writes", recorded);
   report(`  the same through the proxy (recorded)`, ms(recorded.ms), `${perCall(recorded.ms, calls)}, +${perCall(recorded.ms - directWrites.ms, calls)} over direct`);
   report("proxy peak RSS during those writes", mb(recorded.peakRss), "VmHWM");
+  const lean = await pipeAll(["proxy", "--log-level", "warn"], project(join(base, "lean"), seed), session(writes(calls, customers)), calls, { SYNARTESIS_JIT: "0" });
+  assertAllSucceeded("writes recorded without the JIT", lean);
+  report(`  the same with SYNARTESIS_JIT=0`, ms(lean.ms), `peak RSS ${mb(lean.peakRss)}: the proxy without JavaScriptCore's JIT`);
 
   const changed = readFileSync(join(run, "crm.json"), "utf8");
   const dry = await cli(["undo", "--dry-run"], run);

@@ -6,11 +6,11 @@
 // compiling it cost more CPU than it saved. A process that goes on to serve
 // calls asks for the normal policy once its start is over (startupOver).
 //
-// A proxy runs without the JIT at all (withoutJit): it lives as long as its
-// client, and the JIT is most of what its memory grows by while it records —
-// 1000 writes through it peak at about 57 MB without it, 87 MB with it — for
-// about 40% more CPU a call (issue 20; README "Speed at scale").
-// SYNARTESIS_JIT=1 keeps the JIT, for throughput over memory.
+// With SYNARTESIS_JIT=0 a proxy runs without the JIT at all (withoutJit): the
+// JIT is most of what a proxy's memory grows by while it records — 1000 writes
+// through it peak at about 57 MB without it, 87 MB with it — but each call
+// then costs the proxy about 0.1–0.2 ms more (issue 20; README "Speed at
+// scale"), so it is a choice, not the default.
 import { selfArgv } from "./self.ts";
 
 /** Set in the environment of a process that switched its own JIT off: what it starts gets the JIT back. */
@@ -21,15 +21,15 @@ export function startupOver(): void {
 }
 
 /**
- * Become this same command without the JIT: the process image is replaced
- * (execve: same pid, same stdin and stdout, nothing read from them yet) by one
- * started with BUN_JSC_useJIT=0, which JavaScriptCore reads only at start.
- * Nothing happens when SYNARTESIS_JIT=1, when the JIT was set explicitly
+ * With SYNARTESIS_JIT=0, become this same command without the JIT: the process
+ * image is replaced (execve: same pid, same stdin and stdout, nothing read
+ * from them yet) by one started with BUN_JSC_useJIT=0, which JavaScriptCore
+ * reads only at start. Nothing happens when the JIT was set explicitly
  * (BUN_JSC_useJIT), or where the platform cannot replace a process image.
  */
 export function withoutJit(): void {
   const env = process.env;
-  if (env.SYNARTESIS_JIT === "1" || env.BUN_JSC_useJIT !== undefined || typeof process.execve !== "function") return;
+  if (env.SYNARTESIS_JIT !== "0" || env.BUN_JSC_useJIT !== undefined || typeof process.execve !== "function") return;
   try {
     process.execve(process.execPath, [...selfArgv(), ...process.argv.slice(2)], { ...env, BUN_JSC_useJIT: "0", [SWITCHED_OFF]: "1" });
   } catch {

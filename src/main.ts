@@ -125,7 +125,7 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   }
   const entry = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
-  // Before anything is read from stdin or loaded: the proxy replaces itself with one without the JIT (src/jit.ts).
+  // Before anything is read from stdin or loaded: with SYNARTESIS_JIT=0 the proxy replaces itself with one without the JIT (src/jit.ts).
   if (name === "proxy" && !rest.includes("--help") && !rest.includes("-h")) withoutJit();
   if (!entry) {
     const what = name.startsWith("-") ? `unknown flag ${name}` : `unknown command "${name}"`;

@@ -21,6 +21,7 @@ describe.concurrent("bench/scale.ts", () => {
       "30 update_customer, direct → last answer",
       "the same through the proxy (recorded)",
       "proxy peak RSS during those writes",
+      "the same with SYNARTESIS_JIT=0",
       "undo --dry-run of that run",
       "undo of that run",
       "30 mixed calls piped at once, direct",
