@@ -41,6 +41,8 @@ function identityOf(path: string): string | undefined {
 
 export class ProtectedPaths {
   private readonly guarded: Guarded[];
+  /** What this turn of the event loop's checks looked up (see find). */
+  private lookup: Lookup | undefined;
 
   /** `journal`: the journal's file (none when the journal is a database). */
   constructor(options: { manifest: string; journal?: string; credentials: string }) {
@@ -68,7 +70,9 @@ export class ProtectedPaths {
    * to each of `bases` (the folders a server may resolve it against).
    */
   find(args: unknown, bases: string[]): { what: string; path: string } | undefined {
-    const look = new Lookup(this.guarded);
+    // The calls that arrive together are checked against the file system as one: a folder's real
+    // path is looked up once for them all (most strings name nothing there and are checked in it).
+    const look = (this.lookup ??= this.lookupForThisTurn());
     const folders = [...new Set(bases)];
     for (const text of strings(args)) {
       const hit = this.named(text, folders, look);
@@ -107,12 +111,17 @@ export class ProtectedPaths {
     return undefined;
   }
 
+  private lookupForThisTurn(): Lookup {
+    setImmediate(() => (this.lookup = undefined));
+    return new Lookup(this.guarded);
+  }
+
   private match(path: string): Guarded | undefined {
     return this.guarded.find((entry) => entry.paths.some((guarded) => path === guarded || (entry.folder && path.startsWith(guarded + sep))));
   }
 }
 
-/** What one check looks up at most once: folders' real paths, and the guarded files' identities (taken now: -wal and -shm come and go). */
+/** What the checks of one turn look up at most once: folders' real paths, and the guarded files' identities (taken now: -wal and -shm come and go). */
 class Lookup {
   private readonly folders = new Map<string, string>();
   private identities: Array<[string, Guarded]> | undefined;

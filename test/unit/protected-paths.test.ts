@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, renameSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { credentialsFolder, ProtectedPaths } from "../../src/proxy/protected-paths.ts";
 import { tempDir } from "../helpers.ts";
@@ -32,6 +32,20 @@ test("paths are read against every base, with .. and symlinks, in any string of 
   expect(find({ path: "../synartesis.yaml.bak", note: "synartesis.yaml", other: `${credentials}-old/x` })).toBeUndefined();
   expect(find({ [join(work, "synartesis.db")]: 1 })).toBeUndefined();
   expect(find({ n: 1, b: true, s: "x".repeat(10_000) })).toBeUndefined();
+});
+
+test("the calls of one turn of the event loop share what was looked up; a folder swapped for a symlink is seen from the next turn on", async () => {
+  const { dir, credentials, guard } = setup();
+  const folder = join(dir, "inbox");
+  mkdirSync(folder);
+  const find = () => guard.find({ path: "token.json" }, [folder])?.what;
+  expect(find()).toBeUndefined();
+  renameSync(folder, join(dir, "inbox-was"));
+  symlinkSync(credentials, folder);
+  // Within the turn that looked it up, the folder is what it was then.
+  expect(find()).toBeUndefined();
+  await new Promise((resolve) => setImmediate(resolve));
+  expect(find()).toBe("Synartesis's credentials folder");
 });
 
 test("the credentials folder follows XDG_STATE_HOME", () => {
