@@ -37,7 +37,7 @@ export function withoutJit(): void {
   }
 }
 
-/** `env` for a process this one starts: without the JIT setting withoutJit() gave this one. */
+/** `env` for a process this one starts: without the JIT settings that made withoutJit() switch this one off. */
 export function childEnvironment(env: Record<string, string | undefined>): Record<string, string | undefined> {
-  return env[SWITCHED_OFF] ? { ...env, BUN_JSC_useJIT: undefined, [SWITCHED_OFF]: undefined } : env;
+  return env[SWITCHED_OFF] ? { ...env, BUN_JSC_useJIT: undefined, SYNARTESIS_JIT: undefined, [SWITCHED_OFF]: undefined } : env;
 }

@@ -37,3 +37,11 @@ export class LineSplitter {
     }
   }
 }
+
+/** Each line of `stream`, as it comes, until it ends (a last line without a newline too). */
+export async function readLines(stream: ReadableStream<Uint8Array>, onLine: (line: string) => void): Promise<void> {
+  const lines = new LineSplitter(onLine);
+  const decoder = new TextDecoder();
+  for await (const chunk of stream) lines.push(decoder.decode(chunk, { stream: true }));
+  lines.end();
+}

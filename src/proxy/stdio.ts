@@ -3,7 +3,7 @@
 // (R-PROXY-9, R-PROXY-13). The entry the `proxy` command uses.
 import type { Journal } from "../journal/journal.ts";
 import { startupOver } from "../jit.ts";
-import { LineSplitter } from "../jsonrpc/lines.ts";
+import { readLines } from "../jsonrpc/lines.ts";
 import type { Logger } from "../log.ts";
 import type { Manifest } from "../manifest/types.ts";
 import { ClientSession } from "./client-session.ts";
@@ -61,12 +61,7 @@ export async function serveStdio(options: StdioOptions): Promise<void> {
   startupOver();
   log.debug("proxy ready", { manifest: manifest.path, journal: journal.path });
 
-  const input = (async () => {
-    const splitter = new LineSplitter((line) => session.handleLine(line));
-    const decoder = new TextDecoder();
-    for await (const chunk of Bun.stdin.stream()) splitter.push(decoder.decode(chunk, { stream: true }));
-    splitter.end();
-  })();
+  const input = readLines(Bun.stdin.stream(), (line) => session.handleLine(line));
   const { stopRequested, forced, stop } = onStopSignals(log, options.drainMs);
   // A client that stops reading (EPIPE) has gone: end the session as on EOF.
   process.stdout.on("error", (error: NodeJS.ErrnoException) => {

@@ -2,7 +2,7 @@
 // stdin/stdout; its stderr lines are passed on (they explain a failed start).
 import { existsSync } from "node:fs";
 import type { Logger } from "../log.ts";
-import { LineSplitter } from "../jsonrpc/lines.ts";
+import { readLines } from "../jsonrpc/lines.ts";
 import type { ServerSpec } from "../manifest/types.ts";
 import { childEnvironment } from "../jit.ts";
 import { selfArgv } from "../self.ts";
@@ -10,13 +10,6 @@ import type { Link, LinkEvents } from "./link.ts";
 
 /** After a failed write, how long a server that closed its input gets to exit by itself before it is stopped. */
 const DEAF_GRACE_MS = 200;
-
-async function readLines(stream: ReadableStream<Uint8Array>, onLine: (line: string) => void): Promise<void> {
-  const lines = new LineSplitter(onLine);
-  const decoder = new TextDecoder();
-  for await (const chunk of stream) lines.push(decoder.decode(chunk, { stream: true }));
-  lines.end();
-}
 
 /** Spawn the server; throws (a plain Error saying why) when it cannot be started at all. */
 export function stdioLink(spec: Extract<ServerSpec, { kind: "command" }>, events: LinkEvents, log: Logger): Link {

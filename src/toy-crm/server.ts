@@ -9,7 +9,8 @@ import type { CallToolResult, JSONRPCMessage, Resource, Tool } from "@modelconte
 import { ACCEPTED_LEGACY_VERSIONS, LEGACY_VERSIONS } from "../jsonrpc/eras.ts";
 import { deservesAnswer, isId, isRecord, paramsOf, readMessages, type Frame, type MessageId } from "../jsonrpc/frames.ts";
 import { idKey } from "../jsonrpc/json-check.ts";
-import { LineSplitter } from "../jsonrpc/lines.ts";
+import { readLines } from "../jsonrpc/lines.ts";
+import { rawMember } from "../jsonrpc/raw-json.ts";
 import { ErrorCode, errorLine, resultLine } from "../jsonrpc/messages.ts";
 import { VERSION } from "../version.ts";
 import { replacedVersionsRemoved } from "./state-io.ts";
@@ -312,8 +313,9 @@ export async function serveStdio(store: CrmStore): Promise<void> {
   let stopping = false;
   let stopped!: () => void;
   const done = new Promise<void>((resolve) => (stopped = resolve));
+  // Done once every request is answered (or given up) and every answer, an error's too, is written.
   const check = () => {
-    if (stopping && unanswered.size === 0) stopped();
+    if (stopping && unanswered.size === 0 && outgoing.length === 0 && !writing) stopped();
   };
   const forget = (key: string) => {
     const left = (unanswered.get(key) ?? 0) - 1;
@@ -339,6 +341,7 @@ export async function serveStdio(store: CrmStore): Promise<void> {
       for (const { key } of lines) if (key !== undefined) forget(key);
     }
     writing = false;
+    check();
   };
   const send = (line: string, key?: string) => {
     outgoing.push({ line, key });
@@ -356,17 +359,18 @@ export async function serveStdio(store: CrmStore): Promise<void> {
     else if (frame.kind === "invalid") {
       if (deservesAnswer(frame)) send(errorLine(frame.id, frame.code, frame.message));
     } else if (frame.kind === "notification" && frame.msg.method === "notifications/cancelled") {
-      const id = paramsOf(frame.msg).requestId;
-      const key = isId(id) ? idKey(JSON.stringify(id)) : undefined;
+      // The id as written: 9007199254740993 names that request, not …992.
+      const idText = isId(paramsOf(frame.msg).requestId) ? rawMember(rawMember(frame.raw, "params") ?? "", "requestId") : undefined;
+      const key = idText === undefined ? undefined : idKey(idText);
       if (key !== undefined && unanswered.has(key)) cancelled.add(key);
     }
   };
-  const splitter = new LineSplitter((line) => {
+  const onLine = (line: string) => {
     if (line.trim() === "") return;
     const read = readMessages(line, "line");
     if ("refused" in read) send(read.refused);
     else read.frames.forEach(receive);
-  });
+  };
 
   const stop = () => {
     stopping = true;
@@ -376,15 +380,9 @@ export async function serveStdio(store: CrmStore): Promise<void> {
   const signalled = () => (stopping ? stopped() : stop());
   process.on("SIGTERM", signalled);
   process.on("SIGINT", signalled);
-  void (async () => {
-    try {
-      const decoder = new TextDecoder();
-      for await (const chunk of Bun.stdin.stream()) splitter.push(decoder.decode(chunk, { stream: true }));
-      splitter.end();
-    } finally {
-      stop();
-    }
-  })().catch(() => {});
+  void readLines(Bun.stdin.stream(), onLine)
+    .catch(() => {})
+    .finally(stop);
   try {
     await done;
   } finally {

@@ -1,6 +1,6 @@
 // Reading the toy CRM's state file, and saving it atomically (R-SHIP-1: a
 // temporary file renamed over it).
-import { closeSync, linkSync, openSync, readSync, renameSync, rmSync, writevSync } from "node:fs";
+import { closeSync, linkSync, openSync, readdirSync, readSync, renameSync, rmSync, writevSync } from "node:fs";
 import { unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { StateFileError } from "./state-file.ts";
@@ -96,6 +96,37 @@ function remove(path: string): void {
     })
     .finally(() => removals.delete(removal));
   removals.add(removal);
+}
+
+/**
+ * Remove what saves of the state file at `path` left behind when their process
+ * was killed: replaced versions (nothing needs one once its save's rename is
+ * done or given up, and a save still running does without it), and the
+ * temporary files of processes that are gone. Another name is never touched.
+ */
+export function removeLeftovers(path: string): void {
+  const folder = dirname(path);
+  const prefix = `.${basename(path)}.`;
+  let names: string[];
+  try {
+    names = readdirSync(folder);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const left = name.startsWith(prefix) ? /^(\d+)\.[a-z0-9]+\.(old|tmp)$/.exec(name.slice(prefix.length)) : null;
+    if (!left || (left[2] === "tmp" && running(Number(left[1])))) continue;
+    rmSync(join(folder, name), { force: true });
+  }
+}
+
+function running(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
 }
 
 /** Once every replaced version saveStateFile let go of is gone. */

@@ -17,7 +17,7 @@ import {
   type Plan,
   type SentEmail,
 } from "./state-file.ts";
-import { sameBytes, saveStateFile, StateFileReader } from "./state-io.ts";
+import { removeLeftovers, sameBytes, saveStateFile, StateFileReader } from "./state-io.ts";
 
 export { PLANS, StateFileError, type Customer, type Plan, type SentEmail };
 
@@ -89,6 +89,7 @@ export class CrmStore {
       if (!existsSync(folder) || !statSync(folder).isDirectory()) {
         throw new StateFileError(`state file ${this.path}: the folder ${folder} does not exist`);
       }
+      removeLeftovers(this.path);
       this.refresh();
     }
   }

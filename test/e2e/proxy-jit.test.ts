@@ -44,6 +44,7 @@ describe.skipIf(process.platform !== "linux")("the proxy's JIT", () => {
     expect(own.get(SWITCH)).toBe("0");
     expect(server.has(SWITCH)).toBe(false);
     expect(server.has("SYNARTESIS_JIT_SWITCHED_OFF")).toBe(false);
+    expect(server.has("SYNARTESIS_JIT")).toBe(false);
     expect(await proxy.close()).toBe(0);
   });
 

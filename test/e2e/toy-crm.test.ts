@@ -537,6 +537,26 @@ describe.concurrent("toy-crm process", () => {
     expect(replies.get(8).result.structuredContent).toEqual(GRACE);
   });
 
+  test("an error answer is written before exit even when stdin closes right after the line it answers", async () => {
+    for (const line of ["{bad", JSON.stringify({ jsonrpc: "2.0", id: 7 }), frame(8, "tools/call", 5)]) {
+      const result = await run(["toy-crm"], { stdin: line + "\n" });
+      expect(result.code).toBe(0);
+      const [answer, ...more] = result.stdout.trimEnd().split("\n").map((text) => JSON.parse(text));
+      expect(more).toEqual([]);
+      expect(answer.error.code).toBeOneOf([-32700, -32600, -32602]);
+    }
+  });
+
+  test("a cancelled call is not answered, also under an id beyond 2^53 (written as sent)", async () => {
+    const big = "9007199254740993";
+    const line = `[{"jsonrpc":"2.0","id":${big},"method":"tools/call","params":{"name":"get_customer","arguments":{"id":"c_001"}}},` +
+      `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":${big}}}]`;
+    const result = await run(["toy-crm"], { stdin: [initializeFrame(), line, frame(2, "ping")].join("\n") + "\n" });
+    expect(result.code).toBe(0);
+    expect(result.stdout).not.toContain(big);
+    expect(result.stdout.trimEnd().split("\n").map((text) => JSON.parse(text).id)).toEqual([0, 2]);
+  });
+
   test("large replies still pending at stdin EOF are all delivered before exit", async () => {
     const notes = "x".repeat(200_000);
     const frames = Array.from({ length: 20 }, (_, i) =>

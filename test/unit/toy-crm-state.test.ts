@@ -179,6 +179,21 @@ describe("saving the file in pieces", () => {
   });
 });
 
+describe("what a killed save leaves behind", () => {
+  test("a new store removes its file's replaced versions and the temporary files of processes that are gone, nothing else", () => {
+    const dir = tempDir();
+    const path = join(dir, "crm.json");
+    const gone = 2147483646;
+    const names = {
+      removed: [`.crm.json.${gone}.k3x9.old`, `.crm.json.${process.pid}.a1.old`, `.crm.json.${gone}.zz.tmp`],
+      kept: ["crm.json", `.crm.json.${process.pid}.b2.tmp`, `.other.json.${gone}.k3x9.old`, ".crm.json.notes.old", "crm.json.1.a.old"],
+    };
+    for (const name of [...names.removed, ...names.kept]) writeFileSync(join(dir, name), name === "crm.json" ? JSON.stringify({ customers: {}, outbox: [] }) : "x");
+    new CrmStore({ statePath: path });
+    expect(readdirSync(dir).sort()).toEqual([...names.kept].sort());
+  });
+});
+
 describe("the store over a large state file", () => {
   test("creates, updates, deletes, restores and sends over 1000 customers leave exactly the straightforward serialisation", () => {
     const dir = tempDir();
