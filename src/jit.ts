@@ -8,7 +8,7 @@
 //
 // With SYNARTESIS_JIT=0 a proxy runs without the JIT at all (withoutJit): the
 // JIT is most of what a proxy's memory grows by while it records — 1000 writes
-// through it peak at about 57 MB without it, 87 MB with it — but each call
+// through it peak at about 57 MB without it, about 90 MB with it — but each call
 // then costs the proxy about 0.1–0.2 ms more (issue 20; README "Speed at
 // scale"), so it is a choice, not the default.
 import { selfArgv } from "./self.ts";
