@@ -21,23 +21,8 @@ function addColumns(table: string, columns: Record<string, string>): string {
  */
 export const runIdPrefix = (column: string) => `substr(${column}, 1, 8)`;
 
-export const MIGRATIONS: Migration[] = [
-  {
-    name: "0001-runs-and-actions",
-    sql: `
-      CREATE TABLE runs (
-        id          TEXT PRIMARY KEY,
-        label       TEXT NOT NULL,
-        started_at  TEXT NOT NULL,
-        ended_at    TEXT,
-        status      TEXT NOT NULL CHECK (status IN ('active', 'complete', 'rolled_back', 'partial')),
-        last_seq    INTEGER NOT NULL DEFAULT 0,
-        host        TEXT,
-        pid         INTEGER
-      ) STRICT;
-
-      CREATE TABLE actions (
-        id              TEXT PRIMARY KEY,
+/** The columns 0001 gave the actions table, part of its text and as frozen (0008 makes the table again with them, then those added since). */
+const ACTION_COLUMNS_0001 = `        id              TEXT PRIMARY KEY,
         run_id          TEXT NOT NULL REFERENCES runs(id),
         seq             INTEGER NOT NULL,
         server          TEXT NOT NULL,
@@ -64,12 +49,33 @@ export const MIGRATIONS: Migration[] = [
         claimed_by      TEXT,
         claimed_at      TEXT,
         ts              TEXT NOT NULL,
-        UNIQUE (run_id, seq)
+`;
+
+/** The indexes 0001 gave the actions table, part of its text and as frozen; 0008 makes them again. */
+const ACTION_INDEXES_0001 = `      CREATE INDEX actions_waiting ON actions (status) WHERE status IN ('gated', 'approved', 'denied');
+      CREATE INDEX actions_gate_key ON actions (server, tool, args_key) WHERE args_key IS NOT NULL;
+`;
+
+export const MIGRATIONS: Migration[] = [
+  {
+    name: "0001-runs-and-actions",
+    sql: `
+      CREATE TABLE runs (
+        id          TEXT PRIMARY KEY,
+        label       TEXT NOT NULL,
+        started_at  TEXT NOT NULL,
+        ended_at    TEXT,
+        status      TEXT NOT NULL CHECK (status IN ('active', 'complete', 'rolled_back', 'partial')),
+        last_seq    INTEGER NOT NULL DEFAULT 0,
+        host        TEXT,
+        pid         INTEGER
       ) STRICT;
 
-      CREATE INDEX actions_waiting ON actions (status) WHERE status IN ('gated', 'approved', 'denied');
-      CREATE INDEX actions_gate_key ON actions (server, tool, args_key) WHERE args_key IS NOT NULL;
-    `,
+      CREATE TABLE actions (
+${ACTION_COLUMNS_0001}        UNIQUE (run_id, seq)
+      ) STRICT;
+
+${ACTION_INDEXES_0001}    `,
   },
   {
     // Which manifest recorded a run (undo must start the same servers), and what
@@ -151,34 +157,7 @@ export const MIGRATIONS: Migration[] = [
     sql: `
       DROP TABLE actions;
       CREATE TABLE actions (
-        id              TEXT PRIMARY KEY,
-        run_id          TEXT NOT NULL REFERENCES runs(id),
-        seq             INTEGER NOT NULL,
-        server          TEXT NOT NULL,
-        tool            TEXT NOT NULL,
-        args            TEXT NOT NULL,
-        args_key        TEXT,
-        class           TEXT NOT NULL CHECK (class IN ('readonly', 'reversible', 'compensable', 'irreversible')),
-        status          TEXT NOT NULL CHECK (status IN ('pending', 'gated', 'approved', 'denied', 'applied', 'failed',
-                                                        'rolling_back', 'rolled_back', 'unrecoverable')),
-        snapshot        TEXT,
-        snapshot_absent INTEGER NOT NULL DEFAULT 0,
-        post_state      TEXT,
-        post_absent     INTEGER NOT NULL DEFAULT 0,
-        result          TEXT,
-        inverse         TEXT,
-        verify          TEXT,
-        error           TEXT,
-        warnings        TEXT,
-        approved_by     TEXT,
-        approved_at     TEXT,
-        reason          TEXT,
-        spent_by        TEXT,
-        spent_at        TEXT,
-        claimed_by      TEXT,
-        claimed_at      TEXT,
-        ts              TEXT NOT NULL,
-        undo_note       TEXT,
+${ACTION_COLUMNS_0001}        undo_note       TEXT,
         inverse_sent_at TEXT,
         settled         TEXT CHECK (settled IN ('applied', 'not_applied', 'inverse_applied', 'inverse_not_applied')),
         settled_by      TEXT,
@@ -192,9 +171,7 @@ export const MIGRATIONS: Migration[] = [
         task            TEXT,
         packed          BLOB
       ) STRICT;
-      CREATE INDEX actions_waiting ON actions (status) WHERE status IN ('gated', 'approved', 'denied');
-      CREATE INDEX actions_gate_key ON actions (server, tool, args_key) WHERE args_key IS NOT NULL;
-      CREATE INDEX actions_of_run ON actions (${runIdPrefix("run_id")}, seq);
+${ACTION_INDEXES_0001}      CREATE INDEX actions_of_run ON actions (${runIdPrefix("run_id")}, seq);
       CREATE TRIGGER actions_seq_unique BEFORE INSERT ON actions
         WHEN EXISTS (SELECT 1 FROM actions WHERE ${runIdPrefix("run_id")} = ${runIdPrefix("NEW.run_id")} AND run_id = NEW.run_id AND seq = NEW.seq)
         BEGIN SELECT RAISE(ABORT, 'UNIQUE constraint failed: actions.run_id, actions.seq'); END;
