@@ -4,6 +4,7 @@
 import type { Journal } from "../journal/journal.ts";
 import { startupOver } from "../jit.ts";
 import { readLines } from "../jsonrpc/lines.ts";
+import { LineBatch } from "../jsonrpc/line-batch.ts";
 import type { Logger } from "../log.ts";
 import type { Manifest } from "../manifest/types.ts";
 import { ClientSession } from "./client-session.ts";
@@ -42,18 +43,20 @@ export async function serveStdio(options: StdioOptions): Promise<void> {
     // A client that stopped reading gets a few seconds, not forever.
     await Promise.race([new Promise<void>((resolve) => (drained = resolve)), Bun.sleep(5000)]);
   };
+  // Answers given in one turn of the event loop (a burst of reads) leave in one write.
+  const toClient = new LineBatch((text) => {
+    unflushed++;
+    try {
+      process.stdout.write(text, flushed);
+    } catch {
+      // The client went away; its session ends with stdin.
+      flushed();
+    }
+  });
   const pool = new ServerPool({ manifest, log });
   const session = new ClientSession({
     ...recordingOptions({ pool, journal, log, cwd: options.cwd }),
-    write: (line) => {
-      unflushed++;
-      try {
-        process.stdout.write(line + "\n", flushed);
-      } catch {
-        // The client went away; its session ends with stdin.
-        flushed();
-      }
-    },
+    write: (line) => void toClient.add(line),
     // Someone typing at a terminal is told at once; a client gets a moment to send its initialize.
     initializeWaitMs: process.stdin.isTTY ? 0 : START_FAILURE_WAIT_MS,
   });
@@ -74,6 +77,7 @@ export async function serveStdio(options: StdioOptions): Promise<void> {
   try {
     await journal.close();
   } catch {}
+  toClient.flush();
   await Promise.race([flushStdout(), forced]);
   // stdin may close while a server is failing to start: that still ends with its error (R-PROXY-10).
   if (session.failure) throw session.failure;

@@ -6,6 +6,7 @@ import { readLines } from "../jsonrpc/lines.ts";
 import type { ServerSpec } from "../manifest/types.ts";
 import { childEnvironment } from "../jit.ts";
 import { selfArgv } from "../self.ts";
+import { LineBatch } from "../jsonrpc/line-batch.ts";
 import type { Link, LinkEvents } from "./link.ts";
 
 /** After a failed write, how long a server that closed its input gets to exit by itself before it is stopped. */
@@ -46,20 +47,23 @@ export function stdioLink(spec: Extract<ServerSpec, { kind: "command" }>, events
     if (!(await exitedWithin(graceMs))) proc.kill("SIGKILL");
     await proc.exited;
   };
+  const exited = () => proc.exitCode !== null || proc.signalCode !== null;
+  // A large write, or its flush, finishes later: either may fail then. A server that closed its
+  // input fails the write (EPIPE): every caller whose line it carried learns it did not get it.
+  const batch = new LineBatch((text) => {
+    if (exited()) return;
+    const later = [proc.stdin.write(text), proc.stdin.flush()].filter((step) => step instanceof Promise);
+    return later.length ? Promise.all(later).then(() => {}) : undefined;
+  });
   return {
     send(line) {
-      if (proc.exitCode !== null || proc.signalCode !== null) return;
-      // A server that closed its input fails the write (EPIPE): the caller learns it did not get the line.
-      try {
-        // A large write, or its flush, finishes later: either may fail then.
-        const later = [proc.stdin.write(line + "\n"), proc.stdin.flush()].filter((step) => step instanceof Promise);
-        return later.length ? Promise.all(later).then(() => {}) : undefined;
-      } catch (error) {
-        return Promise.reject(error);
-      }
+      if (exited()) return;
+      return batch.add(line);
     },
     async close(quick = false) {
       closing = true;
+      // What was sent before the close still reaches the server (a cancellation, a last notification).
+      batch.flush();
       try {
         void Promise.resolve(proc.stdin.end()).catch(() => {});
       } catch {}

@@ -1,0 +1,54 @@
+// LineBatch (jsonrpc/line-batch.ts): the lines handed over in one turn of the
+// event loop, a promise chain's among them, are one write, in order; each
+// line's promise settles with that write; a failing write fails every line it
+// carried, and only those.
+import { expect, test } from "bun:test";
+import { LineBatch } from "../../src/jsonrpc/line-batch.ts";
+
+test("lines added in one turn, some after a few awaits, are one write, in order", async () => {
+  const writes: string[] = [];
+  const batch = new LineBatch((text) => void writes.push(text));
+  const sent = [batch.add("first")];
+  await (async () => {
+    for (let i = 0; i < 5; i++) await Promise.resolve();
+    sent.push(batch.add("second"), batch.add("third"));
+  })();
+  await Promise.all(sent);
+  expect(writes).toEqual(["first\nsecond\nthird\n"]);
+  await new Promise((resolve) => setImmediate(resolve));
+  await batch.add("next turn");
+  expect(writes).toEqual(["first\nsecond\nthird\n", "next turn\n"]);
+});
+
+test("flush() writes at once; a line's promise waits for a write that completes later", async () => {
+  const writes: string[] = [];
+  let complete!: () => void;
+  const batch = new LineBatch((text) => {
+    writes.push(text);
+    return new Promise<void>((resolve) => (complete = resolve));
+  });
+  let done = false;
+  const line = batch.add("a").then(() => (done = true));
+  batch.flush();
+  expect(writes).toEqual(["a\n"]);
+  await Promise.resolve();
+  expect(done).toBe(false);
+  complete();
+  await line;
+  expect(done).toBe(true);
+  batch.flush(); // nothing added since: no write
+  expect(writes).toEqual(["a\n"]);
+});
+
+test("a write that fails (thrown or later) fails the lines it carried, not the next ones", async () => {
+  let failNow = true;
+  const batch = new LineBatch(() => {
+    if (failNow) throw Object.assign(new Error("broken pipe"), { code: "EPIPE" });
+    return Promise.reject(new Error("later"));
+  });
+  const both = [batch.add("x"), batch.add("y")];
+  for (const sent of both) await expect(sent).rejects.toMatchObject({ code: "EPIPE" });
+  failNow = false;
+  await new Promise((resolve) => setImmediate(resolve));
+  await expect(batch.add("z")).rejects.toThrow("later");
+});

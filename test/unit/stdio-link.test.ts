@@ -1,0 +1,54 @@
+// The stdio link (servers/stdio-link.ts) against a real child process: lines
+// sent in one turn of the event loop arrive together, in order (how they are
+// gathered: line-batch.test.ts); what was sent right before close() still
+// reaches the server.
+import { expect, test } from "bun:test";
+import { join } from "node:path";
+import { createLogger } from "../../src/log.ts";
+import type { ServerSpec } from "../../src/manifest/types.ts";
+import { stdioLink } from "../../src/servers/stdio-link.ts";
+
+const spec: Extract<ServerSpec, { kind: "command" }> = {
+  name: "echo",
+  kind: "command",
+  command: process.execPath,
+  args: [join(import.meta.dir, "..", "fixtures", "chunk-echo.ts")],
+  env: {},
+  cwd: import.meta.dir,
+  timeoutMs: 5000,
+  line: 1,
+};
+
+/** A link to chunk-echo and what it reported, parsed, as it comes. */
+function echoLink() {
+  const reports: Array<{ read?: string[]; end?: boolean; partial?: string }> = [];
+  let waiter: (() => void) | undefined;
+  const link = stdioLink(spec, { onLine: (line) => (reports.push(JSON.parse(line)), waiter?.()), onClose: () => {}, onStderr: () => {} }, createLogger("silent"));
+  const reported = async (count: number) => {
+    while (reports.length < count) await new Promise<void>((resolve) => (waiter = resolve));
+    return reports.slice(0, count);
+  };
+  return { link, reported };
+}
+
+test("lines sent in one turn, some after a few awaits, reach the server together, in order", async () => {
+  const { link, reported } = echoLink();
+  const sent = [link.send("first")];
+  const later = (async () => {
+    for (let i = 0; i < 5; i++) await Promise.resolve();
+    sent.push(link.send("second"), link.send("third"));
+  })();
+  await later;
+  await Promise.all(sent);
+  expect(await reported(1)).toEqual([{ read: ["first", "second", "third"] }]);
+  link.send("next turn");
+  expect((await reported(2))[1]).toEqual({ read: ["next turn"] });
+  await link.close();
+});
+
+test("a line sent right before close() is written before the server's input ends", async () => {
+  const { link, reported } = echoLink();
+  void link.send("last words");
+  await link.close();
+  expect(await reported(2)).toEqual([{ read: ["last words"] }, { end: true, partial: "" }]);
+});
