@@ -43,6 +43,7 @@ export const ServerSchema = Type.Object(
     auth: Type.Optional(Type.Unknown()),
     timeout: Type.Optional(Type.Number({ exclusiveMinimum: 0 })),
     timeout_max: Type.Optional(Type.Number({ exclusiveMinimum: 0 })),
+    in_order: Type.Optional(Type.Boolean()),
   },
   { additionalProperties: false },
 );

@@ -53,6 +53,7 @@ function parseServer(name: string, raw: RawServer, path: Path, ctx: SectionConte
       cwd: resolve(ctx.dir, raw.cwd ?? "."),
       timeoutMs,
       timeoutMaxMs,
+      ...(raw.in_order === true ? { inOrder: true } : {}),
       line,
     };
   }
@@ -60,7 +61,7 @@ function parseServer(name: string, raw: RawServer, path: Path, ctx: SectionConte
     ctx.report(path, `server "${name}" needs "command" (a program to start) or "url" (a Streamable HTTP endpoint)`, true);
     return undefined;
   }
-  for (const key of ["args", "env", "cwd"] as const) {
+  for (const key of ["args", "env", "cwd", "in_order"] as const) {
     if (raw[key] !== undefined) ctx.report([...path, key], `"${key}" only applies to a "command" server`, true);
   }
   checkUrl(raw.url, [...path, "url"], ctx);

@@ -20,6 +20,12 @@ export type ServerSpec =
       timeoutMs: number;
       /** `timeout_max`, when the manifest sets it (see callDeadlineMs). */
       timeoutMaxMs?: number;
+      /**
+       * `in_order: true`: the server answers the lines it reads one at a time, in
+       * the order they came, each done before the next begins. A write's
+       * post-read and the next call's pre-read may then follow it at once (issue 20).
+       */
+      inOrder?: boolean;
       line: number;
     }
   | {

@@ -12,11 +12,11 @@ import { errorOf, resultOf } from "../jsonrpc/frames.ts";
 import { toolErrorLine } from "../jsonrpc/messages.ts";
 import { answerParts, withIdText } from "../jsonrpc/raw-json.ts";
 import type { Logger } from "../log.ts";
-import { readKey, readState } from "../servers/observe.ts";
+import { readState } from "../servers/observe.ts";
 import { UpstreamError, type Reply, type Upstream } from "../servers/upstream.ts";
 import type { ClientRequest } from "./client-request.ts";
 import { exchange, type Exchanged, type ExchangeOptions } from "./exchange.ts";
-import { preRead, readAgain, type HandedRead } from "./pre-read.ts";
+import { EarlyReads, handOn, preRead, readAgain, type HandedRead } from "./pre-read.ts";
 import { followTask, takesTasks, taskOf, type TaskEnd, type TaskHandle } from "./tasks.ts";
 import type { RunningTurn, ServerTurn } from "./server-turns.ts";
 
@@ -263,7 +263,11 @@ async function runMutating(
 
   // Pre-read: capture the state this call is about to replace.
   const read = await preRead(ctx, call, rule, running.handed as HandedRead | undefined);
-  if ("refused" in read) return refuse(read.refused, read.agentText);
+  if ("refused" in read) {
+    // A read that went out behind a write still at its server may have failed with it: once that call is done, read again.
+    if (running.beganEarly) return (await running.mayWrite(), runMutating(ctx, call, rule, toolClass, gate, running.afresh()));
+    return refuse(read.refused, read.agentText);
+  }
   if ("absent" in read && toolClass === "reversible" && !approval) {
     const reason = `${call.server}.${call.tool} is reversible, but its pre-read ${read.verify.server}.${read.verify.tool} found nothing to restore (${read.absent.split("\n")[0]})`;
     const held = await passGate(ctx, { ...call, class: toolClass }, reason);
@@ -284,8 +288,12 @@ async function runMutating(
     return refuse("the client cancelled it before it was forwarded", "Synartesis did not run this call: the client cancelled it.");
   }
 
-  // The call before may still be reading back what it wrote.
-  await running.mayWrite();
+  // The call before may still be reading back what it wrote. What this call read while that write was not over
+  // (or read at another server while it was still at its own) does not stand: it reads again (server-turns.ts).
+  const stands = await running.mayWrite();
+  if (!stands || (running.beganEarly && verify !== undefined && verify.server !== call.server)) {
+    return runMutating(ctx, call, rule, toolClass, gate, running.afresh());
+  }
   // Write-ahead: the intent is committed before the call leaves (R-PROXY-5).
   const intent = await ctx.journal.insertAction({
     ...base,
@@ -295,9 +303,12 @@ async function runMutating(
     ts: ctx.now().toISOString(),
   });
 
+  // At a server that answers in order, the post-read and the next call follow the write at once.
+  const early = EarlyReads.at(upstream, call, verify, running);
   let exchanged: Exchanged;
   try {
     exchanged = await forward(upstream, call, approval ? approvedLine(call) : call.line, {
+      ...(early && { onSent: () => early.sent(), onInputRequired: async () => early.notOver() }),
       // Nothing of the call is at the server while the client answers: other calls may go meanwhile.
       whileAsking: (asking) => call.turn.pause(asking),
       // The attempt that executes is the one after the client's answer: its state is the one to keep (R-ERA-3).
@@ -311,6 +322,7 @@ async function runMutating(
       },
     });
   } catch (error) {
+    early?.notOver();
     if (!(error instanceof UpstreamError)) throw error;
     if (error.kind === "not_sent") {
       await recordOutcome(ctx, call, intent.id, async () => {
@@ -321,6 +333,7 @@ async function runMutating(
     }
     return { line: await unknownOutcome(ctx, call, intent.id, error.message) };
   }
+  if ("stopped" in exchanged || taskOf(exchanged.reply.msg)) early?.notOver();
   if ("stopped" in exchanged) {
     // The server's last answer asked for input: it did not run the call, and will not without a retry.
     await recordOutcome(ctx, call, intent.id, async () => {
@@ -345,9 +358,10 @@ async function runMutating(
     return { line: answer.withIdText(call.clientId) };
   }
 
-  // Post-read: the state this call left, for undo's drift check. The next call may begin beside it.
-  const postRead = verify && readState(ctx.upstream(verify.server), verify, call.origin);
-  running.written(verify && postRead && verify.server === call.server ? ({ key: readKey(verify), state: postRead } satisfies HandedRead) : undefined);
+  // Post-read: the state this call left, for undo's drift check; the next call may begin beside it. One that
+  // followed the write at once stands when the write was over when answered: sent once, no task.
+  const postRead = early?.standing(task !== undefined) ?? (verify && readState(ctx.upstream(verify.server), verify, call.origin));
+  if (!early) running.written(handOn(call.server, verify, postRead));
 
   const warnings: string[] = [];
   let inverse: ResolvedCall | undefined;

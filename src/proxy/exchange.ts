@@ -18,6 +18,8 @@ export interface ExchangeOptions {
   whileAsking?(asking: Promise<Asked>): Promise<Asked>;
   /** The server asked for input (once per round). */
   onInputRequired?(): Promise<void>;
+  /** The request (or a resend of it, or a retry) has left for the server: what is sent to it next arrives after it. */
+  onSent?(): void;
 }
 
 /** The server's final answer, or why Synartesis stopped asking it (nothing more was sent). */
@@ -27,7 +29,7 @@ export async function exchange(upstream: Upstream, line: string, method: string,
   const { origin } = options;
   let attempt = line;
   for (let round = 1; ; round++) {
-    const reply = await upstream.deliver(attempt, method, { origin, progressToken: options.progressToken, envelope: origin.envelope });
+    const reply = await upstream.deliver(attempt, method, { origin, progressToken: options.progressToken, envelope: origin.envelope, onSent: options.onSent });
     const needed = inputRequiredOf(reply.msg);
     if (!needed) return { reply };
     if (round > MAX_INPUT_ROUNDS) return { stopped: `server "${upstream.name}" asked for input ${MAX_INPUT_ROUNDS} times without finishing` };

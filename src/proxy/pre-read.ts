@@ -1,11 +1,14 @@
 // The state a mutating call is about to replace (R-CLASS-3/4, R-ERA-3): read
 // through the rule's snapshot tool before the call leaves, and again right
 // before each retry of a call that needed input, so the journal holds the
-// state from right before the attempt that executed.
+// state from right before the attempt that executed. And the reads around a
+// write that one call hands the next in its server's queue.
 import { readFailed, type Observation, type VerifyCall } from "../journal/types.ts";
 import { ResolveError, resolveTemplate } from "../manifest/refs.ts";
 import type { Rule } from "../manifest/types.ts";
 import { readKey, readState, type StateRead } from "../servers/observe.ts";
+import type { Upstream } from "../servers/upstream.ts";
+import type { RunningTurn } from "./server-turns.ts";
 import type { CallContext, ToolCall } from "./calls.ts";
 
 export type PreRead =
@@ -20,6 +23,47 @@ export type PreRead =
 export interface HandedRead {
   key: string;
   state: Promise<StateRead>;
+}
+
+/** What a call to `server` hands the next one in its queue: its post-read, when that reads this same server. */
+export function handOn(server: string, verify: VerifyCall | undefined, postRead: Promise<StateRead> | undefined): HandedRead | undefined {
+  return verify && postRead && verify.server === server ? { key: readKey(verify), state: postRead } : undefined;
+}
+
+/**
+ * A write's reads that follow it at once (server-turns.ts): at a server that
+ * answers in order (`in_order: true`, a 2025-era server over stdio), its
+ * post-read is sent right behind it, and the next call in the queue may begin
+ * behind that. They stand when the write was over when answered.
+ */
+export class EarlyReads {
+  private sends = 0;
+  private postRead: Promise<StateRead> | undefined;
+
+  private constructor(private readonly upstream: Upstream, private readonly call: ToolCall, private readonly verify: VerifyCall | undefined, private readonly running: RunningTurn) {}
+
+  /** For a call to `upstream` whose post-read is `verify`: undefined unless it answers in order and the post-read reads it. */
+  static at(upstream: Upstream, call: ToolCall, verify: VerifyCall | undefined, running: RunningTurn): EarlyReads | undefined {
+    const inOrder = upstream.spec.kind === "command" && upstream.spec.inOrder === true && upstream.era === "legacy";
+    return inOrder && (verify === undefined || verify.server === upstream.name) ? new EarlyReads(upstream, call, verify, running) : undefined;
+  }
+
+  /** The write left (or left again: to a restarted server, or with the client's input, and then what followed the first does not stand). */
+  sent(): void {
+    if (++this.sends > 1) return this.notOver();
+    this.postRead = this.verify && readState(this.upstream, this.verify, this.call.origin);
+    this.running.written(handOn(this.call.server, this.verify, this.postRead), { early: true });
+  }
+
+  /** The write was not over when answered (a task, a request for input, no answer): the next call reads again. */
+  notOver(): void {
+    this.running.readsDoNotStand();
+  }
+
+  /** The post-read that followed the write, when it stands: the write was sent once and answered without a task. */
+  standing(task: boolean): Promise<StateRead> | undefined {
+    return this.sends === 1 && !task ? this.postRead : undefined;
+  }
 }
 
 /** The read `handed` on by the call before, when it is this same read and it succeeded; else a read now. */

@@ -186,13 +186,14 @@ export class Upstream {
    * was gone (it died, or an HTTP server forgot our session) is sent once more
    * to the restarted server, unless the client cancelled it meanwhile.
    */
-  deliver(rawLine: string, method: string, options: { origin?: Origin; progressToken?: unknown; envelope?: Envelope } = {}): Promise<Reply> {
+  deliver(rawLine: string, method: string, options: { origin?: Origin; progressToken?: unknown; envelope?: Envelope; onSent?: () => void } = {}): Promise<Reply> {
     const { origin } = options;
     return this.withRestart(origin, () => {
       if (origin?.cancelled) throw new UpstreamError(`the client cancelled the ${method} request before it was sent`, "not_sent");
       const id = this.nextId++;
       const reply = this.send(id, method, this.forEra(withId(rawLine, id), options.envelope), origin, options.progressToken);
       origin?.sent?.(id, (reason) => this.cancel(id, reason));
+      options.onSent?.();
       return reply;
     });
   }

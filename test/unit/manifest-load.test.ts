@@ -65,6 +65,7 @@ describe("a valid manifest", () => {
       env: {},
       cwd: join(ROOT, "manifests"),
       timeoutMs: 60_000,
+      inOrder: true,
       line: 16,
     });
     expect(manifest.rules.map((r) => [r.match, r.class, r.gate])).toEqual([
@@ -77,9 +78,9 @@ describe("a valid manifest", () => {
     ]);
     expect(manifest.rules.map((r) => r.idempotent)).toEqual([false, true, true, true, true, false]);
     const update = manifest.rules[1]!;
-    expect(update.line).toBe(27);
-    expect(update.snapshot).toMatchObject({ server: "crm", tool: "get_customer", absentWhen: ["no customer with id"], at: { line: 31, col: 13 } });
-    expect(update.inverse).toMatchObject({ server: "crm", tool: "update_customer", absentWhen: [], at: { line: 35, col: 13 } });
+    expect(update.line).toBe(30);
+    expect(update.snapshot).toMatchObject({ server: "crm", tool: "get_customer", absentWhen: ["no customer with id"], at: { line: 34, col: 13 } });
+    expect(update.inverse).toMatchObject({ server: "crm", tool: "update_customer", absentWhen: [], at: { line: 38, col: 13 } });
   });
 
   test("the smallest manifest: a version and one server, no tools", () => {
@@ -163,7 +164,7 @@ describe("schema (R-MAN-1)", () => {
       ),
     ).toEqual([
       '2:1: unknown key "colour" in the manifest (allowed: version, servers, tools, journal)',
-      '6:5: unknown key "restart" in server "crm" (allowed: command, args, env, cwd, url, headers, auth, timeout, timeout_max)',
+      '6:5: unknown key "restart" in server "crm" (allowed: command, args, env, cwd, url, headers, auth, timeout, timeout_max, in_order)',
       '10:5: unknown key "note" in a tool rule (allowed: match, class, gate, snapshot, inverse, idempotent)',
       '13:7: unknown key "retry" in snapshot (allowed: tool, args, absent_when)',
       '16:7: unknown key "when" in inverse (allowed: tool, args, absent_when)',
@@ -192,7 +193,7 @@ describe("schema (R-MAN-1)", () => {
       ),
     ).toEqual([
       '5:14: "timeout" must be a positive number of seconds',
-      '6:5: unknown key "restart" in server "crm" (allowed: command, args, env, cwd, url, headers, auth, timeout, timeout_max)',
+      '6:5: unknown key "restart" in server "crm" (allowed: command, args, env, cwd, url, headers, auth, timeout, timeout_max, in_order)',
       '9:12: "class" must be one of readonly, reversible, compensable, irreversible (found "reversable")',
       '10:5: unknown key "note" in a tool rule (allowed: match, class, gate, snapshot, inverse, idempotent)',
       '13:7: unknown key "retry" in snapshot (allowed: tool, args, absent_when)',
@@ -202,8 +203,8 @@ describe("schema (R-MAN-1)", () => {
 
   test("a server written once and reused through an alias has its unknown key reported at the anchor", () => {
     expect(problems(yaml("version: 1", "servers:", "  a: &server", "    command: x", "    retries: 2", "  b: *server"))).toEqual([
-      '5:5: unknown key "retries" in server "a" (allowed: command, args, env, cwd, url, headers, auth, timeout, timeout_max)',
-      '5:5: unknown key "retries" in server "b" (allowed: command, args, env, cwd, url, headers, auth, timeout, timeout_max)',
+      '5:5: unknown key "retries" in server "a" (allowed: command, args, env, cwd, url, headers, auth, timeout, timeout_max, in_order)',
+      '5:5: unknown key "retries" in server "b" (allowed: command, args, env, cwd, url, headers, auth, timeout, timeout_max, in_order)',
     ]);
   });
 
@@ -560,13 +561,22 @@ describe("command and url servers (R-MAN-1)", () => {
     ]);
   });
 
-  test("headers belong to url servers; args, env and cwd to command servers", () => {
+  test("headers belong to url servers; args, env, cwd and in_order to command servers", () => {
     expect(server("    command: x", "    headers: { A: b }")).toEqual(['5:5: "headers" only applies to a "url" server']);
-    expect(server("    url: https://crm.example/mcp", "    args: [a]", "    env: { A: b }", "    cwd: ./data")).toEqual([
+    expect(server("    url: https://crm.example/mcp", "    args: [a]", "    env: { A: b }", "    cwd: ./data", "    in_order: true")).toEqual([
       '5:5: "args" only applies to a "command" server',
       '6:5: "env" only applies to a "command" server',
       '7:5: "cwd" only applies to a "command" server',
+      '8:5: "in_order" only applies to a "command" server',
     ]);
+  });
+
+  test("in_order is true or false; only true is kept", () => {
+    const parsed = (...lines: string[]) => load(yaml("version: 1", "servers:", "  crm:", "    command: x", ...lines, "tools:", "  - match: crm.a", "    class: readonly")).servers.crm;
+    expect(parsed("    in_order: true")).toMatchObject({ inOrder: true });
+    expect(parsed("    in_order: false")).not.toHaveProperty("inOrder");
+    expect(parsed()).not.toHaveProperty("inOrder");
+    expect(server("    command: x", "    in_order: yes please")).toEqual([expect.stringContaining("5:15:")]);
   });
 
   test("a url must be an http(s) URL", () => {
@@ -858,7 +868,7 @@ const RULE = (...lines: string[]) => withRules("  - match: crm.update", ...lines
 
 const malformed: Row[] = [
   { name: "unknown top-level key", text: yaml("version: 1", "servers:", "  crm:", "    command: x", "policy: strict"), at: "5:1", message: 'unknown key "policy" in the manifest (allowed: version, servers, tools, journal)' },
-  { name: "unknown server key (a typo of args)", text: yaml(...SERVER, "    command: x", "    arguments: [a]"), at: "5:5", message: 'unknown key "arguments" in server "crm" (allowed: command, args, env, cwd, url, headers, auth, timeout, timeout_max)' },
+  { name: "unknown server key (a typo of args)", text: yaml(...SERVER, "    command: x", "    arguments: [a]"), at: "5:5", message: 'unknown key "arguments" in server "crm" (allowed: command, args, env, cwd, url, headers, auth, timeout, timeout_max, in_order)' },
   { name: "unknown rule key", text: RULE("    class: readonly", "    reason: safe"), at: "8:5", message: 'unknown key "reason" in a tool rule (allowed: match, class, gate, snapshot, inverse, idempotent)' },
   { name: "unknown snapshot key", text: RULE("    class: reversible", "    snapshot:", "      tool: crm.get", "      arguments: {}", "    inverse: { tool: crm.update }"), at: "10:7", message: 'unknown key "arguments" in snapshot (allowed: tool, args, absent_when)' },
   { name: "unknown inverse key", text: RULE("    class: compensable", "    inverse:", "      tool: crm.delete", "      absentWhen: gone"), at: "10:7", message: 'unknown key "absentWhen" in inverse (allowed: tool, args, absent_when)' },

@@ -58,4 +58,55 @@ describe("ServerTurns", () => {
     held.release();
     expect(await next).toBe("ran");
   });
+
+  test("a call that wrote early lets the next begin (handed its read); the next may write once it is done, and its reads stand", async () => {
+    const turns = new ServerTurns();
+    const events: string[] = [];
+    const answered = gate();
+    const a = turns.reserve("crm").run(async (running) => {
+      running.written("a's post-read", { early: true });
+      events.push("a sent");
+      await answered.opened;
+      events.push("a done");
+    });
+    const b = turns.reserve("crm").run(async (running) => {
+      events.push(`b begins, handed ${String(running.handed)}, early ${running.beganEarly}`);
+      const stands = await running.mayWrite();
+      events.push(`b may write: reads stand ${stands}`);
+    });
+    await Promise.resolve();
+    await Promise.resolve();
+    expect(events).toEqual(["a sent", "b begins, handed a's post-read, early true"]);
+    answered.open();
+    await Promise.all([a, b]);
+    expect(events.at(-1)).toBe("b may write: reads stand true");
+    expect(events).toEqual(["a sent", "b begins, handed a's post-read, early true", "a done", "b may write: reads stand true"]);
+  });
+
+  test("when the early write was not over (a task, input, a resend), the next call learns its reads do not stand; afresh, it may write", async () => {
+    const turns = new ServerTurns();
+    const answered = gate();
+    const a = turns.reserve("crm").run(async (running) => {
+      running.written("stale", { early: true });
+      await answered.opened;
+      running.readsDoNotStand();
+    });
+    const seen: unknown[] = [];
+    const b = turns.reserve("crm").run(async (running) => {
+      seen.push(await running.mayWrite());
+      const again = running.afresh();
+      seen.push(again.handed, again.beganEarly, await again.mayWrite());
+    });
+    answered.open();
+    await Promise.all([a, b]);
+    expect(seen).toEqual([false, undefined, false, true]);
+  });
+
+  test("a call after one that wrote the usual way (its write answered) began late, and its reads stand", async () => {
+    const turns = new ServerTurns();
+    const a = turns.reserve("crm").run(async (running) => running.written("post-read"));
+    const b = turns.reserve("crm").run(async (running) => [running.handed, running.beganEarly, await running.mayWrite()]);
+    await a;
+    expect(await b).toEqual(["post-read", false, true]);
+  });
 });
