@@ -154,9 +154,9 @@ async function pipeAll(args: string[], cwd: string, input: string, expected: num
 /**
  * The upstream's share of a recorded mix: the toy alone, sent what the proxy
  * sends it for `calls`, in the order R-PROXY-6 allows — the reads at once; the
- * writes one at a time, each after its pre-read (sent together with the
- * previous write's post-read) and followed by its post-read. The time to the
- * last answer.
+ * writes one at a time, and since the toy answers in order (`in_order: true`
+ * in its manifest), each write together with its post-read and the next
+ * write's pre-read. The time to the last answer.
  */
 async function driveLikeTheProxy(cwd: string, calls: Frame[]): Promise<number> {
   const proc = Bun.spawn([bin, "toy-crm", "--state", "crm.json"], { cwd, env: { ...process.env, NO_COLOR: "1" }, stdin: "pipe", stdout: "pipe", stderr: "pipe" });
@@ -184,15 +184,14 @@ async function driveLikeTheProxy(cwd: string, calls: Frame[]): Promise<number> {
     return name(frame) === "create_customer" || id === undefined ? undefined : call(0, "get_customer", { id });
   };
   const reads = send(calls.filter((frame) => name(frame) === "get_customer").map((frame) => ({ ...frame })));
-  let postRead: Frame | undefined;
-  for (const write of calls.filter((frame) => name(frame) !== "get_customer")) {
-    const preRead = readOf(write);
-    const together = [postRead, preRead].filter((frame): frame is Frame => frame !== undefined);
-    if (together.length > 0) await send(together);
-    await send([{ ...write }]);
-    postRead = preRead && { ...preRead };
+  const writes = calls.filter((frame) => name(frame) !== "get_customer");
+  const first = writes[0] && readOf(writes[0]);
+  if (first) await send([first]);
+  for (const [i, write] of writes.entries()) {
+    // Each call touches its own customer: the next pre-read is never this post-read.
+    const together = [{ ...write }, readOf(write), writes[i + 1] && readOf(writes[i + 1]!)].filter((frame): frame is Frame => frame !== undefined);
+    await send(together);
   }
-  if (postRead) await send([postRead]);
   await reads;
   const ms = performance.now() - started;
   proc.stdin.end();
