@@ -25,7 +25,12 @@ export class CommitQueue {
   private timer: ReturnType<typeof setTimeout> | undefined;
   private soon: ReturnType<typeof setImmediate> | undefined;
 
-  constructor(private readonly db: Database) {}
+  /** `run` in a transaction (a savepoint inside one); made once: bun:sqlite builds a wrapper each time it is asked for one. */
+  private readonly inTransaction: ReturnType<Database["transaction"]>;
+
+  constructor(db: Database) {
+    this.inTransaction = db.transaction((run: () => unknown) => run());
+  }
 
   /** Queue `write` (SQL only: what it writes is worked out before); resolves with its value once committed. */
   add<T>(write: () => T, grouping: Grouping): Promise<T> {
@@ -43,16 +48,14 @@ export class CommitQueue {
    */
   transaction<T>(work: () => T): T {
     const batch = this.take();
-    if (batch.length === 0) return this.db.transaction(work).immediate();
+    if (batch.length === 0) return this.inTransaction.immediate(work) as T;
     let outcomes: Outcome[] = [];
     let value: T;
     try {
-      value = this.db
-        .transaction(() => {
-          outcomes = batch.map((queued) => this.attempt(queued));
-          return work();
-        })
-        .immediate();
+      value = this.inTransaction.immediate(() => {
+        outcomes = batch.map((queued) => this.attempt(queued));
+        return work();
+      }) as T;
     } catch (error) {
       this.queued.unshift(...batch);
       this.flush();
@@ -68,7 +71,7 @@ export class CommitQueue {
     if (batch.length === 0) return;
     let outcomes: Outcome[] = [];
     try {
-      this.db.transaction(() => (outcomes = batch.map((queued) => this.attempt(queued)))).immediate();
+      this.inTransaction.immediate(() => (outcomes = batch.map((queued) => this.attempt(queued))));
     } catch (error) {
       // Nothing was committed (the journal is full, locked, broken): each queued write learns why.
       for (const queued of batch) queued.reject(error);
@@ -80,7 +83,7 @@ export class CommitQueue {
   /** One queued write in a savepoint of its own: its failure rolls back only what it wrote. */
   private attempt(queued: Queued): Outcome {
     try {
-      return { ok: true, value: this.db.transaction(() => queued.write())() };
+      return { ok: true, value: this.inTransaction(queued.write) };
     } catch (error) {
       return { ok: false, error };
     }
