@@ -11,12 +11,21 @@
  */
 const MICROTASK_HOPS = 32;
 
+/**
+ * The most bytes one gathered write carries (a longer line goes alone). A
+ * write that fits in the pipe is taken whole or not at all, so when one fails
+ * because the server stopped reading (EPIPE: "it never read these lines, send
+ * them again") the server cannot have read, and run, a line at its start.
+ */
+export const MOST_BYTES_AT_ONCE = 4096;
+
 function afterMicrotasks(run: () => void, hops = MICROTASK_HOPS): void {
   queueMicrotask(hops === 0 ? run : () => afterMicrotasks(run, hops - 1));
 }
 
 export class LineBatch {
   private lines: string[] = [];
+  private bytes = 0;
   private pending: { written: Promise<void>; settle(outcome: Promise<void> | undefined): void } | undefined;
 
   /** `write` takes the lines joined, each ending in a newline; a promise when it completes later (it may fail then). */
@@ -24,7 +33,10 @@ export class LineBatch {
 
   /** Resolves once the write that carried `line` is done; rejects with its error. */
   add(line: string): Promise<void> {
+    const bytes = Buffer.byteLength(line) + 1;
+    if (this.bytes + bytes > MOST_BYTES_AT_ONCE) this.flush();
     this.lines.push(line);
+    this.bytes += bytes;
     if (!this.pending) {
       let settle!: (outcome: Promise<void> | undefined) => void;
       const written = new Promise<void>((resolve) => (settle = resolve));
@@ -41,6 +53,7 @@ export class LineBatch {
     const text = this.lines.join("\n") + "\n";
     this.pending = undefined;
     this.lines = [];
+    this.bytes = 0;
     try {
       const written = this.write(text);
       pending.settle(written instanceof Promise ? written : undefined);

@@ -263,11 +263,12 @@ async function runMutating(
 
   // Pre-read: capture the state this call is about to replace.
   const read = await preRead(ctx, call, rule, running.handed as HandedRead | undefined);
-  if ("refused" in read) {
-    // A read that went out behind a write still at its server may have failed with it: once that call is done, read again.
-    if (running.beganEarly) return (await running.mayWrite(), runMutating(ctx, call, rule, toolClass, gate, running.afresh()));
-    return refuse(read.refused, read.agentText);
-  }
+  // Read while the write before was still at its server (server-turns.ts): it stands once that call is done, if that write was
+  // over when answered and this read was of the same server; else it is read again then. A failure or an absence is not acted on before.
+  const standsOnceDone = async () => (await running.mayWrite()) && !(running.beganEarly && "verify" in read && read.verify?.server !== call.server);
+  const readAgainOnceDone = () => runMutating(ctx, call, rule, toolClass, gate, running.afresh());
+  if (running.beganEarly && ("refused" in read || "absent" in read) && !(await standsOnceDone())) return readAgainOnceDone();
+  if ("refused" in read) return refuse(read.refused, read.agentText);
   if ("absent" in read && toolClass === "reversible" && !approval) {
     const reason = `${call.server}.${call.tool} is reversible, but its pre-read ${read.verify.server}.${read.verify.tool} found nothing to restore (${read.absent.split("\n")[0]})`;
     const held = await passGate(ctx, { ...call, class: toolClass }, reason);
@@ -288,12 +289,8 @@ async function runMutating(
     return refuse("the client cancelled it before it was forwarded", "Synartesis did not run this call: the client cancelled it.");
   }
 
-  // The call before may still be reading back what it wrote. What this call read while that write was not over
-  // (or read at another server while it was still at its own) does not stand: it reads again (server-turns.ts).
-  const stands = await running.mayWrite();
-  if (!stands || (running.beganEarly && verify !== undefined && verify.server !== call.server)) {
-    return runMutating(ctx, call, rule, toolClass, gate, running.afresh());
-  }
+  // The call before may still be reading back what it wrote.
+  if (!(await standsOnceDone())) return readAgainOnceDone();
   // Write-ahead: the intent is committed before the call leaves (R-PROXY-5).
   const intent = await ctx.journal.insertAction({
     ...base,

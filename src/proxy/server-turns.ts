@@ -51,25 +51,36 @@ export interface RunningTurn {
   afresh(): RunningTurn;
 }
 
-function deferred(): { promise: Promise<void>; resolve: () => void } {
-  let resolve!: () => void;
-  const promise = new Promise<void>((r) => (resolve = r));
+function deferred<T>(): { promise: Promise<T>; resolve: (value: T) => void } {
+  let resolve!: (value: T) => void;
+  const promise = new Promise<T>((r) => (resolve = r));
   return { promise, resolve };
 }
 
-const NOTHING_BEFORE = { wrote: Promise.resolve(), done: Promise.resolve(true), wroteEarly: () => false };
+/**
+ * What a place passes on. `wrote` resolves when the next call may begin, with
+ * whether what it reads then begins while a write is still at the server (an
+ * early written(), this call's or, when it wrote nothing, the one before's);
+ * `done` resolves when the next call may write, with whether those reads stand.
+ */
+interface Before {
+  wrote: Promise<boolean>;
+  done: Promise<boolean>;
+}
+
+const NOTHING_BEFORE: Before = { wrote: Promise.resolve(false), done: Promise.resolve(true) };
 
 /** One place in a queue. */
 class Place {
   state: "reserved" | "waiting" | "running" | "over" = "reserved";
   handed: unknown;
-  /** Whether this call said written() as soon as its write left. */
-  wroteEarly = false;
-  /** False once this call said the reads that followed its write early do not stand. */
+  /** How this call said written(): undefined while it has not (a call that writes nothing passes on what came before it). */
+  wroteEarly: boolean | undefined;
+  /** False once this call said the reads that followed its early write do not stand. */
   readsStand = true;
   next: Place | undefined;
-  readonly wrote = deferred();
-  readonly done = deferred();
+  readonly wrote = deferred<boolean>();
+  readonly done = deferred<boolean>();
 }
 
 export class ServerTurns {
@@ -77,51 +88,46 @@ export class ServerTurns {
 
   /** A place in `server`'s queue, taken now. */
   reserve(server: string): ServerTurn {
-    const take = () => {
+    const take = (): { place: Place; before: Before } => {
       const previous = this.last.get(server);
       const place = new Place();
       if (previous) previous.next = place;
       this.last.set(server, place);
-      const before = previous
-        ? { wrote: previous.wrote.promise, done: previous.done.promise.then(() => previous.readsStand), wroteEarly: () => previous.wroteEarly }
-        : NOTHING_BEFORE;
-      return { place, before };
+      return { place, before: previous ? { wrote: previous.wrote.promise, done: previous.done.promise } : NOTHING_BEFORE };
     };
     let { place, before } = take();
     // Done means this call and every one before it are done: a call refused before it waited for mayWrite still holds the next one's write back.
     const over = () => {
       if (place.state === "over") return false;
       place.state = "over";
-      const { done } = place;
-      void before.done.then(() => done.resolve());
+      const ended = place;
+      void before.done.then((stood) => ended.done.resolve(ended.wroteEarly === undefined ? stood : ended.readsStand));
       return true;
     };
     return {
       async run<T>(work: (turn: RunningTurn) => Promise<T>): Promise<T> {
         place.state = "waiting";
-        await before.wrote;
+        const beganEarly = await before.wrote;
         place.state = "running";
-        const turn = (handed: unknown, mayWrite: () => Promise<boolean>, beganEarly: () => boolean): RunningTurn => ({
+        const turn = (handed: unknown, mayWrite: () => Promise<boolean>, early: boolean): RunningTurn => ({
           handed,
           mayWrite,
-          get beganEarly() {
-            return beganEarly();
-          },
+          beganEarly: early,
           written: (handOn, how) => {
             if (place.next?.state === "waiting") place.next.handed = handOn;
-            if (how?.early) place.wroteEarly = true;
-            place.wrote.resolve();
+            place.wroteEarly ??= how?.early === true;
+            place.wrote.resolve(place.wroteEarly);
           },
           readsDoNotStand: () => {
             place.readsStand = false;
           },
           followed: () => place.next?.state === "waiting" || place.next?.state === "running",
-          afresh: () => turn(undefined, () => before.done.then(() => true), () => false),
+          afresh: () => turn(undefined, () => before.done.then(() => true), false),
         });
         try {
-          return await work(turn(place.handed, () => before.done, () => before.wroteEarly()));
+          return await work(turn(place.handed, () => before.done, beganEarly));
         } finally {
-          place.wrote.resolve();
+          place.wrote.resolve(place.wroteEarly ?? beganEarly);
           over();
         }
       },
@@ -131,7 +137,9 @@ export class ServerTurns {
         void before.wrote.then(wrote.resolve);
       },
       async pause<T>(waiting: Promise<T>): Promise<T> {
-        place.wrote.resolve();
+        // Nothing of this call is at the server while it waits: what the next call reads meanwhile stands.
+        place.wroteEarly ??= false;
+        place.wrote.resolve(false);
         over();
         try {
           return await waiting;

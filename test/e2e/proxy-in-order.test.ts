@@ -94,4 +94,25 @@ describe.concurrent("a server declared in_order", () => {
       { seq: 2, status: "applied", snapshot: { key: "b", text: "seed b" }, after: { key: "b", text: "2" } },
     ]);
   });
+
+  test("so does one with a read-only call between it and the write the server died under", async () => {
+    const ws = notesWorkspace(true);
+    await using proxy = new LineSession([BIN, "proxy", "--manifest", ws.manifest, "--log-level", "error"], { cwd: ws.dir });
+    const frames = [
+      jsonFrame(1, "tools/call", { name: "set_note", arguments: { key: "a", text: "exit now" } }),
+      jsonFrame(2, "tools/call", { name: "get_note", arguments: { key: "a" } }),
+      jsonFrame(3, "tools/call", { name: "set_note", arguments: { key: "b", text: "2" } }),
+    ];
+    proxy.proc.stdin.write([initializeFrame(0, "notes-agent"), INITIALIZED, ...frames].join("\n") + "\n");
+    proxy.proc.stdin.flush();
+    expect((await proxy.response(1)).result.content[0].text).toContain("Its outcome is unknown");
+    await proxy.response(2);
+    expect((await proxy.response(3)).result.structuredContent).toEqual({ key: "b", text: "2" });
+    expect(await proxy.close()).toBe(0);
+    expect(states(journalRows(ws.journal).filter((row) => row.tool === "set_note")).map(({ seq: _, ...row }) => row)).toEqual([
+      { status: "pending", snapshot: { key: "a", text: "seed a" }, after: null },
+      { status: "applied", snapshot: { key: "b", text: "seed b" }, after: { key: "b", text: "2" } },
+    ]);
+  });
 });
+

@@ -3,7 +3,7 @@
 // line's promise settles with that write; a failing write fails every line it
 // carried, and only those.
 import { expect, test } from "bun:test";
-import { LineBatch } from "../../src/jsonrpc/line-batch.ts";
+import { LineBatch, MOST_BYTES_AT_ONCE } from "../../src/jsonrpc/line-batch.ts";
 
 test("lines added in one turn, some after a few awaits, are one write, in order", async () => {
   const writes: string[] = [];
@@ -52,3 +52,16 @@ test("a write that fails (thrown or later) fails the lines it carried, not the n
   await new Promise((resolve) => setImmediate(resolve));
   await expect(batch.add("z")).rejects.toThrow("later");
 });
+
+test("a write carries at most MOST_BYTES_AT_ONCE bytes: lines that would pass it start the next one, a longer line goes alone, the order kept", async () => {
+  const writes: string[] = [];
+  const batch = new LineBatch((text) => void writes.push(text));
+  const line = (n: number, size: number) => `${n}:${"x".repeat(size - String(n).length - 1)}`;
+  const small = Array.from({ length: 10 }, (_, n) => line(n, 1000)); // 1001 bytes each with its newline
+  const big = line(10, 3 * MOST_BYTES_AT_ONCE);
+  await Promise.all([...small.slice(0, 5), big, ...small.slice(5)].map((l) => batch.add(l)));
+  expect(writes.map((text) => text.length)).toEqual([4004, 1001, 3 * MOST_BYTES_AT_ONCE + 1, 4004, 1001]);
+  expect(writes.join("")).toBe([...small.slice(0, 5), big, ...small.slice(5)].map((l) => l + "\n").join(""));
+  for (const text of writes) expect(text.length <= MOST_BYTES_AT_ONCE || text.split("\n").length === 2).toBe(true);
+});
+

@@ -109,4 +109,27 @@ describe("ServerTurns", () => {
     await a;
     expect(await b).toEqual(["post-read", false, true]);
   });
+
+  test("a place between two calls that writes nothing (given up, or run without writing) passes on that the call before wrote early, and whether its reads stand", async () => {
+    for (const between of ["released", "ran"] as const) {
+      const turns = new ServerTurns();
+      const answered = gate();
+      const a = turns.reserve("crm").run(async (running) => {
+        running.written("a's post-read", { early: true });
+        await answered.opened;
+        running.readsDoNotStand();
+      });
+      const b = turns.reserve("crm");
+      const ranB = between === "released" ? (b.release(), Promise.resolve()) : b.run(async () => {});
+      const seen: unknown[] = [];
+      const c = turns.reserve("crm").run(async (running) => {
+        seen.push(running.beganEarly);
+        seen.push(await running.mayWrite());
+      });
+      answered.open();
+      await Promise.all([a, ranB, c]);
+      expect({ between, seen }).toEqual({ between, seen: [true, false] });
+    }
+  });
 });
+

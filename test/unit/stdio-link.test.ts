@@ -8,6 +8,8 @@ import { createLogger } from "../../src/log.ts";
 import type { ServerSpec } from "../../src/manifest/types.ts";
 import { stdioLink } from "../../src/servers/stdio-link.ts";
 
+const fixture = (name: string): Extract<ServerSpec, { kind: "command" }> => ({ ...spec, args: [join(import.meta.dir, "..", "fixtures", name)] });
+
 const spec: Extract<ServerSpec, { kind: "command" }> = {
   name: "echo",
   kind: "command",
@@ -20,10 +22,10 @@ const spec: Extract<ServerSpec, { kind: "command" }> = {
 };
 
 /** A link to chunk-echo and what it reported, parsed, as it comes. */
-function echoLink() {
-  const reports: Array<{ read?: string[]; end?: boolean; partial?: string }> = [];
+function echoLink(server = spec) {
+  const reports: Array<{ read?: string[]; end?: boolean; partial?: string; ran?: string }> = [];
   let waiter: (() => void) | undefined;
-  const link = stdioLink(spec, { onLine: (line) => (reports.push(JSON.parse(line)), waiter?.()), onClose: () => {}, onStderr: () => {} }, createLogger("silent"));
+  const link = stdioLink(server, { onLine: (line) => (reports.push(JSON.parse(line)), waiter?.()), onClose: () => {}, onStderr: () => {} }, createLogger("silent"));
   const reported = async (count: number) => {
     while (reports.length < count) await new Promise<void>((resolve) => (waiter = resolve));
     return reports.slice(0, count);
@@ -52,3 +54,15 @@ test("a line sent right before close() is written before the server's input ends
   await link.close();
   expect(await reported(2)).toEqual([{ read: ["last words"] }, { end: true, partial: "" }]);
 });
+
+test("a server that runs a line and exits: that line was delivered; only the long line behind it, which it never read, fails (EPIPE)", async () => {
+  const { link, reported } = echoLink(fixture("first-line-exit.ts"));
+  const first = link.send("first");
+  const long = link.send("x".repeat(4 * 1024 * 1024));
+  expect(await reported(1)).toEqual([{ ran: "first" }]);
+  // Its promise settles with the write that carried it, which was not the long one's.
+  expect(await Promise.resolve(first).then(() => "delivered")).toBe("delivered");
+  expect(await Promise.resolve(long).then(() => "delivered", (error) => (error as NodeJS.ErrnoException).code)).toBe("EPIPE");
+  await link.close(true);
+});
+
