@@ -1,25 +1,19 @@
 // How the SQLite journal stores action bodies (packing.ts): each tool's
 // dictionary found or made once, rows read back with their bodies unpacked,
-// the bodies of this connection's pending calls kept until they finish, and
-// finished bodies committed as text packed a moment later (packLater).
+// and the bodies of this connection's pending calls kept until they finish.
 import type { Database } from "bun:sqlite";
 import { ToolDictionaries, type Body, type Dictionary } from "./packing.ts";
-import { readBody, rebuiltBody, storedBody, textBody, toAction, unpackedRow, type PendingBody, type Row, type StoredBody } from "./rows.ts";
+import { readBody, rebuiltBody, storedBody, toAction, unpackedRow, type PendingBody, type Row, type StoredBody } from "./rows.ts";
 import type { Action } from "./types.ts";
 
 export class SqliteBodies {
   private readonly dictionaries = new ToolDictionaries();
   /** The bodies of the pending rows this connection wrote: their outcome is packed with them without reading them back. */
   private readonly pending = new Map<string, PendingBody>();
-  /** Finished bodies committed as text, to be packed (packLater). */
-  private readonly unpacked = new Map<string, PendingBody>();
-  private packing: ReturnType<typeof setImmediate> | undefined;
 
   constructor(
     private readonly db: Database,
     private readonly path: string,
-    /** Commit a write with the others of this turn of the event loop. */
-    private readonly soon: (write: () => unknown) => Promise<unknown>,
   ) {}
 
   action(row: Row): Action {
@@ -46,43 +40,6 @@ export class SqliteBodies {
       this.dictionaries.remember(server, tool, dictionary);
     }
     return storedBody(body, dictionary ?? undefined);
-  }
-
-  /**
-   * Row `id` was committed with `finished` as text (its outcome went with the
-   * next call's intent, which waited for it: no compression on the way). In
-   * the next turn of the event loop, once that call has left, the body is
-   * packed and written over the text — unless the row's body is
-   * no longer that text. A body never packed stays text, read the same.
-   */
-  packLater(id: string, finished: PendingBody): void {
-    this.unpacked.set(id, finished);
-    this.packing ??= setImmediate(() => this.packWaiting());
-  }
-
-  /** Pack what packLater keeps waiting, now (the connection is closing). */
-  packWaiting(): void {
-    clearImmediate(this.packing);
-    this.packing = undefined;
-    const waiting = [...this.unpacked];
-    this.unpacked.clear();
-    for (const [id, { server, tool, body }] of waiting) {
-      const stored = this.stored(server, tool, body);
-      if (stored.packed === null) continue;
-      const text = textBody(body);
-      const write = () =>
-        this.db
-          .query(
-            `UPDATE actions SET args = ?, snapshot = ?, result = ?, inverse = ?, post_state = ?, verify = ?, packed = ?
-              WHERE id = ? AND packed IS NULL AND args = ? AND snapshot IS ? AND result IS ? AND inverse IS ? AND post_state IS ? AND verify IS ?`,
-          )
-          .run(
-            ...[stored.args, stored.snapshot, stored.result, stored.inverse, stored.post_state, stored.verify, stored.packed, id],
-            ...[text.args, text.snapshot, text.result, text.inverse, text.post_state, text.verify],
-          );
-      // A failed write leaves the row as it was: whole, as text.
-      void this.soon(write).catch(() => {});
-    }
   }
 
   /** A call's intent was written with `body`. */

@@ -18,11 +18,6 @@ import type { Action, ActionStatus, ResolvedCall, Run, RunStatus, RunSummary, Se
 /** The actions of the run whose id is parameter ?1 (found through the actions_of_run index, or in an older journal its (run_id, seq) index). */
 const OF_RUN = `${runIdPrefix("run_id")} = ${runIdPrefix("?1")} AND run_id = ?1`;
 
-/** A pending call's outcome: status, body columns, post_absent, error, warnings, for the action ?12. */
-const FINISH_ACTION = `UPDATE actions SET status = ?, args = ?, snapshot = ?, result = ?, inverse = ?, post_state = ?, verify = ?, packed = ?,
-                                          post_absent = ?, error = COALESCE(?, error), warnings = ?
-                        WHERE id = ? AND status = 'pending'`;
-
 export class SqliteJournal implements Journal {
   private readonly bodies: SqliteBodies;
   private readonly commits: CommitQueue;
@@ -34,8 +29,8 @@ export class SqliteJournal implements Journal {
     /** Things about the file a person should know (e.g. other users can read it). */
     readonly warnings: string[],
   ) {
+    this.bodies = new SqliteBodies(db, path);
     this.commits = new CommitQueue(db);
-    this.bodies = new SqliteBodies(db, path, (write) => this.commits.add(write, "soon"));
   }
 
   /** Open a journal (sqlite-file.ts says how) and bring its schema up to date. */
@@ -60,7 +55,6 @@ export class SqliteJournal implements Journal {
   }
 
   async close(): Promise<void> {
-    this.bodies.packWaiting();
     this.commits.flush();
     this.db.close();
   }
@@ -191,14 +185,21 @@ export class SqliteJournal implements Journal {
   async finishAction(id: string, outcome: Outcome, options?: WriteOptions): Promise<void> {
     const before = this.bodies.takePending(id);
     if (!before) return;
-    // Committed with the next call's intent, which waits for it: as text now, packed once that call has left.
-    const later = options?.group === "with-next";
-    const finished = { ...before, body: finishedBody(before.body, outcome) };
-    const stored = later ? textBody(finished.body) : this.bodies.stored(before.server, before.tool, finished.body);
-    const body = [stored.args, stored.snapshot, stored.result, stored.inverse, stored.post_state, stored.verify, stored.packed];
-    const rest = [absentColumn(outcome.postState), outcome.error ?? null, warningsColumn(outcome.warnings), id];
-    await this.writeGrouped(() => this.db.query(FINISH_ACTION).run(outcome.status, ...body, ...rest), options);
-    if (later) this.bodies.packLater(id, finished);
+    const stored = this.bodies.stored(before.server, before.tool, finishedBody(before.body, outcome));
+    await this.writeGrouped(
+      () =>
+        this.db
+          .query(
+            `UPDATE actions SET status = ?, args = ?, snapshot = ?, result = ?, inverse = ?, post_state = ?, verify = ?, packed = ?,
+                                post_absent = ?, error = COALESCE(?, error), warnings = ?
+              WHERE id = ? AND status = 'pending'`,
+          )
+          .run(
+            ...[outcome.status, stored.args, stored.snapshot, stored.result, stored.inverse, stored.post_state, stored.verify, stored.packed],
+            ...[absentColumn(outcome.postState), outcome.error ?? null, warningsColumn(outcome.warnings), id],
+          ),
+      options,
+    );
   }
 
   async notePending(id: string, news: PendingNews): Promise<void> {
