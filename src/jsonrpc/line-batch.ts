@@ -12,10 +12,13 @@
 const MICROTASK_HOPS = 32;
 
 /**
- * The most bytes one gathered write carries (a longer line goes alone). A
- * write that fits in the pipe is taken whole or not at all, so when one fails
- * because the server stopped reading (EPIPE: "it never read these lines, send
- * them again") the server cannot have read, and run, a line at its start.
+ * The most bytes one gathered write carries (a longer line goes alone). Each
+ * write is handed over only once the one before was taken whole (below), so
+ * it goes into the socket in one piece: when it fails because the server
+ * stopped reading (EPIPE: "it never read these lines, send them again"), the
+ * server cannot have read, and run, a line at its start. (A Unix socket takes
+ * a send of this size whole while it has room; a longer line may go in parts,
+ * but a line read in part is never run.)
  */
 export const MOST_BYTES_AT_ONCE = 4096;
 
@@ -23,10 +26,15 @@ function afterMicrotasks(run: () => void, hops = MICROTASK_HOPS): void {
   queueMicrotask(hops === 0 ? run : () => afterMicrotasks(run, hops - 1));
 }
 
+type Settle = (outcome: Promise<void> | undefined) => void;
+
 export class LineBatch {
   private lines: string[] = [];
   private bytes = 0;
-  private pending: { written: Promise<void>; settle(outcome: Promise<void> | undefined): void } | undefined;
+  private pending: { written: Promise<void>; settle: Settle } | undefined;
+  /** Gathered writes waiting for the one in flight: the writer would otherwise join them to its unsent rest, in one send. */
+  private readonly waiting: Array<{ text: string; settle: Settle }> = [];
+  private inFlight = false;
 
   /** `write` takes the lines joined, each ending in a newline; a promise when it completes later (it may fail then). */
   constructor(private readonly write: (text: string) => void | Promise<void>) {}
@@ -38,7 +46,7 @@ export class LineBatch {
     this.lines.push(line);
     this.bytes += bytes;
     if (!this.pending) {
-      let settle!: (outcome: Promise<void> | undefined) => void;
+      let settle!: Settle;
       const written = new Promise<void>((resolve) => (settle = resolve));
       this.pending = { written, settle };
       afterMicrotasks(() => this.flush());
@@ -46,19 +54,43 @@ export class LineBatch {
     return this.pending.written;
   }
 
-  /** Write what was added, now (before the peer's input is closed). */
-  flush(): void {
+  /**
+   * Hand over what was added: now, unless a write is still in flight (then
+   * once it is done). `all`: everything now, in order, whatever is in flight
+   * (the peer's input is about to be closed, and nothing will be sent again).
+   */
+  flush(all = false): void {
     const pending = this.pending;
-    if (!pending) return;
-    const text = this.lines.join("\n") + "\n";
-    this.pending = undefined;
-    this.lines = [];
-    this.bytes = 0;
-    try {
-      const written = this.write(text);
-      pending.settle(written instanceof Promise ? written : undefined);
-    } catch (error) {
-      pending.settle(Promise.reject(error));
+    if (pending) {
+      this.waiting.push({ text: this.lines.join("\n") + "\n", settle: pending.settle });
+      this.pending = undefined;
+      this.lines = [];
+      this.bytes = 0;
+    }
+    while (this.waiting.length > 0 && (all || !this.inFlight)) {
+      const { text, settle } = this.waiting.shift()!;
+      let written: Promise<void> | undefined;
+      try {
+        const result = this.write(text);
+        written = result instanceof Promise ? result : undefined;
+      } catch (error) {
+        written = Promise.reject(error);
+      }
+      settle(written);
+      if (written && !all) {
+        this.inFlight = true;
+        written.then(
+          () => {
+            this.inFlight = false;
+            this.flush();
+          },
+          (error: unknown) => {
+            // What waited behind it was never handed over: it fails the same way (and may be sent again).
+            this.inFlight = false;
+            for (const held of this.waiting.splice(0)) held.settle(Promise.reject(error));
+          },
+        );
+      }
     }
   }
 }

@@ -77,7 +77,7 @@ export async function serveStdio(options: StdioOptions): Promise<void> {
   try {
     await journal.close();
   } catch {}
-  toClient.flush();
+  toClient.flush(true);
   await Promise.race([flushStdout(), forced]);
   // stdin may close while a server is failing to start: that still ends with its error (R-PROXY-10).
   if (session.failure) throw session.failure;

@@ -63,7 +63,7 @@ export function stdioLink(spec: Extract<ServerSpec, { kind: "command" }>, events
     async close(quick = false) {
       closing = true;
       // What was sent before the close still reaches the server (a cancellation, a last notification).
-      batch.flush();
+      batch.flush(true);
       try {
         void Promise.resolve(proc.stdin.end()).catch(() => {});
       } catch {}

@@ -2,7 +2,7 @@
 // event loop, a promise chain's among them, are one write, in order; each
 // line's promise settles with that write; a failing write fails every line it
 // carried, and only those.
-import { expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { LineBatch, MOST_BYTES_AT_ONCE } from "../../src/jsonrpc/line-batch.ts";
 
 test("lines added in one turn, some after a few awaits, are one write, in order", async () => {
@@ -65,3 +65,59 @@ test("a write carries at most MOST_BYTES_AT_ONCE bytes: lines that would pass it
   for (const text of writes) expect(text.length <= MOST_BYTES_AT_ONCE || text.split("\n").length === 2).toBe(true);
 });
 
+
+describe("a write still in flight", () => {
+  /** A writer whose writes complete (or fail) when the test says. */
+  function slowWriter() {
+    const writes: string[] = [];
+    const outcomes: Array<{ resolve(): void; reject(error: Error): void }> = [];
+    const write = (text: string) => {
+      writes.push(text);
+      return new Promise<void>((resolve, reject) => outcomes.push({ resolve, reject }));
+    };
+    return { writes, outcomes, write };
+  }
+
+  test("holds the next lines back until it is done: each write is handed over on its own, in order", async () => {
+    const { writes, outcomes, write } = slowWriter();
+    const batch = new LineBatch(write);
+    const first = batch.add("first");
+    batch.flush();
+    const second = batch.add("second");
+    const third = batch.add("third");
+    batch.flush();
+    expect(writes).toEqual(["first\n"]);
+    outcomes[0]!.resolve();
+    await first;
+    await Promise.resolve();
+    expect(writes).toEqual(["first\n", "second\nthird\n"]);
+    outcomes[1]!.resolve();
+    await Promise.all([second, third]);
+  });
+
+  test("that fails fails the lines held behind it the same way, without handing them over", async () => {
+    const { writes, outcomes, write } = slowWriter();
+    const batch = new LineBatch(write);
+    // Every caller attaches its handler at once (as Upstream does).
+    const codeOf = (sent: Promise<void>) => sent.then(() => "delivered", (error: NodeJS.ErrnoException) => error.code);
+    const first = codeOf(batch.add("first"));
+    batch.flush();
+    const held = codeOf(batch.add("held"));
+    batch.flush();
+    outcomes[0]!.reject(Object.assign(new Error("broken pipe"), { code: "EPIPE" }));
+    expect([await first, await held]).toEqual(["EPIPE", "EPIPE"]);
+    expect(writes).toEqual(["first\n"]);
+  });
+
+  test("flush(true) hands everything over now, in order (the peer's input is about to close)", () => {
+    const { writes, write } = slowWriter();
+    const batch = new LineBatch(write);
+    void batch.add("first");
+    batch.flush();
+    void batch.add("second");
+    batch.flush();
+    void batch.add("third");
+    batch.flush(true);
+    expect(writes).toEqual(["first\n", "second\n", "third\n"]);
+  });
+});
