@@ -330,8 +330,8 @@ async function runMutating(
     }
     return { line: await unknownOutcome(ctx, call, intent.id, error.message) };
   }
-  if ("stopped" in exchanged || taskOf(exchanged.reply.msg)) early?.notOver();
   if ("stopped" in exchanged) {
+    early?.notOver();
     // The server's last answer asked for input: it did not run the call, and will not without a retry.
     await recordOutcome(ctx, call, intent.id, async () => {
       await giveBackApproval();
@@ -342,6 +342,7 @@ async function runMutating(
   let { reply } = exchanged;
   const task = taskOf(reply.msg);
   if (task) {
+    early?.notOver();
     const end = await awaitTask(ctx, call, upstream, task, reply, intent.id);
     if ("unknown" in end) return { line: await unknownOutcome(ctx, call, intent.id, end.unknown) };
     reply = end.reply;
