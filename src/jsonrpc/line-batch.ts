@@ -48,6 +48,9 @@ export class LineBatch {
     if (!this.pending) {
       let settle!: Settle;
       const written = new Promise<void>((resolve) => (settle = resolve));
+      // A caller that does not wait for its line (a notification sent and forgotten) must not turn
+      // a failed write into an unhandled rejection, which would end the process; those who wait still see it.
+      written.catch(() => {});
       this.pending = { written, settle };
       afterMicrotasks(() => this.flush());
     }

@@ -121,3 +121,17 @@ describe("a write still in flight", () => {
     expect(writes).toEqual(["first\n", "second\n", "third\n"]);
   });
 });
+
+test("a failed write whose lines nobody waits for ends nothing: no unhandled rejection (a process would exit on it)", async () => {
+  const script = `
+    import { LineBatch } from ${JSON.stringify(new URL("../../src/jsonrpc/line-batch.ts", import.meta.url).pathname)};
+    const batch = new LineBatch(() => Promise.reject(Object.assign(new Error("broken pipe"), { code: "EPIPE" })));
+    batch.add("sent and forgotten");
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    await new Promise((resolve) => setImmediate(resolve));
+    console.log("still running");
+  `;
+  const child = Bun.spawn([process.execPath, "-e", script], { stdout: "pipe", stderr: "pipe" });
+  const [stdout, stderr, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
+  expect({ stdout, stderr, code }).toEqual({ stdout: "still running\n", stderr: "", code: 0 });
+});
