@@ -18,6 +18,20 @@ export const ROOT = join(import.meta.dir, "..");
 export const BIN = join(ROOT, "dist", "synartesis");
 export const NODE_MODULES = join(ROOT, "node_modules");
 
+/**
+ * How the binary names itself in a command for a person to paste (self.ts):
+ * the bare name when this test's PATH finds this very binary (install.sh's
+ * link), else its path.
+ */
+export const PASTE_COMMAND = (() => {
+  const onPath = Bun.which("synartesis");
+  try {
+    return onPath && realpathSync(onPath) === realpathSync(BIN) ? "synartesis" : BIN;
+  } catch {
+    return BIN;
+  }
+})();
+
 const made: string[] = [];
 afterTestRun(() => {
   if (process.env.KEEP_TEST_DIRS) return;

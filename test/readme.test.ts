@@ -17,12 +17,15 @@ const compared = new Set<string>();
 
 let folder: string;
 let pathWithSynartesis: string;
+/** The link onto PATH the walkthrough runs with (install.sh's, in the README's words ~/.local/bin). */
+let linked: string;
 
 beforeAll(() => {
   const root = tempDir("syn-readme-");
   const bin = join(root, "bin");
   mkdirSync(bin);
-  symlinkSync(BIN, join(bin, "synartesis"));
+  linked = join(bin, "synartesis");
+  symlinkSync(BIN, linked);
   folder = join(root, "crm-demo");
   mkdirSync(folder);
   pathWithSynartesis = `${bin}:${process.env.PATH}`;
@@ -38,6 +41,7 @@ async function runBlock(name: string): Promise<RunResult> {
 function normalised(text: string): string {
   return text
     .replaceAll(folder, "/home/you/crm-demo")
+    .replaceAll(linked, "/home/you/.local/bin/synartesis")
     .replaceAll(BIN, "/home/you/.local/bin/synartesis")
     .replace(/\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/g, "<run id>")
     .replace(/\b[0-9a-f]{8}\b/g, "<id>")

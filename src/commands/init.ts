@@ -12,7 +12,7 @@ import { SHIPPED_MANIFESTS } from "../manifest/shipped.ts";
 import { DEFAULT_TIMEOUT_SECONDS, type ServerSpec } from "../manifest/types.ts";
 import { listTools } from "../servers/tools.ts";
 import { signInRefusal, withServers } from "../servers/with-servers.ts";
-import { selfArgv } from "../self.ts";
+import { clientCommand } from "../self.ts";
 import { type CommandData, writeLines } from "./shared.ts";
 
 const looksRelativePath = (value: string) => value.startsWith("./") || value.startsWith("../");
@@ -31,11 +31,8 @@ export function serverBlock(argv: string[], cwd: string): CommandBlock {
   }
   let [command, ...args] = rest;
   if (!command) throw new SynartesisError("usage", "give the server's command after --, e.g. synartesis init crm -- synartesis toy-crm --state ./crm.json");
-  if (command === "synartesis") {
-    const self = selfArgv();
-    command = self[0]!;
-    args = [...self.slice(1), ...args];
-  } else if (command.includes("/") && !isAbsolute(command)) {
+  // `synartesis` is kept as the word: the proxy starts itself for it, wherever it was installed.
+  if (command !== "synartesis" && command.includes("/") && !isAbsolute(command)) {
     command = resolve(cwd, command);
   }
   args = args.map((arg) => {
@@ -147,8 +144,8 @@ export default defineCommand({
     writeFileSync(partial, draft.text);
     renameSync(partial, manifestPath);
 
-    const self = selfArgv();
-    const client = { mcpServers: { synartesis: { command: self[0], args: [...self.slice(1), "proxy", "--manifest", manifestPath] } } };
+    const self = clientCommand();
+    const client = { mcpServers: { synartesis: { command: self.argv[0], args: [...self.argv.slice(1), "proxy", "--manifest", manifestPath] } } };
     const { adopted, readonly, todo } = draft.counts;
     const lines = [`${existing === undefined ? "Wrote" : "Extended"} ${manifestPath}: server "${name}" (${tools.length} tools).`];
     if ("url" in block && block.auth) {
@@ -162,6 +159,7 @@ export default defineCommand({
       "",
       "Point your MCP client at the proxy: add this to its configuration (e.g. claude_desktop_config.json, .cursor/mcp.json):",
       JSON.stringify(client, null, 2),
+      ...(self.caveat ? [self.caveat] : []),
       "",
       `Check the policy any time with: synartesis check --manifest ${manifestPath}`,
     );

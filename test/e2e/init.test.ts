@@ -1,7 +1,7 @@
 // `synartesis init` through the built binary: adopt a shipped policy, draft
 // TODOs, extend an existing manifest keeping its comments, refuse cleanly.
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse } from "yaml";
 import { BIN, ROOT, run, tempDir } from "../helpers.ts";
@@ -10,23 +10,27 @@ import { BIN, ROOT, run, tempDir } from "../helpers.ts";
 setDefaultTimeout(60_000);
 
 const manifestOf = (dir: string) => parse(readFileSync(join(dir, "synartesis.yaml"), "utf8"));
+const clientBlock = (stdout: string) => JSON.parse(stdout.slice(stdout.indexOf("{"), stdout.lastIndexOf("}") + 1));
 const matches = (doc: any) => doc.tools.map((r: any) => `${r.match} ${r.class}${r.gate ? ` ${r.gate}` : ""}`);
 
 describe.concurrent("init", () => {
   test("the toy CRM adopts the shipped policy and prints the client block", async () => {
     const dir = tempDir();
-    const result = await run(["init", "crm", "--", "synartesis", "toy-crm", "--state", "./crm.json"], { cwd: dir });
+    // A link on PATH to the binary (what install.sh makes), in a folder a desktop client may not have on its PATH.
+    const bin = tempDir();
+    symlinkSync(BIN, join(bin, "synartesis"));
+    const result = await run(["init", "crm", "--", "synartesis", "toy-crm", "--state", "./crm.json"], { cwd: dir, env: { PATH: `${bin}:/usr/bin:/bin`, HOME: dir } });
     expect(result.stderr).toBe("");
     expect(result.code).toBe(0);
     expect(result.stdout).toContain(`Wrote ${join(dir, "synartesis.yaml")}: server "crm" (6 tools).`);
     expect(result.stdout).toContain("6 rules adopted from the shipped policy for the toy CRM (manifests/toy-crm.yaml)");
     expect(result.stdout).toContain("TODOs left in the manifest: 0");
-    const block = JSON.parse(result.stdout.slice(result.stdout.indexOf("{"), result.stdout.lastIndexOf("}") + 1));
-    expect(block).toEqual({ mcpServers: { synartesis: { command: BIN, args: ["proxy", "--manifest", join(dir, "synartesis.yaml")] } } });
+    expect(clientBlock(result.stdout)).toEqual({ mcpServers: { synartesis: { command: join(bin, "synartesis"), args: ["proxy", "--manifest", join(dir, "synartesis.yaml")] } } });
+    expect(result.stdout).not.toContain("breaks if");
 
     const doc = manifestOf(dir);
-    // The server block is self-contained: the binary's own path, an absolute state file.
-    expect(doc.servers.crm).toEqual({ command: BIN, args: ["toy-crm", "--state", join(dir, "crm.json")] });
+    // The server block is self-contained and lasts: the program by its name (the proxy starts itself for it), an absolute state file.
+    expect(doc.servers.crm).toEqual({ command: "synartesis", args: ["toy-crm", "--state", join(dir, "crm.json")] });
     expect(matches(doc)).toEqual([
       "crm.get_customer readonly",
       "crm.update_customer reversible",
@@ -128,6 +132,22 @@ describe.concurrent("init", () => {
       "crm.restore_customer irreversible always",
       "crm.send_email irreversible always",
     ]);
+  });
+
+  test("with no synartesis on PATH nor in ~/.local/bin, the client block names the build and says it breaks if it moves", async () => {
+    const dir = tempDir();
+    const result = await run(["init", "crm", "--", "synartesis", "toy-crm", "--state", "./crm.json"], { cwd: dir, env: { PATH: "/usr/bin:/bin", HOME: dir } });
+    expect(result.code).toBe(0);
+    expect(clientBlock(result.stdout).mcpServers.synartesis.command).toBe(BIN);
+    expect(result.stdout).toContain(`${BIN} is the only synartesis found: the entry breaks if that file moves or is deleted (./install.sh in a clone links synartesis onto your PATH).`);
+    // The release install location counts though PATH lacks it.
+    const local = join(dir, ".local", "bin");
+    mkdirSync(local, { recursive: true });
+    symlinkSync(BIN, join(local, "synartesis"));
+    const again = await run(["init", "crm2", "--", "synartesis", "toy-crm", "--state", "./crm2.json"], { cwd: dir, env: { PATH: "/usr/bin:/bin", HOME: dir } });
+    expect(again.code).toBe(0);
+    expect(clientBlock(again.stdout).mcpServers.synartesis.command).toBe(join(local, "synartesis"));
+    expect(again.stdout).not.toContain("breaks if");
   });
 
   test("extends an existing manifest: both servers present, comments and rules kept", async () => {

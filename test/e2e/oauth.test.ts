@@ -7,7 +7,7 @@ import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { chmodSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
-import { BIN, connect, manifestText, ROOT, run, tempDir } from "../helpers.ts";
+import { BIN, connect, manifestText, PASTE_COMMAND, ROOT, run, tempDir } from "../helpers.ts";
 import { startOAuthServer } from "../fixtures/oauth-server.ts";
 
 const BROWSER = `${process.execPath} ${join(ROOT, "test", "fixtures", "follow-browser.ts")}`;
@@ -124,7 +124,7 @@ describe.concurrent("a session that uses the sign-in", () => {
     server.revokeAll();
     const refused = await client.callTool({ name: "add_note", arguments: { text: "third" } });
     expect(refused.isError).toBe(true);
-    expect(text(refused)).toContain(`server "notes" needs a sign-in: its sign-in has expired and could not be renewed; run \`${BIN} login notes --manifest ${join(dir, "synartesis.yaml")}\``);
+    expect(text(refused)).toContain(`server "notes" needs a sign-in: its sign-in has expired and could not be renewed; run \`${PASTE_COMMAND} login notes --manifest ${join(dir, "synartesis.yaml")}\``);
     expect(text(refused)).toStartWith("Synartesis did not run this call");
     await client.close();
     expect(server.executed.some((c) => c.includes("third"))).toBe(false);
@@ -233,7 +233,7 @@ describe.concurrent("a session that uses the sign-in", () => {
     server.revokeAll();
     const plain = await connect(BIN, ["proxy"], { cwd: dir, env });
     const refused = await plain.client.listTools().catch((error: Error) => error);
-    expect(String(refused)).toContain(`run \`${BIN} login notes --manifest ${join(dir, "synartesis.yaml")}\``);
+    expect(String(refused)).toContain(`run \`${PASTE_COMMAND} login notes --manifest ${join(dir, "synartesis.yaml")}\``);
     await plain.client.close();
   });
 
@@ -287,7 +287,7 @@ describe.concurrent("init --url", () => {
     expect(init.code).toBe(0);
     expect(init.stdout).toContain(`Wrote ${manifest}: server "notes" (3 tools).`);
     // The command it prints works from any folder: it names the manifest.
-    expect(init.stdout).toContain(`it signs in with OAuth (auth: oauth); when it asks again, run: ${BIN} login notes --manifest ${manifest}`);
+    expect(init.stdout).toContain(`it signs in with OAuth (auth: oauth); when it asks again, run: ${PASTE_COMMAND} login notes --manifest ${manifest}`);
     const written = readFileSync(manifest, "utf8");
     expect(written).toContain(`  notes:\n    url: ${server.url}\n    auth: oauth\n`);
     expect(written).toContain('- match: notes.list_notes\n    class: readonly');
