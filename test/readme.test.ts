@@ -97,6 +97,9 @@ describe("README walkthrough", () => {
     expect(customers.c_001.notes).toBe("downgraded by mistake");
     expect(customers.c_002).toBeUndefined();
     expect(customers.c_004).toEqual({ id: "c_004", name: "Bogus Person", email: "bogus@example.com", plan: "free", notes: "" });
+    // What a person sees on stderr: nothing that reads like a failure.
+    expect(result.stderr).not.toMatch(/error|fail|-32601/i);
+    expectShown("damage-stderr", result.stderr);
   });
 
   test("3. list and show", async () => {

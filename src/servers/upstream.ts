@@ -117,8 +117,9 @@ export class Upstream {
       server: this.name,
       serverInfo: `${info.name ?? "?"} ${info.version ?? ""}`.trim(),
       protocol: hello.protocolVersion,
-      ...(hello.why ? { why: hello.why } : {}),
     });
+    // A 2025 server refusing the 2026 probe is the normal case, not something a person must act on.
+    if (hello.why) this.options.log.debug("server speaks the 2025 protocol", { server: this.name, why: hello.why });
     this.capabilities = hello.capabilities;
     if (hello.era === "legacy") {
       if (hello.protocolVersion) this.link?.setProtocolVersion?.(hello.protocolVersion);

@@ -87,7 +87,7 @@ describe.concurrent("url servers", () => {
     const dir = project(
       manifestText({ servers: { counter: { url: stateful.url } }, tools: [{ match: "counter.bump", class: "compensable", inverse: { tool: "counter.bump", args: {} } }] }),
     );
-    await using agent = await connect(BIN, ["proxy"], { cwd: dir });
+    await using agent = await connect(BIN, ["proxy", "--log-level", "debug"], { cwd: dir });
     const client = agent.client;
     expect((await client.callTool({ name: "bump", arguments: {} })).content).toEqual([{ type: "text", text: "1" }]);
     stateful.forgetSessions(); // the server restarted and forgot every session
@@ -97,7 +97,8 @@ describe.concurrent("url servers", () => {
     expect(shown.actions.map((a: { status: string }) => a.status)).toEqual(["applied", "applied"]);
     expect(counter).toBe(2);
     // Probed first in the 2026 era (R-ERA-1): a 2025 server's refusal of server/discover means initialize.
-    expect(agent.stderr()).toContain('"server":"counter","serverInfo":"counter 1.0.0","protocol":"2025-11-25","why":"it answered server/discover with error -32603 (HTTP 400 from the server: Bad Request: Server not initialized)"');
+    expect(agent.stderr()).toContain('"server":"counter","serverInfo":"counter 1.0.0","protocol":"2025-11-25"}');
+    expect(agent.stderr()).toContain('"level":"debug","msg":"server speaks the 2025 protocol","server":"counter","why":"it answered server/discover with error -32603 (HTTP 400 from the server: Bad Request: Server not initialized)"');
   });
 
   test("an HTTP 5xx after the server ran the call is an unknown outcome: never sent again, recorded pending", async () => {

@@ -38,7 +38,6 @@ test.concurrent("a held call, a denial told, the server start and the run are lo
       server: "crm",
       serverInfo: "synartesis-toy-crm 0.1.0",
       protocol: "2025-06-18",
-      why: "it answered server/discover with error -32601 (Method not found)",
     },
     { level: "info", msg: "run opened", run: runId, client: "logged-agent", journal: ws.journal },
     {
