@@ -9,7 +9,10 @@ import type { Action, ActionStatus, Observation, ResolvedCall, Run, RunStatus, R
 
 /** What a caller gives to record a new action; seq and the rest come from the journal. */
 export type NewAction = Pick<Action, "id" | "runId" | "server" | "tool" | "args" | "class" | "status" | "ts"> &
-  Partial<Pick<Action, "argsKey" | "snapshot" | "verify" | "resultText" | "error" | "heldReason" | "warnings" | "approvedBy" | "approvedAt">>;
+  Partial<Pick<Action, "argsKey" | "snapshot" | "verify" | "resultText" | "error" | "heldReason" | "warnings" | "approvedBy" | "approvedAt">> & {
+    /** Its number in the run when the caller knows it (the order its request arrived in); else the next one. */
+    seq?: number;
+  };
 
 export interface Outcome {
   status: ActionStatus;

@@ -183,7 +183,10 @@ export class PostgresJournal implements Journal {
     const body = newBody(action);
     const stored = action.status === "pending" ? textBody(body) : await this.bodies.stored(action.server, action.tool, body);
     const [row] = await this.sql`
-      WITH next AS (UPDATE runs SET last_seq = last_seq + 1 WHERE id = ${action.runId} RETURNING last_seq)
+      WITH next AS (
+        UPDATE runs SET last_seq = CASE WHEN ${action.seq ?? null}::integer IS NULL THEN last_seq + 1 ELSE GREATEST(last_seq, ${action.seq ?? null}::integer) END
+         WHERE id = ${action.runId} RETURNING COALESCE(${action.seq ?? null}::integer, last_seq) AS last_seq
+      )
       INSERT INTO actions (id, run_id, seq, server, tool, args, args_key, class, status, snapshot, snapshot_absent,
                            verify, result, error, held_reason, warnings, approved_by, approved_at, ts, packed)
       SELECT ${action.id}, ${action.runId}, next.last_seq, ${text(action.server)}, ${text(action.tool)}, ${stored.args},

@@ -161,9 +161,10 @@ export class SqliteJournal implements Journal {
     const body = newBody(action);
     const stored = action.status === "pending" ? textBody(body) : this.bodies.stored(action.server, action.tool, body);
     const seq = await this.writeGrouped(() => {
-      const { last_seq } = this.db.query("UPDATE runs SET last_seq = last_seq + 1 WHERE id = ? RETURNING last_seq").get(action.runId) as {
-        last_seq: number;
-      };
+      const { last_seq } = this.db
+        .query("UPDATE runs SET last_seq = CASE WHEN ?2 IS NULL THEN last_seq + 1 ELSE max(last_seq, ?2) END WHERE id = ?1 RETURNING last_seq")
+        .get(action.runId, action.seq ?? null) as { last_seq: number };
+      const seq = action.seq ?? last_seq;
       this.db
         .query(
           `INSERT INTO actions (id, run_id, seq, server, tool, args, args_key, class, status, snapshot, snapshot_absent,
@@ -171,12 +172,12 @@ export class SqliteJournal implements Journal {
            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         )
         .run(
-          ...[action.id, action.runId, last_seq, action.server, action.tool, stored.args, action.argsKey ?? null, action.class, action.status],
+          ...[action.id, action.runId, seq, action.server, action.tool, stored.args, action.argsKey ?? null, action.class, action.status],
           ...[stored.snapshot, absentColumn(action.snapshot), stored.verify, stored.result],
           ...[action.error ?? null, action.heldReason ?? null, warningsColumn(action.warnings)],
           ...[action.approvedBy ?? null, action.approvedAt ?? null, action.ts, stored.packed],
         );
-      return last_seq;
+      return seq;
     }, options);
     if (action.status === "pending") this.bodies.wrotePending(action.id, { server: action.server, tool: action.tool, body });
     return insertedAction(action, seq);

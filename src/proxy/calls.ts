@@ -19,6 +19,7 @@ import { exchange, type Exchanged, type ExchangeOptions } from "./exchange.ts";
 import { EarlyReads, handOn, preRead, readAgain, type HandedRead } from "./pre-read.ts";
 import { followTask, takesTasks, taskOf, type TaskEnd, type TaskHandle } from "./tasks.ts";
 import type { RunningTurn, ServerTurn } from "./server-turns.ts";
+import type { ArrivalTicket } from "./arrival.ts";
 
 export interface CallContext extends GateContext {
   log: Logger;
@@ -57,6 +58,8 @@ export interface ToolCall {
    * up at once by a call that turns out read-only.
    */
   turn: ServerTurn;
+  /** Its number in the run, taken as the request arrived (the row it records takes it). */
+  arrival?: ArrivalTicket;
 }
 
 /** A call's answer, and (when its outcome is committed with the next call's intent) the promise that it is recorded. */
@@ -186,7 +189,7 @@ async function forwardReadOnly(ctx: CallContext, call: ToolCall): Promise<string
   const record = (fields: Pick<NewAction, "status"> & Partial<NewAction>) =>
     recordOutcome(ctx, call, undefined, () =>
       ctx.journal.insertAction(
-        { id: ctx.newId(), runId: ctx.runId, server: call.server, tool: call.tool, args: call.args, class: "readonly", ts: started, ...fields },
+        { id: ctx.newId(), runId: ctx.runId, seq: call.arrival?.take(), server: call.server, tool: call.tool, args: call.args, class: "readonly", ts: started, ...fields },
         { group: "soon" },
       ),
     );
@@ -257,7 +260,7 @@ async function runMutating(
   };
   const refuse = async (error: string, agentText: string): Promise<Answer> => {
     await giveBackApproval();
-    await ctx.journal.insertAction({ ...base, status: "failed", error, ts: ctx.now().toISOString() });
+    await ctx.journal.insertAction({ ...base, seq: call.arrival?.take(), status: "failed", error, ts: ctx.now().toISOString() });
     return { line: toolErrorLine(call.clientId, agentText) };
   };
 
@@ -294,6 +297,7 @@ async function runMutating(
   // Write-ahead: the intent is committed before the call leaves (R-PROXY-5).
   const intent = await ctx.journal.insertAction({
     ...base,
+    seq: call.arrival?.take(),
     status: "pending",
     snapshot,
     verify,

@@ -11,6 +11,7 @@ import type { Envelope } from "../jsonrpc/eras.ts";
 import { isRecord, type MessageId } from "../jsonrpc/frames.ts";
 import type { Origin } from "../servers/upstream.ts";
 import type { ServerTurn } from "./server-turns.ts";
+import type { ArrivalTicket } from "./arrival.ts";
 
 /**
  * Where the lines for one attempt of a client request go. Over stdio every
@@ -52,6 +53,8 @@ export class ClientRequest implements Origin {
   private endOverwhelmed: (() => void) | undefined;
   /** A tools/call's place in its server's queue, taken as it arrived (given up when it is answered, if not before). */
   turn: ServerTurn | undefined;
+  /** A tools/call's number in the run, taken as it arrived. */
+  arrival: ArrivalTicket | undefined;
   /** The id of the attempt being worked on: the request's own, then each retry's. */
   id: MessageId;
   /** Whether the attempt under `id` has its answer already (input_required: the client is to retry). */

@@ -195,6 +195,7 @@ export class ClientSession implements PoolMember {
     if (modern) this.clientReady = true;
     const request = new ClientRequest(this, id, msg.method, params, envelope, this.client.ask, channel);
     request.turn = placeInQueue(this.options.pool, frame);
+    if (msg.method === "tools/call") request.arrival = this.run.arrive();
     request.ending = this.ending;
     this.requests.set(id.key, request);
     try {

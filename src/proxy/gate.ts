@@ -6,6 +6,7 @@ import { shortId, type Action } from "../journal/types.ts";
 import type { Classification } from "../manifest/match.ts";
 import type { ToolClass } from "../manifest/types.ts";
 import { classifySql, extractSql } from "./readonly-sql.ts";
+import type { ArrivalTicket } from "./arrival.ts";
 
 /** An approval covers one retry within this window (R-GATE-3). */
 export const APPROVAL_TTL_MS = 60 * 60 * 1000;
@@ -52,6 +53,8 @@ export interface HeldCall {
   tool: string;
   args: unknown;
   class: ToolClass;
+  /** Its number in the run, taken as its request arrived. */
+  arrival?: ArrivalTicket;
 }
 
 /** What a refusal was, for the log (R-PROXY-15). */
@@ -110,6 +113,7 @@ export async function passGate(ctx: GateContext, call: HeldCall, reason: string)
   const held = await ctx.journal.insertAction({
     id: actionId,
     runId: ctx.runId,
+    seq: call.arrival?.take(),
     server: call.server,
     tool: call.tool,
     args: call.args,

@@ -208,6 +208,7 @@ async function toolCall(ctx: MethodContext, frame: RequestFrame, request: Client
     origin: request,
     answerNow: (line) => ctx.answer(request, line),
     turn: request.turn ?? ctx.pool.reserveTurn(target.upstream.name),
+    arrival: request.arrival,
   });
   ctx.answer(request, answer);
 }

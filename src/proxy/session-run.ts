@@ -9,6 +9,7 @@ import { approveCommandFor } from "../self.ts";
 import type { CallContext } from "./calls.ts";
 import type { ServerPool } from "./pool.ts";
 import { credentialsFolder, ProtectedPaths } from "./protected-paths.ts";
+import { ArrivalTicket } from "./arrival.ts";
 
 /** What a session's calls are recorded with. */
 export interface RecordingOptions {
@@ -55,7 +56,15 @@ export class SessionRun {
   /** Set once the journal file is found deleted or replaced: nothing more can be recorded. */
   private lostJournal: string | undefined;
 
+  /** tools/call requests that arrived so far: a call is numbered in the order its request came, not the order it was recorded. */
+  private arrivals = 0;
+
   constructor(private readonly options: SessionRunOptions) {}
+
+  /** Called as a tools/call request arrives, before anything is awaited. */
+  arrive(): ArrivalTicket {
+    return new ArrivalTicket(++this.arrivals);
+  }
 
   /** A name for the run from a call before it is created (a 2026-era client names itself on each request). */
   proposeLabel(label: string | undefined): void {

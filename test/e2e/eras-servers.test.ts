@@ -20,7 +20,7 @@ describe.concurrent("servers of both eras behind one proxy", () => {
   test("a 2026-era server and 2025-era ones: each in its era (logged), tools listed, a read, a write undone exactly, a gated call approved", async () => {
     const ws = eraWorkspace({ ...notesServer("notes"), ...EVERYTHING_SERVER }, [...notesRules("notes"), ...EVERYTHING_RULES]);
     writeNotes(ws, "notes", { notes: { plan: "ship on Friday" }, outbox: [] });
-    await using connection = await connect(BIN, ["proxy", "--manifest", ws.manifest], { cwd: ws.dir, name: "legacy-agent" });
+    await using connection = await connect(BIN, ["proxy", "--manifest", ws.manifest, "--log-level", "debug"], { cwd: ws.dir, name: "legacy-agent" });
     const { client, stderr } = connection;
 
     const started = logLines(stderr()).filter((line) => line.msg === "server started");
@@ -28,7 +28,10 @@ describe.concurrent("servers of both eras behind one proxy", () => {
       ["everything", "2025-11-25"],
       ["notes", "2026-07-28"],
     ]);
-    expect(started.find((line) => line.server === "everything").why).toBe("it answered server/discover with error -32601 (Method not found)");
+    // Why a server speaks 2025 is a debug line: the normal case, nothing for a person to act on.
+    expect(logLines(stderr()).filter((line) => line.msg === "server speaks the 2025 protocol").map(({ server, why, level }) => [level, server, why])).toEqual([
+      ["debug", "everything", "it answered server/discover with error -32601 (Method not found)"],
+    ]);
     expect(client.getServerVersion()).toEqual({ name: "synartesis", version: expect.any(String) });
     expect(client.getInstructions()).toContain('Server "notes":\nNotes by key.');
 
@@ -73,12 +76,12 @@ describe.concurrent("2025-era servers meet the probe in their own ways", () => {
   ] as const) {
     test(`a server that answers the probe by ${how === "exit" ? "exiting" : "saying nothing"} is initialized instead, and serves`, async () => {
       const ws = workspace(manifestText({ servers: { raw: fixtureServer("raw-server.ts", ["--before-initialize", how], { timeout: 1 }) }, tools: [{ match: "raw.*", class: "readonly" }] }), "syn-era-");
-      await using connection = await connect(BIN, ["proxy", "--manifest", ws.manifest], { cwd: ws.dir });
+      await using connection = await connect(BIN, ["proxy", "--manifest", ws.manifest, "--log-level", "debug"], { cwd: ws.dir });
       const { client, stderr } = connection;
       const started = logLines(stderr()).filter((line) => line.msg === "server started");
       expect(started).toHaveLength(1);
       expect(started[0].protocol).toBe("2025-11-25");
-      expect(started[0].why).toMatch(why);
+      expect(logLines(stderr()).find((line) => line.msg === "server speaks the 2025 protocol").why).toMatch(why);
       expect((await client.callTool({ name: "raw_read", arguments: {} })).structuredContent).toEqual({ float: 1, big: 12345678901234567890, word: "café", exp: 100, list: [1.5, -0] });
     }, 30_000);
   }

@@ -84,3 +84,28 @@ describe.concurrent("unknown tools (R-PROXY-12)", () => {
     expect(journalRuns(ws.journal)).toEqual([]);
   }, 60_000);
 });
+
+describe.concurrent("numbering", () => {
+  test("calls piped in together are numbered in the order they arrived: a held send sent sixth is #6, not #1", async () => {
+    const ws = crmWorkspace(crmStateText());
+    const updates = [1, 2, 3, 4, 5].map((n) => jsonFrame(n, "tools/call", { name: "update_customer", arguments: { id: "c_001", notes: `note ${n}` } }));
+    const send = jsonFrame(6, "tools/call", { name: "send_email", arguments: { to: "ada@example.com", subject: "Hi", body: "Hello" } });
+    const read = jsonFrame(7, "tools/call", { name: "get_customer", arguments: { id: "c_002" } });
+    const result = await run(["proxy", "--manifest", ws.manifest, "--log-level", "warn"], {
+      cwd: ws.dir,
+      stdin: [initializeFrame(0), INITIALIZED, ...updates, send, read, ""].join("\n"),
+    });
+    expect(result.code).toBe(0);
+    expect(journalRows(ws.journal).map((r) => [r.seq, r.tool, r.status])).toEqual([
+      [1, "update_customer", "applied"],
+      [2, "update_customer", "applied"],
+      [3, "update_customer", "applied"],
+      [4, "update_customer", "applied"],
+      [5, "update_customer", "applied"],
+      [6, "send_email", "gated"],
+      [7, "get_customer", "applied"],
+    ]);
+    const shown = await run(["show", "--journal", ws.journal], { cwd: ws.dir });
+    expect(shown.stdout).toMatch(/#6 +⚠ irreversible +gated +crm\.send_email/);
+  });
+});

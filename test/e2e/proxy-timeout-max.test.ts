@@ -23,7 +23,7 @@ function busyWorkspace(limits: Partial<RawServer>) {
   );
 }
 
-// The 0.5 s timeout also bounds the server's start, and a fixture starting beside
+// The timeout also bounds the server's start, and a fixture starting beside
 // another test's on a busy machine could miss it: the proxies and their servers
 // start one at a time; the waits that follow run side by side.
 let starting: Promise<unknown> = Promise.resolve();
@@ -46,16 +46,17 @@ function startedAlone(ws: Workspace): Promise<LineSession> {
 
 describe.concurrent("timeouts", () => {
   test("a call that reports progress forever ends at timeout_max as an unknown outcome: the client is told, the row stays pending", async () => {
-    const ws = busyWorkspace({ timeout: 0.5, timeout_max: 1.5 });
+    // Progress every 0.1 s against a 2 s timeout: wide enough for a loaded machine's pauses.
+    const ws = busyWorkspace({ timeout: 2, timeout_max: 6 });
     await using proxy = await startedAlone(ws);
     proxy.send(jsonFrame(1, "tools/call", { name: "busy_forever", arguments: { ms: 100 }, _meta: { progressToken: "p1" } }));
-    // Progress reaches the client and keeps the call alive past its 0.5 s timeout…
-    await proxy.next((m) => m.method === "notifications/progress" && m.params.progressToken === "p1" && m.params.progress >= 7, 30_000);
+    // Progress reaches the client and keeps the call alive past its 2 s timeout…
+    await proxy.next((m) => m.method === "notifications/progress" && m.params.progressToken === "p1" && m.params.progress >= 25, 30_000);
     // …until timeout_max.
     const reply = await proxy.response(1, 30_000);
     expect(reply.result.isError).toBe(true);
     expect(reply.result.content[0].text).toBe(
-      'Synartesis forwarded this call, but server "slow" kept reporting progress but did not answer tools/call within its timeout_max of 1.5 s. ' +
+      'Synartesis forwarded this call, but server "slow" kept reporting progress but did not answer tools/call within its timeout_max of 6 s. ' +
         "Its outcome is unknown and is recorded as pending; check the state before trying again.",
     );
     // The proxy goes on serving.
@@ -63,14 +64,14 @@ describe.concurrent("timeouts", () => {
     expect(await proxy.close()).toBe(0);
     const [row] = journalRows(ws.journal);
     expect(row).toMatchObject({ tool: "busy_forever", status: "pending" });
-    expect(row!.error).toContain("within its timeout_max of 1.5 s; the outcome is unknown");
+    expect(row!.error).toContain("within its timeout_max of 6 s; the outcome is unknown");
   }, 60_000);
 
   test("without progress, the plain timeout applies", async () => {
-    const ws = busyWorkspace({ timeout: 0.5 });
+    const ws = busyWorkspace({ timeout: 2 });
     await using proxy = await startedAlone(ws);
     const reply = await proxy.request(1, "tools/call", { name: "busy_forever", arguments: { ms: 200 } });
-    expect(reply.result.content[0].text).toContain('server "slow" did not answer tools/call within 0.5 s. Its outcome is unknown');
+    expect(reply.result.content[0].text).toContain('server "slow" did not answer tools/call within 2 s. Its outcome is unknown');
     expect(await proxy.close()).toBe(0);
   }, 60_000);
 

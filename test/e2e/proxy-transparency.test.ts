@@ -279,18 +279,18 @@ describe.concurrent("server-everything through the proxy: the whole protocol, bo
 
 // The timeout also bounds the server's start: the bun fixture starts quickly even on a busy machine.
 test.concurrent("progress keeps a long call alive past the server's timeout, as it would directly", async () => {
-  const ws = workspace(manifestText({ servers: { slow: fixtureServer("slow-server.ts", [], { timeout: 1.5 }) }, tools: [{ match: "slow.*", class: "readonly" }] }));
+  const ws = workspace(manifestText({ servers: { slow: fixtureServer("slow-server.ts", [], { timeout: 4 }) }, tools: [{ match: "slow.*", class: "readonly" }] }));
   // Stdin stays open until the answer: the call outlasts the drain an EOF would start.
   await using session = new LineSession([BIN, ...proxyArgs(ws.manifest)], { cwd: ws.dir });
   await session.initialize();
-  // 3 s in all, with progress every 0.6 s: never 1.5 s without a sign of life.
-  session.send(jsonFrame(1, "tools/call", { name: "long_operation", arguments: { steps: 5, ms: 600 }, _meta: { progressToken: "t" } }));
+  // 5 s in all, with progress every 0.5 s: never 4 s without a sign of life, even on a loaded machine.
+  session.send(jsonFrame(1, "tools/call", { name: "long_operation", arguments: { steps: 10, ms: 500 }, _meta: { progressToken: "t" } }));
   const answer = await session.response(1, 30_000);
   expect(await session.close()).toBe(0);
   const lines = session.lines.map((l) => JSON.parse(l));
-  expect(lines.filter((m) => m.method === "notifications/progress").length).toBe(5);
+  expect(lines.filter((m) => m.method === "notifications/progress").length).toBe(10);
   expect(answer.result.isError).toBeUndefined();
-  expect(answer.result.structuredContent).toEqual({ completed: 5 });
+  expect(answer.result.structuredContent).toEqual({ completed: 10 });
 }, 60_000);
 
 describe.concurrent("two servers at once", () => {

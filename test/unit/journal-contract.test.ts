@@ -204,6 +204,20 @@ function contract(backend: Backend): void {
     });
   });
 
+  test("an action given its seq (the order its request arrived) keeps it; one without takes the next after the highest", async () => {
+    await withRun(backend, async (journal, runId) => {
+      const late = await journal.insertAction(action(runId, { seq: 3 }));
+      const early = await journal.insertAction(action(runId, { seq: 1 }));
+      const next = await journal.insertAction(action(runId));
+      expect([late.seq, early.seq, next.seq]).toEqual([3, 1, 4]);
+      expect((await journal.actionsOfRun(runId)).map((a) => [a.id, a.seq])).toEqual([
+        [early.id, 1],
+        [late.id, 3],
+        [next.id, 4],
+      ]);
+    });
+  });
+
   test("an action reads back as written: arguments, snapshot, outcome, warnings, exact result text", async () => {
     await withRun(backend, async (journal, runId) => {
       const args = { id: "c_001", notes: "line\nbreak \u0000 nul, 日本, \x1b[2J", nested: [1, { deep: null }] };
