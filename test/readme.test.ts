@@ -74,7 +74,7 @@ const SEED = {
 describe("README walkthrough", () => {
   test("every shell block of the walkthrough is tested", () => {
     const shellBlocks = [...walkthrough.matchAll(/```sh\n/g)].length;
-    expect(blocks.map((b) => b.name)).toEqual(["init", "damage", "look", "dry-run", "undo", "drift", "held", "approve", "deny"]);
+    expect(blocks.map((b) => b.name)).toEqual(["init", "damage", "look", "dry-run", "undo", "drift", "keep", "held", "approve", "deny"]);
     expect(shellBlocks).toBe(blocks.length);
   });
 
@@ -140,6 +140,17 @@ describe("README walkthrough", () => {
     expect(result.stdout).toMatch(/Stopped at #1; nothing older than it was touched\. 0 reverted before stopping\. Run [0-9a-f]{8} is marked partial\./);
     expect(state().customers.c_001.notes).toBe("call back on Monday (Jo)");
     expectShown("drift", result.stdout);
+  });
+
+  test("6b. keep: the drifted call stays, the run is finished, show says who kept it and why", async () => {
+    const result = await runBlock("keep");
+    expect(result.code).toBe(0);
+    expect(state().customers.c_001.notes).toBe("call back on Monday (Jo)");
+    expectShown("keep", result.stdout);
+    const shown = await run(["show"], { cwd: folder, env: { PATH: pathWithSynartesis, USER: "you" } });
+    expect(shown.stdout).toMatch(/rolled_back {2}1 action/);
+    expect(shown.stdout).toMatch(/#1 +↺ reversible +kept +crm\.update_customer/);
+    expect(shown.stdout).toMatch(/kept +by you at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d: Jo's note is right; undo leaves its effect in place/);
   });
 
   test("7. a send is held, with the command that approves it", async () => {

@@ -170,6 +170,12 @@ export interface Journal {
     from: { status: ActionStatus; claimedBy?: string },
     finding: { status: ActionStatus; settled: Settled; by: string; at: string; note?: string; inverse?: ResolvedCall; warnings?: string[] },
   ): Promise<boolean>;
+  /**
+   * Record that a person keeps these calls' effects (R-PEOPLE-1): each that
+   * ran or may have run, and that no undo holds, is marked kept. Returns the
+   * ids marked; the others are left as they were.
+   */
+  keep(runId: string, seqs: number[], decision: { by: string; at: string; reason?: string }): Promise<string[]>;
   /** Mark an action that undo can never revert (an irreversible call that ran). */
   markUnrecoverable(id: string, options?: WriteOptions): Promise<void>;
   /** `--replan`: store a rebuilt inverse and verification read. */

@@ -177,4 +177,9 @@ ${ACTION_INDEXES_0001}      CREATE INDEX actions_of_run ON actions (${runIdPrefi
         BEGIN SELECT RAISE(ABORT, 'UNIQUE constraint failed: actions.run_id, actions.seq'); END;
     `,
   },
+  {
+    // A call whose effect a person decided to keep (R-PEOPLE-1: undo --keep): who, when and why.
+    name: "0009-kept-effects",
+    sql: addColumns("actions", { kept_by: "TEXT", kept_at: "TEXT", kept_reason: "TEXT" }),
+  },
 ];

@@ -76,6 +76,7 @@ export const POSTGRES_MIGRATIONS: Migration[] = [
     name: "0008-smaller-run-index",
     sql: "SELECT 1",
   },
+  sameAsSqlite("0009-kept-effects"),
 ];
 
 /**

@@ -11,7 +11,7 @@ import { JournalError, type Journal, type NewAction, type Outcome, type PendingN
 import { migrate, SCHEMA } from "./postgres-migrations.ts";
 import { postgresTarget, redact, type PostgresTarget } from "./postgres-connection.ts";
 import { PostgresBodies, text } from "./postgres-bodies.ts";
-import { finishedBody, insertedAction, likePrefix, notedBody, newBody, absentColumn, onlyMatch, reportFailuresAsJournalErrors, textBody, toRun, warningsColumn, type Row } from "./rows.ts";
+import { KEEPABLE, finishedBody, insertedAction, likePrefix, notedBody, newBody, absentColumn, onlyMatch, reportFailuresAsJournalErrors, textBody, toRun, warningsColumn, type Row } from "./rows.ts";
 import type { Action, ActionStatus, ResolvedCall, Run, RunStatus, RunSummary, Settled, VerifyCall } from "./types.ts";
 
 const CHANNEL = "synartesis_journal";
@@ -363,6 +363,19 @@ export class PostgresJournal implements Journal {
          WHERE id = ${id} AND status = ${from.status} AND (${from.claimedBy ?? null}::text IS NULL OR claimed_by = ${from.claimedBy ?? null})`;
       if (settled.count === 1 && stored) await this.bodies.write(id, stored, tx);
       return settled.count === 1;
+    });
+  }
+
+  async keep(runId: string, seqs: number[], decision: { by: string; at: string; reason?: string }): Promise<string[]> {
+    const mark = `UPDATE actions SET kept_by = $1, kept_at = $2, kept_reason = $3, undo_note = NULL
+                   WHERE run_id = $4 AND seq = $5 AND ${KEEPABLE} RETURNING id`;
+    return this.sql.begin(async (tx) => {
+      const kept: string[] = [];
+      for (const seq of seqs) {
+        const [row] = await tx.unsafe(mark, [text(decision.by), decision.at, text(decision.reason), runId, seq]);
+        if (row) kept.push(String(row.id));
+      }
+      return kept;
     });
   }
 

@@ -152,6 +152,12 @@ function withDefined<T extends object>(base: T, optional: Partial<T>): T {
   return base;
 }
 
+/**
+ * The rows a person may keep (R-PEOPLE-1): a call that ran or may have run, not read-only, not kept yet, and
+ * not held by an undo (a held row is rolling_back; claimed_by outlives a claim that was given back).
+ */
+export const KEEPABLE = "status IN ('applied', 'pending', 'unrecoverable') AND class <> 'readonly' AND kept_at IS NULL";
+
 export function toRun(row: Row): Run {
   const run: Run = {
     id: String(row.id),
@@ -209,6 +215,9 @@ export function toAction(row: Row): Action {
     withdrawnBy: str(row.withdrawn_by),
     withdrawnAt: str(row.withdrawn_at),
     task: str(row.task),
+    keptBy: str(row.kept_by),
+    keptAt: str(row.kept_at),
+    keptReason: str(row.kept_reason),
   };
   return withDefined(action, optional);
 }

@@ -7,7 +7,7 @@ import type { Database } from "bun:sqlite";
 import { SynartesisError } from "../errors.ts";
 import { MIGRATIONS, runIdPrefix } from "./migrations.ts";
 import type { Journal, NewAction, Outcome, PendingNews, WriteOptions } from "./journal.ts";
-import { finishedBody, insertedAction, notedBody, likePrefix, newBody, absentColumn, onlyMatch, reportFailuresAsJournalErrors, textBody, toRun, warningsColumn, type Row } from "./rows.ts";
+import { KEEPABLE, finishedBody, insertedAction, notedBody, likePrefix, newBody, absentColumn, onlyMatch, reportFailuresAsJournalErrors, textBody, toRun, warningsColumn, type Row } from "./rows.ts";
 import { SqliteBodies } from "./sqlite-bodies.ts";
 import { CommitQueue } from "./sqlite-commits.ts";
 import type { JournalFiles } from "./file-identity.ts";
@@ -381,6 +381,21 @@ export class SqliteJournal implements Journal {
         );
       if (result.changes === 1 && stored) this.bodies.write(id, stored);
       return result.changes === 1;
+    });
+  }
+
+  async keep(runId: string, seqs: number[], decision: { by: string; at: string; reason?: string }): Promise<string[]> {
+    return this.write(() => {
+      const kept: string[] = [];
+      const mark = this.db.query(
+        `UPDATE actions SET kept_by = ?3, kept_at = ?4, kept_reason = ?5, undo_note = NULL
+          WHERE ${OF_RUN} AND seq = ?2 AND ${KEEPABLE} RETURNING id`,
+      );
+      for (const seq of seqs) {
+        const row = mark.get(runId, seq, decision.by, decision.at, decision.reason ?? null) as { id: string } | null;
+        if (row) kept.push(row.id);
+      }
+      return kept;
     });
   }
 

@@ -105,6 +105,10 @@ export interface Action {
   settledBy?: string;
   settledAt?: string;
   settledNote?: string;
+  /** A person decided that this call's effect stays (R-PEOPLE-1, `undo --keep`): who, when, why. Undo steps over it. */
+  keptBy?: string;
+  keptAt?: string;
+  keptReason?: string;
   /** The task a 2026-era server runs this call as (R-ERA-4): a pending call with a task waits for it to complete. */
   task?: string;
   /** A request for approval withdrawn by an undo of its run (R-GATE-7): by whom, when. */

@@ -39,6 +39,11 @@ const SETTLED_TEXT: Record<Settled, string> = {
   inverse_not_applied: "the inverse an interrupted undo sent did not run",
 };
 
+/** Who kept a call's effect, when and why (R-PEOPLE-1). */
+export function keptWhat(action: Action): string {
+  return `by ${action.keptBy ?? "?"} at ${formatTime(action.keptAt)}${action.keptReason ? `: ${action.keptReason}` : ""}; undo leaves its effect in place`;
+}
+
 /** A labelled line under an action: what `show` prints and the review page lists. */
 export interface Note {
   label: string;
@@ -77,6 +82,7 @@ export function actionNotes(action: Action, decisionCommand: DecisionCommand): N
   if (action.settled) {
     note("settled", `${SETTLED_TEXT[action.settled]}: found by ${action.settledBy ?? "?"} at ${formatTime(action.settledAt)}${action.settledNote ? ` (${action.settledNote})` : ""}`);
   }
+  if (action.keptAt) note("kept", keptWhat(action));
   for (const warning of action.warnings) note("warning", warning, true);
   if (action.undoNote) note("undo try", action.undoNote, true);
   if (action.inverse) note("undo", callText(action.inverse));

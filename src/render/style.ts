@@ -66,7 +66,8 @@ export function classLabel(toolClass: ToolClass): string {
  * The status a person sees: a spent approval shows as `used` (R-JOURNAL-3), a
  * request an undo withdrew as `withdrawn` (R-GATE-7).
  */
-export function displayStatus(action: { status: ActionStatus; spentBy?: string; withdrawnAt?: string }): string {
+export function displayStatus(action: { status: ActionStatus; spentBy?: string; withdrawnAt?: string; keptAt?: string }): string {
+  if (action.keptAt && (action.status === "applied" || action.status === "pending" || action.status === "unrecoverable")) return "kept";
   if (action.status === "approved" && action.spentBy) return "used";
   if (action.status === "denied" && action.withdrawnAt) return "withdrawn";
   return action.status;

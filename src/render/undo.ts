@@ -5,7 +5,8 @@ import { decisionCommandFor, shellQuote } from "../self.ts";
 import type { UndoOpening } from "../undo/begin.ts";
 import type { UndoReport } from "../undo/execute.ts";
 import type { Step } from "../undo/plan.ts";
-import { callText, runHeader } from "./runs.ts";
+import { keepOffered } from "../undo/keep.ts";
+import { callText, keptWhat, runHeader } from "./runs.ts";
 import { callName, formatTime, printable, type Style } from "./style.ts";
 
 export function undoHeading(run: Run, count: number, dryRun: boolean, style: Style): string {
@@ -13,14 +14,18 @@ export function undoHeading(run: Run, count: number, dryRun: boolean, style: Sty
 }
 
 /** What undo says when there is nothing to revert (the run already rolled back, or nothing in scope changed anything). */
-export function nothingToUndo(run: Run, opening: Exclude<UndoOpening, { kind: "work" }>, fromSeq: number): string[] {
+export function nothingToUndo(run: Run, opening: Exclude<UndoOpening, { kind: "work" }>, fromSeq: number, kept = 0): string[] {
   if (opening.kind === "already") {
     return [`Nothing to undo: run ${shortId(run.id)} was already rolled back${opening.when ? ` at ${formatTime(opening.when)}` : ""}${opening.by ? ` by ${printable(opening.by)}` : ""}.`];
   }
+  const rest = opening.withdrawn.length || opening.wouldWithdraw.length || kept ? " else" : "";
+  const finished = run.status === "rolled_back" ? ` Run ${shortId(run.id)} is rolled back.` : "";
   return [
     ...opening.withdrawn.map((a) => `Withdrew ${withdrawnWhat(a)} of #${a.seq} ${callText(a, 200)}: it will not run.`),
     ...opening.wouldWithdraw.map((a) => `Would withdraw ${withdrawnWhat(a)} of #${a.seq} ${callText(a, 200)}.`),
-    `Nothing${opening.withdrawn.length || opening.wouldWithdraw.length ? " else" : ""} to undo: no call in this run${fromSeq > 1 ? ` from #${fromSeq} on` : ""} changed anything.`,
+    kept
+      ? `Nothing${rest} to undo: ${kept === 1 ? "the kept call stays" : `the ${kept} kept calls stay`} in place, and every other call is undone or changed nothing.${finished}`
+      : `Nothing${rest} to undo: no call in this run${fromSeq > 1 ? ` from #${fromSeq} on` : ""} changed anything.`,
   ];
 }
 
@@ -73,11 +78,22 @@ export function undoSummary(report: UndoReport, options: { dryRun: boolean; runR
  * The command that continues a halted undo. It keeps --to: continuing without
  * it would widen the undo to calls the person left out.
  */
-export function continueCommand(runRef: string, fromSeq: number, paths: { manifest?: string; journal?: string }): string {
+export function continueCommand(runRef: string, fromSeq: number, paths: { manifest?: string; journal?: string }, halted?: Step): string[] {
   const again = ["synartesis", "undo", runRef, ...(fromSeq > 1 ? ["--to", String(fromSeq)] : [])];
   if (paths.manifest) again.push("--manifest", shellQuote(paths.manifest));
   if (paths.journal) again.push("--journal", shellQuote(paths.journal));
-  return `When the cause is dealt with, continue with: ${again.join(" ")}`;
+  const lines = [`When the cause is dealt with, continue with: ${again.join(" ")}`];
+  // A person may also decide that what is there now stays (R-PEOPLE-1).
+  if (halted && keepOffered(halted)) {
+    const seq = halted.action.seq;
+    lines.push(`Or keep #${seq} as it is now and undo the rest: ${[...again, "--keep", String(seq), "--reason", '"…"'].join(" ")}`);
+  }
+  return lines;
+}
+
+/** What `undo --keep` recorded for one call. */
+export function keptText(action: Action, before: boolean): string {
+  return `${before ? "Already kept" : "Kept"} #${action.seq} ${callText(action, 200)}: ${printable(keptWhat(action))}.`;
 }
 
 /** What --replan rebuilt for one action. */

@@ -218,7 +218,7 @@ async function undo(ctx: ApiContext, request: Request, id: string): Promise<Resp
     .then((report) => {
       const summary = undoSummary(report, { dryRun, runRef, fromSeq });
       const continueWith =
-        report.halted && !dryRun ? continueCommand(runRef, fromSeq, { journal: journal.path, ...(ctx.manifest ? { manifest: ctx.manifest } : {}) }) : undefined;
+        report.halted && !dryRun ? continueCommand(runRef, fromSeq, { journal: journal.path, ...(ctx.manifest ? { manifest: ctx.manifest } : {}) })[0] : undefined;
       stream.send({
         kind: "end",
         tone: summary.tone,

@@ -7,7 +7,7 @@ import type { Journal } from "../journal/journal.ts";
 import { shortId, type Action, type Run } from "../journal/types.ts";
 import { processAlive } from "../processes.ts";
 import { formatTime, printable } from "../render/style.ts";
-import { checkScope, hasWork, inScope } from "./plan.ts";
+import { checkScope, hasWork, inScope, staticVerdict } from "./plan.ts";
 
 export type UndoOpening =
   /** Nothing to revert, because an undo already rolled the run back. */
@@ -56,7 +56,14 @@ export async function openUndo(journal: Journal, run: Run, actions: Action[], op
       hint: `The most recent run with something to undo is ${shortId(older.id)} (${printable(older.label)}, started ${formatTime(older.startedAt)}): synartesis undo ${shortId(older.id)}`,
     });
   }
-  if (dryRun || openRequests.length === 0) return { kind: "nothing", withdrawn: [], wouldWithdraw: dryRun ? openRequests : [] };
+  if (dryRun) return { kind: "nothing", withdrawn: [], wouldWithdraw: openRequests };
+  if (openRequests.length === 0) {
+    // What an undo stopped at is settled now (kept, or found not to have run): the run is finished.
+    if (run.status === "partial" && !actions.some((action) => staticVerdict(action).kind !== "skip")) {
+      await journal.setRunStatus(run.id, "rolled_back", options.now().toISOString(), by);
+    }
+    return { kind: "nothing", withdrawn: [], wouldWithdraw: [] };
+  }
   const at = options.now().toISOString();
   const withdrawn = await journal.withdrawRequests(run.id, fromSeq, by, at);
   await journal.setRunStatus(run.id, "rolled_back", at, by);

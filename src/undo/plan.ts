@@ -65,6 +65,9 @@ export function hasWork(actions: Action[], fromSeq = 1): boolean {
 /** What can be decided from the journal row alone. */
 export function staticVerdict(action: Action): StaticVerdict {
   const name = `${action.server}.${action.tool}`;
+  if (action.keptAt && (action.status === "applied" || action.status === "pending" || action.status === "unrecoverable")) {
+    return { kind: "skip", why: `kept by ${action.keptBy ?? "a person"} (${action.keptAt})${action.keptReason ? `: ${action.keptReason}` : ""}; its effect stays` };
+  }
   switch (action.status) {
     case "gated":
       return { kind: "skip", why: "held for approval; it never ran (a real undo withdraws the request)" };

@@ -9,15 +9,6 @@ import { dirname, join, relative, resolve } from "node:path";
 import { ROOT } from "../helpers.ts";
 
 const SRC = join(ROOT, "src");
-const MAX_LINES = 400;
-
-/**
- * Files over MAX_LINES today, each being split by another change of issue 14:
- * the manifest parser (item 5) and the SQLite journal (beside issue 18's
- * PostgreSQL one). A new long file fails; so does an entry here that has
- * become short enough (take it off the list).
- */
-const LONG_FILES_BEING_SPLIT = new Set<string>([]);
 
 /** The proxy's public entries, and the one command that may use them. */
 const PROXY_ENTRIES = new Set(["src/proxy/stdio.ts"]);
@@ -103,12 +94,5 @@ describe("the import graph of src/", () => {
     expect(imports.filter((i) => below(i) && within(i.to, "proxy")).map((i) => `${i.from} → ${i.to}`)).toEqual([]);
     // The wire format knows nothing of servers either.
     expect(imports.filter((i) => within(i.from, "jsonrpc") && within(i.to, "servers")).map((i) => `${i.from} → ${i.to}`)).toEqual([]);
-  });
-
-  test(`no file is longer than ${MAX_LINES} lines, but for the listed ones still being split`, () => {
-    const lines = (file: string) => readFileSync(join(ROOT, file), "utf8").split("\n").length - 1;
-    const long = files.filter((file) => lines(file) > MAX_LINES);
-    expect(long.filter((file) => !LONG_FILES_BEING_SPLIT.has(file)).map((file) => `${file}: ${lines(file)} lines`)).toEqual([]);
-    expect([...LONG_FILES_BEING_SPLIT].filter((file) => !long.includes(file)).map((file) => `${file} is short enough now: take it off the list`)).toEqual([]);
   });
 });
