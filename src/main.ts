@@ -18,32 +18,58 @@
 //   beyond the proxy's own JSON-lines logger (--log-level), and no command
 //   prompts: init takes everything as flags, since agents run it too.
 import type { CommandDef } from "citty";
-import { parseArgs, renderUsage } from "citty";
+import { parseArgs } from "citty";
 import { describeError, isSynartesisError, SynartesisError, type ErrorCode } from "./errors.ts";
-import { checkFlags, type CommandData } from "./commands/shared.ts";
+import { checkFlags, didYouMean, type CommandData } from "./commands/shared.ts";
+import { renderHelp } from "./render/help.ts";
 import { withoutJit } from "./jit.ts";
-import { colourEnabled, colourUsage, printable } from "./render/style.ts";
+import { printable, styleFor } from "./render/style.ts";
 import { versionLine } from "./version.ts";
 
 type CommandModule = { default: CommandDef<any> };
 
-const COMMANDS: Record<string, { summary: string; load: () => Promise<CommandModule> }> = {
-  proxy: { summary: "Run the recording MCP proxy over stdio (what your MCP client starts), or over HTTP (--http PORT)", load: () => import("./commands/proxy.ts") },
-  init: { summary: "Start a server, list its tools and write a first policy to synartesis.yaml", load: () => import("./commands/init.ts") },
-  check: { summary: "Load the manifest, start its servers and verify every tool it names exists", load: () => import("./commands/check.ts") },
-  list: { summary: "List recorded runs, newest first", load: () => import("./commands/list.ts") },
-  show: { summary: "Show every call of a run, with the exact call that would undo it", load: () => import("./commands/show.ts") },
-  undo: { summary: "Put back the state a run replaced, newest first, refusing on drift", load: () => import("./commands/undo.ts") },
-  gates: { summary: "List calls held for a person's approval", load: () => import("./commands/gates.ts") },
-  approve: { summary: "Approve a held call (it runs when the agent retries it)", load: () => import("./commands/approve.ts") },
-  deny: { summary: "Deny a held call (the agent is told why on its next retry)", load: () => import("./commands/deny.ts") },
-  watch: { summary: "Live view of calls, runs and pending approvals", load: () => import("./commands/watch.ts") },
-  ui: { summary: "Serve the review page: runs, calls, approvals and undo in a browser", load: () => import("./commands/ui.ts") },
-  login: { summary: "Sign in to a url server that declares auth: oauth (opens a browser)", load: () => import("./commands/login.ts") },
-  logout: { summary: "Forget the sign-in kept for a server", load: () => import("./commands/logout.ts") },
-  settle: { summary: "Record whether a call of unknown outcome (or an interrupted undo's inverse) ran", load: () => import("./commands/settle.ts") },
-  close: { summary: "Mark an abandoned active run complete", load: () => import("./commands/close.ts") },
-  "toy-crm": { summary: "A toy CRM MCP server built into the binary, to try the whole loop", load: () => import("./commands/toy-crm.ts") },
+interface CommandEntry {
+  summary: string;
+  /** Usage lines, when the one built from the arguments does not say it all (a server command after --). */
+  usage?: string[];
+  example: string;
+  load: () => Promise<CommandModule>;
+}
+
+const COMMANDS: Record<string, CommandEntry> = {
+  proxy: {
+    summary: "Run the recording MCP proxy over stdio (what your MCP client starts), or over HTTP (--http PORT)",
+    example: "synartesis proxy --manifest ~/crm-demo/synartesis.yaml",
+    load: () => import("./commands/proxy.ts"),
+  },
+  init: {
+    summary: "Start a server, list its tools and write a first policy to synartesis.yaml",
+    usage: ["synartesis init NAME [options] -- COMMAND [ARGS…]", "synartesis init NAME --url URL [options]"],
+    example: "synartesis init crm -- synartesis toy-crm --state ./crm.json",
+    load: () => import("./commands/init.ts"),
+  },
+  check: { summary: "Load the manifest, start its servers and verify every tool it names exists", example: "synartesis check", load: () => import("./commands/check.ts") },
+  list: { summary: "List recorded runs, newest first", example: "synartesis list --json", load: () => import("./commands/list.ts") },
+  show: { summary: "Show every call of a run, with the exact call that would undo it", example: "synartesis show 30a05f8b", load: () => import("./commands/show.ts") },
+  undo: { summary: "Put back the state a run replaced, newest first, refusing on drift", example: "synartesis undo --dry-run", load: () => import("./commands/undo.ts") },
+  gates: { summary: "List calls held for a person's approval", example: "synartesis gates", load: () => import("./commands/gates.ts") },
+  approve: { summary: "Approve a held call (it runs when the agent retries it)", example: "synartesis approve 702e2812", load: () => import("./commands/approve.ts") },
+  deny: {
+    summary: "Deny a held call (the agent is told why on its next retry)",
+    example: 'synartesis deny 9e4f1a20 --reason "we do not pressure customers"',
+    load: () => import("./commands/deny.ts"),
+  },
+  watch: { summary: "Live view of calls, runs and pending approvals", example: "synartesis watch", load: () => import("./commands/watch.ts") },
+  ui: { summary: "Serve the review page: runs, calls, approvals and undo in a browser", example: "synartesis ui --no-open", load: () => import("./commands/ui.ts") },
+  login: { summary: "Sign in to a url server that declares auth: oauth (opens a browser)", example: "synartesis login notes", load: () => import("./commands/login.ts") },
+  logout: { summary: "Forget the sign-in kept for a server", example: "synartesis logout notes", load: () => import("./commands/logout.ts") },
+  settle: {
+    summary: "Record whether a call of unknown outcome (or an interrupted undo's inverse) ran",
+    example: 'synartesis settle 1a365c8a --applied --note "the row is there"',
+    load: () => import("./commands/settle.ts"),
+  },
+  close: { summary: "Mark an abandoned active run complete", example: "synartesis close 30a05f8b", load: () => import("./commands/close.ts") },
+  "toy-crm": { summary: "A toy CRM MCP server built into the binary, to try the whole loop", example: "synartesis toy-crm --state ./crm.json", load: () => import("./commands/toy-crm.ts") },
 };
 
 /** Commands whose arguments after "--" are a server command (R-CLI-6). */
@@ -60,8 +86,6 @@ const EXIT_CODES: Record<ErrorCode, 1 | 2> = {
   server: 1,
   refused: 1,
 };
-
-const stripAnsi = (text: string) => text.replace(/\x1b\[[0-9;]*m/g, "");
 
 function topLevelHelp(): string {
   const width = Math.max(...Object.keys(COMMANDS).map((n) => n.length));
@@ -82,11 +106,17 @@ function topLevelHelp(): string {
   return lines.join("\n") + "\n";
 }
 
-// citty colours its usage by its own rule (none when CI or TEST is set, even on
-// a terminal), so its colours are dropped and ours applied by colourEnabled().
-async function commandHelp(name: string, def: CommandDef<any>): Promise<string> {
-  const usage = stripAnsi(await renderUsage(def, { meta: { name: "synartesis" } }));
-  return (colourEnabled(process.stdout) ? colourUsage(usage) : usage) + "\n";
+async function commandHelp(name: string, entry: CommandEntry, def: CommandDef<any>, argsDef: Record<string, any>): Promise<string> {
+  const meta = (typeof def.meta === "function" ? await def.meta() : await def.meta) ?? {};
+  return renderHelp({ name, description: meta.description ?? entry.summary, args: argsDef, ...(entry.usage ? { usage: entry.usage } : {}), example: entry.example }, styleFor(process.stdout));
+}
+
+/** citty's "Missing required positional argument: NAME" in our words: what is missing and what it is. */
+function missingArgument(message: string, argsDef: Record<string, { description?: string }>): string {
+  const missing = /^Missing required positional argument: (\S+)$/.exec(message)?.[1];
+  if (!missing) return message;
+  const description = argsDef[missing.toLowerCase()]?.description;
+  return `missing ${missing.toUpperCase()}${description ? ` (${description.charAt(0).toLowerCase()}${description.slice(1)})` : ""}`;
 }
 
 async function writeAll(stream: NodeJS.WriteStream, text: string): Promise<void> {
@@ -128,15 +158,15 @@ export async function main(argv: string[]): Promise<number> {
   // Before anything is read from stdin or loaded: with SYNARTESIS_JIT=0 the proxy replaces itself with one without the JIT (src/jit.ts).
   if (name === "proxy" && !rest.includes("--help") && !rest.includes("-h")) withoutJit();
   if (!entry) {
-    const what = name.startsWith("-") ? `unknown flag ${name}` : `unknown command "${name}"`;
-    process.stderr.write(`synartesis: ${what}\n\n${topLevelHelp()}`);
+    const what = name.startsWith("-") ? `unknown flag ${name}` : `unknown command "${name}"${didYouMean(name, Object.keys(COMMANDS), (c) => `"${c}"`)}`;
+    process.stderr.write(printable(`synartesis: ${what} (see synartesis --help)`) + "\n");
     return 2;
   }
 
   const def = (await entry.load()).default;
   const argsDef = (typeof def.args === "function" ? await def.args() : await def.args) ?? {};
   if (rest.includes("--help") || rest.includes("-h")) {
-    await writeAll(process.stdout, await commandHelp(name, def));
+    await writeAll(process.stdout, await commandHelp(name, entry, def, argsDef));
     return 0;
   }
   try {
@@ -148,7 +178,7 @@ export async function main(argv: string[]): Promise<number> {
     try {
       args = parseArgs(rest, argsDef);
     } catch (error) {
-      throw new SynartesisError("usage", describeError(error));
+      throw new SynartesisError("usage", missingArgument(describeError(error), argsDef));
     }
     const data: CommandData = { afterDashes };
     const result = await def.run?.({ rawArgs: rest, args, cmd: def, data });

@@ -84,7 +84,7 @@ export default defineCommand({
   meta: {
     name: "init",
     description:
-      "Start a server, ask for its tools and write (or extend) synartesis.yaml: read-only tools become readonly, every other tool is gated with a TODO. Known servers adopt the shipped policy. Usage: synartesis init NAME -- COMMAND ARGS…, or synartesis init NAME --url URL for a remote server (signing in first when it asks).",
+      "Start a server (the command after --), ask for its tools and write (or extend) synartesis.yaml: read-only tools become readonly, every other tool is gated with a TODO. Known servers adopt the shipped policy. With --url, a remote server instead (signing in first when it asks).",
   },
   args: {
     name: { type: "positional", required: true, description: "The server's name in the manifest (letters, digits, - and _)" },

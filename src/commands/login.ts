@@ -31,7 +31,7 @@ export default defineCommand({
     server: { type: "positional", required: true, description: "The server's name in the manifest" },
     ...manifestArg,
     timeout: { type: "string", valueHint: "seconds", description: `How long to wait for the browser to come back (default: ${SIGN_IN_TIMEOUT_MS / 1000})` },
-    browser: { type: "boolean", default: true, description: "Start a browser on the address (--no-browser only prints it)" },
+    browser: { type: "boolean", default: true, description: "Only print the sign-in address; do not start a browser (by default: $BROWSER, else the system's)" },
   },
   async run({ args }) {
     const timeout = args.timeout === undefined ? SIGN_IN_TIMEOUT_MS / 1000 : Number(args.timeout);

@@ -14,7 +14,7 @@ export default defineCommand({
   meta: {
     name: "proxy",
     description:
-      "Run the recording MCP proxy over stdio: point your MCP client's server command at `synartesis proxy --manifest /abs/synartesis.yaml`. With --http PORT, serve MCP Streamable HTTP at http://127.0.0.1:PORT/mcp instead, for clients that take a URL; every session is a run, all share the manifest's servers.",
+      "Run the recording MCP proxy over stdio: point your MCP client's server command at `synartesis proxy --manifest /abs/synartesis.yaml`. With --http PORT, serve MCP Streamable HTTP at http://127.0.0.1:PORT/mcp instead, for clients that take a URL; every session is a run, all share the manifest's servers. The servers it starts are the manifest's: add one with synartesis init NAME -- COMMAND [ARGS…].",
   },
   args: {
     ...manifestArg,

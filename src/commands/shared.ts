@@ -20,7 +20,7 @@ export const manifestArg = {
 export const journalArg = {
   journal: {
     type: "string",
-    valueHint: "path|postgres://…",
+    valueHint: "PATH|URL",
     description:
       "The journal: a file, or a postgres:// URL for a team (default: SYNARTESIS_JOURNAL, else the manifest's journal: key, else synartesis.db next to the manifest or looked for upwards)",
   },
@@ -98,8 +98,31 @@ export function checkFlags(rawArgs: string[], argsDef: ArgsDef): void {
       }
       continue;
     }
-    throw new SynartesisError("usage", `unknown flag ${long ? "--" : "-"}${name}`);
+    const known = [...strings, ...booleans].filter((flag) => flag.length > 1);
+    throw new SynartesisError("usage", `unknown flag ${long ? "--" : "-"}${name}${didYouMean(name, known, (flag) => `--${flag}`)}`);
   }
+}
+
+/** Edit distance (insertions, deletions, substitutions) between two words. */
+function distance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    previous = current;
+  }
+  return previous[b.length]!;
+}
+
+/** `; did you mean X?` for the closest candidate within a few edits (hyphens aside), else nothing. */
+export function didYouMean(word: string, candidates: string[], shown: (candidate: string) => string): string {
+  const bare = (text: string) => text.toLowerCase().replace(/-/g, "");
+  let best: { candidate: string; edits: number } | undefined;
+  for (const candidate of candidates) {
+    const edits = Math.min(distance(word.toLowerCase(), candidate), distance(bare(word), bare(candidate)));
+    if (!best || edits < best.edits) best = { candidate, edits };
+  }
+  return best && best.edits <= Math.max(1, Math.floor(word.length / 3)) ? `; did you mean ${shown(best.candidate)}?` : "";
 }
 
 /** The journal for a command that only reads: it must exist already (R-CLI-1). */

@@ -41,7 +41,7 @@ export default defineCommand({
   },
   args: {
     port: { type: "string", valueHint: "port", description: "Port on 127.0.0.1 (default: any free port)" },
-    open: { type: "boolean", default: true, description: "Open the page in a browser ($BROWSER, else the system's opener); --no-open only prints the address" },
+    open: { type: "boolean", default: true, description: "Only print the address; do not open a browser (by default: $BROWSER, else the system's opener)" },
     ...journalArg,
     ...manifestArg,
   },

@@ -31,22 +31,6 @@ export function colourEnabled(stream: { isTTY?: boolean } = process.stdout, env:
   return Boolean(stream.isTTY) && !env.NO_COLOR && env.TERM !== "dumb";
 }
 
-const USAGE_HEADINGS = new Set(["ARGUMENTS", "OPTIONS", "COMMANDS"]);
-
-/** A command's plain usage text, coloured: its summary dim, headings bold, flag and argument names cyan. */
-export function colourUsage(usage: string): string {
-  return usage
-    .split("\n")
-    .map((line, index) => {
-      if (index === 0 && line !== "") return colours.dim(line);
-      if (line.startsWith("USAGE ")) return `${colours.bold("USAGE")} ${colours.cyan(line.slice("USAGE ".length))}`;
-      if (USAGE_HEADINGS.has(line)) return colours.bold(line);
-      const entry = /^( +)(\S(?:.*?\S)?)(  .*)?$/.exec(line);
-      return entry ? `${entry[1]}${colours.cyan(entry[2]!)}${entry[3] ?? ""}` : line;
-    })
-    .join("\n");
-}
-
 export function styleFor(stream: { isTTY?: boolean } = process.stdout): Style {
   return colourEnabled(stream) ? colours : plain;
 }
