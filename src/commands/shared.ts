@@ -31,7 +31,7 @@ export const runArg = {
 } as const satisfies ArgsDef;
 
 export const jsonArg = {
-  json: { type: "boolean", description: "Print JSON (stable shape, see the README)" },
+  json: { type: "boolean", description: "Print JSON (stable shape: docs/commands.md)" },
 } as const satisfies ArgsDef;
 
 /** What main.ts hands every command besides its parsed flags. */

@@ -97,9 +97,9 @@ describe.concurrent("the proxy as a 2026-07-28 server", () => {
   }, 30_000);
 });
 
-describe.concurrent("the README's 2026-era run (R-ERA-5)", () => {
+describe.concurrent("docs/eras.md's 2026-era run (R-ERA-5)", () => {
   test("its example runs as shown: the run is named by io.synartesis/run, and the call is recorded", async () => {
-    const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+    const readme = readFileSync(join(ROOT, "docs", "eras.md"), "utf8");
     const script = /<!-- readme-era-example -->\n```sh\n([\s\S]*?)```/.exec(readme)![1]!;
     const shown = /<!-- readme-era-output -->\n```\n([\s\S]*?)```/.exec(readme)![1]!;
     const ws = crmWorkspace(crmStateText());

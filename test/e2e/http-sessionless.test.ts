@@ -263,8 +263,8 @@ describe.concurrent("runs of sessionless clients (R-ERA-5)", () => {
   });
 });
 
-test.concurrent("the README's sessionless call over HTTP runs as shown, and is recorded in the run it names", async () => {
-  const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+test.concurrent("docs/eras.md's sessionless call over HTTP runs as shown, and is recorded in the run it names", async () => {
+  const readme = readFileSync(join(ROOT, "docs", "eras.md"), "utf8");
   const script = /<!-- readme-era-http-example -->\n```sh\n([\s\S]*?)```/.exec(readme)![1]!;
   const shown = /<!-- readme-era-http-output -->\n```\n([\s\S]*?)```/.exec(readme)![1]!;
   const ws = crmWorkspace(crmStateText());

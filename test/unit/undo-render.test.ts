@@ -161,8 +161,16 @@ describe("around the steps", () => {
   });
 
   test("how to continue keeps --to and quotes the paths; how to settle names the journal", () => {
-    expect(continueCommand("4e77975e", 3, { manifest: "/tmp/my crm/synartesis.yaml", journal: "/tmp/j.db" })).toMatchInlineSnapshot(`"When the cause is dealt with, continue with: synartesis undo 4e77975e --to 3 --manifest '/tmp/my crm/synartesis.yaml' --journal /tmp/j.db"`);
+    expect(continueCommand("4e77975e", 3, { manifest: "/tmp/my crm/synartesis.yaml", journal: "/tmp/j.db" })).toEqual([
+      "When the cause is dealt with, continue with: synartesis undo 4e77975e --to 3 --manifest '/tmp/my crm/synartesis.yaml' --journal /tmp/j.db",
+    ]);
     const unknown: Step = { action: action(2, { status: "pending" }), outcome: "halt", why: "its outcome is unknown", settle: "call" };
+    // A stop on a call a person may keep names that way out too (R-PEOPLE-1); an inverse of unknown outcome is settled instead.
+    expect(continueCommand("4e77975e", 1, {}, unknown)).toEqual([
+      "When the cause is dealt with, continue with: synartesis undo 4e77975e",
+      'Or keep #2 as it is now and undo the rest: synartesis undo 4e77975e --keep 2 --reason "…"',
+    ]);
+    expect(continueCommand("4e77975e", 1, {}, { ...unknown, action: action(2, { status: "rolling_back" }), settle: "inverse" })).toHaveLength(1);
     expect(settleLines(unknown, "/tmp/j.db")).toMatchInlineSnapshot(`
       [
         "Once you know whether #2 ran, record it:",
