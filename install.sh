@@ -289,6 +289,10 @@ install_from_clone() {
   step "Installing dependencies (bun install --frozen-lockfile)"
   (cd "$root" && "$BUN" install --frozen-lockfile </dev/null) ||
     die "bun install --frozen-lockfile failed in $root."
+  # Bun runs no dependency's install script unless told to trust it, and says so.
+  say "${DIM}(A \"Blocked 1 postinstall\" line above is expected: the script is the MCP Inspector's, a"
+  say " test-only dependency; it installs the Inspector's own clients in its source checkout and"
+  say " does nothing when the Inspector is a dependency, so nothing is missing.)${RESET}"
   step "Building $binary (bun run build)"
   (cd "$root" && "$BUN" run build </dev/null) || die "bun run build failed in $root."
   [ -x "$binary" ] || die "the build finished but $binary is missing."
