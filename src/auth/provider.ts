@@ -10,6 +10,8 @@ import { sameJson } from "../canonical.ts";
 import type { OAuthSettings } from "../manifest/types.ts";
 import { VERSION } from "../version.ts";
 import type { CredentialStore } from "./store.ts";
+import { SynartesisError } from "../errors.ts";
+import { endpointProblem } from "./endpoints.ts";
 
 /** A person has to sign in (again) before this server can be used. */
 export class SignInRequired extends Error {
@@ -123,7 +125,11 @@ export class SynartesisOAuthProvider implements OAuthClientProvider {
   }
 
   async redirectToAuthorization(authorizationUrl: URL): Promise<void> {
-    if (this.interactive) return this.interactive.open(authorizationUrl);
+    if (this.interactive) {
+      const problem = endpointProblem(authorizationUrl.href);
+      if (problem) throw new SynartesisError("refused", `the authorization address is not one Synartesis will open: ${problem}`);
+      return this.interactive.open(authorizationUrl);
+    }
     const scope = authorizationUrl.searchParams.get("scope") ?? undefined;
     const granted = new Set((this.store.read()?.tokens?.scope ?? "").split(" ").filter(Boolean));
     const more = (scope ?? "").split(" ").filter((s) => s && !granted.has(s));

@@ -12,6 +12,7 @@ import { SynartesisError } from "../errors.ts";
 import type { ServerSpec } from "../manifest/types.ts";
 import { VERSION } from "../version.ts";
 import { signInCommands, type OAuthServerSpec } from "./connection.ts";
+import { endpointProblem } from "./endpoints.ts";
 import { SynartesisOAuthProvider } from "./provider.ts";
 import { CredentialStore } from "./store.ts";
 
@@ -33,6 +34,23 @@ export interface SignedIn {
 
 const refused = (message: string) => new SynartesisError("refused", message);
 
+/**
+ * What was wrong with a server's OAuth metadata, in one sentence: the SDK
+ * reports a schema failure as its issues' JSON; each becomes "field: message".
+ */
+function metadataProblem(error: unknown): string {
+  const message = (error as Error).message ?? String(error);
+  let issues: unknown;
+  try {
+    issues = (error as { issues?: unknown }).issues ?? JSON.parse(message);
+  } catch {
+    return untrusted(message);
+  }
+  if (!Array.isArray(issues) || issues.length === 0) return untrusted(message);
+  const said = issues.map((issue: { path?: unknown[]; message?: unknown }) => `${(issue.path ?? []).join(".") || "(the document)"}: ${String(issue.message ?? "invalid")}`);
+  return untrusted(`its OAuth metadata is invalid (${said.join("; ")})`);
+}
+
 /** Control characters and length made harmless: the text came from a server or a browser. */
 function untrusted(text: string): string {
   return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, "?").slice(0, 300);
@@ -53,7 +71,12 @@ export async function signIn(spec: OAuthServerSpec, options: SignInOptions): Pro
       noMetadata = !info.authorizationServerMetadata && !info.resourceMetadata;
       provider.useDiscovery({ ...info, resourceMetadataUrl: challenge.resourceMetadataUrl?.href });
     } catch (error) {
-      throw refused(`could not find how server "${spec.name}" signs in: ${(error as Error).message}`);
+      throw refused(`could not find how server "${spec.name}" signs in: ${metadataProblem(error)}`);
+    }
+    const metadata = (provider.discoveryState()?.authorizationServerMetadata ?? {}) as Record<string, unknown>;
+    for (const field of ["authorization_endpoint", "token_endpoint", "registration_endpoint"]) {
+      const problem = endpointProblem(metadata[field]);
+      if (problem) throw refused(`server "${untrusted(spec.name)}" publishes an ${field} Synartesis will not use: ${problem}. Nothing was opened or sent.`);
     }
     const wanted = [...spec.auth.scopes, ...(options.scope ?? "").split(" "), ...(challenge.scope ?? "").split(" ")].filter(Boolean);
     const scope = wanted.length ? [...new Set(wanted)].join(" ") : undefined;

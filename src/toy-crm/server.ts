@@ -304,6 +304,9 @@ export function createToyCrmServer(store: CrmStore): ToyCrmServer {
  * Serve over stdin/stdout until stdin closes, SIGTERM or SIGINT, then answer
  * every request that already arrived and close. A second signal stops at once.
  */
+/** How often the toy looks whether the process that started it is still its parent. */
+const ORPHAN_CHECK_MS = 250;
+
 export async function serveStdio(store: CrmStore): Promise<void> {
   const crm = new ToyCrmServer(store);
   /** Requests read and not yet answered (or given up), by id. */
@@ -376,6 +379,14 @@ export async function serveStdio(store: CrmStore): Promise<void> {
     stopping = true;
     check();
   };
+  // Nobody is left to answer when the client's end of stdout is gone (EPIPE), or when the
+  // process that started this one died without closing its pipes (kill -9 of synartesis undo):
+  // then it exits, instead of waiting on a write that never drains.
+  const gone = () => process.exit(0);
+  process.stdout.on("error", gone);
+  const parent = process.ppid;
+  const orphaned = setInterval(() => process.ppid !== parent && gone(), ORPHAN_CHECK_MS);
+  orphaned.unref();
   // A second signal means "now", even if an answer is still owed.
   const signalled = () => (stopping ? stopped() : stop());
   process.on("SIGTERM", signalled);
@@ -388,6 +399,7 @@ export async function serveStdio(store: CrmStore): Promise<void> {
   } finally {
     process.off("SIGTERM", signalled);
     process.off("SIGINT", signalled);
+    clearInterval(orphaned);
   }
   await replacedVersionsRemoved();
   // The caller exits the process next: let every answer reach the pipe first.

@@ -84,6 +84,28 @@ describe.concurrent("login", () => {
     }
   });
 
+  test("metadata naming an endpoint that is not HTTPS (or HTTP on this machine) is refused before any browser opens", async () => {
+    const marker = join(tempDir(), "opened");
+    // A $BROWSER that records being started: it must never be.
+    const browser = `sh -c 'echo "$0" >> ${marker}' %s`;
+    const cases: Array<[Record<string, string>, string]> = [
+      [{ authorization_endpoint: "file:///etc/passwd" }, "publishes an authorization_endpoint Synartesis will not use: file:///etc/passwd is a file: address"],
+      [{ authorization_endpoint: "smb://files.example/share" }, "smb://files.example/share is a smb: address"],
+      [{ authorization_endpoint: "http://evil.example/authorize" }, "http://evil.example/authorize is plain HTTP to another machine"],
+      [{ token_endpoint: "http://evil.example/token" }, "publishes an token_endpoint Synartesis will not use: http://evil.example/token"],
+      // The SDK's own check comes first here; its finding is said in one sentence, not as a schema dump.
+      [{ registration_endpoint: "javascript:alert(1)" }, 'could not find how server "notes" signs in: its OAuth metadata is invalid (registration_endpoint: URL cannot use javascript:, data:, or vbscript: scheme)\n'],
+    ];
+    for (const [endpoints, message] of cases) {
+      const { server, dir, env } = project({ endpoints });
+      const login = await run(["login", "notes"], { cwd: dir, env: { ...env, BROWSER: browser } });
+      expect({ code: login.code, stderr: login.stderr }).toMatchObject({ code: 1, stderr: expect.stringContaining(message) });
+      expect(login.stderr).not.toContain("open this address in a browser");
+      expect(server.counts).toMatchObject({ registrations: 0, authorizations: 0 });
+    }
+    expect(existsSync(marker)).toBe(false);
+  });
+
   test("a browser that never comes back times out (--no-browser: only the address is printed)", async () => {
     const { server, dir, env } = project();
     const login = await run(["login", "notes", "--timeout", "1", "--no-browser"], { cwd: dir, env });

@@ -4,7 +4,7 @@ import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { BIN, connect, initializeFrame, LineSession, run, tempDir } from "../helpers.ts";
+import { BIN, connect, initializeFrame, LineSession, reap, run, tempDir, until } from "../helpers.ts";
 import { VERSION } from "../../src/version.ts";
 
 const ADA = { id: "c_001", name: "Ada Lovelace", email: "ada@example.com", plan: "pro", notes: "founding customer" };
@@ -585,5 +585,36 @@ describe.concurrent("toy-crm process", () => {
     expect(result.code).toBe(0);
     expect(result.stdout).toContain("--state");
     expect(result.stdout).toContain("toy-crm");
+  });
+});
+
+describe.concurrent("the toy is never left behind", () => {
+  test("when the process that started it is killed -9 while answers are owed and nobody reads them, it exits by itself", async () => {
+    const dir = tempDir();
+    // The shell starts the toy on its own stdin (an asynchronous command would get /dev/null) and waits;
+    // the test keeps the pipes, so only the parent's death can tell the toy.
+    const shell = Bun.spawn(["sh", "-c", `exec 3<&0; "${BIN}" toy-crm --state ./crm.json <&3 3<&- & echo $!; wait`], { cwd: dir, stdin: "pipe", stdout: "pipe", stderr: "ignore" });
+    const reader = shell.stdout.getReader();
+    let printed = "";
+    while (!printed.includes("\n")) printed += new TextDecoder().decode((await reader.read()).value);
+    await using toy = reap(Number(printed.trim()));
+    const alive = () => {
+      try {
+        process.kill(toy.pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    expect(alive()).toBe(true);
+    // More answers than a pipe holds, which nobody will read: the toy cannot finish them.
+    const requests = Array.from({ length: 3000 }, (_, i) => JSON.stringify({ jsonrpc: "2.0", id: i + 1, method: "tools/call", params: { name: "get_customer", arguments: { id: "c_001" } } }));
+    shell.stdin.write([initializeFrame(0), ...requests, ""].join("\n"));
+    await shell.stdin.flush();
+    shell.kill("SIGKILL");
+    await shell.exited;
+    await until(() => !alive(), "the orphaned toy to exit");
+    shell.stdin.end();
+    reader.releaseLock();
   });
 });
