@@ -37,7 +37,7 @@ export default defineCommand({
   meta: {
     name: "ui",
     description:
-      "Serve the review page on 127.0.0.1: runs as the agent works, each call's state before and after, Approve/Deny for held calls, and undo with its plan first. The printed address carries a token that signs the browser in. Ctrl-C stops it.",
+      "Serve the review page on 127.0.0.1: runs as the agent works, each call's state before and after, Approve/Deny for held calls, and undo with its plan first. The printed address carries a code that signs the browser in. Ctrl-C stops it.",
   },
   args: {
     port: { type: "string", valueHint: "port", description: "Port on 127.0.0.1 (default: any free port)" },
@@ -59,7 +59,7 @@ export default defineCommand({
       "Ctrl-C stops it.",
     ]);
     if (args.open) {
-      const problem = openInBrowser(server.url);
+      const problem = openInBrowser(server.oneTimeUrl());
       if (problem) process.stderr.write(`synartesis: could not open a browser (${problem}); open the address above yourself\n`);
     }
     await untilStopped(() => {

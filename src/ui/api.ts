@@ -131,7 +131,7 @@ async function listGates(journal: Journal, ctx: ApiContext): Promise<GatesView> 
   return { gates, decider: ctx.decider };
 }
 
-async function readBody(request: Request): Promise<Record<string, unknown>> {
+export async function readBody(request: Request): Promise<Record<string, unknown>> {
   if (!(request.headers.get("content-type") ?? "").toLowerCase().startsWith("application/json")) {
     throw new SynartesisError("usage", "the request body must be JSON (Content-Type: application/json)");
   }

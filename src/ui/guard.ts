@@ -1,6 +1,7 @@
-// The review page's own request checks (R-UI-4), pure: whether a request
-// comes from the page itself, and the session cookie. Host names and tokens
-// are checked as for every HTTP server of Synartesis (http/guard.ts).
+// The review page's own request checks (R-UI-4, R-UI-5), pure: whether a
+// request comes from the page itself, and the credential it presents. Host
+// names and tokens are checked as for every HTTP server of Synartesis
+// (http/guard.ts).
 
 /**
  * Whether a state-changing request was made by the page itself: its Origin is
@@ -18,12 +19,12 @@ export function sameOrigin(headers: Headers): { ok: true } | { ok: false; why: s
   return { ok: true };
 }
 
-/** The value of one cookie in a Cookie header. */
-export function cookieValue(header: string | null, name: string): string | undefined {
-  if (!header) return undefined;
-  for (const part of header.split(";")) {
-    const eq = part.indexOf("=");
-    if (eq !== -1 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
-  }
-  return undefined;
+/**
+ * The token a request presents, in `Authorization: Bearer …`. The page keeps
+ * it in the tab's memory and sends it itself: no cookie, which a browser
+ * would also send to every other service on another port of this host.
+ */
+export function bearerToken(header: string | null): string | undefined {
+  const match = header && /^Bearer ([A-Za-z0-9_-]+)$/.exec(header.trim());
+  return match ? match[1] : undefined;
 }

@@ -1,15 +1,20 @@
-// The review page's HTTP server (R-UI-4): loopback only; a random token in the
-// printed URL is exchanged for an HttpOnly SameSite=Strict cookie; every
-// request needs that cookie and a Host of ours, every state-changing one also
-// the page's own origin. Serves the embedded page and the API.
+// The review page's HTTP server (R-UI-4, R-UI-5): loopback only. The address
+// printed, and the one handed to a browser opener, carry a code in their
+// fragment (never sent in a request, nor kept in a server's log); the page
+// trades it for the session's token (POST /api/session) and sends that token
+// itself, as a bearer token, with every API request. No cookie: a browser
+// would send it to any other service on another port of this host. The
+// opener's code works once (the opener's argv is readable by other users);
+// the printed one as long as the server runs. Every request needs a Host of
+// ours, every state-changing one the page's own origin too.
 import type { Server } from "bun";
 import { SynartesisError } from "../errors.ts";
 import type { DecisionCommand } from "../self.ts";
-import { handleApi, jsonResponse, type ApiContext } from "./api.ts";
+import { handleApi, jsonResponse, readBody, type ApiContext } from "./api.ts";
 import { loadAssets, type Asset } from "./assets.ts";
 import { ChangeFeed } from "./events.ts";
 import { allowedNames, hostAllowed, newToken, tokenMatches } from "../http/guard.ts";
-import { cookieValue, sameOrigin } from "./guard.ts";
+import { bearerToken, sameOrigin } from "./guard.ts";
 import { JournalSource } from "./source.ts";
 
 export const UI_ADDRESS = "127.0.0.1";
@@ -28,8 +33,10 @@ export interface UiServerOptions {
 }
 
 export interface UiServer {
-  /** The address to open, token included. */
+  /** The address to print: its code signs in any number of browser tabs. */
   url: string;
+  /** An address for a browser opener: its code signs in once, so a copy read from the opener's argv is of no use after. */
+  oneTimeUrl(): string;
   port: number;
   /** Whether an undo started from the page is still working. */
   busy(): boolean;
@@ -60,6 +67,8 @@ function serveAsset(asset: Asset, cache: string): Response {
 export async function startUiServer(options: UiServerOptions): Promise<UiServer> {
   const assets = await loadAssets();
   const token = newToken();
+  const printedCode = newToken();
+  const oneTimeCodes = new Set<string>();
   const apiSource = new JournalSource(options.journalPath);
   // The feed polls on a connection of its own, so the page's own writes move its data version too.
   const feed = new ChangeFeed(new JournalSource(options.journalPath));
@@ -82,36 +91,33 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
     if (!hostAllowed(request.headers.get("host"), UI_NAMES)) {
       return text(403, `Refused: this page answers only to ${UI_ADDRESS} and localhost.`);
     }
-    const cookie = `synartesis_ui_${server.port}`;
-    const presented = url.searchParams.get("token");
-    if (presented !== null && request.method === "GET") {
-      if (!tokenMatches(presented, token)) {
-        return text(403, "This link's token is not valid (was synartesis ui restarted?). Open the address it printed last.");
-      }
-      url.searchParams.delete("token");
-      return new Response(null, {
-        status: 303,
-        headers: { Location: `${path}${url.search}`, "Set-Cookie": `${cookie}=${token}; HttpOnly; SameSite=Strict; Path=/` },
-      });
-    }
-    if (!tokenMatches(cookieValue(request.headers.get("cookie"), cookie), token)) {
-      const why = "Not signed in: open the address synartesis ui printed (it carries the token that signs this browser in).";
-      return path.startsWith("/api/") ? jsonResponse(401, { error: why }) : text(401, why);
+    // The page and its files hold no data: they are served to anyone who may reach this address.
+    if (!path.startsWith("/api/")) {
+      const asset = assets.files.get(path);
+      if (asset) return serveAsset(asset, "private, max-age=3600");
+      if (PAGE_PATH.test(path)) return serveAsset(assets.html, "no-store");
+      return text(404, "Not found.");
     }
     if (request.method !== "GET" && request.method !== "HEAD") {
       const origin = sameOrigin(request.headers);
       if (!origin.ok) return jsonResponse(403, { error: `refused: ${origin.why}` });
+    }
+    if (path === "/api/session") {
+      if (request.method !== "POST") return jsonResponse(405, { error: "/api/session takes POST" });
+      const code = (await readBody(request).catch(() => ({}) as Record<string, unknown>)).code;
+      const valid = typeof code === "string" && (tokenMatches(code, printedCode) || oneTimeCodes.delete(code));
+      if (!valid) return jsonResponse(403, { error: "This link's code is not valid, or was used already (was synartesis ui restarted?). Open the address it printed last." });
+      return jsonResponse(200, { token });
+    }
+    if (!tokenMatches(bearerToken(request.headers.get("authorization")), token)) {
+      return jsonResponse(401, { error: "Not signed in: open the address synartesis ui printed (it carries the code that signs this browser in)." });
     }
     if (path === "/api/events") {
       if (request.method !== "GET") return jsonResponse(405, { error: "/api/events takes GET" });
       server.timeout(request, 0);
       return feed.subscribe();
     }
-    if (path.startsWith("/api/")) return handleApi(ctx, request, path);
-    const asset = assets.files.get(path);
-    if (asset) return serveAsset(asset, "private, max-age=3600");
-    if (PAGE_PATH.test(path)) return serveAsset(assets.html, "no-store");
-    return text(404, "Not found.");
+    return handleApi(ctx, request, path);
   }
 
   try {
@@ -134,7 +140,12 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
   }
 
   return {
-    url: `http://${UI_ADDRESS}:${server.port}/?token=${token}`,
+    url: `http://${UI_ADDRESS}:${server.port}/#code=${printedCode}`,
+    oneTimeUrl() {
+      const code = newToken();
+      oneTimeCodes.add(code);
+      return `http://${UI_ADDRESS}:${server.port}/#code=${code}`;
+    },
     port: server.port!,
     busy: () => undos.size > 0,
     async stop() {

@@ -1,5 +1,5 @@
 // The review page's server through the built binary, without a browser
-// (R-UI-1…4): the token exchanged for a cookie, Host/Origin/cookie refusals,
+// (R-UI-1…5): the code traded for a bearer token (no cookie), Host/Origin/token refusals,
 // the embedded page, the API's answers, approve/deny as the CLI records them,
 // undo planned and done as the CLI does it, live change events, and the flags.
 // test/system/ui.system.ts drives the same page in Chromium.
@@ -26,22 +26,25 @@ const ui = (cwd: string, args: string[] = [], env: Record<string, string | undef
 const collapse = (text: string) => text.replace(/\s+/g, " ").trim();
 
 describe.concurrent("signing in and the embedded page", () => {
-  test("the printed address's token becomes an HttpOnly SameSite=Strict cookie; the page and its files come from the binary in an empty folder", async () => {
+  test("the printed address's code is traded for a token the page sends itself; the page and its files come from the binary in an empty folder", async () => {
     const dir = crmFolder();
     await agent(dir, [["get_customer", { id: "c_001" }]]);
     const empty = tempDir("syn-ui-empty-");
     await using server = await ui(empty, ["--journal", join(dir, "synartesis.db")]);
     expect(server.stdout).toBe(`Review page for the journal ${join(dir, "synartesis.db")}:\n  ${server.url}\nCtrl-C stops it.\n`);
-    expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/\?token=[A-Za-z0-9_-]{43}$/);
+    // The code is in the fragment: a browser never sends it in a request.
+    expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/#code=[A-Za-z0-9_-]{43}$/);
 
-    const signIn = await fetch(server.url, { redirect: "manual" });
-    expect(signIn.status).toBe(303);
-    expect(signIn.headers.get("location")).toBe("/");
-    expect(signIn.headers.get("set-cookie")).toBe(`synartesis_ui_${server.port}=${server.token}; HttpOnly; SameSite=Strict; Path=/`);
-    const cookie = await server.signIn();
+    const auth = await server.signIn();
+    expect(auth).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(auth).not.toBe(server.code);
+    // The printed code signs in any number of tabs, to the same session.
+    expect(await server.signIn()).toBe(auth);
 
-    const page = await server.request("/", { cookie });
+    const page = await server.request("/");
     expect(page.status).toBe(200);
+    // No cookie, ever: a browser would send it to every other service on another port of this host (R-UI-5).
+    expect(page.headers.get("set-cookie")).toBeNull();
     expect(page.headers.get("content-security-policy")).toContain("default-src 'none'; script-src 'self'");
     expect(page.headers.get("x-frame-options")).toBe("DENY");
     const html = await page.text();
@@ -51,35 +54,39 @@ describe.concurrent("signing in and the embedded page", () => {
     const files = refs.filter((ref) => ref.startsWith("/chunk-"));
     expect(files.map((f) => f.split(".").pop()).sort()).toEqual(["css", "js"]);
     for (const file of files) {
-      const response = await server.request(file, { cookie });
+      const response = await server.request(file);
       expect(response.status).toBe(200);
       const body = await response.text();
       expect(body).not.toMatch(/https?:\/\//);
       // Nothing is ever parsed as HTML on the page: the script builds every node with text.
       if (file.endsWith(".js")) for (const sink of ["innerHTML", "outerHTML", "insertAdjacentHTML", "document.write"]) expect(body).not.toContain(sink);
     }
-    for (const path of ["/gates", `/runs/${(await json(dir, ["list"]))[0].id}`]) expect((await server.request(path, { cookie })).status).toBe(200);
-    expect((await server.request("/nowhere", { cookie })).status).toBe(404);
+    for (const path of ["/gates", `/runs/${(await json(dir, ["list"]))[0].id}`]) expect((await server.request(path)).status).toBe(200);
+    expect((await server.request("/nowhere")).status).toBe(404);
+    expect((await server.request("/api/runs", { auth })).status).toBe(200);
   });
 
-  test("refused: no cookie, a wrong token, another Host, and state changes without the page's own origin", async () => {
+  test("refused: no token, a wrong token or code, a used one-time code, another Host, and state changes without the page's own origin", async () => {
     const dir = crmFolder();
     await agent(dir, [["send_email", EMAIL]]);
     const [held] = await json(dir, ["gates"]);
     await using server = await ui(dir);
-    const cookie = await server.signIn();
+    const auth = await server.signIn();
     const approve = `/api/actions/${held.id}/approve`;
 
-    for (const path of ["/", "/gates", "/api/runs", "/api/gates", "/api/events"]) expect((await server.request(path)).status).toBe(401);
-    const wrong = await fetch(`${server.base}/?token=${"x".repeat(43)}`, { redirect: "manual" });
-    expect(wrong.status).toBe(403);
-    expect(wrong.headers.get("set-cookie")).toBeNull();
-    expect((await server.request("/api/runs", { cookie: `synartesis_ui_${server.port}=${"x".repeat(43)}` })).status).toBe(401);
+    // The page holds no data; every API request needs the token.
+    for (const path of ["/api/runs", "/api/gates", "/api/events"]) expect((await server.request(path)).status).toBe(401);
+    expect((await server.request("/api/runs", { auth: "x".repeat(43) })).status).toBe(401);
+    // A cookie carrying the token is no credential at all.
+    expect((await server.request("/api/runs", { headers: { Cookie: `synartesis_ui_${server.port}=${auth}` } })).status).toBe(401);
+    const wrong = await server.request("/api/session", { method: "POST", body: { code: "x".repeat(43) } });
+    expect([wrong.status, (await wrong.json()).error]).toEqual([403, expect.stringContaining("This link's code is not valid, or was used already")]);
+    expect((await server.request("/api/session", { method: "POST", body: { code: server.code }, headers: { Origin: "http://127.0.0.1:1" } })).status).toBe(403);
 
-    // DNS rebinding: a name that is not ours is refused even with the cookie.
-    const rebound = await server.request("/api/runs", { cookie, headers: { Host: `attacker.example:${server.port}` } });
+    // DNS rebinding: a name that is not ours is refused even with the token.
+    const rebound = await server.request("/api/runs", { auth, headers: { Host: `attacker.example:${server.port}` } });
     expect(rebound.status).toBe(403);
-    expect((await server.request("/api/runs", { cookie, headers: { Host: `localhost:${server.port}` } })).status).toBe(200);
+    expect((await server.request("/api/runs", { auth, headers: { Host: `localhost:${server.port}` } })).status).toBe(200);
 
     const refusals: Array<{ headers: Record<string, string>; why: string }> = [
       { headers: { Origin: "" }, why: "the request carries no Origin header" },
@@ -88,16 +95,16 @@ describe.concurrent("signing in and the embedded page", () => {
       { headers: { "Sec-Fetch-Site": "cross-site" }, why: "the browser says the request is cross-site" },
     ];
     for (const { headers, why } of refusals) {
-      const response = await server.request(approve, { cookie, method: "POST", body: { by: "mallory" }, headers });
+      const response = await server.request(approve, { auth, method: "POST", body: { by: "mallory" }, headers });
       expect(response.status).toBe(403);
       expect(await response.json()).toEqual({ error: `refused: ${why}` });
     }
     expect((await server.request(approve, { method: "POST", body: { by: "mallory" } })).status).toBe(401);
-    const form = await server.request(approve, { cookie, method: "POST", body: "by=mallory", headers: { "Content-Type": "application/x-www-form-urlencoded" } });
+    const form = await server.request(approve, { auth, method: "POST", body: "by=mallory", headers: { "Content-Type": "application/x-www-form-urlencoded" } });
     expect(form.status).toBe(400);
     expect(journalRows(dir, "SELECT status, approved_by FROM actions")).toEqual([{ status: "gated", approved_by: null }]);
 
-    const ok = await server.request(approve, { cookie, method: "POST", body: { by: "alice" } });
+    const ok = await server.request(approve, { auth, method: "POST", body: { by: "alice" } });
     expect(ok.status).toBe(200);
     expect(journalRows(dir, "SELECT status, approved_by FROM actions")).toEqual([{ status: "approved", approved_by: "alice" }]);
   });
@@ -109,9 +116,9 @@ describe.concurrent("the API", () => {
     await agent(dir, [["get_customer", { id: "c_003" }]], { name: "first-agent" });
     await agent(dir, [...DAMAGE, ["send_email", EMAIL]], { name: "<img src=x onerror=alert(1)>" });
     await using server = await ui(dir);
-    const cookie = await server.signIn();
+    const auth = await server.signIn();
 
-    const runs = await (await server.request("/api/runs", { cookie })).json();
+    const runs = await (await server.request("/api/runs", { auth })).json();
     expect(runs.journal).toBe(join(dir, "synartesis.db"));
     expect(runs.waiting).toBe(1);
     expect(runs.view.map((r: any) => [r.label, r.status, r.actions, r.waiting])).toEqual([
@@ -119,7 +126,7 @@ describe.concurrent("the API", () => {
       ["first-agent", "complete", 1, 0],
     ]);
 
-    const shown = await (await server.request(`/api/runs/${runs.view[0].id}`, { cookie })).json();
+    const shown = await (await server.request(`/api/runs/${runs.view[0].id}`, { auth })).json();
     expect(shown.view.run).toMatchObject({ label: "<img src=x onerror=alert(1)>", ref: runs.view[0].ref, manifest: join(dir, "synartesis.yaml") });
     const update = shown.view.calls.find((c: any) => c.name === "crm.update_customer");
     expect(update).toMatchObject({ class: "reversible", classLabel: "↺ reversible", status: "applied" });
@@ -136,15 +143,15 @@ describe.concurrent("the API", () => {
     const deleted = shown.view.calls.find((c: any) => c.name === "crm.delete_customer");
     expect(deleted.states.rows[0]).toEqual({ left: "{", right: "(does not exist)", same: false });
 
-    const gates = await (await server.request("/api/gates", { cookie })).json();
+    const gates = await (await server.request("/api/gates", { auth })).json();
     expect(gates.view.decider).toBeString();
     expect(gates.view.gates).toHaveLength(1);
     expect(gates.view.gates[0]).toMatchObject({ name: "crm.send_email", reason: "crm.send_email is irreversible: once it runs it cannot be undone" });
     expect(JSON.parse(gates.view.gates[0].args)).toEqual(EMAIL);
     expect(gates.view.gates[0].approveCommand).toEndWith(`approve ${gates.view.gates[0].ref} --journal ${join(dir, "synartesis.db")}`);
 
-    expect((await server.request("/api/runs/no-such-run", { cookie })).status).toBe(404);
-    expect((await server.request("/api/runs", { cookie, method: "POST", body: {} })).status).toBe(405);
+    expect((await server.request("/api/runs/no-such-run", { auth })).status).toBe(404);
+    expect((await server.request("/api/runs", { auth, method: "POST", body: {} })).status).toBe(405);
   });
 
   test("approve and deny record the decider and say what the CLI says; the agent's retries behave as after the CLI", async () => {
@@ -152,10 +159,10 @@ describe.concurrent("the API", () => {
     const other = { ...EMAIL, to: "grace@example.com" };
     await agent(dir, [["send_email", EMAIL], ["send_email", other]]);
     await using server = await ui(dir);
-    const cookie = await server.signIn();
-    const held = (await (await server.request("/api/gates", { cookie })).json()).view.gates;
+    const auth = await server.signIn();
+    const held = (await (await server.request("/api/gates", { auth })).json()).view.gates;
     const [first, second] = [held.find((g: any) => g.args.includes("ada@")), held.find((g: any) => g.args.includes("grace@"))];
-    const post = (id: string, verb: string, body: unknown) => server.request(`/api/actions/${id}/${verb}`, { cookie, method: "POST", body });
+    const post = (id: string, verb: string, body: unknown) => server.request(`/api/actions/${id}/${verb}`, { auth, method: "POST", body });
 
     for (const [body, error] of [
       [{}, '"by" is required'],
@@ -196,9 +203,9 @@ describe.concurrent("undo from the page", () => {
     await agent(dir, DAMAGE);
     const runId = (await json(dir, ["list"]))[0].id;
     await using server = await ui(dir);
-    const cookie = await server.signIn();
+    const auth = await server.signIn();
 
-    const plan = await server.undo(cookie, runId, { dryRun: true });
+    const plan = await server.undo(auth, runId, { dryRun: true });
     const dry = (await cli(dir, ["undo", "--dry-run"])).stdout.trimEnd().split("\n");
     expect(plan[0]).toEqual({ kind: "start", heading: dry[0] });
     const stepLines = plan
@@ -208,12 +215,12 @@ describe.concurrent("undo from the page", () => {
     expect(plan.at(-1)).toEqual({ kind: "end", tone: "plain", summary: "3 calls would be reverted.", halted: false });
     expect(dry.at(-1)).toBe("3 calls would be reverted. Run without --dry-run to do it.");
 
-    const unconfirmed = await server.request(`/api/runs/${runId}/undo`, { cookie, method: "POST", body: { dryRun: false } });
+    const unconfirmed = await server.request(`/api/runs/${runId}/undo`, { auth, method: "POST", body: { dryRun: false } });
     expect(unconfirmed.status).toBe(400);
-    expect((await server.request(`/api/runs/${runId}/undo`, { cookie, method: "POST", body: { dryRun: true, fromSeq: 9 } })).status).toBe(400);
+    expect((await server.request(`/api/runs/${runId}/undo`, { auth, method: "POST", body: { dryRun: true, fromSeq: 9 } })).status).toBe(400);
     expect(Object.keys(state(dir).customers)).toEqual(["c_001", "c_003", "c_004"]);
 
-    const done = await server.undo(cookie, runId, { dryRun: false, confirm: true });
+    const done = await server.undo(auth, runId, { dryRun: false, confirm: true });
     expect(done.filter((e) => e.kind === "step").map((e) => [e.step.seq, e.step.label])).toEqual([
       [3, "reverted [unverified]"],
       [2, "reverted"],
@@ -222,7 +229,7 @@ describe.concurrent("undo from the page", () => {
     expect(done.at(-1)).toEqual({ kind: "end", tone: "good", summary: `Run ${runId.slice(0, 8)} is rolled back: 3 calls reverted.`, halted: false, runStatus: "rolled_back" });
     expect(state(dir).customers).toEqual(SEED);
 
-    const nothing = await server.undo(cookie, runId, { dryRun: true });
+    const nothing = await server.undo(auth, runId, { dryRun: true });
     // The same words as the CLI: undoing it again says it was already rolled back, when and by whom.
     expect(nothing).toEqual([{ kind: "nothing", heading: expect.stringContaining("rolled_back"), text: expect.stringMatching(/^Nothing to undo: run [0-9a-f]{8} was already rolled back at \S+ \S+ by \S+\.$/) }]);
   });
@@ -234,15 +241,15 @@ describe.concurrent("undo from the page", () => {
     const before = stateText(dir);
     const runId = (await json(dir, ["list"]))[0].id;
     await using server = await ui(dir);
-    const cookie = await server.signIn();
+    const auth = await server.signIn();
 
-    const plan = await server.undo(cookie, runId, { dryRun: true });
+    const plan = await server.undo(auth, runId, { dryRun: true });
     const drift = plan.find((e) => e.kind === "step").step;
     expect(drift).toMatchObject({ seq: 1, label: "DRIFT", tone: "stop", labels: ["expected (as the agent left it)", "actual (now)"] });
     expect(drift.diff.filter((r: any) => !r.same)).toEqual([{ left: '  "notes": ""', right: `  "notes": "a person's note"`, same: false }]);
     expect(plan.at(-1)).toMatchObject({ kind: "end", tone: "stop", halted: true, summary: "A real undo would stop at #1. 0 steps before it would be reverted." });
 
-    const done = await server.undo(cookie, runId, { dryRun: false, confirm: true });
+    const done = await server.undo(auth, runId, { dryRun: false, confirm: true });
     expect(done.find((e) => e.kind === "step").step).toMatchObject({ label: "DRIFT", diff: drift.diff });
     const end = done.at(-1);
     expect(end).toMatchObject({ kind: "end", halted: true, summary: `Stopped at #1; nothing older than it was touched. 0 reverted before stopping. Run ${runId.slice(0, 8)} is marked partial.` });
@@ -256,10 +263,10 @@ describe.concurrent("live updates and the command", () => {
     const dir = crmFolder();
     await using server = await ui(dir);
     expect(server.stdout).toContain("(none yet: runs appear once an agent connects through the proxy)");
-    const cookie = await server.signIn();
-    expect(await (await server.request("/api/runs", { cookie })).json()).toEqual({ journal: join(dir, "synartesis.db"), missing: true, waiting: 0 });
+    const auth = await server.signIn();
+    expect(await (await server.request("/api/runs", { auth })).json()).toEqual({ journal: join(dir, "synartesis.db"), missing: true, waiting: 0 });
 
-    const events = await server.request("/api/events", { cookie });
+    const events = await server.request("/api/events", { auth });
     expect(events.headers.get("content-type")).toBe("text/event-stream; charset=utf-8");
     const reader = events.body!.pipeThrough(new TextDecoderStream()).getReader();
     const nextChange = async () => {
@@ -268,9 +275,9 @@ describe.concurrent("live updates and the command", () => {
     };
     await agent(dir, [["send_email", EMAIL]]);
     await nextChange();
-    const gates = (await (await server.request("/api/gates", { cookie })).json()).view.gates;
+    const gates = (await (await server.request("/api/gates", { auth })).json()).view.gates;
     expect(gates).toHaveLength(1);
-    await server.request(`/api/actions/${gates[0].id}/approve`, { cookie, method: "POST", body: { by: "alice" } });
+    await server.request(`/api/actions/${gates[0].id}/approve`, { auth, method: "POST", body: { by: "alice" } });
     await nextChange();
     await reader.cancel();
     expect(await server.stop()).toBe(0);
@@ -283,7 +290,14 @@ describe.concurrent("live updates and the command", () => {
     writeFileSync(browser, `#!/bin/sh\nprintf '%s\\n' "$@" > ${JSON.stringify(opened)}\n`);
     chmodSync(browser, 0o755);
     await using server = await ui(dir, ["--open"], { BROWSER: browser });
-    expect(await until(() => readFileSync(opened, "utf8"), "the browser to be started")).toBe(`${server.url}\n`);
+    // The opener is given its own code, which works once: its argv is readable by every user of the machine (R-UI-5).
+    const address = await until(() => readFileSync(opened, "utf8"), "the browser to be started");
+    const code = /^http:\/\/127\.0\.0\.1:\d+\/#code=([A-Za-z0-9_-]{43})\n$/.exec(address)![1]!;
+    expect(code).not.toBe(server.code);
+    const auth = await server.signIn(code);
+    expect(address).not.toContain(auth);
+    expect((await server.request("/api/session", { method: "POST", body: { code } })).status).toBe(403);
+    expect(await server.signIn()).toBe(auth);
 
     const busy = await run(["ui", "--no-open", "--port", String(server.port)], { cwd: dir });
     expect(busy).toMatchObject({ code: 2, stdout: "" });

@@ -44,7 +44,7 @@ async function startUi(dir: string): Promise<UiProcess> {
   return ui;
 }
 
-/** A fresh browser (no cookie, empty storage) signed in through the printed address; every dialog is recorded. */
+/** A fresh browser (empty storage) signed in through the printed address; every dialog is recorded. */
 async function signedIn(ui: UiProcess, viewport = WIDE): Promise<{ context: BrowserContext; page: Page; dialogs: string[] }> {
   const context = await browser.newContext({ viewport });
   cleanups.push(() => context.close());
@@ -55,7 +55,8 @@ async function signedIn(ui: UiProcess, viewport = WIDE): Promise<{ context: Brow
     void dialog.dismiss();
   });
   await page.goto(ui.url);
-  expect(new URL(page.url()).search).toBe(""); // the token left the address bar
+  // The page traded the code and took it out of the address bar.
+  await page.waitForFunction(() => location.hash === "" && sessionStorage.length === 1);
   return { context, page, dialogs };
 }
 
@@ -271,7 +272,7 @@ describe("the review page in Chromium", () => {
     expect(dialogs).toEqual([]);
   });
 
-  test("a request without the token, or from another origin, is refused", async () => {
+  test("a request without the token, or from another origin, is refused; another port of this host receives nothing that approves", async () => {
     const dir = crmFolder();
     await agent(dir, [["send_email", EMAIL]]);
     const ui = await startUi(dir);
@@ -282,19 +283,24 @@ describe("the review page in Chromium", () => {
     cleanups.push(() => stranger.close());
     const nobody = await stranger.newPage();
     const answer = await nobody.goto(`${ui.base}/gates`);
-    expect(answer?.status()).toBe(401);
-    await expect(nobody.locator("body").innerText()).resolves.toContain("Not signed in");
+    expect(answer?.status()).toBe(200); // the page itself holds no data
+    await nobody.getByText("Not signed in").waitFor();
+    expect(await nobody.evaluate(async () => (await fetch("/api/gates")).status)).toBe(401);
 
     // Signed in, then a page on another origin (same site: 127.0.0.1, another port) tries to approve and to read.
+    // It also notes every credential the browser sends it: a cookie is not scoped by port (R-UI-5).
     const { page } = await signedIn(ui);
+    const received: Array<string | null> = [];
     const attacker = Bun.serve({
       hostname: "127.0.0.1",
       port: 0,
-      fetch: () =>
-        new Response(
+      fetch: (request) => {
+        received.push(request.headers.get("cookie") ?? request.headers.get("authorization"));
+        return new Response(
           `<!doctype html><title>attacker</title><form id=f method=POST action="${ui.base}/api/actions/${gated.id}/approve" enctype="text/plain"><input name='{"by":"mallory","x":"' value='"}'></form>`,
           { headers: { "Content-Type": "text/html" } },
-        ),
+        );
+      },
     });
     cleanups.push(async () => attacker.stop(true));
     await page.goto(`http://127.0.0.1:${attacker.port}/`);
@@ -320,6 +326,15 @@ describe("the review page in Chromium", () => {
     const submitted = page.waitForResponse((response) => response.url().includes("/approve"));
     await page.evaluate(() => (document.getElementById("f") as HTMLFormElement).submit());
     expect((await submitted).status()).toBe(403);
+    // What the other port received, replayed from outside the browser (where Origin is just a header), approves nothing.
+    expect(received.length).toBeGreaterThan(0);
+    expect(received.filter((credential) => credential !== null)).toEqual([]);
+    const replayed = await fetch(`${ui.base}/api/actions/${gated.id}/approve`, {
+      method: "POST",
+      headers: { Origin: ui.base, "Content-Type": "application/json", ...(received[0] ? { Cookie: received[0] } : {}) },
+      body: JSON.stringify({ by: "mallory" }),
+    });
+    expect(replayed.status).toBe(401);
     expect(journalRows(dir, "SELECT status, approved_by FROM actions")).toEqual([{ status: "gated", approved_by: null }]);
   });
 

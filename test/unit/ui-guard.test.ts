@@ -5,7 +5,7 @@ import { describe, expect, test } from "bun:test";
 import { browserCommands } from "../../src/browser.ts";
 import { loadAssets } from "../../src/ui/assets.ts";
 import { allowedNames, hostAllowed, hostName, newToken, originAllowed, tokenMatches } from "../../src/http/guard.ts";
-import { cookieValue, sameOrigin } from "../../src/ui/guard.ts";
+import { bearerToken, sameOrigin } from "../../src/ui/guard.ts";
 
 describe("Host", () => {
   const loopback = allowedNames("127.0.0.1");
@@ -56,11 +56,10 @@ describe("same origin", () => {
   });
 });
 
-describe("cookie and token", () => {
-  test("a cookie's value by exact name", () => {
-    expect(cookieValue("a=1; synartesis_ui_4000=tok; b=2", "synartesis_ui_4000")).toBe("tok");
-    expect(cookieValue("xsynartesis_ui_4000=tok", "synartesis_ui_4000")).toBeUndefined();
-    expect(cookieValue(null, "synartesis_ui_4000")).toBeUndefined();
+describe("bearer token", () => {
+  test("the token of an Authorization: Bearer header, nothing else", () => {
+    expect(bearerToken("Bearer tok_en-1")).toBe("tok_en-1");
+    for (const header of [null, "", "Basic tok", "Bearer", "Bearer a b", "bearer tok", "synartesis_ui_4000=tok"]) expect(bearerToken(header)).toBeUndefined();
   });
   test("tokens: 43 URL-safe characters, each one new; compared whole", () => {
     const token = newToken();
@@ -72,7 +71,7 @@ describe("cookie and token", () => {
 });
 
 describe("opening the browser", () => {
-  const url = "http://127.0.0.1:4000/?token=t";
+  const url = "http://127.0.0.1:4000/#code=t";
   test("$BROWSER first (its first command; %s is the address), else the platform's opener", () => {
     expect(browserCommands(url, { BROWSER: "firefox" }, "linux")).toEqual([["firefox", url]]);
     expect(browserCommands(url, { BROWSER: "w3m -o x=1:lynx" }, "linux")).toEqual([["w3m", "-o", "x=1", url], ["lynx", url]]);

@@ -1,6 +1,6 @@
 // The review page's entry: picks the view from the address, keeps it live
 // from the server's change events, and shows the count of calls waiting.
-import { whenSignedOut } from "./fetch.ts";
+import { followChanges, signIn, whenSignedOut } from "./fetch.ts";
 import { gatesPage } from "./gates-page.ts";
 import { problem } from "./parts.ts";
 import { runPage } from "./run-page.ts";
@@ -66,17 +66,30 @@ async function refresh(): Promise<void> {
   running = undefined;
 }
 
-const events = new EventSource("/api/events");
-events.addEventListener("change", () => void refresh());
-events.addEventListener("open", () => {
-  if (!signedOut) show(undefined);
-  void refresh();
-});
-events.addEventListener("error", () => {
-  if (signedOut) return events.close();
-  show("Lost the connection to synartesis ui; trying again… (is it still running?)");
-  // A closed stream is not retried by the browser: ask once more (a 401 says the page was restarted).
-  if (events.readyState === EventSource.CLOSED) void refresh();
-});
+/** How long to wait before following the change events again after the stream was lost. */
+const RECONNECT_MS = 1000;
 
-void refresh();
+async function follow(): Promise<void> {
+  while (!signedOut) {
+    try {
+      await followChanges(
+        () => {
+          if (!signedOut) show(undefined);
+          void refresh();
+        },
+        () => void refresh(),
+      );
+    } catch {
+      // Said below; a 401 has signed the page out.
+    }
+    if (signedOut) return;
+    show("Lost the connection to synartesis ui; trying again… (is it still running?)");
+    await new Promise((resolve) => setTimeout(resolve, RECONNECT_MS));
+  }
+}
+
+const refused = await signIn();
+if (refused) {
+  signedOut = true;
+  show(refused);
+} else void follow();
