@@ -2,6 +2,9 @@
 // process is probed with server/discover in the 2026-07-28 era; a server that
 // answers with its versions is spoken to in that era, one that answers
 // anything else (or nothing, or exits) gets the 2025 initialize handshake.
+// Some servers ignore a request they do not know: a probe not answered
+// within PROBE_MS is raced by initialize, and the first answer decides. A
+// server found to be of the 2025 era is not probed again when it restarts.
 // A server reached over HTTP is probed the same way unless it signs in (OAuth
 // lives in the SDK transport, which speaks only the 2025 era).
 import type { Result } from "@modelcontextprotocol/sdk/types.js";
@@ -38,24 +41,30 @@ export interface Greeted {
   request(method: string, params?: unknown): Promise<Reply>;
   /** Whether the connection is still open (a server may exit on the probe). */
   readonly alive: boolean;
+  /** The era an earlier start of this server found: a 2025-era one is not probed again. */
+  readonly knownEra?: Era;
   open(): Promise<void>;
 }
 
-type ProbeOutcome = { modern: Hello } | { legacy: string; version?: string };
+type ProbeOutcome = { modern: Hello } | { legacy: string; version?: string; initialized?: Reply };
+
+/** How long a probe waits for its answer before initialize joins the race. */
+export const PROBE_MS = 1500;
 
 /** Probe (a process), then initialize when the server is not of the 2026 era. */
 export async function greet(upstream: Greeted, initParams: unknown): Promise<Hello> {
   const params = isRecord(initParams) ? initParams : {};
   let version: string | undefined;
   let why: string | undefined;
-  if (upstream.probes) {
-    const outcome = await probe(upstream, params);
+  let initialized: Reply | undefined;
+  if (upstream.probes && upstream.knownEra !== "legacy") {
+    const outcome = await probeRacing(upstream, params);
     if ("modern" in outcome) return outcome.modern;
-    ({ legacy: why, version } = outcome);
+    ({ legacy: why, version, initialized } = outcome);
     // A server that exits on a request before initialize is of the 2025 era: start it again for that.
     if (!upstream.alive) await upstream.open();
   }
-  const reply = await upstream.request("initialize", version ? { ...params, protocolVersion: version } : params);
+  const reply = initialized ?? (await upstream.request("initialize", version ? { ...params, protocolVersion: version } : params));
   const refusal = errorOf(reply.msg);
   if (refusal) throw new UpstreamError(`it refused initialize: ${refusal.message} (code ${refusal.code})`, "start");
   const result = resultOf(reply.msg) ?? {};
@@ -70,19 +79,52 @@ export async function greet(upstream: Greeted, initParams: unknown): Promise<Hel
   };
 }
 
-async function probe(upstream: Greeted, params: Record<string, unknown>): Promise<ProbeOutcome> {
-  const meta = {
+/**
+ * The probe, raced by initialize once it has gone PROBE_MS unanswered: a
+ * 2026-era server answers the probe first (it reads in order), one that
+ * ignores what it does not know answers initialize, and the probe's late
+ * answer, if any, is dropped.
+ */
+async function probeRacing(upstream: Greeted, params: Record<string, unknown>): Promise<ProbeOutcome> {
+  const settled = <T>(promise: Promise<T>) => promise.then((value) => ({ value }), (error: unknown) => ({ error }));
+  const probed = settled(upstream.request("server/discover", { _meta: probeMeta(params) }));
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const slow = new Promise<"slow">((resolve) => (timer = setTimeout(() => resolve("slow"), PROBE_MS)));
+  const first = await Promise.race([probed, slow]);
+  clearTimeout(timer);
+  if (first !== "slow") return probeOutcome(first);
+  const initializing = settled(upstream.request("initialize", params));
+  const winner = await Promise.race([probed.then((outcome) => ({ probe: outcome })), initializing.then((outcome) => ({ init: outcome }))]);
+  if ("probe" in winner) {
+    const outcome = probeOutcome(winner.probe);
+    // A 2025-era verdict from the probe while initialize is on its way: that answer is the one to use.
+    if ("legacy" in outcome && upstream.alive) {
+      const init = await initializing;
+      if ("value" in init) return { ...outcome, version: undefined, initialized: init.value };
+    }
+    return outcome;
+  }
+  // An initialize that failed, or was refused (a 2026-era server slow to start), decides nothing: the probe does.
+  if ("error" in winner.init || errorOf(winner.init.value.msg)) return probeOutcome(await probed);
+  return { legacy: `it did not answer server/discover within ${PROBE_MS / 1000} s, and answered initialize`, initialized: winner.init.value };
+}
+
+function probeMeta(params: Record<string, unknown>): Record<string, unknown> {
+  return {
     [PROTOCOL_VERSION_KEY]: MODERN_VERSION,
     [CLIENT_CAPABILITIES_KEY]: {},
     ...(isRecord(params.clientInfo) ? { [CLIENT_INFO_KEY]: params.clientInfo } : {}),
   };
-  let reply: Reply;
-  try {
-    reply = await upstream.request("server/discover", { _meta: meta });
-  } catch (error) {
+}
+
+/** What the probe's answer (or its failure) says of the server's era. */
+function probeOutcome(probed: { value: Reply } | { error: unknown }): ProbeOutcome {
+  if ("error" in probed) {
+    const error = probed.error;
     if (!(error instanceof UpstreamError)) throw error;
     return { legacy: error.kind === "timeout" ? "it did not answer server/discover" : `it closed on server/discover (${error.message})` };
   }
+  const reply = probed.value;
   const refusal = errorOf(reply.msg);
   if (refusal?.code === UNSUPPORTED_PROTOCOL_VERSION) {
     // A server of the 2026 era that does not serve this revision: one of its 2025 ones, if it names any.

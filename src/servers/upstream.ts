@@ -66,6 +66,9 @@ export class Upstream {
     this.pending = new PendingRequests(spec, (id) => this.notify("notifications/cancelled", { requestId: id, reason: "timed out in the Synartesis proxy" }));
   }
 
+  /** The era this server was found to speak at its last start (a restart of a 2025-era server is not probed again). */
+  knownEra: Era | undefined;
+
   get alive(): boolean {
     return this.link !== undefined;
   }
@@ -112,6 +115,7 @@ export class Upstream {
       this.greeting = false;
     }
     this.hello = hello;
+    this.knownEra = hello.era;
     const info = hello.serverInfo;
     this.options.log.info(this.starts++ ? "server restarted" : "server started", {
       server: this.name,

@@ -5,7 +5,9 @@
 // silence, exiting); the choice is logged once per server start. The proxy's
 // own reads and undo's inverses reach a 2026-era server as well.
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { BIN, connect, manifestText, run } from "../helpers.ts";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { BIN, connect, manifestText, run, until } from "../helpers.ts";
 import { EVERYTHING_RULES, EVERYTHING_SERVER, eraWorkspace, notesRules, notesServer, readNotes, writeNotes } from "../fixtures/era-kit.ts";
 import { fixtureServer, journalRows, workspace } from "../fixtures/proxy-kit.ts";
 
@@ -67,6 +69,25 @@ describe.concurrent("servers of both eras behind one proxy", () => {
     const check = await run(["check", "--manifest", ws.manifest], { cwd: ws.dir });
     expect(check.code).toBe(0);
   }, 60_000);
+});
+
+describe.concurrent("a server that ignores requests it does not know (issue 28 item 8)", () => {
+  test("with its full 60 s timeout, the probe is raced by initialize: the client is served, and a restart is not probed again", async () => {
+    const ws = workspace(manifestText({ servers: { raw: fixtureServer("raw-server.ts", ["--before-initialize", "silent"], { env: { RAW_LOG: "./raw.log" } }) }, tools: [{ match: "raw.*", class: "readonly" }] }), "syn-era-");
+    await using connection = await connect(BIN, ["proxy", "--manifest", ws.manifest, "--log-level", "debug"], { cwd: ws.dir });
+    const { client, transport, stderr } = connection;
+    expect(logLines(stderr()).find((line) => line.msg === "server speaks the 2025 protocol").why).toBe("it did not answer server/discover within 1.5 s, and answered initialize");
+    expect((await client.callTool({ name: "raw_read", arguments: {} })).structuredContent).toMatchObject({ word: "café" });
+    const received = () => readFileSync(join(ws.dir, "raw.log"), "utf8").trim().split("\n").map((line) => JSON.parse(line).method);
+    expect(received().slice(0, 2)).toEqual(["server/discover", "initialize"]);
+    // The server dies; the next call starts it again, with initialize straight away.
+    const [server] = Bun.spawnSync(["pgrep", "-P", String(transport.pid)]).stdout.toString().trim().split("\n").map(Number);
+    process.kill(server!, "SIGKILL");
+    await until(() => !Bun.spawnSync(["pgrep", "-P", String(transport.pid)]).stdout.toString().trim(), "the server to be gone");
+    expect((await client.callTool({ name: "raw_read", arguments: {} })).structuredContent).toMatchObject({ word: "café" });
+    expect(received().filter((method) => method === "server/discover")).toHaveLength(1);
+    expect(received().filter((method) => method === "initialize")).toHaveLength(2);
+  });
 });
 
 describe.concurrent("2025-era servers meet the probe in their own ways", () => {
