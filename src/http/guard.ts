@@ -20,8 +20,16 @@ export function hostName(host: string | null): string | undefined {
   if (!host) return undefined;
   const name = host.startsWith("[") ? host.slice(0, host.indexOf("]") + 1) : host.replace(/:\d+$/, "");
   const port = host.slice(name.length);
-  if (name === "" || (port !== "" && !/^:\d{1,5}$/.test(port))) return undefined;
+  if (name === "" || name.includes(":") !== name.startsWith("[") || (port !== "" && !/^:\d{1,5}$/.test(port))) return undefined;
   return normalName(name);
+}
+
+/**
+ * A request's path, read from its URL as text: Bun builds that URL from the
+ * Host header, so a malformed one (`localhost:abc`) makes it no URL at all.
+ */
+export function pathOf(url: string): string {
+  return /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*(\/[^?#]*)?/i.exec(url)?.[1] ?? "/";
 }
 
 /** Whether a Host header names this server by an allowed name (any port: a tunnel or forwarder may change it). */

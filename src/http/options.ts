@@ -3,7 +3,7 @@
 // sessions may be open at once, and the
 // bearer token from --token, --token-file or SYNARTESIS_TOKEN. Any problem is
 // a usage error (exit 2) that names the flag; a token is never echoed.
-import { readFileSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 import { SynartesisError } from "../errors.ts";
 
 export const MIN_TOKEN_LENGTH = 16;
@@ -54,8 +54,14 @@ export function readToken(flags: Pick<HttpFlags, "token" | "token-file">, env: R
   if (flags["token-file"] !== undefined) {
     from = `--token-file ${flags["token-file"]}`;
     try {
+      // A token others can read opens every server of the manifest to them: refused, as a credentials file would be.
+      const mode = statSync(flags["token-file"]).mode & 0o777;
+      if (mode & 0o077) {
+        throw new SynartesisError("config", `the token file ${flags["token-file"]} can be read by other users (mode ${mode.toString(8).padStart(4, "0")}); run chmod 600 on it`);
+      }
       token = readFileSync(flags["token-file"], "utf8").trim();
     } catch (error) {
+      if (error instanceof SynartesisError) throw error;
       throw usage(`cannot read the token: ${from}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
     }
   } else if (flags.token !== undefined) {

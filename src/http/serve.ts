@@ -14,14 +14,14 @@ import { startupOver } from "../jit.ts";
 import { ACCEPTED_LEGACY_VERSIONS } from "../jsonrpc/eras.ts";
 import { readMessages } from "../jsonrpc/frames.ts";
 import { ErrorCode } from "../jsonrpc/messages.ts";
-import { createLogger } from "../log.ts";
+import { clipped, createLogger } from "../log.ts";
 import { onStopSignals } from "../proxy/drain.ts";
 import { methodNotFound } from "../proxy/methods.ts";
 import { ServerPool } from "../proxy/pool.ts";
 import { recordingOptions } from "../proxy/session-run.ts";
 import type { StdioOptions } from "../proxy/stdio.ts";
 import { startFailure, UpstreamError } from "../servers/upstream.ts";
-import { allowedNames, hostAllowed, originAllowed, tokenMatches } from "./guard.ts";
+import { allowedNames, hostAllowed, hostName, originAllowed, pathOf, tokenMatches } from "./guard.ts";
 import { HttpSession } from "./http-session.ts";
 import { isSessionless, namesModernVersion } from "./modern-headers.ts";
 import type { HttpSettings } from "./options.ts";
@@ -158,13 +158,20 @@ export async function serveHttp(options: HttpOptions): Promise<void> {
     return session.post(read.frames);
   };
 
+  let malformedHostLogged = false;
   const route = async (request: Request, server: Server<undefined>): Promise<Response> => {
-    const path = new URL(request.url).pathname;
+    const path = pathOf(request.url);
     if (path === HEALTH_PATH) {
       if (request.method !== "GET" && request.method !== "HEAD") return plainText(405, "Method Not Allowed", { Allow: "GET, HEAD" });
       return stopping ? plainText(503, "shutting down") : plainText(200, "ok");
     }
     if (path !== MCP_PATH) return plainText(404, `Not found: the MCP endpoint is ${MCP_PATH}`);
+    if (hostName(request.headers.get("host")) === undefined) {
+      // Said once: a client that sends it will send it again.
+      if (!malformedHostLogged) log.warn("a request's Host header is not a host name with an optional port; answered 400", { host: clipped(request.headers.get("host") ?? "") });
+      malformedHostLogged = true;
+      return refusal(400, "Bad Request: the Host header is not a host name with an optional port");
+    }
     if (!hostAllowed(request.headers.get("host"), names)) {
       return refusal(403, "Forbidden: the Host header names none of this server's names (its address, localhost, --http-allow-host)");
     }

@@ -86,11 +86,10 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
   };
 
   async function route(request: Request): Promise<Response> {
-    const url = new URL(request.url);
-    const path = url.pathname;
     if (!hostAllowed(request.headers.get("host"), UI_NAMES)) {
       return text(403, `Refused: this page answers only to ${UI_ADDRESS} and localhost.`);
     }
+    const path = new URL(request.url).pathname;
     // The page and its files hold no data: they are served to anyone who may reach this address.
     if (!path.startsWith("/api/")) {
       const asset = assets.files.get(path);

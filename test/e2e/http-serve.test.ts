@@ -4,7 +4,7 @@
 // answers, 202, the session header, the errors of each kind), results byte for
 // byte, and how a session ends: DELETE and --http-idle.
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { rawMember } from "../../src/jsonrpc/raw-json.ts";
 import { eventData, httpClient, MCP_HEADERS, postRaw, rawSession, startHttpProxy, stopHttpProxiesAfterAll, TOKEN } from "../fixtures/http-kit.ts";
@@ -32,6 +32,7 @@ describe.concurrent("the token (R-HTTP-2)", () => {
     expect([flag.code, flag.stderr]).toEqual([2, "synartesis: the token from --token is 5 characters long; it must have at least 16 (see synartesis proxy --help)\n"]);
     const file = join(ws.dir, "token.txt");
     writeFileSync(file, "has a space in it, long enough\n");
+    chmodSync(file, 0o600);
     const spaced = await run(["proxy", "--http", "0", "--manifest", ws.manifest, "--token-file", file], { cwd: ws.dir });
     expect(spaced.code).toBe(2);
     expect(spaced.stderr).toContain(`the token from --token-file ${file} has a space, a control character or a non-ASCII character`);
@@ -96,6 +97,11 @@ describe.concurrent("the token (R-HTTP-2)", () => {
     const ws = crmWorkspace(crmStateText());
     const file = join(tempDir(), "token");
     writeFileSync(file, "file-token-0123456789abcdef\n");
+    chmodSync(file, 0o644);
+    // A token file other users can read is refused, as a credentials file is.
+    const readable = await run(["proxy", "--http", "0", "--manifest", ws.manifest, "--token-file", file], { cwd: ws.dir, env: { SYNARTESIS_TOKEN: undefined } });
+    expect([readable.code, readable.stderr]).toEqual([2, `synartesis: the token file ${file} can be read by other users (mode 0644); run chmod 600 on it\n`]);
+    chmodSync(file, 0o600);
     const proxy = await startHttpProxy(ws, ["--token-file", file], { SYNARTESIS_TOKEN: undefined });
     expect((await postRaw(proxy.url, initializeBody())).status).toBe(401);
     const { client } = await httpClient(proxy.url, "file-agent", { token: "file-token-0123456789abcdef" });
@@ -130,6 +136,20 @@ describe.concurrent("Host and Origin (R-HTTP-3)", () => {
     }
     // A refused request never reaches the servers: no session, no run.
     expect(proxy.stderr()).not.toContain('"msg":"run opened"');
+  });
+
+  test("a Host that is no host name with a port is 400, said in one log line however often it comes", async () => {
+    const ws = crmWorkspace(crmStateText());
+    const proxy = await startHttpProxy(ws);
+    for (const host of ["localhost:abc", "127.0.0.1:", "localhost:abc"]) {
+      const response = await postRaw(proxy.url, initializeBody(), { Host: host });
+      expect([host, response.status, (await response.json()).error.message]).toEqual([host, 400, "Bad Request: the Host header is not a host name with an optional port"]);
+    }
+    const said = proxy.stderr().split("\n").filter((line) => line.includes("Host header"));
+    expect(said.map((line) => JSON.parse(line)).map(({ level, msg, host }) => ({ level, msg, host }))).toEqual([
+      { level: "warn", msg: "a request's Host header is not a host name with an optional port; answered 400", host: "localhost:abc" },
+    ]);
+    expect(proxy.stderr()).not.toContain('"level":"error"');
   });
 
   test("bound to every interface: a warning that anyone reaching it with the token can write; this machine's addresses are its names", async () => {

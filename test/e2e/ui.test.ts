@@ -86,6 +86,8 @@ describe.concurrent("signing in and the embedded page", () => {
     // DNS rebinding: a name that is not ours is refused even with the token.
     const rebound = await server.request("/api/runs", { auth, headers: { Host: `attacker.example:${server.port}` } });
     expect(rebound.status).toBe(403);
+    // A Host that is no host name at all is refused the same way, not a server error.
+    expect((await server.request("/api/runs", { auth, headers: { Host: "localhost:abc" } })).status).toBe(403);
     expect((await server.request("/api/runs", { auth, headers: { Host: `localhost:${server.port}` } })).status).toBe(200);
 
     const refusals: Array<{ headers: Record<string, string>; why: string }> = [
