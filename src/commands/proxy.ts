@@ -2,7 +2,7 @@
 // starts it, or over Streamable HTTP (--http PORT) for clients that take a URL.
 import { defineCommand } from "citty";
 import { describeError, SynartesisError } from "../errors.ts";
-import { openJournal } from "../journal/journal.ts";
+import { openJournal, withheldSecrets } from "../journal/journal.ts";
 import { findJournal, findManifest } from "../manifest/discover.ts";
 import { loadManifest } from "../manifest/load.ts";
 import { DEFAULT_HTTP_HOST, DEFAULT_IDLE_MINUTES, DEFAULT_MAX_SESSIONS, httpSettings, MIN_TOKEN_LENGTH, repeatedFlag } from "../http/options.ts";
@@ -101,6 +101,7 @@ export default defineCommand({
       throw error;
     }
     for (const warning of journal.warnings) log.warn(warning);
+    withheldSecrets(journal);
     if (gateTimeout !== undefined) log.info("--gate-timeout has no effect: held calls are refused at once, never kept waiting");
 
     const common = { manifest, journal, log, drainMs: drainSeconds * 1000, cwd };

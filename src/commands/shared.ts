@@ -127,9 +127,10 @@ export function didYouMean(word: string, candidates: string[], shown: (candidate
 
 /** The journal for a command that only reads: it must exist already (R-CLI-1). */
 export async function openExistingJournal(flags: { journal?: string; manifest?: string }) {
-  const [{ openJournal }, { existingJournal }] = await Promise.all([import("../journal/journal.ts"), import("../manifest/discover.ts")]);
-  return openJournal(existingJournal(process.cwd(), flags), { create: false });
+  const [{ openJournal, withheldSecrets }, { existingJournal }] = await Promise.all([import("../journal/journal.ts"), import("../manifest/discover.ts")]);
+  return withheldSecrets(await openJournal(existingJournal(process.cwd(), flags), { create: false }));
 }
+
 
 /** Run `work` with the existing journal, closing it whatever happens. */
 export async function withExistingJournal<T>(flags: { journal?: string; manifest?: string }, work: (journal: Journal) => T | Promise<T>): Promise<T> {

@@ -66,6 +66,8 @@ export interface Journal {
   readonly path: string;
   /** Things about the journal a person should know (e.g. other users can read it). */
   readonly warnings: string[];
+  /** The environment variables the journal took a secret from (PGPASSWORD): the proxy's servers must not get them. */
+  readonly secretsFromEnvironment: string[];
   /** Commit one small write now, so a journal that cannot be written is found before any call relies on it. */
   proveWritable(): Promise<void>;
   /** Why `path` is no longer the journal this connection writes into (a file deleted or replaced), if it is not. */
@@ -180,6 +182,17 @@ export interface Journal {
   markUnrecoverable(id: string, options?: WriteOptions): Promise<void>;
   /** `--replan`: store a rebuilt inverse and verification read. */
   replan(id: string, inverse: ResolvedCall | undefined, verify: VerifyCall | undefined, warnings: string[]): Promise<void>;
+}
+
+/**
+ * The journal, once the variables it took a secret from (PGPASSWORD) are gone
+ * from this process's environment: its connection holds the password, and a
+ * server started from here (the proxy's, undo's) that runs SQL for the agent
+ * could otherwise write the journal and approve the agent's own held calls.
+ */
+export function withheldSecrets<J extends Journal>(journal: J): J {
+  for (const name of journal.secretsFromEnvironment) delete process.env[name];
+  return journal;
 }
 
 /** A journal location that names a PostgreSQL database rather than a file. */

@@ -25,6 +25,7 @@ const BUSY = ["53300", "55P03", "40001", "40P01", "57014"]; // too many connecti
 export class PostgresJournal implements Journal {
   readonly path: string;
   readonly warnings: string[];
+  readonly secretsFromEnvironment: string[];
   private readonly bodies: PostgresBodies;
   /** Calls in flight (close waits for them). */
   readonly inflight = new Set<Promise<unknown>>();
@@ -35,6 +36,7 @@ export class PostgresJournal implements Journal {
   ) {
     this.path = target.display;
     this.warnings = target.warnings;
+    this.secretsFromEnvironment = target.passwordFrom === "PGPASSWORD" ? ["PGPASSWORD"] : [];
     this.bodies = new PostgresBodies(sql, this.path);
   }
 

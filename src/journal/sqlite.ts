@@ -19,6 +19,7 @@ import type { Action, ActionStatus, ResolvedCall, Run, RunStatus, RunSummary, Se
 const OF_RUN = `${runIdPrefix("run_id")} = ${runIdPrefix("?1")} AND run_id = ?1`;
 
 export class SqliteJournal implements Journal {
+  readonly secretsFromEnvironment: string[] = [];
   private readonly bodies: SqliteBodies;
   private readonly commits: CommitQueue;
 

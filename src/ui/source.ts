@@ -1,7 +1,7 @@
 // The journal as the review page reaches it: opened once it exists (the page
 // may be started before the first agent), never created.
 import { isSynartesisError } from "../errors.ts";
-import { isDatabaseUrl, journalMayExist, openJournal, type Journal } from "../journal/journal.ts";
+import { isDatabaseUrl, journalMayExist, openJournal, withheldSecrets, type Journal } from "../journal/journal.ts";
 
 export class JournalSource {
   private journal: Journal | undefined;
@@ -18,7 +18,7 @@ export class JournalSource {
   async get(): Promise<Journal | undefined> {
     if (this.journal) return this.journal;
     if (!journalMayExist(this.path)) return undefined;
-    this.opening ??= openJournal(this.path, { create: false }).finally(() => (this.opening = undefined));
+    this.opening ??= openJournal(this.path, { create: false }).then(withheldSecrets).finally(() => (this.opening = undefined));
     try {
       this.journal = await this.opening;
     } catch (error) {

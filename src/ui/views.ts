@@ -5,7 +5,7 @@ import { shortId, type Action, type Run, type RunSummary } from "../journal/type
 import type { ToolClass } from "../manifest/types.ts";
 import { diffRows, type DiffRow } from "../render/diff.ts";
 import { actionNotes, denyWithReason, stepView, type Note, type StepView } from "../render/runs.ts";
-import { classLabel, displayStatus, formatTime } from "../render/style.ts";
+import { callName, classLabel, displayStatus, formatTime, printable } from "../render/style.ts";
 import type { DecisionCommand } from "../self.ts";
 import type { Step } from "../undo/plan.ts";
 
@@ -105,7 +105,8 @@ export function runRow(run: RunSummary, gone: boolean): RunRow {
   const row: RunRow = {
     id: run.id,
     ref: shortId(run.id),
-    label: run.label,
+    // Chosen by the client: its controls and bidi overrides shown, as everywhere on the page.
+    label: printable(run.label),
     started: formatTime(run.startedAt),
     status: run.status,
     actions: run.actions,
@@ -122,7 +123,7 @@ export function callView(action: Action, decisionCommand: DecisionCommand): Call
     id: action.id,
     ref: shortId(action.id),
     seq: action.seq,
-    name: `${action.server}.${action.tool}`,
+    name: callName(action),
     class: action.class,
     classLabel: classLabel(action.class),
     status: displayStatus(action),
@@ -154,12 +155,12 @@ export function gateView(action: Action, run: Run | undefined, decisionCommand: 
   return {
     id: action.id,
     ref,
-    name: `${action.server}.${action.tool}`,
+    name: callName(action),
     classLabel: classLabel(action.class),
     args: valueText(action.args),
     reason: action.heldReason ?? "",
     since: formatTime(action.ts),
-    run: { id: action.runId, ref: shortId(action.runId), label: run?.label ?? "" },
+    run: { id: action.runId, ref: shortId(action.runId), label: printable(run?.label ?? "") },
     approveCommand: decisionCommand("approve", ref),
     denyCommand: denyWithReason(decisionCommand, ref),
   };

@@ -6,9 +6,9 @@
 // text, --json, the review page or an error message. Needs
 // SYNARTESIS_TEST_POSTGRES (skipped, saying so, without it).
 import { afterEach, expect, setDefaultTimeout, test } from "bun:test";
-import { chmodSync, copyFileSync, writeFileSync } from "node:fs";
+import { chmodSync, copyFileSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { ROOT, run, tempDir, type RunResult } from "../helpers.ts";
+import { BIN, ROOT, run, tempDir, type RunResult } from "../helpers.ts";
 import { agent, outbox, resultText, SEED, state, type Call } from "../fixtures/counting-support.ts";
 import { describePostgres, freshDatabase, testPassword, urlFor } from "../fixtures/postgres.ts";
 import { UiProcess } from "../fixtures/ui-kit.ts";
@@ -281,5 +281,28 @@ describePostgres("a PostgreSQL journal through the binary", () => {
     } finally {
       await server.stop();
     }
+  });
+});
+
+describePostgres("the journal's password and the servers", () => {
+  test("a password the journal took from PGPASSWORD is not passed to the proxy's servers, nor to undo's", async () => {
+    const url = urlFor(await freshDatabase(), { password: false });
+    const dir = machine();
+    const report = join(dir, "server-env.txt");
+    // The toy CRM, started by a shell that first notes whether it was given PGPASSWORD.
+    const manifest = readFileSync(join(dir, "synartesis.yaml"), "utf8").replace(
+      /command: synartesis\n(\s+)args: \[[^\]]*\]/,
+      (_all, indent) =>
+        `command: sh\n${indent}args: ["-c", ${JSON.stringify(`if [ -n "$PGPASSWORD" ]; then echo given >> ${report}; else echo withheld >> ${report}; fi; exec "${BIN}" toy-crm --state ./crm.json`)}]`,
+    );
+    writeFileSync(join(dir, "synartesis.yaml"), manifest);
+    const env = { SYNARTESIS_JOURNAL: url, PGPASSWORD: testPassword() };
+    await drive(dir, [["update_customer", { id: "c_001", plan: "free" }]], env);
+    expect(state(dir).customers.c_001.plan).toBe("free");
+    const undone = await run(["undo"], { cwd: dir, env });
+    seen.push(undone.stdout, undone.stderr);
+    expect(undone.code).toBe(0);
+    expect(state(dir).customers).toEqual(SEED);
+    expect(readFileSync(report, "utf8")).toBe("withheld\nwithheld\n");
   });
 });

@@ -113,6 +113,18 @@ describe.concurrent("signing in and the embedded page", () => {
 });
 
 describe.concurrent("the API", () => {
+  test("a client's name with control and bidi characters reaches the page shown, never obeyed: runs, the run, the gates", async () => {
+    const dir = crmFolder();
+    const name = "agent\x1b[2J\u202Efdp.exe";
+    await agent(dir, [["send_email", EMAIL]], { name });
+    await using server = await ui(dir);
+    const auth = await server.signIn();
+    const runs = (await (await server.request("/api/runs", { auth })).json()).view;
+    const run = (await (await server.request(`/api/runs/${runs[0].id}`, { auth })).json()).view.run;
+    const gate = (await (await server.request("/api/gates", { auth })).json()).view.gates[0];
+    for (const label of [runs[0].label, run.label, gate.run.label]) expect(label).toBe("agent\\x1b[2J\\u202efdp.exe");
+  });
+
   test("runs newest first, a run's calls with the exact undo call and the states side by side, and the gates", async () => {
     const dir = crmFolder();
     await agent(dir, [["get_customer", { id: "c_003" }]], { name: "first-agent" });
