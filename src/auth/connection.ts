@@ -55,7 +55,14 @@ function explain(error: unknown, provider: SynartesisOAuthProvider): AuthFailure
   if (error instanceof SynartesisError) return new AuthFailure([error.message, ...error.details].join(" "));
   if (error instanceof UnauthorizedError) return signIn("the server refused the stored sign-in");
   if (error instanceof StreamableHTTPError && error.code === 401) return signIn("the server refused the sign-in even after it was renewed");
-  if (error instanceof StreamableHTTPError && error.code === 403) return signIn(`the server refuses this sign-in access (${provider.redact(error.message)})`);
+  if (error instanceof StreamableHTTPError && error.code === 403) {
+    const wanted = provider.scopeAskedFor;
+    if (wanted) {
+      const needed = provider.signInRequired(`it asks for more access than was granted (scope ${wanted})`, wanted, true);
+      return new AuthFailure(needed.message, needed);
+    }
+    return signIn(`the server refuses this sign-in access (${provider.redact(error.message)})`);
+  }
   if (error instanceof OAuthError) return signIn(`renewing the sign-in failed (${provider.redact(error.message)})`);
   if (error instanceof AuthEndpointUnreachable) return signIn(`its authorization server could not be reached (${provider.redact(error.message)})`);
   return undefined;
@@ -96,6 +103,11 @@ function authorizedFetch(mcpUrl: string, provider: SynartesisOAuthProvider): Fet
       return reach(input, init);
     }
     const response = await fetch(input, init);
+    if (response.status === 403) {
+      // A server asking for more access names the scope it wants; the login command must ask for it.
+      const challenge = response.headers.get("www-authenticate") ?? "";
+      if (/error="?insufficient_scope/.test(challenge)) provider.scopeAskedFor = /scope="([^"]*)"/.exec(challenge)?.[1];
+    }
     if (response.status !== 401) return response;
     const sent = new Headers(init?.headers).get("authorization");
     const current = provider.tokens()?.access_token;

@@ -12,6 +12,7 @@ import { VERSION } from "../version.ts";
 import type { CredentialStore } from "./store.ts";
 import { SynartesisError } from "../errors.ts";
 import { endpointProblem } from "./endpoints.ts";
+import { shellQuote } from "../self.ts";
 
 /** A person has to sign in (again) before this server can be used. */
 export class SignInRequired extends Error {
@@ -142,7 +143,8 @@ export class SynartesisOAuthProvider implements OAuthClientProvider {
         : renewable
           ? "the server refused the access this sign-in grants"
           : "its sign-in has expired and could not be renewed";
-    throw this.signInRequired(why, scope);
+    // Asked for more access (a 403 insufficient_scope): the login command asks for that scope, or it would ask for the same again.
+    throw this.signInRequired(why, scope, granted.size > 0 && more.length > 0);
   }
 
   saveCodeVerifier(codeVerifier: string): void {
@@ -184,8 +186,12 @@ export class SynartesisOAuthProvider implements OAuthClientProvider {
     this.discovery = state;
   }
 
-  signInRequired(why: string, scope?: string): SignInRequired {
-    return new SignInRequired(`server "${this.serverName}" needs a sign-in: ${why}; run \`${this.store.commands.login}\``, scope);
+  /** The scope a server last asked for when it refused a request for want of access (403 insufficient_scope). */
+  scopeAskedFor: string | undefined;
+
+  signInRequired(why: string, scope?: string, wider = false): SignInRequired {
+    const login = wider && scope ? `${this.store.commands.login} --scope ${shellQuote(scope)}` : this.store.commands.login;
+    return new SignInRequired(`server "${this.serverName}" needs a sign-in: ${why}; run \`${login}\``, scope);
   }
 
   /** Text with every stored secret blanked out, for anything that may be shown or logged. */

@@ -167,6 +167,23 @@ describe.concurrent("a session that uses the sign-in", () => {
     for (const token of server.issued) expect(everything.includes(token)).toBe(false);
   });
 
+  test("a server asking for more access (403 insufficient_scope) names login --scope with what it asked; that sign-in lets the call through", async () => {
+    const { server, dir, env } = project({ writeScope: "notes:write" });
+    expect((await run(["login", "notes"], { cwd: dir, env })).code).toBe(0);
+    const { client } = await connect(BIN, ["proxy"], { cwd: dir, env, name: "narrow-agent" });
+    const refused = await client.callTool({ name: "add_note", arguments: { text: "needs write" } });
+    expect(refused.isError).toBe(true);
+    const login = `${PASTE_COMMAND} login notes --manifest ${join(dir, "synartesis.yaml")} --scope 'notes notes:write'`;
+    expect(text(refused)).toContain(`it asks for more access than was granted (scope notes notes:write); run \`${login}\``);
+    expect(server.executed).toEqual([]);
+    // The command as told: it asks for the wider scope, and the call then goes through.
+    const widened = await run(["login", "notes", "--scope", "notes notes:write"], { cwd: dir, env });
+    expect([widened.code, widened.stdout]).toEqual([0, expect.stringContaining("with scope notes notes:write.")]);
+    expect(text(await client.callTool({ name: "add_note", arguments: { text: "needs write" } }))).toBe('{"id":"n1"}');
+    expect(server.executed).toEqual(['add_note {"text":"needs write"}']);
+    await client.close();
+  });
+
   test("two proxies sharing one sign-in renew it one at a time: neither call fails, nothing is lost or repeated", async () => {
     const { server, dir, env } = project();
     expect((await run(["login", "notes"], { cwd: dir, env })).code).toBe(0);
