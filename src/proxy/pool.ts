@@ -154,6 +154,15 @@ export class ServerPool {
       try {
         tools = await listTools(upstream);
       } catch (error) {
+        // A server that let initialize in but wants a sign-in for the rest waits for one, like one that wanted it at once.
+        if (error instanceof UpstreamError && error.signIn) {
+          this.awaitingSignIn.add(upstream);
+          this.log.warn("a server needs a sign-in; it starts once someone signs in (through a client that can show a URL, or with synartesis login)", {
+            server: upstream.name,
+            error: error.message,
+          });
+          continue;
+        }
         throw new SynartesisError("server", `server "${upstream.name}" could not list its tools: ${(error as Error).message}`);
       }
       toolsByServer.set(upstream.name, toolNames(tools));

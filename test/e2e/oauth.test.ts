@@ -301,6 +301,24 @@ describe.concurrent("a session that uses the sign-in", () => {
   });
 });
 
+test.concurrent("a server that lets initialize in but answers tools/list 401: a client that can show a URL is offered the sign-in for its list", async () => {
+  const { server, dir, env } = project({ openInitialize: true });
+  const { client, stderr } = await connect(BIN, ["proxy"], { cwd: dir, env, capabilities: { elicitation: { url: {} } } });
+  const offered: any[] = [];
+  client.setRequestHandler(ElicitRequestSchema, async (request) => {
+    offered.push(request.params);
+    await (await fetch((request.params as { url: string }).url)).text();
+    return { action: "accept" };
+  });
+  const listed = await client.listTools();
+  expect(listed.tools.map((tool) => tool.name).sort()).toEqual(["add_note", "delete_note", "list_notes"]);
+  expect(offered).toHaveLength(1);
+  expect(offered[0]).toMatchObject({ mode: "url", message: expect.stringContaining('Server "notes" needs you to sign in') });
+  expect(text(await client.callTool({ name: "add_note", arguments: { text: "signed in from the list" } }))).toBe('{"id":"n1"}');
+  expect(stderr()).toContain('"msg":"signed in through the client"');
+  await client.close();
+});
+
 test.concurrent("a client that declines the offered sign-in gets the tool error naming login, and the row is failed", async () => {
   const { server, dir, env } = project();
   expect((await run(["login", "notes"], { cwd: dir, env })).code).toBe(0);
