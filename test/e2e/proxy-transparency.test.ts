@@ -268,11 +268,11 @@ describe.concurrent("server-everything through the proxy: the whole protocol, bo
     // (the server announces tools/list_changed while it starts).
     expect(lines[0].id).toBe(0);
     expect(lines.some((m) => m.method === "notifications/tools/list_changed")).toBe(true);
+    // The server sends its last progress without waiting for it, so its answer may overtake it (on a busy
+    // machine it does); progress for a request already answered is not passed on. What arrives has the client's token.
     const progress = lines.filter((m) => m.method === "notifications/progress");
-    expect(progress.map((m) => [m.params.progressToken, m.params.progress])).toEqual([
-      ["my-token-\u00e9", 1],
-      ["my-token-\u00e9", 2],
-    ]);
+    expect(progress[0]?.params).toMatchObject({ progressToken: "my-token-\u00e9", progress: 1 });
+    expect(progress.map((m) => m.params.progressToken)).toEqual(progress.map(() => "my-token-\u00e9"));
     expect(lines.find((m) => m.id === "call-1")?.result?.content?.[0]?.text).toContain("completed");
   }, 60_000);
 });
