@@ -329,7 +329,7 @@ export class ClientSession implements PoolMember {
     this.phase = "initializing";
     this.pendingOpening = opening;
     try {
-      await startServers(this.options.pool, initParams);
+      await startServers(this.options.pool, initParams, this.client.era ?? "legacy");
     } catch (error) {
       this.fail(error instanceof SynartesisError ? error : new SynartesisError("server", `the servers could not be set up: ${(error as Error).message}`));
       return false;

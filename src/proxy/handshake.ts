@@ -5,7 +5,7 @@
 // capabilities, and instructions that open with what an agent must know
 // about Synartesis.
 import type { SynartesisError } from "../errors.ts";
-import { LEGACY_VERSIONS, MODERN_VERSIONS, SERVER_INFO_KEY } from "../jsonrpc/eras.ts";
+import { LEGACY_VERSIONS, MODERN_VERSIONS, SERVER_INFO_KEY, type Era } from "../jsonrpc/eras.ts";
 import { isRecord } from "../jsonrpc/frames.ts";
 import { VERSION } from "../version.ts";
 import type { ServerPool } from "./pool.ts";
@@ -19,8 +19,8 @@ export const INSTRUCTIONS_PREAMBLE = [
 ].join(" ");
 
 /** Start the pool's servers (the first client's parameters start them) and make sure each one is up. */
-export async function startServers(pool: ServerPool, initParams: unknown): Promise<void> {
-  await pool.start(initParams);
+export async function startServers(pool: ServerPool, initParams: unknown, clientEra: Era): Promise<void> {
+  await pool.start(initParams, clientEra);
   // A later client may come after a server died: it is started again for it, as for any request.
   // One waiting for a sign-in is started by the first request that brings one.
   await Promise.all(pool.upstreams.filter((upstream) => !pool.awaitingSignIn.has(upstream)).map((upstream) => upstream.ensureReady()));

@@ -18,6 +18,7 @@ import { Router } from "./router.ts";
 import { ServerSubscriptions } from "./server-subscriptions.ts";
 import { ServerTurns, type ServerTurn } from "./server-turns.ts";
 import { ToolCatalog } from "./tool-catalog.ts";
+import type { Era } from "../jsonrpc/eras.ts";
 
 /** What the pool needs of a client session. */
 export interface PoolMember {
@@ -126,13 +127,13 @@ export class ServerPool {
   }
 
   /** Hand every server the first client's initialize (once), and prove the policy's tools exist (R-MAN-7). */
-  start(initParams: unknown): Promise<void> {
-    this.started ??= this.startAndVerify(initParams);
+  start(initParams: unknown, clientEra?: Era): Promise<void> {
+    this.started ??= this.startAndVerify(initParams, clientEra);
     return this.started;
   }
 
-  private async startAndVerify(initParams: unknown): Promise<void> {
-    const started = await Promise.allSettled(this.upstreams.map((upstream) => upstream.start(initParams)));
+  private async startAndVerify(initParams: unknown, clientEra: Era | undefined): Promise<void> {
+    const started = await Promise.allSettled(this.upstreams.map((upstream) => upstream.start(initParams, clientEra)));
     for (const [index, result] of started.entries()) {
       if (result.status === "fulfilled") {
         this.subscriptions.started(this.upstreams[index]!);

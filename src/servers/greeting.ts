@@ -52,12 +52,21 @@ type ProbeOutcome = { modern: Hello } | { legacy: string; version?: string; init
 export const PROBE_MS = 1500;
 
 /** Probe (a process), then initialize when the server is not of the 2026 era. */
-export async function greet(upstream: Greeted, initParams: unknown): Promise<Hello> {
+export async function greet(upstream: Greeted, initParams: unknown, clientEra?: Era): Promise<Hello> {
   const params = isRecord(initParams) ? initParams : {};
   let version: string | undefined;
   let why: string | undefined;
   let initialized: Reply | undefined;
-  if (upstream.probes && upstream.knownEra !== "legacy") {
+  if (upstream.probes && clientEra === "legacy" && upstream.knownEra !== "modern") {
+    // A 2025-era client gets a server that speaks both eras in its own: logging levels, sampling,
+    // elicitation and subscriptions then pass through as they are. A server that refuses initialize
+    // (2026-07-28 only) is probed and spoken to in its era, bridged.
+    const attempt = await upstream.request("initialize", params).then((reply) => ({ reply }), (error: unknown) => ({ error }));
+    if ("reply" in attempt && !errorOf(attempt.reply.msg)) [initialized, why] = [attempt.reply, "its client speaks 2025, and so does it"];
+    else if ("error" in attempt && !(attempt.error instanceof UpstreamError)) throw attempt.error;
+    else if (!upstream.alive) await upstream.open();
+  }
+  if (!initialized && upstream.probes && upstream.knownEra !== "legacy") {
     const outcome = await probeRacing(upstream, params);
     if ("modern" in outcome) return outcome.modern;
     ({ legacy: why, version, initialized } = outcome);

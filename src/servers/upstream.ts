@@ -66,6 +66,9 @@ export class Upstream {
     this.pending = new PendingRequests(spec, (id) => this.notify("notifications/cancelled", { requestId: id, reason: "timed out in the Synartesis proxy" }));
   }
 
+  /** The era of the client whose opening started the servers: a 2025-era client gets a server that speaks both in 2025. */
+  private clientEra: Era | undefined;
+
   /** The era this server was found to speak at its last start (a restart of a 2025-era server is not probed again). */
   knownEra: Era | undefined;
 
@@ -104,13 +107,14 @@ export class Upstream {
    * parameters: in the newest era it speaks, decided here for this start of it
    * (R-ERA-1), and logged.
    */
-  async start(initParams: unknown): Promise<Hello> {
+  async start(initParams: unknown, clientEra?: Era): Promise<Hello> {
     this.initParams = initParams;
+    this.clientEra = clientEra ?? this.clientEra;
     await this.open();
     this.greeting = true;
     let hello: Hello;
     try {
-      hello = await greet(this, initParams);
+      hello = await greet(this, initParams, this.clientEra);
     } finally {
       this.greeting = false;
     }

@@ -249,8 +249,8 @@ describe.concurrent("runs of sessionless clients (R-ERA-5)", () => {
 
   test("--http-idle: a client's run ends complete after that long without a call; its next call opens a new run", async () => {
     const ws = crmWorkspace(crmStateText());
-    // 0.005 minutes: 300 ms.
-    const proxy = await startHttpProxy(ws, ["--http-idle", "0.005"]);
+    // 0.05 minutes: 3 s, longer than a call takes on a loaded machine.
+    const proxy = await startHttpProxy(ws, ["--http-idle", "0.05"]);
     await answerOf(await modernPost(proxy.url, 1, "tools/call", call("idle-agent", "update_customer", { id: "c_001", notes: "first" })));
     await until(() => journalRuns(ws.journal)[0]?.status === "complete", "the run to end after the idle gap");
     expect(proxy.stderr()).toContain('"msg":"run ended: no request for --http-idle","client":"idle-agent"');

@@ -96,9 +96,9 @@ describe.concurrent("url servers", () => {
     const shown = JSON.parse((await run(["show", "--json"], { cwd: dir })).stdout);
     expect(shown.actions.map((a: { status: string }) => a.status)).toEqual(["applied", "applied"]);
     expect(counter).toBe(2);
-    // Probed first in the 2026 era (R-ERA-1): a 2025 server's refusal of server/discover means initialize.
+    // A 2025-era client: the server, which speaks 2025, is spoken to in it, at each of its starts.
     expect(agent.stderr()).toContain('"server":"counter","serverInfo":"counter 1.0.0","protocol":"2025-11-25"}');
-    expect(agent.stderr()).toContain('"level":"debug","msg":"server speaks the 2025 protocol","server":"counter","why":"it answered server/discover with error -32603 (HTTP 400 from the server: Bad Request: Server not initialized)"');
+    expect(agent.stderr()).toContain('"level":"debug","msg":"server speaks the 2025 protocol","server":"counter","why":"its client speaks 2025, and so does it"');
   });
 
   test("an HTTP 5xx after the server ran the call is an unknown outcome: never sent again, recorded pending", async () => {

@@ -264,10 +264,9 @@ describe.concurrent("server-everything through the proxy: the whole protocol, bo
     });
     expect(result.code).toBe(0);
     const lines = result.stdout.trim().split("\n").map((l) => JSON.parse(l));
-    // Even with every frame piped in at once, nothing comes before the initialize result
-    // (the server announces tools/list_changed while it starts).
+    // Even with every frame piped in at once, nothing comes before the initialize result (the server
+    // may announce tools/list_changed while it starts: whether it does before its call ends is its timing).
     expect(lines[0].id).toBe(0);
-    expect(lines.some((m) => m.method === "notifications/tools/list_changed")).toBe(true);
     // The server sends its last progress without waiting for it, so its answer may overtake it (on a busy
     // machine it does); progress for a request already answered is not passed on. What arrives has the client's token.
     const progress = lines.filter((m) => m.method === "notifications/progress");
