@@ -135,17 +135,20 @@ export async function serveHttp(options: HttpOptions): Promise<void> {
     }
     const type = request.headers.get("content-type")?.split(";")[0]?.trim().toLowerCase();
     if (type !== "application/json") return refusal(415, "Unsupported Media Type: the body must be application/json");
-    const read = readMessages(await request.text(), "body");
+    const body = await request.text();
+    // A JSON array is a batch, even of one message (JSON-RPC answers it with an array).
+    const batch = /^\s*\[/.test(body);
+    const read = readMessages(body, "body");
     // The body may have taken a while: a session opened now would outlive the shutdown.
     if (stopping) return refusal(503, SHUTTING_DOWN);
     if ("refused" in read) return jsonAnswer(400, read.refused);
     const initializing = read.frames.some((frame) => frame.kind === "request" && frame.msg.method === "initialize");
-    const alone = read.frames.length === 1 && read.frames[0]!.kind === "request" ? read.frames[0] : undefined;
+    const alone = !batch && read.frames.length === 1 && read.frames[0]!.kind === "request" ? read.frames[0] : undefined;
     // initialize under a 2026-07-28 MCP-Protocol-Version header is that era's, where it does not exist.
     if ((!initializing || namesModernVersion(request.headers)) && isSessionless(request.headers, alone, request.headers.has(SESSION_HEADER))) {
       // An answer may take as long as its call (or a person's approval of what it asks): no idle cut-off.
       server.timeout(request, 0);
-      return sessionless.post(request, read.frames);
+      return sessionless.post(request, read.frames, batch);
     }
     let session: HttpSession | Response;
     if (!initializing) session = sessionFor(request);

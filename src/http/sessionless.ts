@@ -51,8 +51,8 @@ export class SessionlessRuns {
    * refused. A method the proxy does not serve is 404 with -32601, as the
    * binding says, before any run is opened or server started.
    */
-  post(request: Request, frames: Frame[]): Response | Promise<Response> {
-    if (frames.length !== 1) return refusal(400, "Invalid Request: a 2026-07-28 POST carries one JSON-RPC message, not a batch", { code: ErrorCode.InvalidRequest });
+  post(request: Request, frames: Frame[], batch: boolean): Response | Promise<Response> {
+    if (batch || frames.length !== 1) return refusal(400, "Invalid Request: a 2026-07-28 POST carries one JSON-RPC message, not a batch", { code: ErrorCode.InvalidRequest });
     const frame = frames[0]!;
     switch (frame.kind) {
       case "notification":

@@ -23,6 +23,7 @@ import { NO_CLIENT, type PoolMember } from "./pool.ts";
 import { SessionRun, type RecordingOptions } from "./session-run.ts";
 import { signInThroughClient } from "./sign-in.ts";
 import { ToClient } from "./to-client.ts";
+import { batchChannel, wantsAnswer } from "./batch-channel.ts";
 
 /** How long a session that never initialized waits at its end for a server to fail to start. */
 const START_GRACE_MS = 300;
@@ -155,7 +156,13 @@ export class ClientSession implements PoolMember {
     if (line.trim() === "") return;
     const read = readMessages(line, "line");
     if ("refused" in read) return this.options.write(read.refused);
-    for (const frame of read.frames) this.handleFrame(frame);
+    if (!/^\s*\[/.test(line)) {
+      for (const frame of read.frames) this.handleFrame(frame);
+      return;
+    }
+    // A batch (JSON-RPC 2.0; MCP 2025-03-26): its answers leave together, as one array, once all are in.
+    const channel = batchChannel(read.frames.filter(wantsAnswer).length, this.output);
+    for (const frame of read.frames) this.handleFrame(frame, channel);
   }
 
   /**

@@ -84,12 +84,16 @@ export async function preRead(ctx: CallContext, call: ToolCall, rule: Rule | und
   } catch (error) {
     if (!(error instanceof ResolveError)) throw error;
     const why = `the pre-read's arguments could not be built from this call: ${error.message}`;
-    return { refused: why, agentText: `Synartesis did not run this call: ${why}.` };
+    return { refused: why, agentText: `Synartesis did not run ${call.tool}: the arguments it was given lack what is needed to read the state it would replace (${error.message}).` };
   }
   const verify: VerifyCall = { server: rule.snapshot.server, tool: rule.snapshot.tool, args: snapshotArgs, absentWhen: rule.snapshot.absentWhen };
   const { read, absentText = "" } = await readBefore(ctx, call, verify, handed);
   if (readFailed(read)) {
-    return { refused: `the pre-read ${verify.server}.${verify.tool} failed: ${read.error}`, agentText: `Synartesis did not run this call, because it could not record the state it would replace: ${read.error}` };
+    // The agent called call.tool, not the read: its error is said as about this call's arguments, the read named after.
+    return {
+      refused: `the pre-read ${verify.server}.${verify.tool} failed: ${read.error}`,
+      agentText: `Synartesis did not run ${call.tool}, because it could not record the state it would replace (reading it with ${verify.tool} failed): ${read.error}`,
+    };
   }
   if (read.absent) return { absent: absentText, verify };
   return { snapshot: read, verify };

@@ -86,7 +86,7 @@ describe.concurrent("a manifest with absent_when", () => {
     const refused = await agent(other, [["update_customer", { id: "c_042", plan: "pro" }]]);
     expect(refused.get(1).result.isError).toBe(true);
     expect(resultText(refused.get(1))).toBe(
-      "Synartesis did not run this call, because it could not record the state it would replace: no customer with id c_042",
+      "Synartesis did not run update_customer, because it could not record the state it would replace (reading it with get_customer failed): no customer with id c_042",
     );
     expect(journalRows(other, "SELECT status, error FROM actions")).toEqual([
       { status: "failed", error: "the pre-read crm.get_customer failed: no customer with id c_042" },

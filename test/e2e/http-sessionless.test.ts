@@ -135,6 +135,9 @@ describe.concurrent("sessionless requests over HTTP (R-ERA-1)", () => {
     const batch = await postRaw(proxy.url, JSON.stringify([list, { ...list, id: 3 }]), bindingHeaders("tools/list", {}));
     expect(batch.status).toBe(400);
     expect((await batch.json()).error).toEqual({ code: -32600, message: "Invalid Request: a 2026-07-28 POST carries one JSON-RPC message, not a batch" });
+    // A batch of one is a batch too (it would be owed an array, not a bare answer).
+    const single = await postRaw(proxy.url, JSON.stringify([list]), bindingHeaders("tools/list", {}));
+    expect([single.status, (await single.json()).error.code]).toEqual([400, -32600]);
   });
 });
 

@@ -34,6 +34,43 @@ const writeAhead = (ws: Workspace) => until(() => journalRows(ws.journal).find((
 const serverPid = (ws: { pidFile: string }) => until(() => readPid(ws.pidFile), "the server's pid file");
 
 describe.concurrent("bad input from the client", () => {
+  test("an argument error found by a reversible call's pre-read is said of the call made, the read named after", async () => {
+    const ws = crmWorkspace(crmStateText());
+    const result = await run(["proxy", "--manifest", ws.manifest, "--log-level", "warn"], {
+      cwd: ws.dir,
+      stdin: [initializeFrame(0), INITIALIZED, jsonFrame(1, "tools/call", { name: "update_customer", arguments: { id: 5, plan: "pro" } }), jsonFrame(2, "tools/call", { name: "update_customer", arguments: { plan: "pro" } }), ""].join("\n"),
+    });
+    const text = (id: number) => JSON.parse(result.stdout.split("\n").find((line) => line.includes(`"id":${id},`))!).result.content[0].text;
+    expect(text(1)).toBe('Synartesis did not run update_customer, because it could not record the state it would replace (reading it with get_customer failed): argument "id" must be a string (got number)');
+    expect(text(2)).toBe('Synartesis did not run update_customer: the arguments it was given lack what is needed to read the state it would replace ($.id: $ has no key "id").');
+  });
+
+  test("a batch is answered as one array once all its requests are, a one-element batch too; ids as written", async () => {
+    const ws = crmWorkspace(crmStateText());
+    const result = await run(["proxy", "--manifest", ws.manifest, "--log-level", "warn"], {
+      cwd: ws.dir,
+      stdin: [
+        initializeFrame(0),
+        INITIALIZED,
+        `[${jsonFrame(1, "ping")},${jsonFrame(2, "tools/call", { name: "get_customer", arguments: { id: "c_001" } })},${INITIALIZED}]`,
+        `[${jsonFrame(3, "ping")}]`,
+        `[${INITIALIZED}]`,
+        '{"jsonrpc":"2.0","id":1e400,"method":"ping"}',
+        "",
+      ].join("\n"),
+    });
+    expect(result.code).toBe(0);
+    const lines = result.stdout.trim().split("\n");
+    const batches = lines.filter((line) => line.startsWith("["));
+    expect(batches.length).toBe(2);
+    const both = JSON.parse(batches.find((line) => line.includes('"id":1'))!);
+    expect(both.map((answer: any) => answer.id).sort()).toEqual([1, 2]);
+    expect(both.find((answer: any) => answer.id === 2).result.structuredContent).toEqual(ADA);
+    expect(JSON.parse(batches.find((line) => line.includes('"id":3'))!)).toEqual([{ jsonrpc: "2.0", id: 3, result: {} }]);
+    // A batch of notifications is answered with nothing; an id is echoed as written.
+    expect(lines.filter((line) => !line.startsWith("[")).map((line) => JSON.parse(line.replace('"id":1e400', '"id":"1e400"')).id).sort()).toEqual([0, "1e400"]);
+  });
+
   test("every R-PROXY-11 case is answered or ignored, the next call still works, and nothing is journalled", async () => {
     const ws = crmWorkspace(crmStateText());
     let next = 100;
