@@ -117,6 +117,29 @@ export function asModernResult(line: string, method: string): string {
   return Object.keys(changes).length ? withMembers(line, { result: withMembers(result, changes) }) : line;
 }
 
+/**
+ * A result line as a 2025-era client must get it from a 2026-era server:
+ * without what only 2026-07-28 has — `resultType` "complete", the cache
+ * fields of a complete result, the `_meta` keys the protocol reserves
+ * (io.modelcontextprotocol/…). Everything else stays byte for byte; a line
+ * with none of them is not looked into.
+ */
+export function asLegacyResult(line: string): string {
+  if (!line.includes('"resultType"') && !line.includes('"io.modelcontextprotocol/')) return line;
+  const result = rawMember(line, "result");
+  if (result === undefined || !result.trimStart().startsWith("{")) return line;
+  const changes: Record<string, string | undefined> = {};
+  if (rawMember(result, "resultType") === '"complete"') Object.assign(changes, { resultType: undefined, ttlMs: undefined, cacheScope: undefined });
+  const meta = rawMember(result, "_meta");
+  if (meta?.trimStart().startsWith("{")) {
+    const keys = Object.keys(JSON.parse(meta) as Record<string, unknown>);
+    const reserved = keys.filter((key) => key.startsWith("io.modelcontextprotocol/"));
+    if (reserved.length === keys.length && keys.length > 0) changes._meta = undefined;
+    else if (reserved.length) changes._meta = withMembers(meta, Object.fromEntries(reserved.map((key) => [key, undefined])));
+  }
+  return Object.keys(changes).length ? withMembers(line, { result: withMembers(result, changes) }) : line;
+}
+
 /** What a result is: complete, or (2026-07-28) interim: input required, or a task handle (the tasks extension). */
 export function resultTypeOf(reply: Response): string {
   const type = resultOf(reply)?.resultType;

@@ -3,7 +3,7 @@
 // Synartesis serves (else -32022, naming the ones it does) and if it carries
 // the envelope the revision requires (else -32602); an initialize opens a
 // 2025-era connection. The first request decides, once.
-import { asModernResult, claimedVersion, CLIENT_INFO_KEY, envelopeOf, LEGACY_VERSIONS, MODERN_VERSIONS, RUN_KEY, type Envelope, type Era } from "../jsonrpc/eras.ts";
+import { asLegacyResult, asModernResult, claimedVersion, CLIENT_INFO_KEY, envelopeOf, LEGACY_VERSIONS, MODERN_VERSIONS, RUN_KEY, type Envelope, type Era } from "../jsonrpc/eras.ts";
 import { isRecord, paramsOf, type NotificationFrame, type RequestFrame } from "../jsonrpc/frames.ts";
 import { ErrorCode, errorLine, UNSUPPORTED_PROTOCOL_VERSION, type Code } from "../jsonrpc/messages.ts";
 import { rawMember, withIdText } from "../jsonrpc/raw-json.ts";
@@ -171,7 +171,7 @@ export class ClientEra {
     request.done = true;
     if (this.session.requests.get(request.id.key) === request) this.session.requests.delete(request.id.key);
     const out = request.continued ? withIdText(line, request.id.text) : line;
-    request.endAttempt(this.era === "modern" ? asModernResult(out, request.method) : out);
+    request.endAttempt(this.era === "modern" ? asModernResult(out, request.method) : asLegacyResult(out));
   }
 
   /** Answer a 2026-era request's attempt with input_required: the request goes on when the client retries. */

@@ -40,7 +40,11 @@ describe.concurrent("servers of both eras behind one proxy", () => {
 
     const names = (await client.listTools()).tools.map((tool) => tool.name);
     expect(names).toEqual(expect.arrayContaining(["notes__get_note", "notes__put_note", "notes__send_note", "everything__echo"]));
-    expect(text(await client.callTool({ name: "notes__get_note", arguments: { key: "plan" } }))).toBe('{"key":"plan","text":"ship on Friday"}');
+    const read = await client.callTool({ name: "notes__get_note", arguments: { key: "plan" } });
+    expect(text(read)).toBe('{"key":"plan","text":"ship on Friday"}');
+    // Nothing only 2026-07-28 has reaches a 2025-era client.
+    expect(read.resultType).toBeUndefined();
+    expect(JSON.stringify(read._meta ?? {})).not.toContain("io.modelcontextprotocol/");
     expect(text(await client.callTool({ name: "everything__echo", arguments: { message: "hi" } }))).toBe("Echo: hi");
     await client.callTool({ name: "notes__put_note", arguments: { key: "plan", text: "ship never" } });
     expect(readNotes(ws, "notes").notes.plan).toBe("ship never");
