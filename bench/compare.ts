@@ -84,7 +84,10 @@ for (let round = 0; round < ROUNDS; round++) {
     await target(other.binary, ["proxy", "--manifest", "synartesis.yaml"], other.manifest),
   ];
   const order = round % 2 === 0 ? [0, 1, 2] : [0, 2, 1];
-  for (const [kind, call] of [["read-only", read], ["reversible", write]] as const) {
+  for (const [kind, call] of [
+    ["read-only", read],
+    ["reversible", write],
+  ] as const) {
     for (const index of order) {
       await times(targets[index]!.client, call, WARMUP);
       const key = `${kind} ${names[index]}`;
@@ -97,12 +100,18 @@ for (let round = 0; round < ROUNDS; round++) {
   }
 }
 
-const p50 = (key: string) => at([...samples.get(key)!].sort((a, b) => a - b), 0.5);
+const p50 = (key: string) =>
+  at(
+    [...samples.get(key)!].sort((a, b) => a - b),
+    0.5,
+  );
 console.log(`${ROUNDS} rounds, order flipped each round, ${CALLS} sequential calls per target and call (after ${WARMUP} warm-up), SDK client over stdio`);
 console.log(`${"call".padEnd(10)}  ${"direct p50".padStart(10)}  ${"this build".padStart(12)}  ${other.name.slice(0, 20).padStart(20)}  ratio`);
 for (const kind of ["read-only", "reversible"]) {
   const direct = p50(`${kind} direct`);
   const ours = p50(`${kind} this build`) - direct;
   const theirs = p50(`${kind} ${other.name}`) - direct;
-  console.log(`${kind.padEnd(10)}  ${ms(direct).padStart(10)}  ${`+${ms(ours)}`.padStart(12)}  ${`+${ms(theirs)}`.padStart(20)}  ${(ours / theirs).toFixed(2)}`);
+  console.log(
+    `${kind.padEnd(10)}  ${ms(direct).padStart(10)}  ${`+${ms(ours)}`.padStart(12)}  ${`+${ms(theirs)}`.padStart(20)}  ${(ours / theirs).toFixed(2)}`,
+  );
 }

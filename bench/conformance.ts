@@ -238,9 +238,7 @@ export function readResults(outDir: string): Map<string, ScenarioResult> {
 }
 
 /** Runs the suite against every column in turn (the first is the control). */
-export async function compare(
-  options: { columns?: Column[]; only?: string[]; suite?: Suite; progress?: (line: string) => void } = {},
-): Promise<Comparison> {
+export async function compare(options: { columns?: Column[]; only?: string[]; suite?: Suite; progress?: (line: string) => void } = {}): Promise<Comparison> {
   const columns = options.columns ?? COLUMNS;
   const only = options.only ?? [];
   const suite = options.suite ?? SUITE_0_1;
@@ -280,7 +278,9 @@ export function regressions(comparison: Comparison): string[] {
   const [control, ...others] = comparison.columns;
   if (!control) return [];
   return others.flatMap((column) =>
-    comparison.scenarios.filter((scenario) => outcome(control, scenario).passed && !outcome(column, scenario).passed).map((scenario) => `${column.name}: ${scenario}`),
+    comparison.scenarios
+      .filter((scenario) => outcome(control, scenario).passed && !outcome(column, scenario).passed)
+      .map((scenario) => `${column.name}: ${scenario}`),
   );
 }
 
@@ -297,7 +297,11 @@ export function renderReport(comparison: Comparison): string {
   const times = ["time", ...comparison.columns.map((column) => `${column.seconds.toFixed(1)} s`)];
   const table = [header, ...rows, totals, times];
   const widths = header.map((_, index) => Math.max(...table.map((row) => row[index]!.length)));
-  const line = (row: string[]) => row.map((text, index) => text.padEnd(widths[index]!)).join("  ").trimEnd();
+  const line = (row: string[]) =>
+    row
+      .map((text, index) => text.padEnd(widths[index]!))
+      .join("  ")
+      .trimEnd();
   const out = [
     comparison.title ?? SUITE_0_1.title.replace("%d", String(comparison.scenarios.length)),
     "",

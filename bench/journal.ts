@@ -91,7 +91,10 @@ try {
   ];
   const clients = await Promise.all(journals.map((j) => open(["proxy", "--log-level", "warn", "--journal", j.journal], j.dir)));
   const times: Record<string, number[]> = {};
-  for (const [kind, call] of [["update_customer", write], ["get_customer", read]] as const) {
+  for (const [kind, call] of [
+    ["update_customer", write],
+    ["get_customer", read],
+  ] as const) {
     for (const [i, journal] of journals.entries()) {
       await calls(clients[i]!, call, 0, WARMUP);
       times[`${kind}, ${journal.name}`] = [];
@@ -108,7 +111,9 @@ try {
   const header = ["call through the proxy, journal (ms)", "p50", "p95", "p99"];
   const widths = header.map((h, c) => Math.max(h.length, ...rows.map((r) => r[c]!.length)));
   const line = (cells: string[]) => cells.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join("  ");
-  console.log(`synartesis proxy recording into a SQLite file vs PostgreSQL on loopback: ${CALLS} sequential calls each, in ${ROUNDS} alternating rounds (after ${WARMUP} warm-up), SDK client over stdio`);
+  console.log(
+    `synartesis proxy recording into a SQLite file vs PostgreSQL on loopback: ${CALLS} sequential calls each, in ${ROUNDS} alternating rounds (after ${WARMUP} warm-up), SDK client over stdio`,
+  );
   console.log(line(header));
   for (const row of rows) console.log(line(row));
   console.log("");

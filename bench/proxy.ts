@@ -64,9 +64,14 @@ try {
 
   const workspace = { dir, journal: join(dir, "synartesis.db") };
   const directServer = await serve(workspace, "toy-crm-http", [process.execPath, join(root, "bench", "toy-crm-http.ts"), join(dir, "direct-http.json")]);
-  const proxyServer = await serve(workspace, "proxy-http", [join(root, "dist", "synartesis"), "proxy", "--http", "0", "--manifest", join(dir, "synartesis.yaml")], {
-    SYNARTESIS_TOKEN: TOKEN,
-  });
+  const proxyServer = await serve(
+    workspace,
+    "proxy-http",
+    [join(root, "dist", "synartesis"), "proxy", "--http", "0", "--manifest", join(dir, "synartesis.yaml")],
+    {
+      SYNARTESIS_TOKEN: TOKEN,
+    },
+  );
   let http: Record<string, number[]>;
   try {
     http = await measureBoth(await openHttp(directServer.url), await openHttp(proxyServer.url, { Authorization: `Bearer ${TOKEN}` }));
@@ -92,7 +97,9 @@ try {
   );
   const httpExtra = (call: string, pick: typeof p50) => pick(http, `${call} proxied`) - pick(http, `${call} direct`);
   console.log(`HTTP read-only overhead: p50 ${ms(httpExtra("get_customer", p50))} ms (target <= 0.500), p99 ${ms(httpExtra("get_customer", p99))} ms`);
-  console.log(`HTTP reversible extra: p50 ${ms(httpExtra("update_customer", p50))} ms (its two reads included), p99 ${ms(httpExtra("update_customer", p99))} ms`);
+  console.log(
+    `HTTP reversible extra: p50 ${ms(httpExtra("update_customer", p50))} ms (its two reads included), p99 ${ms(httpExtra("update_customer", p99))} ms`,
+  );
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

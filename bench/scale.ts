@@ -11,8 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 const root = join(import.meta.dir, "..");
-const USAGE =
-  "usage: bun bench/scale.ts [--customers N] [--calls N] [--runs N] [--actions N] [--workers N] [--skip-journal] [--bin PATH] [--keep]";
+const USAGE = "usage: bun bench/scale.ts [--customers N] [--calls N] [--runs N] [--actions N] [--workers N] [--skip-journal] [--bin PATH] [--keep]";
 
 function parseFlags(argv: string[]) {
   const numbers: Record<string, number> = { customers: 1000, calls: 1000, runs: 1000, actions: 100, workers: 2 };
@@ -29,7 +28,8 @@ function parseFlags(argv: string[]) {
       numbers[name] = Number(value);
     } else fail(`unknown argument "${flag}"\n${USAGE}`);
   }
-  if (numbers.calls! > numbers.customers!) fail(`--calls (${numbers.calls}) must not exceed --customers (${numbers.customers}): each call touches its own customer`);
+  if (numbers.calls! > numbers.customers!)
+    fail(`--calls (${numbers.calls}) must not exceed --customers (${numbers.customers}): each call touches its own customer`);
   if (numbers.actions! > numbers.customers!) fail(`--actions (${numbers.actions}) must not exceed --customers (${numbers.customers})`);
   return { ...flags, customers: numbers.customers!, calls: numbers.calls!, runs: numbers.runs!, actions: numbers.actions!, workers: numbers.workers! };
 }
@@ -58,7 +58,13 @@ function seedText(count: number): string {
   const customers: Record<string, unknown> = {};
   for (let n = 1; n <= count; n++) {
     const id = customerId(n);
-    customers[id] = { id, name: `Customer ${n}`, email: `customer${n}@example.com`, plan: PLANS[n % 3], notes: n % 4 === 0 ? "" : `account opened, batch ${n % 17}` };
+    customers[id] = {
+      id,
+      name: `Customer ${n}`,
+      email: `customer${n}@example.com`,
+      plan: PLANS[n % 3],
+      notes: n % 4 === 0 ? "" : `account opened, batch ${n % 17}`,
+    };
   }
   return JSON.stringify({ customers, outbox: [] }, null, 2) + "\n";
 }
@@ -72,7 +78,12 @@ const call = (id: number, name: string, args: Record<string, string>): Frame => 
 });
 
 function session(calls: Frame[]): string {
-  const initialize = { jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "bench-scale", version: "1" } } };
+  const initialize = {
+    jsonrpc: "2.0",
+    id: 0,
+    method: "initialize",
+    params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "bench-scale", version: "1" } },
+  };
   return [initialize, { jsonrpc: "2.0", method: "notifications/initialized" }, ...calls].map((f) => JSON.stringify(f)).join("\n") + "\n";
 }
 
@@ -159,7 +170,13 @@ async function pipeAll(args: string[], cwd: string, input: string, expected: num
  * write's pre-read. The time to the last answer.
  */
 async function driveLikeTheProxy(cwd: string, calls: Frame[]): Promise<number> {
-  const proc = Bun.spawn([bin, "toy-crm", "--state", "crm.json"], { cwd, env: { ...process.env, NO_COLOR: "1" }, stdin: "pipe", stdout: "pipe", stderr: "pipe" });
+  const proc = Bun.spawn([bin, "toy-crm", "--state", "crm.json"], {
+    cwd,
+    env: { ...process.env, NO_COLOR: "1" },
+    stdin: "pipe",
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   const stderr = new Response(proc.stderr).text();
   const waiting = new Map<number, (reply: any) => void>();
   const reading = readMessages(proc.stdout, (reply) => waiting.get(reply.id)?.(reply));
@@ -238,7 +255,9 @@ const { customers, calls } = options;
 const seed = seedText(customers);
 const base = realpathSync(mkdtempSync(join(tmpdir(), "syn-bench-scale-")));
 workDir = base;
-console.log(`scale bench: toy CRM with ${customers} customers in its --state file, ${calls} calls (${process.platform}-${process.arch}, ${navigator.hardwareConcurrency} cores)`);
+console.log(
+  `scale bench: toy CRM with ${customers} customers in its --state file, ${calls} calls (${process.platform}-${process.arch}, ${navigator.hardwareConcurrency} cores)`,
+);
 try {
   const direct = project(join(base, "direct"), seed);
   const directWrites = await pipeAll(["toy-crm", "--state", "crm.json"], direct, session(writes(calls, customers)), calls);
@@ -248,9 +267,15 @@ try {
   const run = project(join(base, "run"), seed);
   const recorded = await pipeAll(["proxy", "--log-level", "warn"], run, session(writes(calls, customers)), calls);
   assertAllSucceeded("recorded writes", recorded);
-  report(`  the same through the proxy (recorded)`, ms(recorded.ms), `${perCall(recorded.ms, calls)}, +${perCall(recorded.ms - directWrites.ms, calls)} over direct`);
+  report(
+    `  the same through the proxy (recorded)`,
+    ms(recorded.ms),
+    `${perCall(recorded.ms, calls)}, +${perCall(recorded.ms - directWrites.ms, calls)} over direct`,
+  );
   report("proxy peak RSS during those writes", mb(recorded.peakRss), "VmHWM");
-  const lean = await pipeAll(["proxy", "--log-level", "warn"], project(join(base, "lean"), seed), session(writes(calls, customers)), calls, { SYNARTESIS_JIT: "0" });
+  const lean = await pipeAll(["proxy", "--log-level", "warn"], project(join(base, "lean"), seed), session(writes(calls, customers)), calls, {
+    SYNARTESIS_JIT: "0",
+  });
   assertAllSucceeded("writes recorded without the JIT", lean);
   report(`  the same with SYNARTESIS_JIT=0`, ms(lean.ms), `peak RSS ${mb(lean.peakRss)}: the proxy without JavaScriptCore's JIT`);
 
@@ -298,7 +323,12 @@ try {
         const dir = project(join(base, "journal", `worker-${w}`), seed);
         while (next < runs) {
           const r = next++;
-          const piped = await pipeAll(["proxy", "--log-level", "warn", "--journal", journal], dir, session(writes(actions, customers, (r * actions) % customers + 1, `run ${r + 1}`)), actions);
+          const piped = await pipeAll(
+            ["proxy", "--log-level", "warn", "--journal", journal],
+            dir,
+            session(writes(actions, customers, ((r * actions) % customers) + 1, `run ${r + 1}`)),
+            actions,
+          );
           assertAllSucceeded(`journal run ${r + 1}`, piped);
         }
       }),

@@ -47,7 +47,12 @@ const dir = realpathSync(mkdtempSync(join(tmpdir(), "syn-bench-undo-")));
 try {
   writeFileSync(join(dir, "synartesis.yaml"), readFileSync(join(root, "manifests", "toy-crm.yaml")));
   const frames = [
-    JSON.stringify({ jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "bench", version: "1" } } }),
+    JSON.stringify({
+      jsonrpc: "2.0",
+      id: 0,
+      method: "initialize",
+      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "bench", version: "1" } },
+    }),
     JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }),
   ];
   for (let i = 1; i <= calls; i++) {
@@ -58,7 +63,10 @@ try {
 
   const recorded = await timed(["proxy", "--log-level", "warn"], dir, frames.join("\n") + "\n");
   check(recorded.code === 0, `proxy exited ${recorded.code}`, recorded.stderr);
-  const replies = recorded.stdout.trim().split("\n").map((line) => JSON.parse(line));
+  const replies = recorded.stdout
+    .trim()
+    .split("\n")
+    .map((line) => JSON.parse(line));
   check(replies.filter((r) => r.id > 0 && r.result && !r.result.isError).length === calls, "not every call succeeded", recorded.stdout.slice(0, 2000));
 
   const before = readFileSync(join(dir, "crm.json"), "utf8");

@@ -24,7 +24,12 @@ try {
   tmux("new-session", "-d", "-s", "watch", "-x", "120", "-y", "40", `cd ${dir} && ${binary} watch`);
   await Bun.sleep(1500);
   const pid = Number(tmux("list-panes", "-t", "watch", "-F", "#{pane_pid}").stdout.toString().trim());
-  const child = Number(Bun.spawnSync(["pgrep", "-P", String(pid)]).stdout.toString().trim().split("\n")[0] || pid);
+  const child = Number(
+    Bun.spawnSync(["pgrep", "-P", String(pid)])
+      .stdout.toString()
+      .trim()
+      .split("\n")[0] || pid,
+  );
   const ticks = () => {
     const stat = readFileSync(`/proc/${child}/stat`, "utf8");
     const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");

@@ -6,7 +6,10 @@ import { childEnvironment } from "./jit.ts";
 
 /** The commands that may open `url`, in the order they are tried. */
 export function browserCommands(url: string, env: Record<string, string | undefined> = process.env, platform: string = process.platform): string[][] {
-  const configured = (env.BROWSER ?? "").split(":").map((entry) => entry.trim()).filter(Boolean);
+  const configured = (env.BROWSER ?? "")
+    .split(":")
+    .map((entry) => entry.trim())
+    .filter(Boolean);
   if (configured.length) {
     return configured.map((entry) => {
       const words = entry.split(/\s+/);

@@ -48,20 +48,44 @@ const COMMANDS: Record<string, CommandEntry> = {
     example: "synartesis init crm -- synartesis toy-crm --state ./crm.json",
     load: () => import("./commands/init.ts"),
   },
-  check: { summary: "Load the manifest, start its servers and verify every tool it names exists", example: "synartesis check", load: () => import("./commands/check.ts") },
+  check: {
+    summary: "Load the manifest, start its servers and verify every tool it names exists",
+    example: "synartesis check",
+    load: () => import("./commands/check.ts"),
+  },
   list: { summary: "List recorded runs, newest first", example: "synartesis list --json", load: () => import("./commands/list.ts") },
-  show: { summary: "Show every call of a run, with the exact call that would undo it", example: "synartesis show 30a05f8b", load: () => import("./commands/show.ts") },
-  undo: { summary: "Put back the state a run replaced, newest first, refusing on drift", example: "synartesis undo --dry-run", load: () => import("./commands/undo.ts") },
+  show: {
+    summary: "Show every call of a run, with the exact call that would undo it",
+    example: "synartesis show 30a05f8b",
+    load: () => import("./commands/show.ts"),
+  },
+  undo: {
+    summary: "Put back the state a run replaced, newest first, refusing on drift",
+    example: "synartesis undo --dry-run",
+    load: () => import("./commands/undo.ts"),
+  },
   gates: { summary: "List calls held for a person's approval", example: "synartesis gates", load: () => import("./commands/gates.ts") },
-  approve: { summary: "Approve a held call (it runs when the agent retries it)", example: "synartesis approve 702e2812", load: () => import("./commands/approve.ts") },
+  approve: {
+    summary: "Approve a held call (it runs when the agent retries it)",
+    example: "synartesis approve 702e2812",
+    load: () => import("./commands/approve.ts"),
+  },
   deny: {
     summary: "Deny a held call (the agent is told why on its next retry)",
     example: 'synartesis deny 9e4f1a20 --reason "we do not pressure customers"',
     load: () => import("./commands/deny.ts"),
   },
   watch: { summary: "Live view of calls, runs and pending approvals", example: "synartesis watch", load: () => import("./commands/watch.ts") },
-  ui: { summary: "Serve the review page: runs, calls, approvals and undo in a browser", example: "synartesis ui --no-open", load: () => import("./commands/ui.ts") },
-  login: { summary: "Sign in to a url server that declares auth: oauth (opens a browser)", example: "synartesis login notes", load: () => import("./commands/login.ts") },
+  ui: {
+    summary: "Serve the review page: runs, calls, approvals and undo in a browser",
+    example: "synartesis ui --no-open",
+    load: () => import("./commands/ui.ts"),
+  },
+  login: {
+    summary: "Sign in to a url server that declares auth: oauth (opens a browser)",
+    example: "synartesis login notes",
+    load: () => import("./commands/login.ts"),
+  },
   logout: { summary: "Forget the sign-in kept for a server", example: "synartesis logout notes", load: () => import("./commands/logout.ts") },
   settle: {
     summary: "Record whether a call of unknown outcome (or an interrupted undo's inverse) ran",
@@ -69,7 +93,11 @@ const COMMANDS: Record<string, CommandEntry> = {
     load: () => import("./commands/settle.ts"),
   },
   close: { summary: "Mark an abandoned active run complete", example: "synartesis close 30a05f8b", load: () => import("./commands/close.ts") },
-  "toy-crm": { summary: "A toy CRM MCP server built into the binary, to try the whole loop", example: "synartesis toy-crm --state ./crm.json", load: () => import("./commands/toy-crm.ts") },
+  "toy-crm": {
+    summary: "A toy CRM MCP server built into the binary, to try the whole loop",
+    example: "synartesis toy-crm --state ./crm.json",
+    load: () => import("./commands/toy-crm.ts"),
+  },
 };
 
 /** Commands whose arguments after "--" are a server command (R-CLI-6). */
@@ -108,7 +136,10 @@ function topLevelHelp(): string {
 
 async function commandHelp(name: string, entry: CommandEntry, def: CommandDef<any>, argsDef: Record<string, any>): Promise<string> {
   const meta = (typeof def.meta === "function" ? await def.meta() : await def.meta) ?? {};
-  return renderHelp({ name, description: meta.description ?? entry.summary, args: argsDef, ...(entry.usage ? { usage: entry.usage } : {}), example: entry.example }, styleFor(process.stdout));
+  return renderHelp(
+    { name, description: meta.description ?? entry.summary, args: argsDef, ...(entry.usage ? { usage: entry.usage } : {}), example: entry.example },
+    styleFor(process.stdout),
+  );
 }
 
 /** citty's "Missing required positional argument: NAME" in our words: what is missing and what it is. */

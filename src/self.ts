@@ -47,11 +47,19 @@ export interface ClientCommand {
  */
 export function clientCommand(env: Record<string, string | undefined> = process.env): ClientCommand {
   if (!compiled) {
-    return { argv: selfArgv(), caveat: "This runs synartesis from its source with bun: the entry breaks if the clone moves (./install.sh builds it and links synartesis onto your PATH)." };
+    return {
+      argv: selfArgv(),
+      caveat:
+        "This runs synartesis from its source with bun: the entry breaks if the clone moves (./install.sh builds it and links synartesis onto your PATH).",
+    };
   }
   const self = realpath(process.execPath);
   const home = env.HOME || homedir();
-  const candidates = [Bun.which("synartesis", { PATH: env.PATH ?? "" }), join(home, ".local", "bin", "synartesis"), ...USUAL_CLIENT_PATH.map((folder) => join(folder, "synartesis"))];
+  const candidates = [
+    Bun.which("synartesis", { PATH: env.PATH ?? "" }),
+    join(home, ".local", "bin", "synartesis"),
+    ...USUAL_CLIENT_PATH.map((folder) => join(folder, "synartesis")),
+  ];
   for (const candidate of candidates) {
     if (!candidate || !existsSync(candidate) || realpath(candidate) !== self) continue;
     return { argv: [USUAL_CLIENT_PATH.includes(dirname(candidate)) ? "synartesis" : candidate] };

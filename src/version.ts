@@ -6,8 +6,7 @@ declare const SYNARTESIS_COMMIT: string;
 
 export const VERSION: string = pkg.version;
 
-export const COMMIT: string | undefined =
-  typeof SYNARTESIS_COMMIT === "string" && SYNARTESIS_COMMIT !== "" ? SYNARTESIS_COMMIT : undefined;
+export const COMMIT: string | undefined = typeof SYNARTESIS_COMMIT === "string" && SYNARTESIS_COMMIT !== "" ? SYNARTESIS_COMMIT : undefined;
 
 export function versionLine(): string {
   return `synartesis ${VERSION} (${COMMIT ? `commit ${COMMIT}` : "built from source"})`;

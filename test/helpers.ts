@@ -11,7 +11,6 @@ import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, typ
 import { serveSessions, type HttpFront } from "./fixtures/http-front.ts";
 import { afterTestRun } from "./fixtures/test-run.ts";
 
-
 export { manifestText, type ManifestSpec } from "./fixtures/manifest-text.ts";
 
 export const ROOT = join(import.meta.dir, "..");
@@ -44,11 +43,7 @@ afterTestRun(() => {
  * check's last error). A check that throws counts as "not yet" (a file not
  * written, a journal not created).
  */
-export async function until<T>(
-  check: () => T | undefined | null | false | Promise<T | undefined | null | false>,
-  what: string,
-  limitMs = 30_000,
-): Promise<T> {
+export async function until<T>(check: () => T | undefined | null | false | Promise<T | undefined | null | false>, what: string, limitMs = 30_000): Promise<T> {
   const deadline = Date.now() + limitMs;
   let lastError: unknown;
   for (;;) {
@@ -97,11 +92,7 @@ export async function run(
     stdout: "pipe",
     stderr: "pipe",
   });
-  const [stdout, stderr, code] = await Promise.all([
-    new Response(proc.stdout).text(),
-    new Response(proc.stderr).text(),
-    proc.exited,
-  ]);
+  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
   return { code, stdout, stderr };
 }
 

@@ -107,8 +107,12 @@ describe("README walkthrough", () => {
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(/careless-agent\s+\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\s+complete\s+3\s+0\s+0/);
     expect(result.stdout).toContain('↺ reversible    applied       crm.update_customer {"id":"c_001","plan":"free","notes":"downgraded by mistake"}');
-    expect(result.stdout).toContain('undo     crm.update_customer {"id":"c_001","name":"Ada Lovelace","email":"ada@example.com","plan":"pro","notes":"founding customer"}');
-    expect(result.stdout).toContain('undo     crm.restore_customer {"id":"c_002","name":"Grace Hopper","email":"grace@example.com","plan":"enterprise","notes":"renewal in March"}');
+    expect(result.stdout).toContain(
+      'undo     crm.update_customer {"id":"c_001","name":"Ada Lovelace","email":"ada@example.com","plan":"pro","notes":"founding customer"}',
+    );
+    expect(result.stdout).toContain(
+      'undo     crm.restore_customer {"id":"c_002","name":"Grace Hopper","email":"grace@example.com","plan":"enterprise","notes":"renewal in March"}',
+    );
     expect(result.stdout).toContain('undo     crm.delete_customer {"id":"c_004"}');
     expectShown("look", result.stdout);
   });
@@ -118,7 +122,9 @@ describe("README walkthrough", () => {
     const result = await runBlock("dry-run");
     expect(result.code).toBe(0);
     expect(result.stdout).toContain('#3  would revert [unverified]  crm.create_customer {"name":"Bogus Person","email":"bogus@example.com"}');
-    expect(result.stdout).toContain('would call: crm.restore_customer {"id":"c_002","name":"Grace Hopper","email":"grace@example.com","plan":"enterprise","notes":"renewal in March"}');
+    expect(result.stdout).toContain(
+      'would call: crm.restore_customer {"id":"c_002","name":"Grace Hopper","email":"grace@example.com","plan":"enterprise","notes":"renewal in March"}',
+    );
     expect(result.stdout).toContain("3 calls would be reverted. Run without --dry-run to do it.");
     expect(readFileSync(join(folder, "crm.json")).equals(before)).toBe(true);
     expectShown("dry-run", result.stdout);

@@ -95,7 +95,10 @@ function authorizedFetch(mcpUrl: string, provider: SynartesisOAuthProvider): Fet
           setTimeout(() => refreshes.delete(refreshToken), REFRESH_SHARED_MS).unref?.();
           // Tokens another process renewed are shared only by the requests waiting now: the refresh
           // token was not spent, and a later expiry must renew it for real, not be given these again.
-          renewal.then((done) => !done.spent && refreshes.get(refreshToken) === renewal && refreshes.delete(refreshToken), () => refreshes.delete(refreshToken));
+          renewal.then(
+            (done) => !done.spent && refreshes.get(refreshToken) === renewal && refreshes.delete(refreshToken),
+            () => refreshes.delete(refreshToken),
+          );
         }
         const { answer } = await shared;
         return new Response(answer.body.slice(0), { status: answer.status, statusText: answer.statusText, headers: answer.headers });
@@ -133,7 +136,12 @@ type Renewal = { answer: Answer; spent: boolean };
  * are the answer, and nothing is spent. Otherwise the refresh is sent, and the
  * new tokens are stored before the lock is released.
  */
-async function renewOnce(input: Parameters<FetchLike>[0], init: Parameters<FetchLike>[1], refreshToken: string, provider: SynartesisOAuthProvider): Promise<Renewal> {
+async function renewOnce(
+  input: Parameters<FetchLike>[0],
+  init: Parameters<FetchLike>[1],
+  refreshToken: string,
+  provider: SynartesisOAuthProvider,
+): Promise<Renewal> {
   const stored = provider.store.read()?.tokens;
   const renewedMeanwhile =
     stored?.refresh_token !== refreshToken || (provider.refusedAccessToken !== undefined && stored.access_token !== provider.refusedAccessToken);

@@ -23,6 +23,7 @@ export function endpointProblem(value: unknown): string | undefined {
   const loopback = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/i.test(url.hostname);
   if (url.protocol === "http:" && loopback) return undefined;
   const where = shown(url.href);
-  return url.protocol === "http:" ? `${where} is plain HTTP to another machine (only https: is allowed there)` : `${where} is a ${shown(url.protocol)} address (only https:, or http: on this machine, is allowed)`;
+  return url.protocol === "http:"
+    ? `${where} is plain HTTP to another machine (only https: is allowed there)`
+    : `${where} is a ${shown(url.protocol)} address (only https:, or http: on this machine, is allowed)`;
 }
-

@@ -92,7 +92,8 @@ export class SynartesisOAuthProvider implements OAuthClientProvider {
       return { client_id: configured, ...(this.settings.clientSecret ? { client_secret: this.settings.clientSecret } : {}), ...(issuer ? { issuer } : {}) };
     }
     const usable = stored && !this.registrationRefused && (!this.interactive || this.registeredFor(stored)) ? stored : undefined;
-    if (!usable && !this.interactive) throw this.signInRequired(this.registrationRefused ? "the authorization server no longer knows this client" : "nobody has signed in yet");
+    if (!usable && !this.interactive)
+      throw this.signInRequired(this.registrationRefused ? "the authorization server no longer knows this client" : "nobody has signed in yet");
     this.registering = !usable;
     return usable;
   }

@@ -47,7 +47,9 @@ function metadataProblem(error: unknown): string {
     return untrusted(message);
   }
   if (!Array.isArray(issues) || issues.length === 0) return untrusted(message);
-  const said = issues.map((issue: { path?: unknown[]; message?: unknown }) => `${(issue.path ?? []).join(".") || "(the document)"}: ${String(issue.message ?? "invalid")}`);
+  const said = issues.map(
+    (issue: { path?: unknown[]; message?: unknown }) => `${(issue.path ?? []).join(".") || "(the document)"}: ${String(issue.message ?? "invalid")}`,
+  );
   return untrusted(`its OAuth metadata is invalid (${said.join("; ")})`);
 }
 
@@ -118,7 +120,12 @@ export async function probe(spec: Extract<ServerSpec, { kind: "url" }>): Promise
   try {
     response = await fetch(spec.url, {
       method: "POST",
-      headers: { ...spec.headers, "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-protocol-version": LATEST_PROTOCOL_VERSION },
+      headers: {
+        ...spec.headers,
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        "mcp-protocol-version": LATEST_PROTOCOL_VERSION,
+      },
       body: JSON.stringify({
         jsonrpc: "2.0",
         id: 0,
@@ -143,7 +150,10 @@ function listen(serverName: string, previousRedirect: string | undefined) {
   let settle!: (outcome: Outcome) => void;
   const outcome = new Promise<Outcome>((resolve) => (settle = resolve));
   const page = (status: number, text: string) =>
-    new Response(`<!doctype html><meta charset="utf-8"><title>Synartesis</title><p>${escapeHtml(text)}</p>`, { status, headers: { "content-type": "text/html; charset=utf-8" } });
+    new Response(`<!doctype html><meta charset="utf-8"><title>Synartesis</title><p>${escapeHtml(text)}</p>`, {
+      status,
+      headers: { "content-type": "text/html; charset=utf-8" },
+    });
   const serve = (port: number) =>
     Bun.serve({
       hostname: "127.0.0.1",
@@ -177,7 +187,8 @@ function listen(serverName: string, previousRedirect: string | undefined) {
       if (answer === "expired") {
         const minutes = timeoutMs / 60_000;
         const seconds = Math.round(timeoutMs / 1000);
-        const span = minutes >= 1 && Number.isInteger(minutes) ? `${minutes} minute${minutes === 1 ? "" : "s"}` : `${seconds} second${seconds === 1 ? "" : "s"}`;
+        const span =
+          minutes >= 1 && Number.isInteger(minutes) ? `${minutes} minute${minutes === 1 ? "" : "s"}` : `${seconds} second${seconds === 1 ? "" : "s"}`;
         throw refused(`the sign-in to server "${serverName}" was not finished within ${span}. ${again}`);
       }
       if (answer.state !== state) {

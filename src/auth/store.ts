@@ -86,7 +86,9 @@ export class CredentialStore {
     try {
       credentials = JSON.parse(readFileSync(this.path, "utf8")) as Credentials;
     } catch (error) {
-      throw this.refuse(`it is not readable JSON (${(error as Error).message.split("\n")[0]})`, [`Remove it with \`${this.commands.logout}\` and sign in again.`]);
+      throw this.refuse(`it is not readable JSON (${(error as Error).message.split("\n")[0]})`, [
+        `Remove it with \`${this.commands.logout}\` and sign in again.`,
+      ]);
     }
     if (credentials === null || typeof credentials !== "object" || credentials.serverUrl !== this.key) {
       throw this.refuse(`it holds credentials for another server`);

@@ -88,8 +88,16 @@ export default defineCommand({
   },
   args: {
     name: { type: "positional", required: true, description: "The server's name in the manifest (letters, digits, - and _)" },
-    manifest: { type: "string", valueHint: "path", description: `The manifest to write or extend (default: ${MANIFEST_NAME} found upwards, else in this folder)` },
-    url: { type: "string", valueHint: "URL", description: "A remote server (Streamable HTTP) instead of a command; one that answers 401 is signed in to first (auth: oauth)" },
+    manifest: {
+      type: "string",
+      valueHint: "path",
+      description: `The manifest to write or extend (default: ${MANIFEST_NAME} found upwards, else in this folder)`,
+    },
+    url: {
+      type: "string",
+      valueHint: "URL",
+      description: "A remote server (Streamable HTTP) instead of a command; one that answers 401 is signed in to first (auth: oauth)",
+    },
     force: { type: "boolean", description: "Replace the server's block and rules if the name exists already" },
     draft: { type: "boolean", description: "Draft every rule from the tools' hints, even for a server with a shipped policy" },
   },
@@ -100,9 +108,13 @@ export default defineCommand({
     }
     const argv = (data as CommandData).afterDashes;
     if (args.url !== undefined && argv !== undefined) throw new SynartesisError("usage", "give either --url URL or a command after --, not both");
-    if (args.url !== undefined && !/^https?:\/\//i.test(args.url)) throw new SynartesisError("usage", `--url must be an http:// or https:// URL (got "${args.url}")`);
+    if (args.url !== undefined && !/^https?:\/\//i.test(args.url))
+      throw new SynartesisError("usage", `--url must be an http:// or https:// URL (got "${args.url}")`);
     if (args.url === undefined && !argv?.length) {
-      throw new SynartesisError("usage", "give the server's command after --, e.g. synartesis init crm -- synartesis toy-crm --state ./crm.json (or --url URL for a remote server)");
+      throw new SynartesisError(
+        "usage",
+        "give the server's command after --, e.g. synartesis init crm -- synartesis toy-crm --state ./crm.json (or --url URL for a remote server)",
+      );
     }
     const cwd = process.cwd();
     let manifestPath: string;
@@ -121,7 +133,16 @@ export default defineCommand({
     } else {
       const local = serverBlock(argv!, cwd);
       block = local;
-      tools = await discoverTools({ name, kind: "command", command: local.command, args: local.args, env: local.env ?? {}, cwd: dirname(manifestPath), timeoutMs: DEFAULT_TIMEOUT_SECONDS * 1000, line: 0 });
+      tools = await discoverTools({
+        name,
+        kind: "command",
+        command: local.command,
+        args: local.args,
+        env: local.env ?? {},
+        cwd: dirname(manifestPath),
+        timeoutMs: DEFAULT_TIMEOUT_SECONDS * 1000,
+        line: 0,
+      });
     }
     if (tools.length === 0) throw new SynartesisError("server", `server "${name}" exposes no tools; there is nothing to write a policy for`);
 
@@ -152,8 +173,12 @@ export default defineCommand({
       const { login } = signInCommands({ name, kind: "url", url: block.url, headers: {}, timeoutMs: 0, line: 0, auth: { scopes: [], manifestPath } });
       lines.push(`  it signs in with OAuth (auth: oauth); when it asks again, run: ${login}`);
     }
-    if (draft.adoptedFrom) lines.push(`  ${adopted} rules adopted from the shipped policy for ${draft.adoptedFrom.title} (manifests/${draft.adoptedFrom.file})`);
-    lines.push(`  ${readonly} readonly (the server's readOnlyHint, trusted)`, `  ${todo} gated with a TODO: decide reversible, compensable, or leave them gated`);
+    if (draft.adoptedFrom)
+      lines.push(`  ${adopted} rules adopted from the shipped policy for ${draft.adoptedFrom.title} (manifests/${draft.adoptedFrom.file})`);
+    lines.push(
+      `  ${readonly} readonly (the server's readOnlyHint, trusted)`,
+      `  ${todo} gated with a TODO: decide reversible, compensable, or leave them gated`,
+    );
     lines.push(
       `TODOs left in the manifest: ${draft.todosInFile}`,
       "",

@@ -30,16 +30,28 @@ export default defineCommand({
   args: {
     server: { type: "positional", required: true, description: "The server's name in the manifest" },
     ...manifestArg,
-    scope: { type: "string", valueHint: "SCOPES", description: "Ask for these scopes (space-separated) besides the manifest's and the server's: what a server asking for more access names" },
+    scope: {
+      type: "string",
+      valueHint: "SCOPES",
+      description: "Ask for these scopes (space-separated) besides the manifest's and the server's: what a server asking for more access names",
+    },
     timeout: { type: "string", valueHint: "seconds", description: `How long to wait for the browser to come back (default: ${SIGN_IN_TIMEOUT_MS / 1000})` },
-    browser: { type: "boolean", default: true, description: "Only print the sign-in address; do not start a browser (by default: $BROWSER, else the system's)" },
+    browser: {
+      type: "boolean",
+      default: true,
+      description: "Only print the sign-in address; do not start a browser (by default: $BROWSER, else the system's)",
+    },
   },
   async run({ args }) {
     const timeout = args.timeout === undefined ? SIGN_IN_TIMEOUT_MS / 1000 : Number(args.timeout);
     if (!(timeout > 0)) throw new SynartesisError("usage", `--timeout must be a positive number of seconds (got "${args.timeout}")`);
     const manifest = loadManifest(findManifest(process.cwd(), args.manifest));
     const spec = oauthServer(manifest, args.server);
-    const signedIn = await signIn(spec, { present: showInBrowser(spec.name, args.browser === false), timeoutMs: timeout * 1000, ...(args.scope ? { scope: args.scope } : {}) });
+    const signedIn = await signIn(spec, {
+      present: showInBrowser(spec.name, args.browser === false),
+      timeoutMs: timeout * 1000,
+      ...(args.scope ? { scope: args.scope } : {}),
+    });
     writeLines([
       `Signed in to server "${spec.name}" (${spec.url})${signedIn.scope ? ` with scope ${signedIn.scope}` : ""}.`,
       `The credentials are kept in ${signedIn.credentialsPath} (readable only by you); \`${signInCommands(spec).logout}\` removes them.`,

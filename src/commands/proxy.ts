@@ -22,7 +22,8 @@ export default defineCommand({
     "log-level": {
       type: "string",
       valueHint: LOG_LEVELS.join("|"),
-      description: "JSON log lines on stderr at this level and above (default: info: held calls, denials, unknown outcomes, server starts, runs opened and closed)",
+      description:
+        "JSON log lines on stderr at this level and above (default: info: held calls, denials, unknown outcomes, server starts, runs opened and closed)",
     },
     drain: {
       type: "string",
@@ -32,7 +33,7 @@ export default defineCommand({
     http: {
       type: "string",
       valueHint: "port",
-      description: "Serve over HTTP on this port (0: any free one, logged as a JSON line {\"msg\":\"listening\",\"url\":…}); needs a token of 16 characters or more",
+      description: 'Serve over HTTP on this port (0: any free one, logged as a JSON line {"msg":"listening","url":…}); needs a token of 16 characters or more',
     },
     "http-host": {
       type: "string",
@@ -67,8 +68,7 @@ export default defineCommand({
     "gate-timeout": {
       type: "string",
       valueHint: "seconds",
-      description:
-        "Accepted for compatibility; it never makes a call wait. A held call is refused at once with the command that approves it.",
+      description: "Accepted for compatibility; it never makes a call wait. A held call is refused at once with the command that approves it.",
     },
   },
   async run({ args, rawArgs }) {

@@ -41,7 +41,8 @@ export default defineCommand({
     result: {
       type: "string",
       valueHint: "JSON",
-      description: "With --applied, for a call whose answer never came: what it returned, as its server now shows it (e.g. '{\"id\":\"c_004\"}'), for an inverse built from $result",
+      description:
+        'With --applied, for a call whose answer never came: what it returned, as its server now shows it (e.g. \'{"id":"c_004"}\'), for an inverse built from $result',
     },
     force: { type: "boolean", description: "Settle even though the process that made the call or sent the inverse still runs" },
     ...journalArg,
@@ -93,13 +94,17 @@ async function settleCall(journal: Journal, action: Action, flags: SettleArgs): 
   const run = (await journal.getRun(action.runId))!;
   // A proxy still waiting for the answer would record it itself (and a settled row would drop it).
   if (processAlive(run.host, run.pid) && action.error === undefined && !flags.force) {
-    throw new SynartesisError("refused", `${shortId(action.id)} is still in flight: the proxy that made it (pid ${run.pid}) is running and waiting for its answer`, {
-      hint: "Settle it once that proxy has given up on it or exited, or pass --force if you know better.",
-    });
+    throw new SynartesisError(
+      "refused",
+      `${shortId(action.id)} is still in flight: the proxy that made it (pid ${run.pid}) is running and waiting for its answer`,
+      {
+        hint: "Settle it once that proxy has given up on it or exited, or pass --force if you know better.",
+      },
+    );
   }
   const found = finding(flags);
   if (flags["not-applied"]) {
-    if (!await journal.settle(action.id, { status: "pending" }, { status: "failed", settled: "not_applied", ...found })) changedMeanwhile(action);
+    if (!(await journal.settle(action.id, { status: "pending" }, { status: "failed", settled: "not_applied", ...found }))) changedMeanwhile(action);
     return [`Settled ${describe(action)}: it did not run (${found.by}).`];
   }
   // It ran: build its inverse now from what was captured before it, and from its result when a person gives it (its answer never came).
@@ -117,7 +122,13 @@ async function settleCall(journal: Journal, action: Action, flags: SettleArgs): 
   const settled = await journal.settle(
     action.id,
     { status: "pending" },
-    { status: "applied", settled: "applied", ...found, ...(note ? { note } : {}), ...(rebuilt ? { inverse: rebuilt.inverse, warnings: rebuilt.warnings } : {}) },
+    {
+      status: "applied",
+      settled: "applied",
+      ...found,
+      ...(note ? { note } : {}),
+      ...(rebuilt ? { inverse: rebuilt.inverse, warnings: rebuilt.warnings } : {}),
+    },
   );
   if (!settled) changedMeanwhile(action);
   return [`Settled ${describe(action)}: it ran (${found.by}).`];

@@ -131,7 +131,6 @@ export async function openExistingJournal(flags: { journal?: string; manifest?: 
   return withheldSecrets(await openJournal(existingJournal(process.cwd(), flags), { create: false }));
 }
 
-
 /** Run `work` with the existing journal, closing it whatever happens. */
 export async function withExistingJournal<T>(flags: { journal?: string; manifest?: string }, work: (journal: Journal) => T | Promise<T>): Promise<T> {
   const journal = await openExistingJournal(flags);
@@ -166,7 +165,9 @@ export function currentUser(env: Record<string, string | undefined> = process.en
   // Some runtimes cannot look the account up; /etc/passwd still can.
   try {
     const uid = String(process.getuid?.());
-    const entry = readFileSync("/etc/passwd", "utf8").split("\n").find((line) => line.split(":")[2] === uid);
+    const entry = readFileSync("/etc/passwd", "utf8")
+      .split("\n")
+      .find((line) => line.split(":")[2] === uid);
     if (entry) return entry.split(":")[0]!;
   } catch {}
   return "unknown";

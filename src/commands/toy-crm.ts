@@ -9,8 +9,7 @@ import { serveStdio } from "../toy-crm/server.ts";
 export default defineCommand({
   meta: {
     name: "toy-crm",
-    description:
-      "A toy CRM MCP server over stdio (customers c_001–c_003, an outbox), to try the whole loop without real data",
+    description: "A toy CRM MCP server over stdio (customers c_001–c_003, an outbox), to try the whole loop without real data",
   },
   args: {
     state: {

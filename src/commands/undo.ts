@@ -18,15 +18,21 @@ import { keepCalls } from "../undo/keep.ts";
 
 /** `--keep 1,3` (or `--keep 1 --keep 3`): the calls' numbers, in order, once each. */
 function keptSeqs(value: string | string[]): number[] {
-  const words = [value].flat().flatMap((part) => part.split(/[\s,]+/)).filter(Boolean);
+  const words = [value]
+    .flat()
+    .flatMap((part) => part.split(/[\s,]+/))
+    .filter(Boolean);
   const bad = words.find((word) => !/^\d+$/.test(word) || Number(word) < 1);
-  if (bad !== undefined || words.length === 0) throw new SynartesisError("usage", `--keep needs call numbers as show prints them, e.g. --keep 3 or --keep 3,5 (got "${printable(String(bad ?? ""))}")`);
+  if (bad !== undefined || words.length === 0)
+    throw new SynartesisError("usage", `--keep needs call numbers as show prints them, e.g. --keep 3 or --keep 3,5 (got "${printable(String(bad ?? ""))}")`);
   return [...new Set(words.map(Number))];
 }
 
 function cliLogger(): Logger {
   const say = (msg: string, fields?: Record<string, unknown>) =>
-    process.stderr.write(printable(`synartesis: ${fields?.server ? `server "${fields.server}": ` : ""}${msg}${fields?.reason ? ` (${fields.reason})` : ""}`) + "\n");
+    process.stderr.write(
+      printable(`synartesis: ${fields?.server ? `server "${fields.server}": ` : ""}${msg}${fields?.reason ? ` (${fields.reason})` : ""}`) + "\n",
+    );
   const quiet = () => {};
   return { trace: quiet, debug: quiet, info: quiet, warn: say, error: say };
 }
@@ -38,8 +44,7 @@ function paint(style: Style, tone: SummaryTone): (text: string) => string {
 export default defineCommand({
   meta: {
     name: "undo",
-    description:
-      "Undo a run (default: the most recent), newest call first. Checks each record for drift first and refuses to overwrite changes made since.",
+    description: "Undo a run (default: the most recent), newest call first. Checks each record for drift first and refuses to overwrite changes made since.",
   },
   args: {
     ...runArg,
@@ -72,7 +77,11 @@ export default defineCommand({
       const runRef = shortId(run.id);
       const by = currentUser();
       if (keep) {
-        const { kept, already } = await keepCalls(journal, run, actions, keep, { by, at: new Date().toISOString(), ...(args.reason ? { reason: args.reason } : {}) });
+        const { kept, already } = await keepCalls(journal, run, actions, keep, {
+          by,
+          at: new Date().toISOString(),
+          ...(args.reason ? { reason: args.reason } : {}),
+        });
         writeLines([...kept.map((action) => keptText(action, false)), ...already.map((action) => keptText(action, true)), ""]);
         actions = await journal.actionsOfRun(run.id);
       }
@@ -103,7 +112,9 @@ export default defineCommand({
       const lines = ["", paint(style, summary.tone)(summary.text + (dryRun && !report.halted ? " Run without --dry-run to do it." : ""))];
       if (report.halted) lines.push(...settleLines(report.halted, args.journal && journal.path));
       if (report.halted && !dryRun) {
-        lines.push(...continueCommand(runRef, fromSeq, { manifest: args.manifest && resolve(cwd, args.manifest), journal: args.journal && journal.path }, report.halted));
+        lines.push(
+          ...continueCommand(runRef, fromSeq, { manifest: args.manifest && resolve(cwd, args.manifest), journal: args.journal && journal.path }, report.halted),
+        );
       }
       writeLines(lines);
       return report.halted ? 1 : 0;

@@ -30,7 +30,15 @@ async function printOnce(path: string, style: Style, command: string): Promise<v
 }
 
 async function live(path: string, style: Style, command: string): Promise<void> {
-  const out = { fd: 1, get columns() { return process.stdout.columns; }, get rows() { return process.stdout.rows; } };
+  const out = {
+    fd: 1,
+    get columns() {
+      return process.stdout.columns;
+    },
+    get rows() {
+      return process.stdout.rows;
+    },
+  };
   const screen = new Screen(out, process.stdin);
   const feed = new Feed(path);
   let stop!: () => void;

@@ -236,7 +236,8 @@ export class HttpSession {
       },
       end: (answer) => {
         const line = answer === undefined || !options.answerAs ? answer : options.answerAs(answer);
-        if (line !== undefined && !stream.send(line)) this.options.recording.log.debug("an answer was not delivered: the client closed its response stream", { client: this.label });
+        if (line !== undefined && !stream.send(line))
+          this.options.recording.log.debug("an answer was not delivered: the client closed its response stream", { client: this.label });
         if (--unanswered === 0) stream.close();
         if (counted) this.inProgress--;
         this.touched();
@@ -297,7 +298,8 @@ export class HttpSession {
 
   /** A line for the client that concerns no single request: the GET stream, else a response still open, else kept for a GET stream. */
   private toSession(line: string): void {
-    if (this.sessionless) return this.options.recording.log.debug("a server message for a sessionless client that concerns none of its requests; dropped", { client: this.label });
+    if (this.sessionless)
+      return this.options.recording.log.debug("a server message for a sessionless client that concerns none of its requests; dropped", { client: this.label });
     if (this.standalone?.send(line)) return;
     for (const stream of [...this.responses].reverse()) if (stream.send(line)) return;
     this.undelivered.push(line);
@@ -305,7 +307,10 @@ export class HttpSession {
     this.undelivered.shift();
     if (!this.droppedUndelivered) {
       this.droppedUndelivered = true;
-      this.options.recording.log.warn("a client opens no GET stream: server messages for it are being dropped, oldest first", { client: this.label, kept: UNDELIVERED_KEPT });
+      this.options.recording.log.warn("a client opens no GET stream: server messages for it are being dropped, oldest first", {
+        client: this.label,
+        kept: UNDELIVERED_KEPT,
+      });
     }
   }
 

@@ -60,7 +60,8 @@ export function headerRefusal(headers: Headers, frame: RequestFrame): HeaderRefu
       data: { supported: MODERN_VERSIONS, requested: version },
     };
   }
-  if (claimed !== undefined && claimed !== version) return mismatch(`the MCP-Protocol-Version header says ${JSON.stringify(version)} but the body's _meta says ${shown(claimed)}`);
+  if (claimed !== undefined && claimed !== version)
+    return mismatch(`the MCP-Protocol-Version header says ${JSON.stringify(version)} but the body's _meta says ${shown(claimed)}`);
   // The body's own envelope, judged as over stdio.
   const modern = modernEnvelope(params, true)!;
   if ("refusal" in modern) {
@@ -69,7 +70,8 @@ export function headerRefusal(headers: Headers, frame: RequestFrame): HeaderRefu
   }
   const method = headers.get("mcp-method");
   if (method === null) return mismatch("the Mcp-Method header is missing");
-  if (method !== frame.msg.method) return mismatch(`the Mcp-Method header says ${JSON.stringify(method)} but the body's method is ${JSON.stringify(frame.msg.method)}`);
+  if (method !== frame.msg.method)
+    return mismatch(`the Mcp-Method header says ${JSON.stringify(method)} but the body's method is ${JSON.stringify(frame.msg.method)}`);
   const field = NAMED_METHODS[frame.msg.method];
   if (!field) return undefined;
   const nameHeader = headers.get("mcp-name");
@@ -79,4 +81,3 @@ export function headerRefusal(headers: Headers, frame: RequestFrame): HeaderRefu
   if (name !== params[field]) return mismatch(`the Mcp-Name header says ${JSON.stringify(name)} but params.${field} is ${shown(params[field])}`);
   return undefined;
 }
-

@@ -57,7 +57,10 @@ export function readToken(flags: Pick<HttpFlags, "token" | "token-file">, env: R
       // A token others can read opens every server of the manifest to them: refused, as a credentials file would be.
       const mode = statSync(flags["token-file"]).mode & 0o777;
       if (mode & 0o077) {
-        throw new SynartesisError("config", `the token file ${flags["token-file"]} can be read by other users (mode ${mode.toString(8).padStart(4, "0")}); run chmod 600 on it`);
+        throw new SynartesisError(
+          "config",
+          `the token file ${flags["token-file"]} can be read by other users (mode ${mode.toString(8).padStart(4, "0")}); run chmod 600 on it`,
+        );
       }
       token = readFileSync(flags["token-file"], "utf8").trim();
     } catch (error) {
@@ -76,7 +79,8 @@ export function readToken(flags: Pick<HttpFlags, "token" | "token-file">, env: R
       `--http needs a bearer token${token === "" ? ` (${from} is empty)` : ""}: set SYNARTESIS_TOKEN, or give --token-file FILE (or --token TOKEN, which other users of this machine can see in ps)`,
     );
   }
-  if (!/^[\x21-\x7e]+$/.test(token)) throw usage(`the token from ${from} has a space, a control character or a non-ASCII character; a bearer token travels in a header and cannot`);
+  if (!/^[\x21-\x7e]+$/.test(token))
+    throw usage(`the token from ${from} has a space, a control character or a non-ASCII character; a bearer token travels in a header and cannot`);
   if (token.length < MIN_TOKEN_LENGTH) throw usage(`the token from ${from} is ${token.length} characters long; it must have at least ${MIN_TOKEN_LENGTH}`);
   return token;
 }
@@ -93,7 +97,9 @@ function allowedHost(value: string): string {
 /** The HTTP settings when --http is given; undefined for the proxy over stdio (which refuses the HTTP flags). */
 export function httpSettings(flags: HttpFlags, allowHosts: string[], env: Record<string, string | undefined>): HttpSettings | undefined {
   if (flags.http === undefined) {
-    const stray = (["http-host", "http-idle", "http-max-sessions", "token", "token-file"] as const).filter((name) => flags[name] !== undefined).map((name) => `--${name}`);
+    const stray = (["http-host", "http-idle", "http-max-sessions", "token", "token-file"] as const)
+      .filter((name) => flags[name] !== undefined)
+      .map((name) => `--${name}`);
     if (allowHosts.length) stray.push("--http-allow-host");
     if (stray.length) throw usage(`${stray.join(", ")} ${stray.length === 1 ? "is" : "are"} for serving over HTTP: add --http PORT`);
     return undefined;
@@ -109,6 +115,7 @@ export function httpSettings(flags: HttpFlags, allowHosts: string[], env: Record
   }
   const maxText = flags["http-max-sessions"];
   const maxSessions = maxText === undefined ? DEFAULT_MAX_SESSIONS : Number(maxText);
-  if (maxText !== undefined && !(/^\d+$/.test(maxText) && maxSessions >= 1)) throw usage(`--http-max-sessions takes a whole number, 1 or more (got "${maxText}")`);
+  if (maxText !== undefined && !(/^\d+$/.test(maxText) && maxSessions >= 1))
+    throw usage(`--http-max-sessions takes a whole number, 1 or more (got "${maxText}")`);
   return { port, host, allowHosts: allowHosts.map(allowedHost), idleMs: idleMinutes * 60_000, maxSessions, token: readToken(flags, env) };
 }

@@ -13,7 +13,10 @@ export function vouchFor(headers: Headers, tool: unknown): NonNullable<RequestCh
   return (inputSchema, args) => {
     const marked = headerMarks(inputSchema);
     if ("invalid" in marked) {
-      return { code: ErrorCode.InvalidParams, message: `Unknown tool: ${String(tool)} (not offered over HTTP: its x-mcp-header marking is invalid: ${marked.invalid})` };
+      return {
+        code: ErrorCode.InvalidParams,
+        message: `Unknown tool: ${String(tool)} (not offered over HTTP: its x-mcp-header marking is invalid: ${marked.invalid})`,
+      };
     }
     const mismatch = paramHeaderMismatch(marked.marks, args, headers);
     return mismatch === undefined ? undefined : { code: HEADER_MISMATCH, message: `Header mismatch: ${mismatch}` };

@@ -91,7 +91,10 @@ export async function serveHttp(options: HttpOptions): Promise<void> {
   /** Why no session can be opened now: as many are open as --http-max-sessions allows. */
   const full = () =>
     sessions.size >= options.maxSessions
-      ? refusal(503, `Service Unavailable: ${options.maxSessions} sessions are open, the most --http-max-sessions allows; one more can start when one ends (DELETE, or --http-idle)`)
+      ? refusal(
+          503,
+          `Service Unavailable: ${options.maxSessions} sessions are open, the most --http-max-sessions allows; one more can start when one ends (DELETE, or --http-idle)`,
+        )
       : undefined;
   const openSession = (kind: "session" | "sessionless" = "session") => {
     stopWatching();
@@ -113,14 +116,19 @@ export async function serveHttp(options: HttpOptions): Promise<void> {
     });
     return session;
   };
-  const sessionless = new SessionlessRuns(() => full() ?? openSession("sessionless"), log, (method) => methodNotFound(method, pool.router.single !== undefined));
+  const sessionless = new SessionlessRuns(
+    () => full() ?? openSession("sessionless"),
+    log,
+    (method) => methodNotFound(method, pool.router.single !== undefined),
+  );
 
   /** The session a request names, or why not. */
   const sessionFor = (request: Request): HttpSession | Response => {
     const id = request.headers.get(SESSION_HEADER);
     if (id === null) return refusal(400, "Bad Request: the Mcp-Session-Id header is missing; start a session with initialize");
     const session = sessions.get(id);
-    if (!session || session.ended || session.sessionless) return refusal(404, "Session not found: it ended (DELETE, --http-idle or a restart); start a new one with initialize", { code: SESSION_GONE });
+    if (!session || session.ended || session.sessionless)
+      return refusal(404, "Session not found: it ended (DELETE, --http-idle or a restart); start a new one with initialize", { code: SESSION_GONE });
     const version = request.headers.get("mcp-protocol-version");
     if (version !== null && !ACCEPTED_LEGACY_VERSIONS.includes(version)) {
       return refusal(400, `Bad Request: unsupported MCP-Protocol-Version ${JSON.stringify(version)} (supported: ${ACCEPTED_LEGACY_VERSIONS.join(", ")})`);
@@ -171,7 +179,8 @@ export async function serveHttp(options: HttpOptions): Promise<void> {
     if (path !== MCP_PATH) return plainText(404, `Not found: the MCP endpoint is ${MCP_PATH}`);
     if (hostName(request.headers.get("host")) === undefined) {
       // Said once: a client that sends it will send it again.
-      if (!malformedHostLogged) log.warn("a request's Host header is not a host name with an optional port; answered 400", { host: clipped(request.headers.get("host") ?? "") });
+      if (!malformedHostLogged)
+        log.warn("a request's Host header is not a host name with an optional port; answered 400", { host: clipped(request.headers.get("host") ?? "") });
       malformedHostLogged = true;
       return refusal(400, "Bad Request: the Host header is not a host name with an optional port");
     }
@@ -184,14 +193,17 @@ export async function serveHttp(options: HttpOptions): Promise<void> {
     const presented = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(request.headers.get("authorization") ?? "")?.[1];
     if (!tokenMatches(presented, options.token)) {
       const challenge = presented === undefined ? 'Bearer realm="synartesis"' : 'Bearer realm="synartesis", error="invalid_token"';
-      return refusal(401, "Unauthorized: send Authorization: Bearer with the token this proxy was started with", { headers: { "WWW-Authenticate": challenge } });
+      return refusal(401, "Unauthorized: send Authorization: Bearer with the token this proxy was started with", {
+        headers: { "WWW-Authenticate": challenge },
+      });
     }
     if (stopping) return refusal(503, SHUTTING_DOWN);
     switch (request.method) {
       case "POST":
         return post(request, server);
       case "GET": {
-        if (!(request.headers.get("accept") ?? "").includes("text/event-stream")) return refusal(406, "Not Acceptable: the client must accept text/event-stream");
+        if (!(request.headers.get("accept") ?? "").includes("text/event-stream"))
+          return refusal(406, "Not Acceptable: the client must accept text/event-stream");
         const session = sessionFor(request);
         if (session instanceof Response) return session;
         server.timeout(request, 0);

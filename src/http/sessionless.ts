@@ -52,14 +52,17 @@ export class SessionlessRuns {
    * binding says, before any run is opened or server started.
    */
   post(request: Request, frames: Frame[], batch: boolean): Response | Promise<Response> {
-    if (batch || frames.length !== 1) return refusal(400, "Invalid Request: a 2026-07-28 POST carries one JSON-RPC message, not a batch", { code: ErrorCode.InvalidRequest });
+    if (batch || frames.length !== 1)
+      return refusal(400, "Invalid Request: a 2026-07-28 POST carries one JSON-RPC message, not a batch", { code: ErrorCode.InvalidRequest });
     const frame = frames[0]!;
     switch (frame.kind) {
       case "notification":
         this.log.debug("a notification from a sessionless client; nothing to do with it", { method: frame.msg.method });
         return new Response(null, { status: 202 });
       case "response":
-        return refusal(400, "Invalid Request: a 2026-07-28 client sends no responses (input comes back in a retry's inputResponses)", { code: ErrorCode.InvalidRequest });
+        return refusal(400, "Invalid Request: a 2026-07-28 client sends no responses (input comes back in a retry's inputResponses)", {
+          code: ErrorCode.InvalidRequest,
+        });
       case "invalid":
         return jsonAnswer(400, deservesAnswer(frame) ? errorLine(frame.id, frame.code, frame.message) : errorLine(null, frame.code, frame.message));
     }

@@ -126,7 +126,10 @@ export interface Journal {
    * Approve or deny a held call. Returns the updated action, or the current
    * status when it is no longer awaiting a decision.
    */
-  decide(id: string, decision: { status: "approved" | "denied"; by: string; at: string; reason?: string }): Promise<{ action: Action } | { settled: ActionStatus }>;
+  decide(
+    id: string,
+    decision: { status: "approved" | "denied"; by: string; at: string; reason?: string },
+  ): Promise<{ action: Action } | { settled: ActionStatus }>;
   /**
    * An undo of a run withdraws its open requests for approval from seq
    * `fromSeq` on (R-GATE-7): they leave `gates`, are settled as denied, and no

@@ -100,7 +100,11 @@ function field(text: string): string[] {
  * the first line whose host, port, database and user match (`*` matches
  * anything). A file that others can read is ignored, with a warning.
  */
-function passwordFromFile(file: string, target: { hostname: string; port: number; database: string; username: string }, warnings: string[]): string | undefined {
+function passwordFromFile(
+  file: string,
+  target: { hostname: string; port: number; database: string; username: string },
+  warnings: string[],
+): string | undefined {
   let text: string;
   try {
     const stat = statSync(file);

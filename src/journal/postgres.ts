@@ -11,7 +11,21 @@ import { JournalError, type Journal, type NewAction, type Outcome, type PendingN
 import { migrate, SCHEMA } from "./postgres-migrations.ts";
 import { postgresTarget, redact, type PostgresTarget } from "./postgres-connection.ts";
 import { PostgresBodies, text } from "./postgres-bodies.ts";
-import { KEEPABLE, finishedBody, insertedAction, likePrefix, notedBody, newBody, absentColumn, onlyMatch, reportFailuresAsJournalErrors, textBody, toRun, warningsColumn, type Row } from "./rows.ts";
+import {
+  KEEPABLE,
+  finishedBody,
+  insertedAction,
+  likePrefix,
+  notedBody,
+  newBody,
+  absentColumn,
+  onlyMatch,
+  reportFailuresAsJournalErrors,
+  textBody,
+  toRun,
+  warningsColumn,
+  type Row,
+} from "./rows.ts";
 import type { Action, ActionStatus, ResolvedCall, Run, RunStatus, RunSummary, Settled, VerifyCall } from "./types.ts";
 
 const CHANNEL = "synartesis_journal";
@@ -78,7 +92,10 @@ export class PostgresJournal implements Journal {
     if (!(error instanceof SQL.SQLError)) return error;
     const { errno, code } = error as SQL.PostgresError;
     // The server's own errors say what they are; the client's (no connection) say where it tried.
-    const reason = redact(errno ? error.message : `no connection to ${this.target.hostname}:${this.target.port}: ${error.message} (${code})`, this.target.password);
+    const reason = redact(
+      errno ? error.message : `no connection to ${this.target.hostname}:${this.target.port}: ${error.message} (${code})`,
+      this.target.password,
+    );
     if (errno && FULL.includes(errno)) return new JournalError(this.path, "full", reason);
     if (errno && BUSY.includes(errno)) return new JournalError(this.path, "busy", reason);
     if (errno === "28P01" || errno === "28000") {
@@ -116,10 +133,14 @@ export class PostgresJournal implements Journal {
   /** Wakes on NOTIFY; after a reconnect (when notifications may have been missed) it reports a change too. */
   async watchChanges(onChange: () => void): Promise<() => Promise<void>> {
     let listening = false;
-    const subscription = await this.sql.listen(CHANNEL, () => onChange(), () => {
-      if (listening) onChange();
-      listening = true;
-    });
+    const subscription = await this.sql.listen(
+      CHANNEL,
+      () => onChange(),
+      () => {
+        if (listening) onChange();
+        listening = true;
+      },
+    );
     return () => subscription.unlisten();
   }
 
@@ -288,7 +309,10 @@ export class PostgresJournal implements Journal {
     return row && this.bodies.action(row);
   }
 
-  async decide(id: string, decision: { status: "approved" | "denied"; by: string; at: string; reason?: string }): Promise<{ action: Action } | { settled: ActionStatus }> {
+  async decide(
+    id: string,
+    decision: { status: "approved" | "denied"; by: string; at: string; reason?: string },
+  ): Promise<{ action: Action } | { settled: ActionStatus }> {
     const [row] = await this.sql`
       UPDATE actions SET status = ${decision.status}, approved_by = ${text(decision.by)}, approved_at = ${decision.at}, reason = ${text(decision.reason)}
        WHERE id = ${id} AND status = 'gated'

@@ -89,7 +89,8 @@ export function notedBody(before: Body, news: PendingNews): Body {
 
 /** The body with its inverse and verification read replaced (--replan, settle). */
 export function rebuiltBody(before: Body, change: { inverse?: ResolvedCall | null; verify?: VerifyCall | null }): Body {
-  const replaced = (value: ResolvedCall | VerifyCall | null | undefined, was: string | undefined) => (value === undefined ? was : value === null ? undefined : json(value));
+  const replaced = (value: ResolvedCall | VerifyCall | null | undefined, was: string | undefined) =>
+    value === undefined ? was : value === null ? undefined : json(value);
   return defined({ ...before, inverse: replaced(change.inverse, before.inverse), verify: replaced(change.verify, before.verify) });
 }
 
@@ -117,7 +118,15 @@ export function storedBody(body: Body, dictionary: Dictionary | undefined): Stor
  */
 export function textBody(body: Body): StoredBody {
   const text = (column: BodyColumn) => body[column] ?? null;
-  return { args: body.args ?? "null", snapshot: text("snapshot"), post_state: text("post_state"), result: text("result"), inverse: text("inverse"), verify: text("verify"), packed: null };
+  return {
+    args: body.args ?? "null",
+    snapshot: text("snapshot"),
+    post_state: text("post_state"),
+    result: text("result"),
+    inverse: text("inverse"),
+    verify: text("verify"),
+    packed: null,
+  };
 }
 
 /** A row's body: its text columns, or what its packed body holds (`dictionary` gives the content of a dictionary by id). */

@@ -2,7 +2,17 @@
 // the file and says whether a later write may succeed (full, busy) or not (broken).
 import { JournalError } from "./journal.ts";
 
-const BROKEN_CODES = ["SQLITE_CORRUPT", "SQLITE_NOTADB", "SQLITE_READONLY", "SQLITE_IOERR", "SQLITE_CANTOPEN", "SQLITE_PERM", "SQLITE_NOLFS", "SQLITE_PROTOCOL", "SQLITE_AUTH"];
+const BROKEN_CODES = [
+  "SQLITE_CORRUPT",
+  "SQLITE_NOTADB",
+  "SQLITE_READONLY",
+  "SQLITE_IOERR",
+  "SQLITE_CANTOPEN",
+  "SQLITE_PERM",
+  "SQLITE_NOLFS",
+  "SQLITE_PROTOCOL",
+  "SQLITE_AUTH",
+];
 
 /** SQLite's error code (extended, e.g. SQLITE_BUSY_SNAPSHOT) of one of its failures, or "" for anything else. */
 function sqliteCode(error: unknown): string {
@@ -23,4 +33,3 @@ export function journalFailure(path: string, error: unknown): unknown {
   if (BROKEN_CODES.some((broken) => code.startsWith(broken))) return new JournalError(path, "broken", error.message);
   return error;
 }
-

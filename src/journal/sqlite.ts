@@ -7,7 +7,21 @@ import type { Database } from "bun:sqlite";
 import { SynartesisError } from "../errors.ts";
 import { MIGRATIONS, runIdPrefix } from "./migrations.ts";
 import type { Journal, NewAction, Outcome, PendingNews, WriteOptions } from "./journal.ts";
-import { KEEPABLE, finishedBody, insertedAction, notedBody, likePrefix, newBody, absentColumn, onlyMatch, reportFailuresAsJournalErrors, textBody, toRun, warningsColumn, type Row } from "./rows.ts";
+import {
+  KEEPABLE,
+  finishedBody,
+  insertedAction,
+  notedBody,
+  likePrefix,
+  newBody,
+  absentColumn,
+  onlyMatch,
+  reportFailuresAsJournalErrors,
+  textBody,
+  toRun,
+  warningsColumn,
+  type Row,
+} from "./rows.ts";
 import { SqliteBodies } from "./sqlite-bodies.ts";
 import { CommitQueue } from "./sqlite-commits.ts";
 import type { JournalFiles } from "./file-identity.ts";
@@ -137,7 +151,9 @@ export class SqliteJournal implements Journal {
       if (!row) throw new SynartesisError("refused", `the journal ${this.path} has no runs yet`);
       return toRun(row);
     }
-    const rows = this.reader.query("SELECT * FROM runs WHERE replace(id, '-', '') LIKE ? ESCAPE '\\' ORDER BY started_at DESC").all(likePrefix(prefix)) as Row[];
+    const rows = this.reader
+      .query("SELECT * FROM runs WHERE replace(id, '-', '') LIKE ? ESCAPE '\\' ORDER BY started_at DESC")
+      .all(likePrefix(prefix)) as Row[];
     return onlyMatch(rows, prefix, "run", toRun);
   }
 
@@ -295,7 +311,10 @@ export class SqliteJournal implements Journal {
     });
   }
 
-  async decide(id: string, decision: { status: "approved" | "denied"; by: string; at: string; reason?: string }): Promise<{ action: Action } | { settled: ActionStatus }> {
+  async decide(
+    id: string,
+    decision: { status: "approved" | "denied"; by: string; at: string; reason?: string },
+  ): Promise<{ action: Action } | { settled: ActionStatus }> {
     return this.write(() => {
       const changed = this.db
         .query("UPDATE actions SET status = ?, approved_by = ?, approved_at = ?, reason = ? WHERE id = ? AND status = 'gated'")
@@ -344,7 +363,10 @@ export class SqliteJournal implements Journal {
 
   async settleClaim(id: string, owner: string, status: ActionStatus, undoNote?: string, options?: WriteOptions): Promise<void> {
     await this.writeGrouped(
-      () => this.db.query("UPDATE actions SET status = ?, undo_note = ?, inverse_sent_at = NULL WHERE id = ? AND claimed_by = ?").run(status, undoNote ?? null, id, owner),
+      () =>
+        this.db
+          .query("UPDATE actions SET status = ?, undo_note = ?, inverse_sent_at = NULL WHERE id = ? AND claimed_by = ?")
+          .run(status, undoNote ?? null, id, owner),
       options,
     );
   }

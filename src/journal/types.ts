@@ -3,16 +3,7 @@ import type { ToolClass } from "../manifest/types.ts";
 
 export type RunStatus = "active" | "complete" | "rolled_back" | "partial";
 
-export type ActionStatus =
-  | "pending"
-  | "gated"
-  | "approved"
-  | "denied"
-  | "applied"
-  | "failed"
-  | "rolling_back"
-  | "rolled_back"
-  | "unrecoverable";
+export type ActionStatus = "pending" | "gated" | "approved" | "denied" | "applied" | "failed" | "rolling_back" | "rolled_back" | "unrecoverable";
 
 export interface Run {
   id: string;

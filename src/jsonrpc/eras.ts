@@ -20,7 +20,15 @@ export const ACCEPTED_LEGACY_VERSIONS = [...LEGACY_VERSIONS, "2024-10-07"];
  * ping or logging/setLevel, subscriptions/listen instead of resources/subscribe,
  * tasks polled with tasks/get): not found for a client of that era.
  */
-export const REMOVED_IN_MODERN = new Set(["initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe", "tasks/result", "tasks/list"]);
+export const REMOVED_IN_MODERN = new Set([
+  "initialize",
+  "ping",
+  "logging/setLevel",
+  "resources/subscribe",
+  "resources/unsubscribe",
+  "tasks/result",
+  "tasks/list",
+]);
 
 export const PROTOCOL_VERSION_KEY = "io.modelcontextprotocol/protocolVersion";
 export const CLIENT_INFO_KEY = "io.modelcontextprotocol/clientInfo";
@@ -158,7 +166,8 @@ export function inputRequiredOf(reply: Response): InputRequired | undefined {
   const inputRequests: InputRequired["inputRequests"] = {};
   if (isRecord(result.inputRequests)) {
     for (const [key, request] of Object.entries(result.inputRequests)) {
-      if (isRecord(request) && typeof request.method === "string") inputRequests[key] = { method: request.method, ...("params" in request ? { params: request.params } : {}) };
+      if (isRecord(request) && typeof request.method === "string")
+        inputRequests[key] = { method: request.method, ...("params" in request ? { params: request.params } : {}) };
     }
   }
   return { inputRequests, ...(typeof result.requestState === "string" ? { requestState: result.requestState } : {}) };

@@ -157,7 +157,13 @@ export function frameOf(value: unknown, raw: string): Frame {
   }
   if (id && (value.result !== undefined || value.error !== undefined)) {
     if (responseFits(value.result, value.error)) return { kind: "response", raw, id, msg: value as Response };
-    return invalid("response", raw, id, ErrorCode.InvalidRequest, "Invalid Request: not a valid JSON-RPC response (a result object, or an error with a code and a message)");
+    return invalid(
+      "response",
+      raw,
+      id,
+      ErrorCode.InvalidRequest,
+      "Invalid Request: not a valid JSON-RPC response (a result object, or an error with a code and a message)",
+    );
   }
   return invalid("nothing", raw, id, ErrorCode.InvalidRequest, "Invalid Request: no method");
 }

@@ -34,4 +34,3 @@ export function decodedHeader(value: string): string | undefined {
 
 /** Methods whose target (params.name or params.uri) the Mcp-Name header repeats. */
 export const NAMED_METHODS: Readonly<Record<string, "name" | "uri">> = { "tools/call": "name", "prompts/get": "name", "resources/read": "uri" };
-

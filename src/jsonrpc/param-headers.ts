@@ -21,8 +21,24 @@ const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const MARKABLE = new Set(["string", "integer", "boolean"]);
 /** Keywords holding subschemas that are not a chain of `properties`: a mark under them is invalid. */
 const ELSEWHERE = [
-  "items", "prefixItems", "contains", "additionalProperties", "unevaluatedProperties", "unevaluatedItems", "propertyNames",
-  "patternProperties", "dependentSchemas", "oneOf", "anyOf", "allOf", "not", "if", "then", "else", "$defs", "definitions",
+  "items",
+  "prefixItems",
+  "contains",
+  "additionalProperties",
+  "unevaluatedProperties",
+  "unevaluatedItems",
+  "propertyNames",
+  "patternProperties",
+  "dependentSchemas",
+  "oneOf",
+  "anyOf",
+  "allOf",
+  "not",
+  "if",
+  "then",
+  "else",
+  "$defs",
+  "definitions",
 ];
 /** Those of them whose value is a map of name → subschema. */
 const MAPS = new Set(["patternProperties", "dependentSchemas", "$defs", "definitions"]);
@@ -42,13 +58,17 @@ export function headerMarks(inputSchema: unknown): { marks: HeaderMark[] } | { i
     if (!isRecord(node)) return undefined;
     if (MARK_KEY in node) {
       const header = node[MARK_KEY];
-      if (!reachable || path.length === 0) return `${where(path)}: x-mcp-header may only mark a property reached from the root through "properties" alone (not items, composition, conditionals, $defs or $ref)`;
+      if (!reachable || path.length === 0)
+        return `${where(path)}: x-mcp-header may only mark a property reached from the root through "properties" alone (not items, composition, conditionals, $defs or $ref)`;
       if (typeof header !== "string" || header === "") return `${where(path)}: x-mcp-header must be a non-empty string`;
-      if (!TOKEN.test(header)) return `${where(path)}: x-mcp-header ${JSON.stringify(header)} is not an HTTP field-name token (no spaces, control characters or delimiters)`;
+      if (!TOKEN.test(header))
+        return `${where(path)}: x-mcp-header ${JSON.stringify(header)} is not an HTTP field-name token (no spaces, control characters or delimiters)`;
       const type = node.type;
-      if (typeof type !== "string" || !MARKABLE.has(type)) return `${where(path)}: x-mcp-header may only mark a string, integer or boolean property, not ${typeof type === "string" ? type : JSON.stringify(type ?? null)}`;
+      if (typeof type !== "string" || !MARKABLE.has(type))
+        return `${where(path)}: x-mcp-header may only mark a string, integer or boolean property, not ${typeof type === "string" ? type : JSON.stringify(type ?? null)}`;
       const earlier = seen.get(header.toLowerCase());
-      if (earlier !== undefined) return `x-mcp-header ${JSON.stringify(header)} is used twice (also as ${JSON.stringify(earlier)}; names are compared without case)`;
+      if (earlier !== undefined)
+        return `x-mcp-header ${JSON.stringify(header)} is used twice (also as ${JSON.stringify(earlier)}; names are compared without case)`;
       seen.set(header.toLowerCase(), header);
       marks.push({ header, path, type: type as HeaderMark["type"] });
     }

@@ -37,9 +37,11 @@ export function filterOf(params: Record<string, unknown>): SubscriptionFilter | 
   }
   const uris = asked.resourceSubscriptions;
   if (uris === undefined) return filter;
-  if (!Array.isArray(uris) || !uris.every((uri) => typeof uri === "string")) return "params.notifications.resourceSubscriptions must be an array of resource URIs (strings)";
+  if (!Array.isArray(uris) || !uris.every((uri) => typeof uri === "string"))
+    return "params.notifications.resourceSubscriptions must be an array of resource URIs (strings)";
   const named = [...new Set(uris as string[])];
-  if (named.length > MAX_RESOURCE_SUBSCRIPTIONS) return `params.notifications.resourceSubscriptions names ${named.length} resources; at most ${MAX_RESOURCE_SUBSCRIPTIONS} are followed on one subscription`;
+  if (named.length > MAX_RESOURCE_SUBSCRIPTIONS)
+    return `params.notifications.resourceSubscriptions names ${named.length} resources; at most ${MAX_RESOURCE_SUBSCRIPTIONS} are followed on one subscription`;
   if (named.length) filter.resourceSubscriptions = named;
   return filter;
 }

@@ -6,7 +6,8 @@ import type { OAuthSettings } from "./types.ts";
 type Path = Array<string | number>;
 type Report = (path: Path, message: string, blameKey?: boolean) => void;
 
-const SHAPE = 'an OAuth sign-in is written `auth: oauth`, or as a map `{type: oauth, scopes: [...], client_id: ..., client_secret: ..., client_metadata_url: ...}`';
+const SHAPE =
+  "an OAuth sign-in is written `auth: oauth`, or as a map `{type: oauth, scopes: [...], client_id: ..., client_secret: ..., client_metadata_url: ...}`";
 
 const isMap = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === "object" && !Array.isArray(value);
 

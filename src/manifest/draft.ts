@@ -135,9 +135,7 @@ export function adoptShipped(
 
 function hintLine(tool: ToolInfo): string {
   const a = tool.annotations ?? {};
-  const hints = (["destructiveHint", "idempotentHint", "openWorldHint"] as const)
-    .filter((key) => a[key] !== undefined)
-    .map((key) => `${key}=${a[key]}`);
+  const hints = (["destructiveHint", "idempotentHint", "openWorldHint"] as const).filter((key) => a[key] !== undefined).map((key) => `${key}=${a[key]}`);
   return hints.length ? hints.join(", ") : "none given";
 }
 
@@ -221,7 +219,13 @@ export function writeServer(options: {
     removeServer(doc, options.name);
   }
   serversMap.flow = false;
-  const adopted = options.draftOnly ? undefined : adoptShipped(options.shipped, options.name, options.tools.map((t) => t.name));
+  const adopted = options.draftOnly
+    ? undefined
+    : adoptShipped(
+        options.shipped,
+        options.name,
+        options.tools.map((t) => t.name),
+      );
   serversMap.set(options.name, doc.createNode(serverNode(options.server, adopted?.server)));
 
   let rules = doc.get("tools", true);
@@ -235,7 +239,10 @@ export function writeServer(options: {
   const counts = { adopted: 0, readonly: 0, todo: 0 };
   if (adopted) {
     if (adopted.rules[0]) {
-      const note = [` Rules for "${options.name}" adopted from the shipped policy for ${adopted.from.title} (manifests/${adopted.from.file}).`, adopted.header ? `${adopted.header}` : ""]
+      const note = [
+        ` Rules for "${options.name}" adopted from the shipped policy for ${adopted.from.title} (manifests/${adopted.from.file}).`,
+        adopted.header ? `${adopted.header}` : "",
+      ]
         .filter(Boolean)
         .join("\n");
       adopted.rules[0].commentBefore = adopted.rules[0].commentBefore ? `${note}\n\n${adopted.rules[0].commentBefore}` : note;

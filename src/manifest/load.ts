@@ -104,7 +104,9 @@ export function parseManifest(text: string, file: string, env: Record<string, st
   const rules = parseRules(Array.isArray(raw.tools) ? raw.tools : [], Object.keys(rawServers), ctx);
   // Where the journal is cannot be guessed: an unset variable in it is an error whatever the mode.
   const journal =
-    typeof raw.journal === "string" ? new EnvExpander(env, (path, _variable, message) => problems.report(path, message)).value(raw.journal, ["journal"]) : undefined;
+    typeof raw.journal === "string"
+      ? new EnvExpander(env, (path, _variable, message) => problems.report(path, message)).value(raw.journal, ["journal"])
+      : undefined;
 
   if (problems.count) return fail();
   return { path: file, dir: ctx.dir, servers, rules, unsetVariables, ...(journal === undefined ? {} : { journal }) };
@@ -118,9 +120,13 @@ export function loadManifest(file: string, env: Record<string, string | undefine
     text = readFileSync(path, "utf8");
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    throw new SynartesisError("manifest", code === "ENOENT" ? `there is no manifest at ${path}` : `cannot read the manifest ${path}: ${(error as Error).message}`, {
-      hint: code === "ENOENT" ? "Create one with `synartesis init NAME -- COMMAND ARGS…`, or pass --manifest PATH." : undefined,
-    });
+    throw new SynartesisError(
+      "manifest",
+      code === "ENOENT" ? `there is no manifest at ${path}` : `cannot read the manifest ${path}: ${(error as Error).message}`,
+      {
+        hint: code === "ENOENT" ? "Create one with `synartesis init NAME -- COMMAND ARGS…`, or pass --manifest PATH." : undefined,
+      },
+    );
   }
   return parseManifest(text, path, env, options);
 }

@@ -38,9 +38,7 @@ export function createMatcher(manifest: Pick<Manifest, "rules">): Matcher {
       const cached = cache.get(name);
       if (cached) return cached;
       const found = compiled.find((c) => c.regexp.test(name))?.rule;
-      const result: Classification = found
-        ? { rule: found, class: found.class, gate: found.gate }
-        : { rule: undefined, class: "irreversible", gate: "always" };
+      const result: Classification = found ? { rule: found, class: found.class, gate: found.gate } : { rule: undefined, class: "irreversible", gate: "always" };
       cache.set(name, result);
       return result;
     },

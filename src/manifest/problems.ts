@@ -90,6 +90,9 @@ export class Problems {
   error(more: Problem[] = []): ManifestError {
     const unique = new Map<string, Problem>();
     for (const p of [...this.found, ...more]) unique.set(`${p.line}:${p.col}:${p.message}`, p);
-    return new ManifestError(this.file, [...unique.values()].sort((a, b) => a.line - b.line || a.col - b.col));
+    return new ManifestError(
+      this.file,
+      [...unique.values()].sort((a, b) => a.line - b.line || a.col - b.col),
+    );
   }
 }

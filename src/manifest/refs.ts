@@ -213,7 +213,7 @@ export function resolveRef(ref: Ref, context: RefContext): unknown {
 }
 
 function asText(value: unknown): string {
-  return typeof value === "string" ? value : JSON.stringify(value) ?? "null";
+  return typeof value === "string" ? value : (JSON.stringify(value) ?? "null");
 }
 
 /** Resolve a template to literal values; throws ResolveError naming the reference and what was missing. */

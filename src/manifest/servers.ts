@@ -33,7 +33,10 @@ function parseServer(name: string, raw: RawServer, path: Path, ctx: SectionConte
   const timeoutMs = (raw.timeout ?? DEFAULT_TIMEOUT_SECONDS) * 1000;
   const timeoutMaxMs = raw.timeout_max === undefined ? undefined : raw.timeout_max * 1000;
   if (timeoutMaxMs !== undefined && timeoutMaxMs < timeoutMs) {
-    ctx.report([...path, "timeout_max"], `timeout_max (${raw.timeout_max} s) must be at least timeout (${timeoutMs / 1000} s): it caps how far progress can extend a request's timeout`);
+    ctx.report(
+      [...path, "timeout_max"],
+      `timeout_max (${raw.timeout_max} s) must be at least timeout (${timeoutMs / 1000} s): it caps how far progress can extend a request's timeout`,
+    );
   }
   if (raw.command !== undefined && raw.url !== undefined) {
     ctx.report([...path, "url"], `server "${name}" has both "command" and "url"; choose one`, true);

@@ -77,7 +77,11 @@ function replyError(reply: Reply): string | undefined {
 }
 
 /** Tell the agent a call did not run because the journal could not record it (nothing was forwarded). */
-export function unrecordedLine(ctx: Pick<CallContext, "log" | "onJournalError">, call: Pick<ToolCall, "server" | "tool" | "clientId">, error: JournalError): string {
+export function unrecordedLine(
+  ctx: Pick<CallContext, "log" | "onJournalError">,
+  call: Pick<ToolCall, "server" | "tool" | "clientId">,
+  error: JournalError,
+): string {
   ctx.log.error("a call was refused: the journal could not record it", { server: call.server, tool: call.tool, error: error.message });
   ctx.onJournalError?.(error);
   return toolErrorLine(call.clientId, `Synartesis did not run this call: it could not record it (${error.message}).`);
@@ -106,7 +110,10 @@ async function recordOutcome(ctx: CallContext, call: ToolCall, action: string | 
   } catch (error) {
     if (!(error instanceof JournalError)) throw error;
     ctx.log.warn("the outcome of a forwarded call could not be journalled; its row stays as it was (pending)", {
-      server: call.server, tool: call.tool, action, error: error.message,
+      server: call.server,
+      tool: call.tool,
+      action,
+      error: error.message,
     });
     ctx.onJournalError?.(error);
   }
@@ -116,7 +123,10 @@ async function recordOutcome(ctx: CallContext, call: ToolCall, action: string | 
 async function unknownOutcome(ctx: CallContext, call: ToolCall, actionId: string, why: string): Promise<string> {
   await recordOutcome(ctx, call, actionId, () => ctx.journal.finishAction(actionId, { status: "pending", error: `${why}; the outcome is unknown` }));
   ctx.log.error("call outcome unknown", { server: call.server, tool: call.tool, action: actionId, error: why });
-  return toolErrorLine(call.clientId, `Synartesis forwarded this call, but ${why}. Its outcome is unknown and is recorded as pending; check the state before trying again.`);
+  return toolErrorLine(
+    call.clientId,
+    `Synartesis forwarded this call, but ${why}. Its outcome is unknown and is recorded as pending; check the state before trying again.`,
+  );
 }
 
 /** A held or denied call: one info line for the person watching the log (R-PROXY-15), the text for the agent. */
@@ -148,7 +158,10 @@ async function classifyAndRun(ctx: CallContext, call: ToolCall): Promise<string>
     const stopped = await ctx.recordingStopped?.();
     if (stopped) {
       turn.release();
-      return toolErrorLine(call.clientId, `Synartesis did not run this call: it has stopped recording, because ${stopped}. Nothing it runs now could be undone; restart the MCP server entry (the proxy) to record into a journal again.`);
+      return toolErrorLine(
+        call.clientId,
+        `Synartesis did not run this call: it has stopped recording, because ${stopped}. Nothing it runs now could be undone; restart the MCP server entry (the proxy) to record into a journal again.`,
+      );
     }
     let approval: GateOutcome | undefined;
     if (verdict.gated) {
@@ -189,7 +202,17 @@ async function forwardReadOnly(ctx: CallContext, call: ToolCall): Promise<string
   const record = (fields: Pick<NewAction, "status"> & Partial<NewAction>) =>
     recordOutcome(ctx, call, undefined, () =>
       ctx.journal.insertAction(
-        { id: ctx.newId(), runId: ctx.runId, seq: call.arrival?.take(), server: call.server, tool: call.tool, args: call.args, class: "readonly", ts: started, ...fields },
+        {
+          id: ctx.newId(),
+          runId: ctx.runId,
+          seq: call.arrival?.take(),
+          server: call.server,
+          tool: call.tool,
+          args: call.args,
+          class: "readonly",
+          ts: started,
+          ...fields,
+        },
         { group: "soon" },
       ),
     );

@@ -3,7 +3,18 @@
 // Synartesis serves (else -32022, naming the ones it does) and if it carries
 // the envelope the revision requires (else -32602); an initialize opens a
 // 2025-era connection. The first request decides, once.
-import { asLegacyResult, asModernResult, claimedVersion, CLIENT_INFO_KEY, envelopeOf, LEGACY_VERSIONS, MODERN_VERSIONS, RUN_KEY, type Envelope, type Era } from "../jsonrpc/eras.ts";
+import {
+  asLegacyResult,
+  asModernResult,
+  claimedVersion,
+  CLIENT_INFO_KEY,
+  envelopeOf,
+  LEGACY_VERSIONS,
+  MODERN_VERSIONS,
+  RUN_KEY,
+  type Envelope,
+  type Era,
+} from "../jsonrpc/eras.ts";
 import { isRecord, paramsOf, type NotificationFrame, type RequestFrame } from "../jsonrpc/frames.ts";
 import { ErrorCode, errorLine, UNSUPPORTED_PROTOCOL_VERSION, type Code } from "../jsonrpc/messages.ts";
 import { rawMember, withIdText } from "../jsonrpc/raw-json.ts";
@@ -20,11 +31,19 @@ export const NOT_OPENED = `before initialize: the client must send initialize fi
  * request, unless the connection is already of the 2026 era: then it lacks
  * the envelope); a refusal (code, message, data) when it cannot be served.
  */
-export function modernEnvelope(params: Record<string, unknown>, modernConnection: boolean): { envelope: Envelope } | { refusal: [Code, string, unknown?] } | undefined {
+export function modernEnvelope(
+  params: Record<string, unknown>,
+  modernConnection: boolean,
+): { envelope: Envelope } | { refusal: [Code, string, unknown?] } | undefined {
   const version = claimedVersion(params);
   if (version === undefined) {
     if (!modernConnection) return undefined;
-    return { refusal: [ErrorCode.InvalidParams, 'Invalid params: a 2026-07-28 request must carry _meta["io.modelcontextprotocol/protocolVersion"] and _meta["io.modelcontextprotocol/clientCapabilities"]'] };
+    return {
+      refusal: [
+        ErrorCode.InvalidParams,
+        'Invalid params: a 2026-07-28 request must carry _meta["io.modelcontextprotocol/protocolVersion"] and _meta["io.modelcontextprotocol/clientCapabilities"]',
+      ],
+    };
   }
   if (typeof version !== "string" || !MODERN_VERSIONS.includes(version)) {
     return {
@@ -116,7 +135,13 @@ export class ClientEra {
     if (this.era === "legacy") return this.legacyEnvelope;
     if (frame.msg.method === "initialize") {
       if (this.era !== "modern") return this.legacyEnvelope;
-      channel.end(errorLine(frame.id, ErrorCode.InvalidRequest, "Invalid Request: this connection speaks 2026-07-28 (its first request said so), which has no initialize"));
+      channel.end(
+        errorLine(
+          frame.id,
+          ErrorCode.InvalidRequest,
+          "Invalid Request: this connection speaks 2026-07-28 (its first request said so), which has no initialize",
+        ),
+      );
       return undefined;
     }
     const modern = modernEnvelope(paramsOf(frame.msg), this.era === "modern");
@@ -144,7 +169,8 @@ export class ClientEra {
   resume(frame: RequestFrame, channel: RequestChannel): void {
     const params = paramsOf(frame.msg);
     // A call's retry is a tools/call of its own: over HTTP its headers must agree with its arguments too.
-    const vouch = (request: ClientRequest) => (request.method === "tools/call" ? channel.vouch?.(request.inputSchema, isRecord(params.arguments) ? params.arguments : {}) : undefined);
+    const vouch = (request: ClientRequest) =>
+      request.method === "tools/call" ? channel.vouch?.(request.inputSchema, isRecord(params.arguments) ? params.arguments : {}) : undefined;
     const resumed = this.retries.resume(params, requestIdentity(frame.msg.method, params), vouch);
     if ("error" in resumed) return channel.end(errorLine(frame.id, (resumed.code ?? ErrorCode.InvalidParams) as Code, resumed.error));
     const { request } = resumed;
@@ -189,7 +215,13 @@ export class ClientEra {
   serverRequest(upstream: Upstream, frame: RequestFrame): void {
     const request = this.callAt(upstream);
     if (!request) {
-      upstream.sendRaw(errorLine(frame.id, ErrorCode.InternalError, `Synartesis: the client speaks 2026-07-28 and can be asked for ${frame.msg.method} only during one of its calls to this server`));
+      upstream.sendRaw(
+        errorLine(
+          frame.id,
+          ErrorCode.InternalError,
+          `Synartesis: the client speaks 2026-07-28 and can be asked for ${frame.msg.method} only during one of its calls to this server`,
+        ),
+      );
       return;
     }
     let held = this.heldServerRequests.get(request);

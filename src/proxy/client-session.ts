@@ -148,7 +148,9 @@ export class ClientSession implements PoolMember {
   }
 
   /** Whether one of its requests waits for the client's retry with input (it is not idle then). */
-  get awaitingRetry(): boolean { return this.client.retries.awaited; }
+  get awaitingRetry(): boolean {
+    return this.client.retries.awaited;
+  }
 
   // ---- from the client ----
 
@@ -192,7 +194,8 @@ export class ClientSession implements PoolMember {
     const { id, msg } = frame;
     const params = paramsOf(msg);
     // Two requests under one id would get each other's answers (and one call another's record).
-    if (this.requests.has(id.key)) return channel.end(errorLine(id, ErrorCode.InvalidRequest, `Invalid Request: id ${id.text} is already used by a request still in progress`));
+    if (this.requests.has(id.key))
+      return channel.end(errorLine(id, ErrorCode.InvalidRequest, `Invalid Request: id ${id.text} is already used by a request still in progress`));
     if (msg.method === "ping") return channel.end(resultLine(id, {}));
     if (this.client.continues(frame)) return this.client.resume(frame, channel);
     const envelope = this.client.envelopeFor(frame, channel);
@@ -311,7 +314,8 @@ export class ClientSession implements PoolMember {
 
   private async initialize(frame: RequestFrame, request: ClientRequest): Promise<void> {
     const { id } = frame;
-    if (this.phase !== "waiting" && !this.failure) return this.client.answer(request, errorLine(id, ErrorCode.InvalidRequest, "initialize was already received in this session"));
+    if (this.phase !== "waiting" && !this.failure)
+      return this.client.answer(request, errorLine(id, ErrorCode.InvalidRequest, "initialize was already received in this session"));
     const params = paramsOf(frame.msg);
     this.client.initialized(params);
     if (!(await this.startFor(request, params))) return;
@@ -399,7 +403,10 @@ export class ClientSession implements PoolMember {
       this.client.answer(
         request,
         request.method === "tools/call"
-          ? toolErrorLine(request.id.text, `Synartesis could not finish this call: ${reason}. If it reached the server, its outcome is unknown (recorded as pending); check the state before trying again.`)
+          ? toolErrorLine(
+              request.id.text,
+              `Synartesis could not finish this call: ${reason}. If it reached the server, its outcome is unknown (recorded as pending); check the state before trying again.`,
+            )
           : errorLine(request.id, ErrorCode.InternalError, `Synartesis: ${reason}`),
       );
       request.cancelled = true;

@@ -11,7 +11,17 @@
 import { paramsOf, type NotificationFrame } from "../jsonrpc/frames.ts";
 import { ErrorCode, errorLine } from "../jsonrpc/messages.ts";
 import { MODERN_VERSION } from "../jsonrpc/eras.ts";
-import { acknowledgedLine, completedLine, filterOf, isEmptyFilter, LIST_CHANGES, LISTEN, matchOf, withSubscriptionId, type SubscriptionFilter } from "../jsonrpc/subscriptions.ts";
+import {
+  acknowledgedLine,
+  completedLine,
+  filterOf,
+  isEmptyFilter,
+  LIST_CHANGES,
+  LISTEN,
+  matchOf,
+  withSubscriptionId,
+  type SubscriptionFilter,
+} from "../jsonrpc/subscriptions.ts";
 import type { Logger } from "../log.ts";
 import type { ClientRequest } from "./client-request.ts";
 import type { ServerPool } from "./pool.ts";
@@ -60,12 +70,23 @@ export class ClientSubscriptions {
 
   /** A subscriptions/listen: acknowledged, then served until it ends (resolves then). A 2025-era connection has none. */
   async listen(request: ClientRequest, params: Record<string, unknown>, modern: boolean): Promise<void> {
-    if (!modern) return this.answer(request, errorLine(request.id, ErrorCode.MethodNotFound, `Method not found: ${LISTEN} is of ${MODERN_VERSION}; this connection opened with initialize (resources/subscribe serves it)`));
+    if (!modern)
+      return this.answer(
+        request,
+        errorLine(
+          request.id,
+          ErrorCode.MethodNotFound,
+          `Method not found: ${LISTEN} is of ${MODERN_VERSION}; this connection opened with initialize (resources/subscribe serves it)`,
+        ),
+      );
     const asked = filterOf(params);
     if (typeof asked === "string") return this.answer(request, errorLine(request.id, ErrorCode.InvalidParams, `Invalid params: ${asked}`));
     if (this.closed) return this.answer(request, errorLine(request.id, ErrorCode.InternalError, NOT_OPENED_AT_SHUTDOWN));
     if (this.open.size >= MAX_SUBSCRIPTIONS) {
-      return this.answer(request, errorLine(request.id, ErrorCode.InternalError, `Subscription limit reached: ${MAX_SUBSCRIPTIONS} subscriptions are open on this connection`));
+      return this.answer(
+        request,
+        errorLine(request.id, ErrorCode.InternalError, `Subscription limit reached: ${MAX_SUBSCRIPTIONS} subscriptions are open on this connection`),
+      );
     }
     let ended!: () => void;
     const over = new Promise<void>((resolve) => (ended = resolve));
@@ -148,8 +169,13 @@ export class ClientSubscriptions {
     if (!ownersKnown || !this.open.has(subscription)) return;
     const holding = this.pool.subscriptions.hold(subscription, ownersKnown);
     // It may go on after the acknowledgment: a failure then is no one's to hear (the subscription just lacks what failed).
-    holding.catch((error: Error) => this.log.debug("a subscription's resources could not all be followed", { subscription: subscription.idText, error: error.message }));
-    await within(holding.catch(() => {}), Math.max(0, ...[...ownersKnown.values()].map(ackWaitAt)));
+    holding.catch((error: Error) =>
+      this.log.debug("a subscription's resources could not all be followed", { subscription: subscription.idText, error: error.message }),
+    );
+    await within(
+      holding.catch(() => {}),
+      Math.max(0, ...[...ownersKnown.values()].map(ackWaitAt)),
+    );
   }
 
   private complete(subscription: Subscription): void {

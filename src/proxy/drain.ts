@@ -21,11 +21,7 @@ export type DrainEnd = "finished" | "drain time over" | "second signal";
 
 export async function drain(work: Drainable, drainMs: number, forced: Promise<void>): Promise<DrainEnd> {
   const settled = work.settled().then(() => "finished" as const);
-  const end = await Promise.race([
-    settled,
-    Bun.sleep(drainMs).then(() => "drain time over" as const),
-    forced.then(() => "second signal" as const),
-  ]);
+  const end = await Promise.race([settled, Bun.sleep(drainMs).then(() => "drain time over" as const), forced.then(() => "second signal" as const)]);
   if (end === "finished") return end;
   const reason =
     end === "second signal"

@@ -62,9 +62,7 @@ export type GateEvent =
   | { kind: "held"; action: string; reason: string; approve: string; newRequest: boolean }
   | { kind: "denied"; action: string; by?: string; reason?: string };
 
-export type GateOutcome =
-  | { proceed: true; approval?: Action; actionId: string }
-  | { proceed: false; text: string; event: GateEvent };
+export type GateOutcome = { proceed: true; approval?: Action; actionId: string } | { proceed: false; text: string; event: GateEvent };
 
 export function heldText(action: Pick<Action, "id">, reason: string, command: string): string {
   return [

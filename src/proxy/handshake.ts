@@ -12,9 +12,9 @@ import type { ServerPool } from "./pool.ts";
 
 export const INSTRUCTIONS_PREAMBLE = [
   "This connection goes through Synartesis, which records every tool call together with the state it replaced, so that a person can undo what was done.",
-  "Some calls are held for a person's approval: such a call fails at once with a message that starts with \"HELD FOR APPROVAL\" and contains a command.",
+  'Some calls are held for a person\'s approval: such a call fails at once with a message that starts with "HELD FOR APPROVAL" and contains a command.',
   "When that happens, relay the command to the person, wait until they say it is approved, then make exactly the same call again (same tool, same arguments).",
-  "A call may also come back \"DENIED\": do not retry it without asking the person.",
+  'A call may also come back "DENIED": do not retry it without asking the person.',
   "Never route around a held or denied call by using other tools to reach the same effect.",
 ].join(" ");
 
@@ -77,7 +77,10 @@ export function initializeResult(pool: ServerPool, requested: unknown): Record<s
   if (single?.initResult) return { ...single.initResult, instructions };
   const legacy = pool.upstreams.map((upstream) => upstream.hello).filter((hello) => hello?.era === "legacy");
   // The lowest version any 2025-era server speaks; with 2026-era servers only, the client's own if it is one we know.
-  const versions = legacy.map((hello) => hello!.protocolVersion).filter(Boolean).sort();
+  const versions = legacy
+    .map((hello) => hello!.protocolVersion)
+    .filter(Boolean)
+    .sort();
   const asked = typeof requested === "string" && LEGACY_VERSIONS.includes(requested) ? requested : LEGACY_VERSIONS[0]!;
   return {
     protocolVersion: versions[0] ?? asked,

@@ -23,7 +23,8 @@ function undeclared(request: ClientRequest, requests: InputRequests): string | u
   for (const { method } of Object.values(requests)) {
     const capability = capabilityFor(method);
     if (!capability) return `the server asked for ${method}, which is not a request a client answers with input`;
-    if (!isRecord(request.envelope.clientCapabilities[capability])) return `the server asked for ${method}, but the client did not declare the ${capability} capability`;
+    if (!isRecord(request.envelope.clientCapabilities[capability]))
+      return `the server asked for ${method}, but the client did not declare the ${capability} capability`;
   }
   return undefined;
 }
@@ -38,7 +39,8 @@ export function askByRequests(send: (request: ClientRequest, method: string, par
     const responses: Record<string, unknown> = {};
     for (const [index, answer] of answers.entries()) {
       const key = keys[index]!;
-      if (answer.status === "rejected") return { responses, refused: `the client refused the server's ${requests[key]!.method} request (${(answer.reason as Error).message})` };
+      if (answer.status === "rejected")
+        return { responses, refused: `the client refused the server's ${requests[key]!.method} request (${(answer.reason as Error).message})` };
       responses[key] = answer.value;
     }
     return { responses };
@@ -97,8 +99,10 @@ export class Retries {
   ): { request: ClientRequest; proceed(): void } | { error: string; code?: number } {
     const state = String(params.requestState);
     const waiting = this.waiting.get(state);
-    if (!waiting) return { error: "Invalid params: invalid or expired requestState (Synartesis no longer waits for this retry); make the call again from the start" };
-    if (waiting.request.identity !== identity) return { error: "Invalid params: this requestState belongs to another call; a retry must repeat the call it answers (same tool, same arguments)" };
+    if (!waiting)
+      return { error: "Invalid params: invalid or expired requestState (Synartesis no longer waits for this retry); make the call again from the start" };
+    if (waiting.request.identity !== identity)
+      return { error: "Invalid params: this requestState belongs to another call; a retry must repeat the call it answers (same tool, same arguments)" };
     const refused = refuse(waiting.request);
     if (refused) return { error: refused.message, code: refused.code };
     this.waiting.delete(state);
@@ -153,7 +157,8 @@ export class HeldServerRequests {
       for (const [key, { frame }] of this.held) requests[key] = { method: frame.msg.method, ...(frame.msg.params ? { params: frame.msg.params } : {}) };
       let asked: Asked;
       try {
-        asked = round > MAX_INPUT_ROUNDS ? { responses: {}, refused: `the client did not answer in ${MAX_INPUT_ROUNDS} rounds` } : await this.request.ask(requests);
+        asked =
+          round > MAX_INPUT_ROUNDS ? { responses: {}, refused: `the client did not answer in ${MAX_INPUT_ROUNDS} rounds` } : await this.request.ask(requests);
       } catch (error) {
         asked = { responses: {}, refused: (error as Error).message };
       }

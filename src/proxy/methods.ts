@@ -48,8 +48,21 @@ const LISTS = new Map([
 
 /** The methods the proxy answers by its own rules, whatever its servers (every other one goes untouched to a single server). */
 const OWN_METHODS = new Set([
-  "initialize", "ping", "server/discover", "tools/call", ...LISTS.keys(), "prompts/get", "resources/read", "resources/subscribe",
-  "resources/unsubscribe", "completion/complete", "tasks/get", "tasks/update", "tasks/cancel", "logging/setLevel", LISTEN,
+  "initialize",
+  "ping",
+  "server/discover",
+  "tools/call",
+  ...LISTS.keys(),
+  "prompts/get",
+  "resources/read",
+  "resources/subscribe",
+  "resources/unsubscribe",
+  "completion/complete",
+  "tasks/get",
+  "tasks/update",
+  "tasks/cancel",
+  "logging/setLevel",
+  LISTEN,
 ]);
 
 /**
@@ -138,7 +151,8 @@ async function resourceSubscription(ctx: MethodContext, owner: Upstream, frame: 
   if (owner.era === "modern") {
     const followed = subscribe && (await book.hold(holder, new Map([[uri, owner]]))).has(uri);
     if (!followed) book.drop(holder, uri, owner);
-    if (subscribe && !followed) return answer(errorLine(frame.id, ErrorCode.InvalidParams, `server "${owner.name}" offers no updates of the resource ${JSON.stringify(uri)}`));
+    if (subscribe && !followed)
+      return answer(errorLine(frame.id, ErrorCode.InvalidParams, `server "${owner.name}" offers no updates of the resource ${JSON.stringify(uri)}`));
     return answer();
   }
   if (!subscribe && book.drop(holder, uri, owner)) return answer();

@@ -268,7 +268,11 @@ export class ServerPool {
       const reply = await upstream.request("logging/setLevel", { level: this.logLevel });
       if ("error" in reply.msg) throw new Error(reply.msg.error.message);
     } catch (failure) {
-      this.log.warn("could not restore the client's setup on a restarted server", { server: upstream.name, method: "logging/setLevel", error: (failure as Error).message });
+      this.log.warn("could not restore the client's setup on a restarted server", {
+        server: upstream.name,
+        method: "logging/setLevel",
+        error: (failure as Error).message,
+      });
     }
   }
 

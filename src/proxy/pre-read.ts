@@ -40,7 +40,12 @@ export class EarlyReads {
   private sends = 0;
   private postRead: Promise<StateRead> | undefined;
 
-  private constructor(private readonly upstream: Upstream, private readonly call: ToolCall, private readonly verify: VerifyCall | undefined, private readonly running: RunningTurn) {}
+  private constructor(
+    private readonly upstream: Upstream,
+    private readonly call: ToolCall,
+    private readonly verify: VerifyCall | undefined,
+    private readonly running: RunningTurn,
+  ) {}
 
   /** For a call to `upstream` whose post-read is `verify`: undefined unless it answers in order and the post-read reads it. */
   static at(upstream: Upstream, call: ToolCall, verify: VerifyCall | undefined, running: RunningTurn): EarlyReads | undefined {
@@ -84,7 +89,10 @@ export async function preRead(ctx: CallContext, call: ToolCall, rule: Rule | und
   } catch (error) {
     if (!(error instanceof ResolveError)) throw error;
     const why = `the pre-read's arguments could not be built from this call: ${error.message}`;
-    return { refused: why, agentText: `Synartesis did not run ${call.tool}: the arguments it was given lack what is needed to read the state it would replace (${error.message}).` };
+    return {
+      refused: why,
+      agentText: `Synartesis did not run ${call.tool}: the arguments it was given lack what is needed to read the state it would replace (${error.message}).`,
+    };
   }
   const verify: VerifyCall = { server: rule.snapshot.server, tool: rule.snapshot.tool, args: snapshotArgs, absentWhen: rule.snapshot.absentWhen };
   const { read, absentText = "" } = await readBefore(ctx, call, verify, handed);
@@ -103,7 +111,12 @@ export async function preRead(ctx: CallContext, call: ToolCall, rule: Rule | und
  * The pre-read again, right before a retry leaves: the new state, or why the
  * retry must not be sent (the read failed; or what was there to restore is gone).
  */
-export async function readAgain(ctx: CallContext, call: ToolCall, verify: VerifyCall, before: Observation): Promise<{ snapshot: Observation } | { stop: string }> {
+export async function readAgain(
+  ctx: CallContext,
+  call: ToolCall,
+  verify: VerifyCall,
+  before: Observation,
+): Promise<{ snapshot: Observation } | { stop: string }> {
   const { read } = await readState(ctx.upstream(verify.server), verify, call.origin);
   const readName = `${verify.server}.${verify.tool}`;
   if (readFailed(read)) return { stop: `the pre-read ${readName} before sending the call again failed: ${read.error}` };

@@ -24,16 +24,12 @@ const EFFECTS: ReadonlyMap<string, string> = new Map([
   ...["CREATE", "DROP", "ALTER", "RENAME", "COMMENT"].map((k) => [k, "changes the schema"] as const),
   ...["GRANT", "REVOKE", "DENY", "REASSIGN"].map((k) => [k, "changes permissions"] as const),
   ...["CALL", "DO", "EXEC", "EXECUTE"].map((k) => [k, "runs code that may modify data"] as const),
-  ...["BEGIN", "START", "COMMIT", "END", "ROLLBACK", "ABORT", "SAVEPOINT", "RELEASE"].map(
-    (k) => [k, "controls transactions"] as const,
-  ),
+  ...["BEGIN", "START", "COMMIT", "END", "ROLLBACK", "ABORT", "SAVEPOINT", "RELEASE"].map((k) => [k, "controls transactions"] as const),
   ["PREPARE", "defines a statement to run later"],
   ...["SET", "RESET"].map((k) => [k, "changes settings"] as const),
   ["LOCK", "takes locks"],
   ["UNLOCK", "releases locks"],
-  ...["VACUUM", "ANALYZE", "ANALYSE", "CLUSTER", "REINDEX", "REFRESH", "CHECKPOINT", "OPTIMIZE"].map(
-    (k) => [k, "does maintenance work that writes"] as const,
-  ),
+  ...["VACUUM", "ANALYZE", "ANALYSE", "CLUSTER", "REINDEX", "REFRESH", "CHECKPOINT", "OPTIMIZE"].map((k) => [k, "does maintenance work that writes"] as const),
   ["NOTIFY", "sends a notification"],
   ...["KILL", "SHUTDOWN"].map((k) => [k, "stops sessions or the server"] as const),
 ]);
@@ -41,8 +37,21 @@ const EFFECTS: ReadonlyMap<string, string> = new Map([
 // Statement keywords that have no business inside a read-only query. This also catches
 // SQL Server batches, which run `SELECT 1 DELETE FROM t` as two statements without a `;`.
 const FORBIDDEN_IN_QUERY: ReadonlySet<string> = new Set([
-  "INSERT", "UPDATE", "DELETE", "MERGE", "UPSERT", "TRUNCATE", "CREATE", "DROP", "ALTER",
-  "GRANT", "REVOKE", "EXEC", "EXECUTE", "KILL", "SHUTDOWN",
+  "INSERT",
+  "UPDATE",
+  "DELETE",
+  "MERGE",
+  "UPSERT",
+  "TRUNCATE",
+  "CREATE",
+  "DROP",
+  "ALTER",
+  "GRANT",
+  "REVOKE",
+  "EXEC",
+  "EXECUTE",
+  "KILL",
+  "SHUTDOWN",
 ]);
 // MySQL also has INSERT(str, …) and TRUNCATE(x, d) as ordinary functions.
 const ALSO_PLAIN_FUNCTIONS: ReadonlySet<string> = new Set(["INSERT", "TRUNCATE"]);
@@ -50,30 +59,63 @@ const ALSO_PLAIN_FUNCTIONS: ReadonlySet<string> = new Set(["INSERT", "TRUNCATE"]
 // Well-known built-ins that change something when merely selected. User-defined functions
 // can do anything and cannot be known from the text; those are not caught.
 const SIDE_EFFECT_FUNCTIONS: ReadonlySet<string> = new Set([
-  "nextval", "setval", "set_config", "pg_notify",
-  "pg_terminate_backend", "pg_cancel_backend", "pg_reload_conf", "pg_rotate_logfile",
-  "pg_switch_wal", "pg_switch_xlog", "pg_promote", "pg_backup_start", "pg_backup_stop",
-  "pg_start_backup", "pg_stop_backup", "pg_logical_emit_message", "pg_replication_slot_advance",
-  "pg_file_write", "pg_file_unlink", "pg_file_rename",
-  "lo_import", "lo_export", "lo_unlink", "lo_create", "lo_creat", "lo_from_bytea", "lo_put",
-  "lo_truncate", "lowrite",
-  "dblink", "dblink_exec", "dblink_send_query",
-  "get_lock", "release_lock", "release_all_locks", "sys_exec", "sys_eval",
-  "load_extension", "writefile", "openquery", "openrowset",
+  "nextval",
+  "setval",
+  "set_config",
+  "pg_notify",
+  "pg_terminate_backend",
+  "pg_cancel_backend",
+  "pg_reload_conf",
+  "pg_rotate_logfile",
+  "pg_switch_wal",
+  "pg_switch_xlog",
+  "pg_promote",
+  "pg_backup_start",
+  "pg_backup_stop",
+  "pg_start_backup",
+  "pg_stop_backup",
+  "pg_logical_emit_message",
+  "pg_replication_slot_advance",
+  "pg_file_write",
+  "pg_file_unlink",
+  "pg_file_rename",
+  "lo_import",
+  "lo_export",
+  "lo_unlink",
+  "lo_create",
+  "lo_creat",
+  "lo_from_bytea",
+  "lo_put",
+  "lo_truncate",
+  "lowrite",
+  "dblink",
+  "dblink_exec",
+  "dblink_send_query",
+  "get_lock",
+  "release_lock",
+  "release_all_locks",
+  "sys_exec",
+  "sys_eval",
+  "load_extension",
+  "writefile",
+  "openquery",
+  "openrowset",
 ]);
 const SIDE_EFFECT_PREFIXES: readonly string[] = [
-  "pg_advisory_", "pg_try_advisory_", "pg_stat_reset", "pg_create_", "pg_drop_",
-  "pg_replication_origin_", "pg_logical_slot_get_", "pg_wal_replay_",
+  "pg_advisory_",
+  "pg_try_advisory_",
+  "pg_stat_reset",
+  "pg_create_",
+  "pg_drop_",
+  "pg_replication_origin_",
+  "pg_logical_slot_get_",
+  "pg_wal_replay_",
 ];
 
 const QUERY_STARTS: ReadonlySet<string> = new Set(["SELECT", "WITH", "VALUES", "TABLE"]);
 // What a plain EXPLAIN (no ANALYZE) may plan without running it.
-const PLANNABLE: ReadonlySet<string> = new Set([
-  "SELECT", "WITH", "VALUES", "TABLE", "INSERT", "UPDATE", "DELETE", "MERGE", "REPLACE", "EXECUTE",
-]);
-const MAIN_STATEMENT_STARTS: ReadonlySet<string> = new Set([
-  "SELECT", "VALUES", "TABLE", "INSERT", "UPDATE", "DELETE", "MERGE",
-]);
+const PLANNABLE: ReadonlySet<string> = new Set(["SELECT", "WITH", "VALUES", "TABLE", "INSERT", "UPDATE", "DELETE", "MERGE", "REPLACE", "EXECUTE"]);
+const MAIN_STATEMENT_STARTS: ReadonlySet<string> = new Set(["SELECT", "VALUES", "TABLE", "INSERT", "UPDATE", "DELETE", "MERGE"]);
 const LOCK_CLAUSE_WORDS: ReadonlySet<string> = new Set(["UPDATE", "SHARE", "NO", "KEY"]);
 const FALSE_WORDS: ReadonlySet<string> = new Set(["FALSE", "OFF", "NO", "0"]);
 
@@ -308,8 +350,7 @@ function classifyExplain(tokens: Token[]): Verdict {
 
 /** `name[.name…] [column-or-pattern]`, as in MySQL's DESCRIBE. */
 function isTableReference(tokens: Token[]): boolean {
-  const isName = (t: Token | undefined) =>
-    t !== undefined && (t.kind === "quoted" || (t.kind === "word" && !EFFECTS.has(t.text)));
+  const isName = (t: Token | undefined) => t !== undefined && (t.kind === "quoted" || (t.kind === "word" && !EFFECTS.has(t.text)));
   if (!isName(tokens[0])) return false;
   let k = 1;
   while (isPunct(tokens[k], ".") && isName(tokens[k + 1])) k += 2;

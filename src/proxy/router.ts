@@ -62,10 +62,6 @@ export class Router {
   ownerOf(uri: string): Upstream | undefined {
     const single = this.single;
     if (single) return single;
-    return (
-      this.resourceOwners.get(uri) ??
-      this.templates.find((t) => t.template === uri)?.upstream ??
-      this.templates.find((t) => t.regexp.test(uri))?.upstream
-    );
+    return this.resourceOwners.get(uri) ?? this.templates.find((t) => t.template === uri)?.upstream ?? this.templates.find((t) => t.regexp.test(uri))?.upstream;
   }
 }

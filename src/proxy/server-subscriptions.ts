@@ -183,7 +183,9 @@ export class ServerSubscriptions {
         this.queued.delete(upstream);
         return upstream.era === "modern" ? this.listenAt(upstream) : this.subscribeAt(upstream);
       })
-      .catch((error: Error) => this.options.log.warn("could not follow what clients asked for at a server", { server: upstream.name, error: clipped(error.message) }));
+      .catch((error: Error) =>
+        this.options.log.warn("could not follow what clients asked for at a server", { server: upstream.name, error: clipped(error.message) }),
+      );
     this.queues.set(upstream, next);
     return next;
   }
@@ -215,7 +217,12 @@ export class ServerSubscriptions {
     const unwanted = [...subscribed].filter((uri) => !this.holdersAt(upstream).has(uri));
     for (const uri of unwanted) subscribed.delete(uri);
     await this.askEach(upstream, "resources/unsubscribe", unwanted, (uri, error) => {
-      if (error !== undefined) this.options.log.debug("a server did not unsubscribe from a resource nobody follows any more", { server: upstream.name, uri: clipped(uri), error: clipped(error) });
+      if (error !== undefined)
+        this.options.log.debug("a server did not unsubscribe from a resource nobody follows any more", {
+          server: upstream.name,
+          uri: clipped(uri),
+          error: clipped(error),
+        });
     });
   }
 
@@ -270,7 +277,8 @@ export class ServerSubscriptions {
     if (current && filterKey(current.listen.filter) === filterKey(wanted)) return;
     if (isEmptyFilter(wanted) || !upstream.alive || this.listenRefused.has(upstream)) {
       current?.listen.cancel();
-      if (this.listening.delete(upstream)) this.options.log.debug("Synartesis's subscription at a server is closed: nothing is followed there", { server: upstream.name });
+      if (this.listening.delete(upstream))
+        this.options.log.debug("Synartesis's subscription at a server is closed: nothing is followed there", { server: upstream.name });
       return;
     }
     const notFollowed = "its list changes and resource updates are not followed";
@@ -318,11 +326,14 @@ export class ServerSubscriptions {
     if (!upstream.alive) return this.options.log.debug("what is followed at a server ended with it", { server: upstream.name, why: clipped(why) });
     const delay = this.retryMs.get(upstream) ?? RETRY_FIRST_MS;
     // Warned of once, until it works again: each try after that is logged at debug level.
-    this.options.log[this.retryMs.has(upstream) ? "debug" : "warn"](`a server does not follow what clients asked for: ${what}${refused ? "" : " until it is tried again"}`, {
-      server: upstream.name,
-      why: clipped(why),
-      ...(refused ? {} : { retryInSeconds: delay / 1000 }),
-    });
+    this.options.log[this.retryMs.has(upstream) ? "debug" : "warn"](
+      `a server does not follow what clients asked for: ${what}${refused ? "" : " until it is tried again"}`,
+      {
+        server: upstream.name,
+        why: clipped(why),
+        ...(refused ? {} : { retryInSeconds: delay / 1000 }),
+      },
+    );
     if (refused) return;
     this.retryMs.set(upstream, Math.min(delay * 2, RETRY_MOST_MS));
     setTimeout(() => void this.enqueue(upstream), delay).unref();

@@ -81,7 +81,14 @@ export class SessionRun {
   private async open(): Promise<CallContext> {
     const o = this.options;
     const manifest = o.pool.manifest;
-    const run = await o.journal.startRun({ id: o.newId(), label: this.label, startedAt: o.now().toISOString(), host: o.host, pid: o.pid, manifest: manifest.path });
+    const run = await o.journal.startRun({
+      id: o.newId(),
+      label: this.label,
+      startedAt: o.now().toISOString(),
+      host: o.host,
+      pid: o.pid,
+      manifest: manifest.path,
+    });
     const calls: CallContext = {
       journal: o.journal,
       runId: run.id,

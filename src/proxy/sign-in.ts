@@ -48,7 +48,8 @@ async function offer(client: ClientChannel, log: Logger, spec: OAuthServerSpec, 
           message: `Server "${spec.name}" needs you to sign in before Synartesis can pass this call on. Open the address to sign in; the call continues once you have.`,
         });
         const action = answer !== null && typeof answer === "object" ? (answer as { action?: unknown }).action : undefined;
-        if (action !== "accept") throw new SynartesisError("refused", `the sign-in offered through the client was ${action === "decline" ? "declined" : "cancelled"}`);
+        if (action !== "accept")
+          throw new SynartesisError("refused", `the sign-in offered through the client was ${action === "decline" ? "declined" : "cancelled"}`);
       },
     });
   } catch (error) {

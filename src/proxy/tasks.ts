@@ -52,7 +52,10 @@ function endReply(raw: string, taskId: string): Reply {
   const task = rawMember(raw, "result")!;
   const result = rawMember(task, "result");
   const error = rawMember(task, "error");
-  const line = result !== undefined ? `{"jsonrpc":"2.0","id":0,"result":${result}}` : `{"jsonrpc":"2.0","id":0,"error":${error ?? JSON.stringify({ code: ErrorCode.InternalError, message: `task ${taskId} failed` })}}`;
+  const line =
+    result !== undefined
+      ? `{"jsonrpc":"2.0","id":0,"result":${result}}`
+      : `{"jsonrpc":"2.0","id":0,"error":${error ?? JSON.stringify({ code: ErrorCode.InternalError, message: `task ${taskId} failed` })}}`;
   const frame = frameOf(JSON.parse(line), line);
   if (frame.kind !== "response") throw new UpstreamError(`the server ended task ${taskId} with a result that is not a valid answer`, "closed");
   return { raw: line, msg: frame.msg };

@@ -65,10 +65,14 @@ function gatedLines({ manifest, tools }: CheckFindings, style: Style): string[] 
   if (gatedRules.length === 0) lines.push("  (no rule is gated)");
   for (const rule of gatedRules) {
     // Every server's tools: the server part of a match may itself be a pattern.
-    const hits = [...tools].flatMap(([server, names]) => [...names].filter((t) => matcher.classify(server, t).rule === rule).map((tool) => callName({ server, tool })));
+    const hits = [...tools].flatMap(([server, names]) =>
+      [...names].filter((t) => matcher.classify(server, t).rule === rule).map((tool) => callName({ server, tool })),
+    );
     lines.push(`  ${rule.match}  ${rule.class}, gate: ${rule.gate}${hits.length ? `  → ${hits.join(", ")}` : ""}`);
   }
-  const uncovered = [...tools].flatMap(([server, names]) => [...names].filter((t) => !matcher.classify(server, t).rule).map((tool) => callName({ server, tool })));
+  const uncovered = [...tools].flatMap(([server, names]) =>
+    [...names].filter((t) => !matcher.classify(server, t).rule).map((tool) => callName({ server, tool })),
+  );
   lines.push(
     "",
     `${style.bold("Not covered by any rule")} (treated as irreversible and gated, like any tool a manifest does not mention): ${

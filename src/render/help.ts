@@ -76,7 +76,10 @@ export function renderHelp(spec: HelpSpec, style: Style): string {
   const positionals = entries.filter(([, def]) => def.type === "positional");
   const flags = entries.filter(([, def]) => def.type !== "positional");
   const common = (name: string) => COMMON_LAST.indexOf(name);
-  const ordered = [...flags.filter(([name]) => common(name) === -1), ...flags.filter(([name]) => common(name) !== -1).sort(([a], [b]) => common(a) - common(b))];
+  const ordered = [
+    ...flags.filter(([name]) => common(name) === -1),
+    ...flags.filter(([name]) => common(name) !== -1).sort(([a], [b]) => common(a) - common(b)),
+  ];
   const lines = [
     ...wrap(`synartesis ${spec.name} — ${spec.description}`, HELP_WIDTH),
     "",
@@ -84,7 +87,14 @@ export function renderHelp(spec: HelpSpec, style: Style): string {
     ...(spec.usage ?? [usageLine(spec)]).map((line) => `  ${line}`),
   ];
   if (positionals.length) {
-    lines.push("", style.bold("Arguments:"), ...table(positionals.map(([name, def]) => [name.toUpperCase(), def.description ?? ""]), style));
+    lines.push(
+      "",
+      style.bold("Arguments:"),
+      ...table(
+        positionals.map(([name, def]) => [name.toUpperCase(), def.description ?? ""]),
+        style,
+      ),
+    );
   }
   const rows: Array<[string, string]> = ordered.map(([name, def]) => [flagText(name, def), def.description ?? ""]);
   rows.push(["-h, --help", "Show this help"]);

@@ -12,7 +12,15 @@ function payload(observation: Observation | undefined): unknown {
 }
 
 export function runJson(run: Run): Record<string, unknown> {
-  return compact({ id: run.id, label: run.label, startedAt: run.startedAt, endedAt: run.endedAt, status: run.status, undoneBy: run.undoneBy, undoneAt: run.undoneAt });
+  return compact({
+    id: run.id,
+    label: run.label,
+    startedAt: run.startedAt,
+    endedAt: run.endedAt,
+    status: run.status,
+    undoneBy: run.undoneBy,
+    undoneAt: run.undoneAt,
+  });
 }
 
 export function runSummaryJson(run: RunSummary): Record<string, unknown> {

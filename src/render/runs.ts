@@ -74,13 +74,22 @@ export function actionNotes(action: Action, decisionCommand: DecisionCommand): N
     if (action.approvedBy) note("approved", `by ${action.approvedBy} at ${formatTime(action.approvedAt)}`);
     if (action.error) note(action.status === "pending" ? "unknown" : "error", action.error);
   }
-  if (action.task) note("task", action.status === "pending" ? `waits for task ${action.task} on ${action.server}: its outcome is known once the task ends` : `ran as task ${action.task} on ${action.server}`);
+  if (action.task)
+    note(
+      "task",
+      action.status === "pending"
+        ? `waits for task ${action.task} on ${action.server}: its outcome is known once the task ends`
+        : `ran as task ${action.task} on ${action.server}`,
+    );
   // An unknown outcome only a person can settle: say how, pasteable from any folder.
   if (action.status === "pending" || (action.status === "rolling_back" && action.inverseSentAt)) {
     note("settle", `${decisionCommand("settle", shortId(action.id))} --applied | --not-applied`);
   }
   if (action.settled) {
-    note("settled", `${SETTLED_TEXT[action.settled]}: found by ${action.settledBy ?? "?"} at ${formatTime(action.settledAt)}${action.settledNote ? ` (${action.settledNote})` : ""}`);
+    note(
+      "settled",
+      `${SETTLED_TEXT[action.settled]}: found by ${action.settledBy ?? "?"} at ${formatTime(action.settledAt)}${action.settledNote ? ` (${action.settledNote})` : ""}`,
+    );
   }
   if (action.keptAt) note("kept", keptWhat(action));
   for (const warning of action.warnings) note("warning", warning, true);
@@ -206,8 +215,7 @@ export function stepView(step: Step, options: { dryRun: boolean }): StepView {
   let label = OUTCOME_LABEL[step.outcome];
   if (step.outcome === "revert") label = options.dryRun ? "would revert" : "reverted";
   if (step.unverified) label += " [unverified]";
-  const tone: StepTone =
-    step.outcome === "revert" || step.outcome === "already" ? "good" : isStop(step) ? "stop" : step.outcome === "left" ? "left" : "quiet";
+  const tone: StepTone = step.outcome === "revert" || step.outcome === "already" ? "good" : isStop(step) ? "stop" : step.outcome === "left" ? "left" : "quiet";
   const view: StepView = { seq: action.seq, label, tone, name: callName(action), args: oneLine(action.args, 200) };
   if (step.call && (step.outcome === "revert" || step.outcome === "halt" || step.outcome === "unrestored")) {
     view.call = `${options.dryRun ? "would call" : "called"}: ${callText(step.call, 2000)}`;

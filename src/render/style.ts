@@ -122,7 +122,6 @@ export function table(rows: string[][], gap = "  "): string[] {
   );
 }
 
-
 let segmenter: Intl.Segmenter | undefined;
 
 /** The characters of `text` as a person sees them (grapheme clusters); ICU's rules for them are loaded at the first use, not by every process. */

@@ -16,7 +16,9 @@ export function undoHeading(run: Run, count: number, dryRun: boolean, style: Sty
 /** What undo says when there is nothing to revert (the run already rolled back, or nothing in scope changed anything). */
 export function nothingToUndo(run: Run, opening: Exclude<UndoOpening, { kind: "work" }>, fromSeq: number, kept = 0): string[] {
   if (opening.kind === "already") {
-    return [`Nothing to undo: run ${shortId(run.id)} was already rolled back${opening.when ? ` at ${formatTime(opening.when)}` : ""}${opening.by ? ` by ${printable(opening.by)}` : ""}.`];
+    return [
+      `Nothing to undo: run ${shortId(run.id)} was already rolled back${opening.when ? ` at ${formatTime(opening.when)}` : ""}${opening.by ? ` by ${printable(opening.by)}` : ""}.`,
+    ];
   }
   const rest = opening.withdrawn.length || opening.wouldWithdraw.length || kept ? " else" : "";
   const finished = run.status === "rolled_back" ? ` Run ${shortId(run.id)} is rolled back.` : "";
@@ -40,11 +42,7 @@ export function settleLines(step: Step, journalPath?: string): string[] {
   const settle = decisionCommandFor(journalPath || undefined, "synartesis")("settle", shortId(step.action.id));
   const command = (flag: string) => `${settle} ${flag}`;
   const what = step.settle === "inverse" ? `the inverse undo sent for #${step.action.seq}` : `#${step.action.seq}`;
-  return [
-    `Once you know whether ${what} ran, record it:`,
-    `  ${command("--applied")}       (it ran)`,
-    `  ${command("--not-applied")}   (it did not run)`,
-  ];
+  return [`Once you know whether ${what} ran, record it:`, `  ${command("--applied")}       (it ran)`, `  ${command("--not-applied")}   (it did not run)`];
 }
 
 export type SummaryTone = "good" | "stop" | "partial" | "plain";

@@ -9,15 +9,7 @@
 // lives in the SDK transport, which speaks only the 2025 era).
 import type { Result } from "@modelcontextprotocol/sdk/types.js";
 import { errorOf, isRecord, resultOf } from "../jsonrpc/frames.ts";
-import {
-  CLIENT_CAPABILITIES_KEY,
-  CLIENT_INFO_KEY,
-  LEGACY_VERSIONS,
-  MODERN_VERSION,
-  PROTOCOL_VERSION_KEY,
-  SERVER_INFO_KEY,
-  type Era,
-} from "../jsonrpc/eras.ts";
+import { CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, LEGACY_VERSIONS, MODERN_VERSION, PROTOCOL_VERSION_KEY, SERVER_INFO_KEY, type Era } from "../jsonrpc/eras.ts";
 import { UNSUPPORTED_PROTOCOL_VERSION } from "../jsonrpc/messages.ts";
 import type { Reply } from "./pending.ts";
 import { UpstreamError } from "./pending.ts";
@@ -61,7 +53,10 @@ export async function greet(upstream: Greeted, initParams: unknown, clientEra?: 
     // A 2025-era client gets a server that speaks both eras in its own: logging levels, sampling,
     // elicitation and subscriptions then pass through as they are. A server that refuses initialize
     // (2026-07-28 only) is probed and spoken to in its era, bridged.
-    const attempt = await upstream.request("initialize", params).then((reply) => ({ reply }), (error: unknown) => ({ error }));
+    const attempt = await upstream.request("initialize", params).then(
+      (reply) => ({ reply }),
+      (error: unknown) => ({ error }),
+    );
     if ("reply" in attempt && !errorOf(attempt.reply.msg)) [initialized, why] = [attempt.reply, "its client speaks 2025, and so does it"];
     else if ("error" in attempt && !(attempt.error instanceof UpstreamError)) throw attempt.error;
     else if (!upstream.alive) await upstream.open();
@@ -95,7 +90,11 @@ export async function greet(upstream: Greeted, initParams: unknown, clientEra?: 
  * answer, if any, is dropped.
  */
 async function probeRacing(upstream: Greeted, params: Record<string, unknown>): Promise<ProbeOutcome> {
-  const settled = <T>(promise: Promise<T>) => promise.then((value) => ({ value }), (error: unknown) => ({ error }));
+  const settled = <T>(promise: Promise<T>) =>
+    promise.then(
+      (value) => ({ value }),
+      (error: unknown) => ({ error }),
+    );
   const probed = settled(upstream.request("server/discover", { _meta: probeMeta(params) }));
   let timer: ReturnType<typeof setTimeout> | undefined;
   const slow = new Promise<"slow">((resolve) => (timer = setTimeout(() => resolve("slow"), PROBE_MS)));
@@ -140,7 +139,10 @@ function probeOutcome(probed: { value: Reply } | { error: unknown }): ProbeOutco
     const supported = isRecord(refusal.data) && Array.isArray(refusal.data.supported) ? refusal.data.supported.map(String) : [];
     const legacy = LEGACY_VERSIONS.find((v) => supported.includes(v));
     if (legacy) return { legacy: `it does not serve ${MODERN_VERSION} (it serves ${supported.join(", ")})`, version: legacy };
-    throw new UpstreamError(`it serves only the protocol versions ${supported.join(", ") || "(none named)"}; Synartesis speaks ${MODERN_VERSION} and ${LEGACY_VERSIONS.join(", ")}`, "start");
+    throw new UpstreamError(
+      `it serves only the protocol versions ${supported.join(", ") || "(none named)"}; Synartesis speaks ${MODERN_VERSION} and ${LEGACY_VERSIONS.join(", ")}`,
+      "start",
+    );
   }
   if (refusal) return { legacy: `it answered server/discover with error ${refusal.code} (${refusal.message})` };
   const result = resultOf(reply.msg) ?? {};
@@ -149,7 +151,10 @@ function probeOutcome(probed: { value: Reply } | { error: unknown }): ProbeOutco
   if (!versions.includes(MODERN_VERSION)) {
     const legacy = LEGACY_VERSIONS.find((v) => versions.includes(v));
     if (legacy) return { legacy: `it does not serve ${MODERN_VERSION}`, version: legacy };
-    throw new UpstreamError(`it serves only the protocol versions ${versions.join(", ")}; Synartesis speaks ${MODERN_VERSION} and ${LEGACY_VERSIONS.join(", ")}`, "start");
+    throw new UpstreamError(
+      `it serves only the protocol versions ${versions.join(", ")}; Synartesis speaks ${MODERN_VERSION} and ${LEGACY_VERSIONS.join(", ")}`,
+      "start",
+    );
   }
   const meta2 = isRecord(result._meta) ? result._meta : {};
   return {

@@ -178,7 +178,12 @@ export class ModernHttpRequests {
     try {
       let response = await fetch(this.url, { method: "POST", headers: this.headersFor(method, params, version), body: line, signal: abort.signal });
       // Nothing ran (the headers were checked first): with the tools' markings learnt again, the call goes once more.
-      if (method === "tools/call" && response.status === 400 && errorCodeOf(await response.clone().text()) === HEADER_MISMATCH && (await this.relist(params._meta, abort.signal))) {
+      if (
+        method === "tools/call" &&
+        response.status === 400 &&
+        errorCodeOf(await response.clone().text()) === HEADER_MISMATCH &&
+        (await this.relist(params._meta, abort.signal))
+      ) {
         response = await fetch(this.url, { method: "POST", headers: this.headersFor(method, params, version), body: line, signal: abort.signal });
       }
       if (response.ok && mediaType(response) === "text/event-stream" && response.body) {

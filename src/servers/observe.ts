@@ -38,7 +38,8 @@ export async function readState(upstream: Upstream, call: VerifyCall, origin?: O
     if (error) return { read: { error: `${error.message} (JSON-RPC error ${error.code})` } };
     const kind = resultTypeOf(reply.msg);
     // Synartesis reads on its own: it has nobody to ask for input and does not wait for tasks.
-    if (kind !== "complete") return { read: { error: `${call.server}.${call.tool} answered with a ${kind} result instead of the state (a read must answer at once)` } };
+    if (kind !== "complete")
+      return { read: { error: `${call.server}.${call.tool} answered with a ${kind} result instead of the state (a read must answer at once)` } };
     const result = resultOf(reply.msg);
     if (result?.isError) {
       const text = textOf(result) || JSON.stringify(result);

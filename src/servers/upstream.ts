@@ -45,7 +45,10 @@ export class Upstream {
   private initParams: unknown;
   private nextId = 1;
   private readonly pending: PendingRequests;
-  private readonly listens = new OwnListens({ send: (line) => this.link?.send(this.forEra(line, undefined)), cancel: (id) => this.notify("notifications/cancelled", { requestId: id }) });
+  private readonly listens = new OwnListens({
+    send: (line) => this.link?.send(this.forEra(line, undefined)),
+    cancel: (id) => this.notify("notifications/cancelled", { requestId: id }),
+  });
   /** Client sessions whose requests were given up (they are ending): nothing more is sent for them. */
   private readonly abandoned = new WeakMap<object, string>();
   private readonly stderrTail: string[] = [];
@@ -195,7 +198,11 @@ export class Upstream {
    * was gone (it died, or an HTTP server forgot our session) is sent once more
    * to the restarted server, unless the client cancelled it meanwhile.
    */
-  deliver(rawLine: string, method: string, options: { origin?: Origin; progressToken?: unknown; envelope?: Envelope; onSent?: () => void } = {}): Promise<Reply> {
+  deliver(
+    rawLine: string,
+    method: string,
+    options: { origin?: Origin; progressToken?: unknown; envelope?: Envelope; onSent?: () => void } = {},
+  ): Promise<Reply> {
     const { origin } = options;
     return this.withRestart(origin, () => {
       if (origin?.cancelled) throw new UpstreamError(`the client cancelled the ${method} request before it was sent`, "not_sent");
@@ -249,7 +256,9 @@ export class Upstream {
     if ((error as { code?: unknown }).code === "EPIPE" && link.closedInput) {
       // It never read this line. Once the link is closed, the caller may send it to a fresh server.
       await link.closedInput();
-      entry.reject(new UpstreamError(`server "${this.name}" ${this.exitReason ?? "stopped reading its input"} before it read the ${entry.method} request`, "not_sent"));
+      entry.reject(
+        new UpstreamError(`server "${this.name}" ${this.exitReason ?? "stopped reading its input"} before it read the ${entry.method} request`, "not_sent"),
+      );
       return;
     }
     const refused = refusedBeforeRunning(error);
@@ -398,7 +407,10 @@ export class Upstream {
 export function startFailure(upstream: Upstream, error: unknown): SynartesisError {
   const exited = error instanceof UpstreamError && (error.kind === "closed" || error.kind === "not_sent") && upstream.stopReason;
   const reason = exited ? `it ${upstream.stopReason} before answering` : error instanceof Error ? error.message : String(error);
-  const stderr = upstream.stderr().filter((l) => l.trim() !== "").slice(-8);
+  const stderr = upstream
+    .stderr()
+    .filter((l) => l.trim() !== "")
+    .slice(-8);
   return new SynartesisError("server", `server "${upstream.name}" would not start: ${reason}`, {
     details: stderr.length ? ["its stderr said:", ...stderr.map((l) => `  ${l}`)] : [],
     cause: error,

@@ -91,8 +91,7 @@ const TOOLS: ToolDef[] = [
   define(
     "create_customer",
     "Create customer",
-    "Create a customer and return the new record with the id it was given (c_NNN; ids are never reused). " +
-      "plan defaults to free, notes to empty.",
+    "Create a customer and return the new record with the id it was given (c_NNN; ids are never reused). " + "plan defaults to free, notes to empty.",
     { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
     ["name", "email"],
     ["plan", "notes"],
@@ -230,14 +229,25 @@ export class ToyCrmServer {
       case "resources/list": {
         const resources: Resource[] = [
           { uri: "crm://customers", name: "customers", title: "All customers", description: "Every customer, sorted by id", mimeType: "application/json" },
-          ...(await this.store.queue(() => this.store.list())).map((c) => ({ uri: `crm://customers/${c.id}`, name: c.id, title: c.name, mimeType: "application/json" })),
+          ...(await this.store.queue(() => this.store.list())).map((c) => ({
+            uri: `crm://customers/${c.id}`,
+            name: c.id,
+            title: c.name,
+            mimeType: "application/json",
+          })),
         ];
         return { resources };
       }
       case "resources/templates/list":
         return {
           resourceTemplates: [
-            { uriTemplate: "crm://customers/{id}", name: "customer", title: "One customer", description: "One customer record by id", mimeType: "application/json" },
+            {
+              uriTemplate: "crm://customers/{id}",
+              name: "customer",
+              title: "One customer",
+              description: "One customer record by id",
+              mimeType: "application/json",
+            },
           ],
         };
       case "resources/read":

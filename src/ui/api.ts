@@ -170,7 +170,7 @@ async function decide(ctx: ApiContext, request: Request, id: string, verb: "appr
   const action = await journal.getAction(id);
   if (!action) throw new SynartesisError("unknown_id", `no action ${id} in this journal`);
   const outcome = await journal.decide(id, { status: verb === "approve" ? "approved" : "denied", by, at: ctx.now().toISOString(), reason });
-  if ("settled" in outcome) return jsonResponse(409, { error: settledText(await journal.getAction(id) ?? action) });
+  if ("settled" in outcome) return jsonResponse(409, { error: settledText((await journal.getAction(id)) ?? action) });
   return jsonResponse(200, { message: decisionText(verb, action, by, reason) });
 }
 
@@ -178,7 +178,7 @@ async function decide(ctx: ApiContext, request: Request, id: string, verb: "appr
 async function undo(ctx: ApiContext, request: Request, id: string): Promise<Response> {
   const body = await readBody(request);
   const dryRun = body.dryRun === true;
-  if (!dryRun && body.confirm !== true) throw new SynartesisError("usage", "a real undo needs \"confirm\": true (look at its plan first)");
+  if (!dryRun && body.confirm !== true) throw new SynartesisError("usage", 'a real undo needs "confirm": true (look at its plan first)');
   const fromSeq = body.fromSeq ?? 1;
   if (typeof fromSeq !== "number" || !Number.isSafeInteger(fromSeq) || fromSeq < 1) {
     throw new SynartesisError("usage", `"fromSeq" must be a positive whole number (got ${JSON.stringify(fromSeq)})`);
@@ -218,7 +218,9 @@ async function undo(ctx: ApiContext, request: Request, id: string): Promise<Resp
     .then((report) => {
       const summary = undoSummary(report, { dryRun, runRef, fromSeq });
       const continueWith =
-        report.halted && !dryRun ? continueCommand(runRef, fromSeq, { journal: journal.path, ...(ctx.manifest ? { manifest: ctx.manifest } : {}) })[0] : undefined;
+        report.halted && !dryRun
+          ? continueCommand(runRef, fromSeq, { journal: journal.path, ...(ctx.manifest ? { manifest: ctx.manifest } : {}) })[0]
+          : undefined;
       stream.send({
         kind: "end",
         tone: summary.tone,

@@ -105,7 +105,10 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
       if (request.method !== "POST") return jsonResponse(405, { error: "/api/session takes POST" });
       const code = (await readBody(request).catch(() => ({}) as Record<string, unknown>)).code;
       const valid = typeof code === "string" && (tokenMatches(code, printedCode) || oneTimeCodes.delete(code));
-      if (!valid) return jsonResponse(403, { error: "This link's code is not valid, or was used already (was synartesis ui restarted?). Open the address it printed last." });
+      if (!valid)
+        return jsonResponse(403, {
+          error: "This link's code is not valid, or was used already (was synartesis ui restarted?). Open the address it printed last.",
+        });
       return jsonResponse(200, { token });
     }
     if (!tokenMatches(bearerToken(request.headers.get("authorization")), token)) {
@@ -133,7 +136,9 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
   } catch (error) {
     const message = (error as Error).message ?? String(error);
     if ((error as { code?: string }).code === "EADDRINUSE" || /in use/i.test(message)) {
-      throw new SynartesisError("config", `port ${options.port} on ${UI_ADDRESS} is in use`, { hint: "Choose another with --port, or --port 0 for any free port." });
+      throw new SynartesisError("config", `port ${options.port} on ${UI_ADDRESS} is in use`, {
+        hint: "Choose another with --port, or --port 0 for any free port.",
+      });
     }
     throw new SynartesisError("config", `cannot serve on ${UI_ADDRESS}:${options.port}: ${message}`);
   }

@@ -18,7 +18,9 @@ export class JournalSource {
   async get(): Promise<Journal | undefined> {
     if (this.journal) return this.journal;
     if (!journalMayExist(this.path)) return undefined;
-    this.opening ??= openJournal(this.path, { create: false }).then(withheldSecrets).finally(() => (this.opening = undefined));
+    this.opening ??= openJournal(this.path, { create: false })
+      .then(withheldSecrets)
+      .finally(() => (this.opening = undefined));
     try {
       this.journal = await this.opening;
     } catch (error) {

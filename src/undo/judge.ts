@@ -154,12 +154,15 @@ export function judgeInterrupted(action: Action, call: ResolvedCall, now: Read |
 
 /** A planned revert once its inverse ran: the same decision, worded as done. */
 export function reverted(planned: Step, call: ResolvedCall): Step {
-  const why = planned.resent
-    ? "sent again with the same idempotency key (the rule is idempotent) and reverted"
-    : planned.unverified
-      ? planned.why
-      : "reverted";
-  return { action: planned.action, outcome: "revert", why, call, ...(planned.unverified ? { unverified: true } : {}), ...(planned.resent ? { resent: true } : {}) };
+  const why = planned.resent ? "sent again with the same idempotency key (the rule is idempotent) and reverted" : planned.unverified ? planned.why : "reverted";
+  return {
+    action: planned.action,
+    outcome: "revert",
+    why,
+    call,
+    ...(planned.unverified ? { unverified: true } : {}),
+    ...(planned.resent ? { resent: true } : {}),
+  };
 }
 
 /**

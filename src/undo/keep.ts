@@ -48,7 +48,13 @@ export interface KeepDecision {
  * kept, refuses the whole request and records nothing. Returns the calls
  * kept now and those kept before.
  */
-export async function keepCalls(journal: Journal, run: Run, actions: Action[], seqs: number[], decision: KeepDecision): Promise<{ kept: Action[]; already: Action[] }> {
+export async function keepCalls(
+  journal: Journal,
+  run: Run,
+  actions: Action[],
+  seqs: number[],
+  decision: KeepDecision,
+): Promise<{ kept: Action[]; already: Action[] }> {
   const chosen = seqs.map((seq) => {
     const action = actions.find((a) => a.seq === seq);
     if (!action) throw new SynartesisError("usage", `run ${shortId(run.id)} has no call #${seq}`);
@@ -60,11 +66,19 @@ export async function keepCalls(journal: Journal, run: Run, actions: Action[], s
   });
   if (refusals.length) throw new SynartesisError("refused", "nothing was kept", { details: refusals });
   const already = chosen.filter((action) => action.keptAt);
-  const marked = new Set(await journal.keep(run.id, chosen.filter((action) => !action.keptAt).map((action) => action.seq), decision));
+  const marked = new Set(
+    await journal.keep(
+      run.id,
+      chosen.filter((action) => !action.keptAt).map((action) => action.seq),
+      decision,
+    ),
+  );
   const fresh = await journal.actionsOfRun(run.id);
   const kept = fresh.filter((action) => marked.has(action.id));
   if (kept.length + already.length < chosen.length) {
-    throw new SynartesisError("refused", "an undo took some of these calls meanwhile; nothing more was kept", { details: kept.map((a) => `#${a.seq} was kept`) });
+    throw new SynartesisError("refused", "an undo took some of these calls meanwhile; nothing more was kept", {
+      details: kept.map((a) => `#${a.seq} was kept`),
+    });
   }
   return { kept, already };
 }

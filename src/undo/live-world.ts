@@ -52,7 +52,13 @@ export class LiveWorld implements UndoWorld {
     const reverts = upcoming.filter((action) => action.status === "applied" && ["check", "revert"].includes(staticVerdict(action).kind));
     if (reverts.length === 0) return;
     const now = this.setting.now().toISOString();
-    for (const action of await this.journal.claimMany(reverts.map((a) => a.id), this.undo.owner, now, ["applied"])) this.held.set(action.id, action);
+    for (const action of await this.journal.claimMany(
+      reverts.map((a) => a.id),
+      this.undo.owner,
+      now,
+      ["applied"],
+    ))
+      this.held.set(action.id, action);
   }
 
   async current(action: Action): Promise<Action> {
@@ -83,7 +89,8 @@ export class LiveWorld implements UndoWorld {
     const now = this.setting.now();
     if (action.status === "rolling_back" && action.claimedBy !== owner) {
       if (claimAlive(action.claimedBy, action.claimedAt, now, this.setting.leaseMs)) {
-        if (!this.announced.has(action.id)) log.warn(`waiting for another undo (${action.claimedBy?.split(":").slice(0, 2).join(" pid ")}) that is undoing #${action.seq}`);
+        if (!this.announced.has(action.id))
+          log.warn(`waiting for another undo (${action.claimedBy?.split(":").slice(0, 2).join(" pid ")}) that is undoing #${action.seq}`);
         this.announced.add(action.id);
         await Bun.sleep(CLAIM_WAIT_MS);
         return "again";
@@ -133,7 +140,8 @@ export class LiveWorld implements UndoWorld {
   /** Claims taken ahead for actions the loop never reached (it stopped) are given back as they were. */
   async giveBack(): Promise<void> {
     // One commit for them all (and for the last step's record, still waiting for a next write).
-    for (const action of this.held.values()) this.recording.push(this.journal.settleClaim(action.id, this.undo.owner, "applied", action.undoNote, { group: "soon" }));
+    for (const action of this.held.values())
+      this.recording.push(this.journal.settleClaim(action.id, this.undo.owner, "applied", action.undoNote, { group: "soon" }));
     this.held.clear();
     await Promise.all(this.recording.splice(0));
     if (this.recordFailure !== undefined) throw this.recordFailure;

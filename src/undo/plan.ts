@@ -66,13 +66,19 @@ export function hasWork(actions: Action[], fromSeq = 1): boolean {
 export function staticVerdict(action: Action): StaticVerdict {
   const name = `${action.server}.${action.tool}`;
   if (action.keptAt && (action.status === "applied" || action.status === "pending" || action.status === "unrecoverable")) {
-    return { kind: "skip", why: `kept by ${action.keptBy ?? "a person"} (${action.keptAt})${action.keptReason ? `: ${action.keptReason}` : ""}; its effect stays` };
+    return {
+      kind: "skip",
+      why: `kept by ${action.keptBy ?? "a person"} (${action.keptAt})${action.keptReason ? `: ${action.keptReason}` : ""}; its effect stays`,
+    };
   }
   switch (action.status) {
     case "gated":
       return { kind: "skip", why: "held for approval; it never ran (a real undo withdraws the request)" };
     case "approved":
-      return { kind: "skip", why: action.spentBy ? "an approval, spent by the call that ran" : "approved, but never retried; it never ran (a real undo withdraws the approval)" };
+      return {
+        kind: "skip",
+        why: action.spentBy ? "an approval, spent by the call that ran" : "approved, but never retried; it never ran (a real undo withdraws the approval)",
+      };
     case "denied":
       if (action.withdrawnAt) {
         const what = action.approvedBy ? `its approval (by ${action.approvedBy}, never used)` : "its request for approval";

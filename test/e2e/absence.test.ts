@@ -12,7 +12,9 @@ import { agent, cli, crmFolder, editState, journalRows, resultText, SEED, state,
 setDefaultTimeout(60_000);
 
 /** The shipped toy CRM policy as the original Synartesis read it: no absent_when anywhere. */
-const ORIGINAL_FORM = TOY_MANIFEST.split("\n").filter((line) => !line.includes("absent_when")).join("\n");
+const ORIGINAL_FORM = TOY_MANIFEST.split("\n")
+  .filter((line) => !line.includes("absent_when"))
+  .join("\n");
 const withPhrase = (phrase: string) => TOY_MANIFEST.replaceAll('absent_when: "no customer with id"', `absent_when: ${JSON.stringify(phrase)}`);
 
 describe.concurrent("a manifest without absent_when", () => {

@@ -16,7 +16,15 @@ describe.concurrent("bench/scale.ts", () => {
     const result = await run(args, { bin: "bun" });
     expect(result.stderr).toBe("");
     expect(result.code).toBe(0);
-    const figures = result.stdout.split("\n").slice(1, -1).map((line) => line.trim().split(/\s{2,}/).slice(0, 2));
+    const figures = result.stdout
+      .split("\n")
+      .slice(1, -1)
+      .map((line) =>
+        line
+          .trim()
+          .split(/\s{2,}/)
+          .slice(0, 2),
+      );
     expect(figures.map(([what]) => what)).toEqual([
       "30 update_customer, direct → last answer",
       "the same through the proxy (recorded)",

@@ -30,9 +30,16 @@ function project(text = ""): { dir: string; manifest: string } {
 /** A Streamable HTTP MCP server on 127.0.0.1 with these tool names, and the Authorization header of each request it got. */
 function httpServer(toolNames: string[]): { url: string; authorizations: string[] } {
   const authorizations: string[] = [];
-  const server = serveMcp(() => toolServer("notes", toolNames.map((name) => ({ name, description: `the ${name} tool` }))), {
-    before: (request) => void authorizations.push(request.headers.get("authorization") ?? ""),
-  });
+  const server = serveMcp(
+    () =>
+      toolServer(
+        "notes",
+        toolNames.map((name) => ({ name, description: `the ${name} tool` })),
+      ),
+    {
+      before: (request) => void authorizations.push(request.headers.get("authorization") ?? ""),
+    },
+  );
   return { url: server.url, authorizations };
 }
 
@@ -96,7 +103,9 @@ describe.concurrent("synartesis check: a manifest whose tools all exist", () => 
     const result = await run(["check", "--manifest", "policy.yaml"], { cwd: dir });
     expect(result.code).toBe(0);
     expect(result.stdout).toContain("Rules  2 in all: 1 readonly, 0 reversible, 1 compensable, 0 irreversible\n");
-    expect(result.stdout).toContain("Gated (a person approves each call, or each write for on_write)\n  crm.create_customer  compensable, gate: on_write  → crm.create_customer\n");
+    expect(result.stdout).toContain(
+      "Gated (a person approves each call, or each write for on_write)\n  crm.create_customer  compensable, gate: on_write  → crm.create_customer\n",
+    );
     expect(result.stdout).toContain(
       "Not covered by any rule (treated as irreversible and gated, like any tool a manifest does not mention): crm.delete_customer, crm.restore_customer, crm.send_email, crm.update_customer\n",
     );
@@ -111,7 +120,9 @@ describe.concurrent("synartesis check: a manifest whose tools all exist", () => 
     const script = join(dir, "bin", "crm");
     writeFileSync(
       script,
-      ["#!/bin/sh", '[ -f ./marker ] || { echo "started in the wrong folder: $(pwd)" >&2; exit 1; }', 'exec "$CRM_BIN" toy-crm --state ./crm.json', ""].join("\n"),
+      ["#!/bin/sh", '[ -f ./marker ] || { echo "started in the wrong folder: $(pwd)" >&2; exit 1; }', 'exec "$CRM_BIN" toy-crm --state ./crm.json', ""].join(
+        "\n",
+      ),
     );
     chmodSync(script, 0o755);
     const elsewhere = tempDir("syn-elsewhere-");
@@ -119,7 +130,9 @@ describe.concurrent("synartesis check: a manifest whose tools all exist", () => 
     expect(result.stderr).toBe("");
     expect(result.code).toBe(0);
     expect(result.stdout).toContain(`  crm  ${join(dir, "bin", "crm")}  6 tools\n`);
-    expect(result.stdout).toContain("Not covered by any rule (treated as irreversible and gated, like any tool a manifest does not mention): crm.create_customer,");
+    expect(result.stdout).toContain(
+      "Not covered by any rule (treated as irreversible and gated, like any tool a manifest does not mention): crm.create_customer,",
+    );
   });
 });
 
@@ -140,7 +153,9 @@ test.concurrent("a rule that matches none of its server's tools is pointed out (
   );
   const result = await run(["check"], { cwd: dir });
   expect(result.code).toBe(0);
-  expect(result.stdout).toContain(`Rules that match none of their server's tools (a typo? the tools they meant fall to other rules):\n  ${manifest}:7: crm.updte_customer\n`);
+  expect(result.stdout).toContain(
+    `Rules that match none of their server's tools (a typo? the tools they meant fall to other rules):\n  ${manifest}:7: crm.updte_customer\n`,
+  );
 });
 
 describe.concurrent("synartesis check: a tool the server does not have", () => {
@@ -361,7 +376,17 @@ describe.concurrent("synartesis check: a Streamable HTTP server", () => {
   test("a missing tool on an HTTP server: exit 2", async () => {
     const notes = httpServer(["get_note", "put_note"]);
     const { dir, manifest } = project(
-      yaml("version: 1", "servers:", "  notes:", `    url: ${notes.url}`, "tools:", "  - match: notes.put_note", "    class: compensable", "    inverse:", "      tool: notes.delete_note"),
+      yaml(
+        "version: 1",
+        "servers:",
+        "  notes:",
+        `    url: ${notes.url}`,
+        "tools:",
+        "  - match: notes.put_note",
+        "    class: compensable",
+        "    inverse:",
+        "      tool: notes.delete_note",
+      ),
     );
     const result = await run(["check"], { cwd: dir });
     expect(result.code).toBe(2);

@@ -88,13 +88,21 @@ describe.concurrent("the binary on its own", () => {
     ];
     const served = await run(["toy-crm"], { bin, cwd: dir, env, stdin: frames.join("\n") + "\n" });
     expect(served.code).toBe(0);
-    const replies = served.stdout.trim().split("\n").map((line) => JSON.parse(line));
+    const replies = served.stdout
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line));
     expect(replies).toHaveLength(2);
     expect(replies[0]).toMatchObject({ id: 0, result: { serverInfo: { name: "synartesis-toy-crm", version: VERSION } } });
     expect(replies[1].id).toBe(1);
-    expect(replies[1].result.tools.map((t: { name: string }) => t.name).sort()).toEqual(
-      ["create_customer", "delete_customer", "get_customer", "restore_customer", "send_email", "update_customer"],
-    );
+    expect(replies[1].result.tools.map((t: { name: string }) => t.name).sort()).toEqual([
+      "create_customer",
+      "delete_customer",
+      "get_customer",
+      "restore_customer",
+      "send_email",
+      "update_customer",
+    ]);
     // Nothing was written next to it.
     expect(readdirSync(dir)).toEqual(["synartesis"]);
   });

@@ -15,7 +15,6 @@ import { rawMember } from "../../src/jsonrpc/raw-json.ts";
 // Each file sets its own: the preload's default reaches only the first file bun runs.
 setDefaultTimeout(60_000);
 
-
 const meta = (name = "raw-2026", more: Record<string, unknown> = {}, capabilities: Record<string, unknown> = {}) => ({
   "io.modelcontextprotocol/protocolVersion": "2026-07-28",
   "io.modelcontextprotocol/clientCapabilities": capabilities,
@@ -110,7 +109,10 @@ describe.concurrent("docs/eras.md's 2026-era run (R-ERA-5)", () => {
     expect(result.code).toBe(0);
     const normalised = (text: string) => text.replace(/\b[0-9a-f]{8}\b/g, "<id>").replace(/\d{4}-\d\d-\d\d \d\d:\d\d:\d\d/g, "<time>");
     expect(normalised(result.stdout)).toBe(normalised(shown));
-    const replies = readFileSync(join(ws.dir, "replies.jsonl"), "utf8").trim().split("\n").map((line) => JSON.parse(line));
+    const replies = readFileSync(join(ws.dir, "replies.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line));
     expect(replies.map((reply) => reply.result.resultType)).toEqual(["complete", "complete"]);
     expect(replies[1].result.structuredContent.plan).toBe("pro");
     expect(journalRuns(ws.journal).map((r) => r.label)).toEqual(["nightly cleanup"]);
@@ -134,7 +136,9 @@ describe.concurrent("a 2025-era server's request during a 2026-era client's call
     // Another call of the same client without the capability: the server's request is refused, not asked.
     const refused = await session.request(4, "tools/call", modern(trigger));
     expect(refused.result).toMatchObject({ resultType: "complete", isError: true });
-    expect(refused.result.content[0].text).toContain("Synartesis: the server asked for elicitation/create, but the client did not declare the elicitation capability");
+    expect(refused.result.content[0].text).toContain(
+      "Synartesis: the server asked for elicitation/create, but the client did not declare the elicitation capability",
+    );
     expect(await session.close()).toBe(0);
     expect(journalRows(ws.journal).map((row) => [row.tool, row.status])).toEqual([
       ["trigger-elicitation-request", "applied"],
@@ -171,7 +175,11 @@ describe.concurrent("an input_required round trip is one call (R-ERA-3)", () => 
     writeNotes(ws, "notes", { notes: { plan: "ship on Monday" }, outbox: [] });
 
     const answer = { confirm: { action: "accept", content: { confirm: true } } };
-    const other = await session.request(2, "tools/call", modern({ ...confirm, arguments: { key: "plan", text: "other" }, inputResponses: answer, requestState: first.requestState }, ELICITING));
+    const other = await session.request(
+      2,
+      "tools/call",
+      modern({ ...confirm, arguments: { key: "plan", text: "other" }, inputResponses: answer, requestState: first.requestState }, ELICITING),
+    );
     expect(other.error).toMatchObject({ code: -32602, message: expect.stringContaining("belongs to another call") });
     const forged = await session.request(3, "tools/call", modern({ ...confirm, inputResponses: answer, requestState: "synartesis.not-issued" }, ELICITING));
     expect(forged.error).toMatchObject({ code: -32602, message: expect.stringContaining("invalid or expired requestState") });

@@ -14,7 +14,11 @@ import { fixtureServer, journalRows, workspace } from "../fixtures/proxy-kit.ts"
 // Each file sets its own: the preload's default reaches only the first file bun runs.
 setDefaultTimeout(60_000);
 
-const logLines = (stderr: string) => stderr.split("\n").filter((line) => line.startsWith("{")).map((line) => JSON.parse(line));
+const logLines = (stderr: string) =>
+  stderr
+    .split("\n")
+    .filter((line) => line.startsWith("{"))
+    .map((line) => JSON.parse(line));
 const text = (result: any) => result.content[0].text as string;
 
 // Each test has its own folder, journal and processes: they run side by side.
@@ -32,9 +36,11 @@ describe.concurrent("servers of both eras behind one proxy", () => {
     ]);
     // Why a server speaks 2025 is a debug line: the normal case, nothing for a person to act on.
     // A 2025-era client gets a server that speaks both in its own era (issue 28 item 5); one that refuses initialize is probed.
-    expect(logLines(stderr()).filter((line) => line.msg === "server speaks the 2025 protocol").map(({ server, why, level }) => [level, server, why])).toEqual([
-      ["debug", "everything", "its client speaks 2025, and so does it"],
-    ]);
+    expect(
+      logLines(stderr())
+        .filter((line) => line.msg === "server speaks the 2025 protocol")
+        .map(({ server, why, level }) => [level, server, why]),
+    ).toEqual([["debug", "everything", "its client speaks 2025, and so does it"]]);
     expect(client.getServerVersion()).toEqual({ name: "synartesis", version: expect.any(String) });
     expect(client.getInstructions()).toContain('Server "notes":\nNotes by key.');
 
@@ -69,7 +75,7 @@ describe.concurrent("servers of both eras behind one proxy", () => {
 
     // undo starts the servers itself, in their eras, and puts the note back (the sent note stays: it was approved).
     const undo = await run(["undo", "--journal", ws.journal, "--manifest", ws.manifest], { cwd: ws.dir });
-    expect(undo.stdout).toContain("notes.put_note {\"key\":\"plan\",\"text\":\"ship on Friday\"}");
+    expect(undo.stdout).toContain('notes.put_note {"key":"plan","text":"ship on Friday"}');
     expect(readNotes(ws, "notes")).toEqual({ notes: { plan: "ship on Friday" }, outbox: [{ to: "team", text: "we ship never" }] });
     const check = await run(["check", "--manifest", ws.manifest], { cwd: ws.dir });
     expect(check.code).toBe(0);
@@ -78,18 +84,46 @@ describe.concurrent("servers of both eras behind one proxy", () => {
 
 describe.concurrent("a server that ignores requests it does not know (issue 28 item 8)", () => {
   test("with its full 60 s timeout, the probe (for a 2026-era client) is raced by initialize: the client is served, and a restart is not probed again", async () => {
-    const ws = workspace(manifestText({ servers: { raw: fixtureServer("raw-server.ts", ["--before-initialize", "silent"], { env: { RAW_LOG: "./raw.log" } }) }, tools: [{ match: "raw.*", class: "readonly" }] }), "syn-era-");
+    const ws = workspace(
+      manifestText({
+        servers: { raw: fixtureServer("raw-server.ts", ["--before-initialize", "silent"], { env: { RAW_LOG: "./raw.log" } }) },
+        tools: [{ match: "raw.*", class: "readonly" }],
+      }),
+      "syn-era-",
+    );
     const { client, stderr } = await connectModern(ws, { args: ["--log-level", "debug"] });
-    const proxyPid = () => Number(Bun.spawnSync(["pgrep", "-f", `proxy --manifest ${ws.manifest}`]).stdout.toString().trim().split("\n")[0]);
+    const proxyPid = () =>
+      Number(
+        Bun.spawnSync(["pgrep", "-f", `proxy --manifest ${ws.manifest}`])
+          .stdout.toString()
+          .trim()
+          .split("\n")[0],
+      );
     expect((await client.callTool({ name: "raw_read", arguments: {} })).structuredContent).toMatchObject({ word: "café" });
-    expect(logLines(stderr()).find((line) => line.msg === "server speaks the 2025 protocol").why).toBe("it did not answer server/discover within 1.5 s, and answered initialize");
-    const received = () => readFileSync(join(ws.dir, "raw.log"), "utf8").trim().split("\n").map((line) => JSON.parse(line).method);
+    expect(logLines(stderr()).find((line) => line.msg === "server speaks the 2025 protocol").why).toBe(
+      "it did not answer server/discover within 1.5 s, and answered initialize",
+    );
+    const received = () =>
+      readFileSync(join(ws.dir, "raw.log"), "utf8")
+        .trim()
+        .split("\n")
+        .map((line) => JSON.parse(line).method);
     expect(received().slice(-5, -3)).toEqual(["server/discover", "initialize"]);
     // The server dies; the next call starts it again, with initialize straight away.
     const before = received().length;
-    const [server] = Bun.spawnSync(["pgrep", "-P", String(proxyPid())]).stdout.toString().trim().split("\n").map(Number);
+    const [server] = Bun.spawnSync(["pgrep", "-P", String(proxyPid())])
+      .stdout.toString()
+      .trim()
+      .split("\n")
+      .map(Number);
     process.kill(server!, "SIGKILL");
-    await until(() => !Bun.spawnSync(["pgrep", "-P", String(proxyPid())]).stdout.toString().trim(), "the server to be gone");
+    await until(
+      () =>
+        !Bun.spawnSync(["pgrep", "-P", String(proxyPid())])
+          .stdout.toString()
+          .trim(),
+      "the server to be gone",
+    );
     expect((await client.callTool({ name: "raw_read", arguments: {} })).structuredContent).toMatchObject({ word: "café" });
     expect(received().slice(before, before + 2)).toEqual(["initialize", "notifications/initialized"]);
     await client.close();
@@ -102,10 +136,22 @@ describe.concurrent("2025-era servers meet the probe in their own ways", () => {
     ["silent", /^it did not answer server\/discover/],
   ] as const) {
     test(`a server that answers the probe (for a 2026-era client) by ${how === "exit" ? "exiting" : "saying nothing"} is initialized instead, and serves`, async () => {
-      const ws = workspace(manifestText({ servers: { raw: fixtureServer("raw-server.ts", ["--before-initialize", how], { timeout: 1 }) }, tools: [{ match: "raw.*", class: "readonly" }] }), "syn-era-");
+      const ws = workspace(
+        manifestText({
+          servers: { raw: fixtureServer("raw-server.ts", ["--before-initialize", how], { timeout: 1 }) },
+          tools: [{ match: "raw.*", class: "readonly" }],
+        }),
+        "syn-era-",
+      );
       const { client, stderr } = await connectModern(ws, { args: ["--log-level", "debug"] });
       // A 2026-era client has no handshake: its first request starts the servers.
-      expect((await client.callTool({ name: "raw_read", arguments: {} })).structuredContent).toEqual({ float: 1, big: 12345678901234567890, word: "café", exp: 100, list: [1.5, -0] });
+      expect((await client.callTool({ name: "raw_read", arguments: {} })).structuredContent).toEqual({
+        float: 1,
+        big: 12345678901234567890,
+        word: "café",
+        exp: 100,
+        list: [1.5, -0],
+      });
       const started = logLines(stderr()).filter((line) => line.msg === "server started");
       expect(started).toHaveLength(1);
       expect(started[0].protocol).toBe("2025-11-25");

@@ -71,7 +71,10 @@ describe.concurrent("over stdio", () => {
     const { session, take, ask } = stdioProxy(ws);
     for (let id = 1; id <= 100; id++) session.send(listen(id, { toolsListChanged: true }));
     for (let id = 1; id <= 100; id++) await take(acknowledged(id));
-    expect((await ask(listen(101, { toolsListChanged: true }))).error).toEqual({ code: -32603, message: "Subscription limit reached: 100 subscriptions are open on this connection" });
+    expect((await ask(listen(101, { toolsListChanged: true }))).error).toEqual({
+      code: -32603,
+      message: "Subscription limit reached: 100 subscriptions are open on this connection",
+    });
     // One ends: there is room for one more.
     session.send(cancel(1));
     session.send(listen(102, { toolsListChanged: true }));
@@ -112,12 +115,17 @@ describe.concurrent("over stdio", () => {
     // "r" waits for the silent server meanwhile, and no longer than that: acknowledged with what is followed.
     expect(session.lines.some((line) => acknowledged("r")(JSON.parse(line)))).toBe(false);
     expect((await take(acknowledged("r"))).params.notifications).toEqual({ resourceSubscriptions: ["live://a"] });
-    await until(() => recordsIn(join(ws.dir, "silent.jsonl")).some((record) => record.listen.resourceSubscriptions?.includes("silent://x")), "silent://x asked of the silent server");
+    await until(
+      () => recordsIn(join(ws.dir, "silent.jsonl")).some((record) => record.listen.resourceSubscriptions?.includes("silent://x")),
+      "silent://x asked of the silent server",
+    );
 
     // A listen still waiting when the client leaves is refused, and the proxy ends.
     session.send(listen("r2", { resourceSubscriptions: ["silent://y"] }));
     expect(await session.close()).toBe(0);
-    expect(await take((message) => message.id === "r2")).toMatchObject({ error: { code: -32603, message: "Synartesis is shutting down; the subscription was not opened" } });
+    expect(await take((message) => message.id === "r2")).toMatchObject({
+      error: { code: -32603, message: "Synartesis is shutting down; the subscription was not opened" },
+    });
     expect(streams()).toEqual({ t: [ACKNOWLEDGED, COMPLETED], r: [ACKNOWLEDGED, COMPLETED], l: [ACKNOWLEDGED, COMPLETED] });
   }, 60_000);
 
@@ -131,13 +139,23 @@ describe.concurrent("over stdio", () => {
     expect((await take(acknowledged("y"))).params.notifications).toEqual({});
     await take(completion("y"));
     expect(await session.close()).toBe(0);
-    expect(ws.records().flatMap((record) => (record.subscribe ? [record.subscribe] : [])).sort()).toEqual(["live://a", REFUSED]);
+    expect(
+      ws
+        .records()
+        .flatMap((record) => (record.subscribe ? [record.subscribe] : []))
+        .sort(),
+    ).toEqual(["live://a", REFUSED]);
     expect(streams()).toEqual({ x: [ACKNOWLEDGED, COMPLETED], y: [ACKNOWLEDGED, COMPLETED] });
     const warnings = session.stderr.split("\n").filter((line) => line.includes("refused to subscribe"));
     expect(warnings).toHaveLength(1);
     expect(session.stderr).not.toMatch(/[\u007f-\u009f]/);
     expect(warnings[0]).toContain("live://no\\u0085\\u007f\\u009b31m");
-    expect(JSON.parse(warnings[0]!)).toMatchObject({ server: "live", refused: 1, uris: [REFUSED], error: expect.stringContaining("no updates of this one \u009b2J\u007f") });
+    expect(JSON.parse(warnings[0]!)).toMatchObject({
+      server: "live",
+      refused: 1,
+      uris: [REFUSED],
+      error: expect.stringContaining("no updates of this one \u009b2J\u007f"),
+    });
   }, 60_000);
 });
 
@@ -171,14 +189,22 @@ describe.concurrent("over --http", () => {
       await response.text();
       sent += 32;
     };
-    await until(async () => (await flood(), proxy.stderr().includes("a client does not read a response stream: its subscription is ended")), "the proxy to end the flooded stream");
+    await until(
+      async () => (await flood(), proxy.stderr().includes("a client does not read a response stream: its subscription is ended")),
+      "the proxy to end the flooded stream",
+    );
     await until(() => ws.records().some((record) => record.unsubscribe === "live://a"), "live://a unsubscribed once nobody follows it");
     // What comes after is not for it.
     await flood();
     const messages = await flooded.all();
     expect(messages.at(-1)).toEqual({ jsonrpc: "2.0", id: "flooded", result: { resultType: "complete", _meta: { [TAG]: "flooded" } } });
     expect(messages.filter((message) => message.method === "notifications/resources/updated").length).toBeLessThanOrEqual(sent - 32);
-    expect(proxy.stderr().split("\n").filter((line) => line.includes("does not read"))).toHaveLength(1);
+    expect(
+      proxy
+        .stderr()
+        .split("\n")
+        .filter((line) => line.includes("does not read")),
+    ).toHaveLength(1);
   }, 120_000);
 
   test("a client that does not read a call's response while its server floods it with progress: what comes beyond is dropped, the answer still comes", async () => {
@@ -186,7 +212,10 @@ describe.concurrent("over --http", () => {
     const proxy = await startHttpProxy(ws);
     const flood = call(1, "flood", { count: 512, size: 64 * 1024, progress: true });
     const response = await post(proxy.url, { ...flood, params: { ...flood.params, _meta: { ...flood.params._meta, progressToken: "p" } } });
-    await until(() => proxy.stderr().includes("a client does not read a response stream: what comes before its answer is dropped"), "the proxy to drop the progress");
+    await until(
+      () => proxy.stderr().includes("a client does not read a response stream: what comes before its answer is dropped"),
+      "the proxy to drop the progress",
+    );
     const messages = await new EventReader(response).all();
     expect(messages.at(-1)).toMatchObject({ id: 1, result: { content: [{ type: "text", text: "sent 512" }] } });
     expect(messages.filter((message) => message.method === "notifications/progress").length).toBeLessThan(512);

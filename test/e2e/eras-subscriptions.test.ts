@@ -72,7 +72,14 @@ describe.concurrent("subscriptions/listen over stdio", () => {
     // The last one following live://a ends: the server is unsubscribed.
     session.send(cancel("both"));
     await until(() => ws.records().some((record) => record.unsubscribe === "live://a"), "live://a unsubscribed at the server");
-    expect(ws.records().map((record) => Object.keys(record).filter((key) => key !== "pid").map((key) => `${key} ${record[key]}`)[0])).toEqual(["subscribe live://a", "unsubscribe live://a"]);
+    expect(
+      ws.records().map(
+        (record) =>
+          Object.keys(record)
+            .filter((key) => key !== "pid")
+            .map((key) => `${key} ${record[key]}`)[0],
+      ),
+    ).toEqual(["subscribe live://a", "unsubscribe live://a"]);
 
     const refused = await ask(listen(8, { toolsListChanged: "yes" }));
     expect(refused.error).toMatchObject({ code: -32602, message: "Invalid params: params.notifications.toolsListChanged must be a boolean" });
@@ -257,7 +264,12 @@ describe.concurrent("subscriptions/listen over --http", () => {
     const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
     let text = "";
     while (!text.includes("acknowledged")) text += (await reader.read()).value ?? "";
-    const first = JSON.parse(text.split("\n").find((line) => line.startsWith("data: "))!.slice(6));
+    const first = JSON.parse(
+      text
+        .split("\n")
+        .find((line) => line.startsWith("data: "))!
+        .slice(6),
+    );
     expect(first).toEqual({
       jsonrpc: "2.0",
       method: "notifications/subscriptions/acknowledged",

@@ -20,7 +20,8 @@ const TAKES_TASKS = {
   "io.modelcontextprotocol/clientInfo": { name: "tasker", version: "1.0.0" },
 };
 
-const pendingTask = (ws: Workspace) => until(() => journalRows(ws.journal).find((row) => row.status === "pending" && (row as { task?: string }).task), "the call's row to name its task");
+const pendingTask = (ws: Workspace) =>
+  until(() => journalRows(ws.journal).find((row) => row.status === "pending" && (row as { task?: string }).task), "the call's row to name its task");
 
 // Each test has its own folder, journal and processes: they run side by side.
 describe.concurrent("a call answered with a task handle (R-ERA-4)", () => {
@@ -56,7 +57,8 @@ describe.concurrent("a call answered with a task handle (R-ERA-4)", () => {
   test("undo halts on a task that never completed: while the proxy follows it, and after the proxy stopped following it", async () => {
     const ws = tasksWorkspace();
     await using session = new LineSession([BIN, "proxy", "--manifest", ws.manifest, "--log-level", "warn", "--drain", "0"], { cwd: ws.dir });
-    const { taskId } = (await session.request(1, "tools/call", { name: "slow_put", arguments: { key: "plan", text: "ship never" }, _meta: TAKES_TASKS })).result;
+    const { taskId } = (await session.request(1, "tools/call", { name: "slow_put", arguments: { key: "plan", text: "ship never" }, _meta: TAKES_TASKS }))
+      .result;
     await pendingTask(ws);
     const undoArgs = ["undo", "--journal", ws.journal, "--manifest", ws.manifest];
 

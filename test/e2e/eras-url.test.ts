@@ -23,7 +23,9 @@ afterAll(async () => {
 });
 
 /** The notes fixture over HTTP (2026-07-28 only), its notes in a folder of its own; a workspace whose manifest has it as `url:` server "notes". */
-async function notesOverHttp(front?: (request: Request, forward: () => Promise<Response>) => Promise<Response>): Promise<{ ws: Workspace; notes(): Record<string, string> }> {
+async function notesOverHttp(
+  front?: (request: Request, forward: () => Promise<Response>) => Promise<Response>,
+): Promise<{ ws: Workspace; notes(): Record<string, string> }> {
   const notesFile = join(tempDir("syn-notes-"), "notes.json");
   writeFileSync(notesFile, JSON.stringify({ notes: { plan: "ship on Friday" }, outbox: [] }));
   let url = await serveFixture([BUN, notesScript(), "--state", notesFile, "--modern-only", "--http"]);
@@ -118,7 +120,8 @@ describe.concurrent("a url: server that speaks only 2026-07-28", () => {
         await (await forward()).text();
         return new Response("upstream timed out", { status: 504 });
       }
-      if (method === "tools/call" && name === "confirm_put") return Response.json({ jsonrpc: "2.0", id: null, error: { code: -32000, message: "Bad Request: quota exceeded" } }, { status: 429 });
+      if (method === "tools/call" && name === "confirm_put")
+        return Response.json({ jsonrpc: "2.0", id: null, error: { code: -32000, message: "Bad Request: quota exceeded" } }, { status: 429 });
       return forward();
     });
     await using agent = await connect(BIN, ["proxy", "--manifest", ws.manifest], { cwd: ws.dir, name: "agent-2025" });
@@ -130,6 +133,9 @@ describe.concurrent("a url: server that speaks only 2026-07-28", () => {
     await expect(refused).rejects.toThrow("HTTP 429 from the server: Bad Request: quota exceeded");
     expect(notes()).toEqual({ plan: "ship on Monday" });
     await agent.client.close();
-    expect(journalRows(ws.journal).map((row) => [row.tool, row.status])).toEqual([["put_note", "pending"], ["confirm_put", "failed"]]);
+    expect(journalRows(ws.journal).map((row) => [row.tool, row.status])).toEqual([
+      ["put_note", "pending"],
+      ["confirm_put", "failed"],
+    ]);
   }, 60_000);
 });

@@ -287,8 +287,22 @@ describe.concurrent("deciding", () => {
     try {
       const runId = "0f0f0f0f-0000-4000-8000-000000000000";
       await journal.startRun({ id: runId, label: "agent", startedAt: new Date().toISOString() });
-      for (const [id, to] of [["abcd1111-0000-4000-8000-000000000001", "a@example.com"], ["abcd2222-0000-4000-8000-000000000002", "b@example.com"]] as const) {
-        await journal.insertAction({ id, runId, server: "crm", tool: "send_email", args: { to }, argsKey: to, class: "irreversible", status: "gated", error: REASON, ts: new Date().toISOString() });
+      for (const [id, to] of [
+        ["abcd1111-0000-4000-8000-000000000001", "a@example.com"],
+        ["abcd2222-0000-4000-8000-000000000002", "b@example.com"],
+      ] as const) {
+        await journal.insertAction({
+          id,
+          runId,
+          server: "crm",
+          tool: "send_email",
+          args: { to },
+          argsKey: to,
+          class: "irreversible",
+          status: "gated",
+          error: REASON,
+          ts: new Date().toISOString(),
+        });
       }
     } finally {
       await journal.close();

@@ -28,7 +28,12 @@ describe("--help", () => {
         expect(`${line} ${/^ {3,}\S/.test(next) ? next : ""}`).toMatch(/^ {2}\S.*? {2,}\S/);
       }
       // The common flags come last, in one order.
-      const names = flagLines.map((line) => line.trim().split(/ {2,}/)[0]!.replace(/ [A-Z|[,…\]]+$/, ""));
+      const names = flagLines.map((line) =>
+        line
+          .trim()
+          .split(/ {2,}/)[0]!
+          .replace(/ [A-Z|[,…\]]+$/, ""),
+      );
       const common = names.filter((name) => COMMON_LAST.includes(name));
       expect(common).toEqual(COMMON_LAST.filter((name) => common.includes(name)));
       expect(names.slice(names.length - common.length)).toEqual(common);

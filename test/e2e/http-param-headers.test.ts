@@ -17,7 +17,11 @@ setDefaultTimeout(60_000);
 const MODERN = "2026-07-28";
 
 function callBody(id: number, args: Record<string, unknown>): string {
-  const _meta = { "io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {}, "io.modelcontextprotocol/clientInfo": { name: "raw-2026", version: "1" } };
+  const _meta = {
+    "io.modelcontextprotocol/protocolVersion": MODERN,
+    "io.modelcontextprotocol/clientCapabilities": {},
+    "io.modelcontextprotocol/clientInfo": { name: "raw-2026", version: "1" },
+  };
   return JSON.stringify({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "test_custom_headers", arguments: args, _meta } });
 }
 
@@ -69,7 +73,11 @@ test.concurrent("a call's Mcp-Param-* header must repeat its argument: plain, ba
 test.concurrent("a call whose server asks for input the client declared no capability for: 400 with -32021 (MissingRequiredClientCapability), as the binding says", async () => {
   const ws = eraWorkspace({ conf: fixtureServer("conformance-server-v2.ts") }, [{ match: "conf.test_*", class: "readonly" }]);
   const proxy = await startHttpProxy(ws);
-  const _meta = { "io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {}, "io.modelcontextprotocol/clientInfo": { name: "raw-2026", version: "1" } };
+  const _meta = {
+    "io.modelcontextprotocol/protocolVersion": MODERN,
+    "io.modelcontextprotocol/clientCapabilities": {},
+    "io.modelcontextprotocol/clientInfo": { name: "raw-2026", version: "1" },
+  };
   const body = JSON.stringify({ jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "test_missing_capability", arguments: {}, _meta } });
   const response = await postRaw(proxy.url, body, { ...HEADERS, "Mcp-Name": "test_missing_capability" });
   expect([response.status, response.headers.get("content-type")]).toEqual([400, "application/json"]);

@@ -16,7 +16,12 @@ stopHttpProxiesAfterAll();
 setDefaultTimeout(60_000);
 
 const initializeBody = (name = "raw-client") =>
-  JSON.stringify({ jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name, version: "1" } } });
+  JSON.stringify({
+    jsonrpc: "2.0",
+    id: 0,
+    method: "initialize",
+    params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name, version: "1" } },
+  });
 
 describe.concurrent("the token (R-HTTP-2)", () => {
   test("none, or fewer than 16 characters: exit 2 before any server starts, the token never echoed", async () => {
@@ -27,9 +32,15 @@ describe.concurrent("the token (R-HTTP-2)", () => {
       "synartesis: --http needs a bearer token: set SYNARTESIS_TOKEN, or give --token-file FILE (or --token TOKEN, which other users of this machine can see in ps) (see synartesis proxy --help)\n",
     );
     const short = await run(["proxy", "--http", "0", "--manifest", ws.manifest], { cwd: ws.dir, env: { SYNARTESIS_TOKEN: "fifteen-chars-x" } });
-    expect([short.code, short.stderr]).toEqual([2, "synartesis: the token from SYNARTESIS_TOKEN is 15 characters long; it must have at least 16 (see synartesis proxy --help)\n"]);
+    expect([short.code, short.stderr]).toEqual([
+      2,
+      "synartesis: the token from SYNARTESIS_TOKEN is 15 characters long; it must have at least 16 (see synartesis proxy --help)\n",
+    ]);
     const flag = await run(["proxy", "--http", "0", "--manifest", ws.manifest, "--token", "short"], { cwd: ws.dir });
-    expect([flag.code, flag.stderr]).toEqual([2, "synartesis: the token from --token is 5 characters long; it must have at least 16 (see synartesis proxy --help)\n"]);
+    expect([flag.code, flag.stderr]).toEqual([
+      2,
+      "synartesis: the token from --token is 5 characters long; it must have at least 16 (see synartesis proxy --help)\n",
+    ]);
     const file = join(ws.dir, "token.txt");
     writeFileSync(file, "has a space in it, long enough\n");
     chmodSync(file, 0o600);
@@ -37,7 +48,10 @@ describe.concurrent("the token (R-HTTP-2)", () => {
     expect(spaced.code).toBe(2);
     expect(spaced.stderr).toContain(`the token from --token-file ${file} has a space, a control character or a non-ASCII character`);
     const missing = await run(["proxy", "--http", "0", "--manifest", ws.manifest, "--token-file", join(ws.dir, "nope")], { cwd: ws.dir });
-    expect([missing.code, missing.stderr]).toEqual([2, `synartesis: cannot read the token: --token-file ${join(ws.dir, "nope")}: ENOENT (see synartesis proxy --help)\n`]);
+    expect([missing.code, missing.stderr]).toEqual([
+      2,
+      `synartesis: cannot read the token: --token-file ${join(ws.dir, "nope")}: ENOENT (see synartesis proxy --help)\n`,
+    ]);
     const both = await run(["proxy", "--http", "0", "--manifest", ws.manifest, "--token", TOKEN, "--token-file", file], { cwd: ws.dir });
     expect([both.code, both.stderr]).toEqual([2, "synartesis: give the token one way: --token or --token-file, not both (see synartesis proxy --help)\n"]);
     for (const result of [none, short, flag, spaced, missing, both]) expect(result.stderr).not.toContain("fifteen-chars-x");
@@ -53,7 +67,10 @@ describe.concurrent("the token (R-HTTP-2)", () => {
       [["--http", "0", "--http-idle", "soon"], '--http-idle takes minutes, 0 or more (0: sessions never expire; decimals allowed; got "soon")'],
       [["--http", "0", "--http-max-sessions", "0"], '--http-max-sessions takes a whole number, 1 or more (got "0")'],
       [["--http-max-sessions", "5"], "--http-max-sessions is for serving over HTTP: add --http PORT"],
-      [["--http", "0", "--http-allow-host", "mcp.example.com:443"], '--http-allow-host takes a name without a port (got "mcp.example.com:443"): any port is accepted'],
+      [
+        ["--http", "0", "--http-allow-host", "mcp.example.com:443"],
+        '--http-allow-host takes a name without a port (got "mcp.example.com:443"): any port is accepted',
+      ],
       [["--http", "0", "--http-allow-host", "http://x"], '--http-allow-host takes a host name or an address (got "http://x")'],
       [["--token", TOKEN, "--http-allow-host", "x"], "--token, --http-allow-host are for serving over HTTP: add --http PORT"],
     ];
@@ -78,7 +95,11 @@ describe.concurrent("the token (R-HTTP-2)", () => {
         const response = await postRaw(proxy.url, body, { Authorization: authorization! });
         expect(response.status).toBe(401);
         expect(response.headers.get("www-authenticate")).toBe(challenge!);
-        expect(await response.json()).toEqual({ jsonrpc: "2.0", id: null, error: { code: -32000, message: "Unauthorized: send Authorization: Bearer with the token this proxy was started with" } });
+        expect(await response.json()).toEqual({
+          jsonrpc: "2.0",
+          id: null,
+          error: { code: -32000, message: "Unauthorized: send Authorization: Bearer with the token this proxy was started with" },
+        });
       }
     }
     await expect(httpClient(proxy.url, "intruder", { token: "wrong-token-0123456789" })).rejects.toThrow();
@@ -99,7 +120,10 @@ describe.concurrent("the token (R-HTTP-2)", () => {
     writeFileSync(file, "file-token-0123456789abcdef\n");
     chmodSync(file, 0o644);
     // A token file other users can read is refused, as a credentials file is.
-    const readable = await run(["proxy", "--http", "0", "--manifest", ws.manifest, "--token-file", file], { cwd: ws.dir, env: { SYNARTESIS_TOKEN: undefined } });
+    const readable = await run(["proxy", "--http", "0", "--manifest", ws.manifest, "--token-file", file], {
+      cwd: ws.dir,
+      env: { SYNARTESIS_TOKEN: undefined },
+    });
     expect([readable.code, readable.stderr]).toEqual([2, `synartesis: the token file ${file} can be read by other users (mode 0644); run chmod 600 on it\n`]);
     chmodSync(file, 0o600);
     const proxy = await startHttpProxy(ws, ["--token-file", file], { SYNARTESIS_TOKEN: undefined });
@@ -128,7 +152,12 @@ describe.concurrent("Host and Origin (R-HTTP-3)", () => {
       expect([JSON.stringify(headers), response.status]).toEqual([JSON.stringify(headers), 403]);
       expect((await response.json()).error.message).toStartWith("Forbidden: the ");
     }
-    const accepted: Array<Record<string, string>> = [{ Host: `localhost:${port}` }, { Origin: `http://localhost:${port}` }, { Host: "mcp.example.com", Origin: "https://mcp.example.com" }, {}];
+    const accepted: Array<Record<string, string>> = [
+      { Host: `localhost:${port}` },
+      { Origin: `http://localhost:${port}` },
+      { Host: "mcp.example.com", Origin: "https://mcp.example.com" },
+      {},
+    ];
     for (const headers of accepted) {
       const response = await postRaw(proxy.url, initializeBody(), headers);
       expect([JSON.stringify(headers), response.status]).toEqual([JSON.stringify(headers), 200]);
@@ -143,9 +172,16 @@ describe.concurrent("Host and Origin (R-HTTP-3)", () => {
     const proxy = await startHttpProxy(ws);
     for (const host of ["localhost:abc", "127.0.0.1:", "localhost:abc"]) {
       const response = await postRaw(proxy.url, initializeBody(), { Host: host });
-      expect([host, response.status, (await response.json()).error.message]).toEqual([host, 400, "Bad Request: the Host header is not a host name with an optional port"]);
+      expect([host, response.status, (await response.json()).error.message]).toEqual([
+        host,
+        400,
+        "Bad Request: the Host header is not a host name with an optional port",
+      ]);
     }
-    const said = proxy.stderr().split("\n").filter((line) => line.includes("Host header"));
+    const said = proxy
+      .stderr()
+      .split("\n")
+      .filter((line) => line.includes("Host header"));
     expect(said.map((line) => JSON.parse(line)).map(({ level, msg, host }) => ({ level, msg, host }))).toEqual([
       { level: "warn", msg: "a request's Host header is not a host name with an optional port; answered 400", host: "localhost:abc" },
     ]);
@@ -203,20 +239,63 @@ describe.concurrent("the endpoint", () => {
     expect((await eventData(batch)).sort()).toEqual(['{"jsonrpc":"2.0","id":1,"result":{}}', '{"jsonrpc":"2.0","id":2,"result":{}}']);
     // An invalid request is answered as over stdio, on its stream.
     const invalid = await postRaw(proxy.url, '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"arguments":{}}}', withSession);
-    expect(JSON.parse((await eventData(invalid))[0]!).error).toEqual({ code: -32602, message: "Invalid params: tools/call needs params.name (the tool's name, a string)" });
+    expect(JSON.parse((await eventData(invalid))[0]!).error).toEqual({
+      code: -32602,
+      message: "Invalid params: tools/call needs params.name (the tool's name, a string)",
+    });
 
     const refusals: Array<[string, Promise<Response>, number, string]> = [
-      ["no session", postRaw(proxy.url, '{"jsonrpc":"2.0","id":1,"method":"ping"}'), 400, "Bad Request: the Mcp-Session-Id header is missing; start a session with initialize"],
-      ["unknown session", postRaw(proxy.url, '{"jsonrpc":"2.0","id":1,"method":"ping"}', { "Mcp-Session-Id": "nope" }), 404, "Session not found: it ended (DELETE, --http-idle or a restart); start a new one with initialize"],
+      [
+        "no session",
+        postRaw(proxy.url, '{"jsonrpc":"2.0","id":1,"method":"ping"}'),
+        400,
+        "Bad Request: the Mcp-Session-Id header is missing; start a session with initialize",
+      ],
+      [
+        "unknown session",
+        postRaw(proxy.url, '{"jsonrpc":"2.0","id":1,"method":"ping"}', { "Mcp-Session-Id": "nope" }),
+        404,
+        "Session not found: it ended (DELETE, --http-idle or a restart); start a new one with initialize",
+      ],
       ["not JSON", postRaw(proxy.url, "{nope", withSession), 400, "Parse error: the body is not valid JSON"],
       ["empty batch", postRaw(proxy.url, "[]", withSession), 400, "Invalid Request: empty batch"],
-      ["accepts no event stream", postRaw(proxy.url, '{"jsonrpc":"2.0","id":1,"method":"ping"}', { ...withSession, Accept: "application/json" }), 406, "Not Acceptable: the client must accept both application/json and text/event-stream"],
-      ["not JSON content", postRaw(proxy.url, '{"jsonrpc":"2.0","id":1,"method":"ping"}', { ...withSession, "Content-Type": "text/plain" }), 415, "Unsupported Media Type: the body must be application/json"],
-      ["unknown protocol version", postRaw(proxy.url, '{"jsonrpc":"2.0","id":1,"method":"ping"}', { ...withSession, "MCP-Protocol-Version": "1999-01-01" }), 400, 'Bad Request: unsupported MCP-Protocol-Version "1999-01-01" (supported: 2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05, 2024-10-07)'],
-      ["initialize in a session", postRaw(proxy.url, initializeBody(), withSession), 400, "Bad Request: initialize starts a new session; send it without Mcp-Session-Id"],
-      ["initialize in a batch", postRaw(proxy.url, `[${initializeBody()},{"jsonrpc":"2.0","id":5,"method":"ping"}]`), 400, "Invalid Request: initialize must come alone, not in a batch"],
+      [
+        "accepts no event stream",
+        postRaw(proxy.url, '{"jsonrpc":"2.0","id":1,"method":"ping"}', { ...withSession, Accept: "application/json" }),
+        406,
+        "Not Acceptable: the client must accept both application/json and text/event-stream",
+      ],
+      [
+        "not JSON content",
+        postRaw(proxy.url, '{"jsonrpc":"2.0","id":1,"method":"ping"}', { ...withSession, "Content-Type": "text/plain" }),
+        415,
+        "Unsupported Media Type: the body must be application/json",
+      ],
+      [
+        "unknown protocol version",
+        postRaw(proxy.url, '{"jsonrpc":"2.0","id":1,"method":"ping"}', { ...withSession, "MCP-Protocol-Version": "1999-01-01" }),
+        400,
+        'Bad Request: unsupported MCP-Protocol-Version "1999-01-01" (supported: 2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05, 2024-10-07)',
+      ],
+      [
+        "initialize in a session",
+        postRaw(proxy.url, initializeBody(), withSession),
+        400,
+        "Bad Request: initialize starts a new session; send it without Mcp-Session-Id",
+      ],
+      [
+        "initialize in a batch",
+        postRaw(proxy.url, `[${initializeBody()},{"jsonrpc":"2.0","id":5,"method":"ping"}]`),
+        400,
+        "Invalid Request: initialize must come alone, not in a batch",
+      ],
       ["PUT", fetch(proxy.url, { method: "PUT", headers: { ...MCP_HEADERS, ...withSession } }), 405, "Method Not Allowed: /mcp takes POST, GET and DELETE"],
-      ["GET without event stream", fetch(proxy.url, { headers: { ...MCP_HEADERS, ...withSession, Accept: "application/json" } }), 406, "Not Acceptable: the client must accept text/event-stream"],
+      [
+        "GET without event stream",
+        fetch(proxy.url, { headers: { ...MCP_HEADERS, ...withSession, Accept: "application/json" } }),
+        406,
+        "Not Acceptable: the client must accept text/event-stream",
+      ],
     ];
     for (const [what, pending, status, message] of refusals) {
       const response = await pending;
@@ -237,12 +316,19 @@ describe.concurrent("the endpoint", () => {
     const RESULT =
       '{"content":[{"type":"text","text":"caf\\u00e9 1.0"}],' +
       '"structuredContent":{"float":1.0,"big":12345678901234567890,"word":"caf\\u00e9","exp":1E+2,"list":[1.50, -0.0]}}';
-    const read = await postRaw(proxy.url, '{"jsonrpc":"2.0","id":12345678901234567890,"method":"tools/call","params":{"name":"raw_read","arguments":{}}}', session);
+    const read = await postRaw(
+      proxy.url,
+      '{"jsonrpc":"2.0","id":12345678901234567890,"method":"tools/call","params":{"name":"raw_read","arguments":{}}}',
+      session,
+    );
     expect(await eventData(read)).toEqual([`{"jsonrpc":"2.0", "id":12345678901234567890, "result":${RESULT}}`]);
-    const body = '{\n  "jsonrpc": "2.0",\r\n  "id": "two",\n  "method": "tools/call",\n  "params": {"name": "raw_write", "arguments": { "word" : "caf\\u00e9", "n": 1.50 }}\n}\n';
+    const body =
+      '{\n  "jsonrpc": "2.0",\r\n  "id": "two",\n  "method": "tools/call",\n  "params": {"name": "raw_write", "arguments": { "word" : "caf\\u00e9", "n": 1.50 }}\n}\n';
     const write = await postRaw(proxy.url, body, session);
     expect(await eventData(write)).toEqual([`{"jsonrpc":"2.0", "id":"two", "result":${RESULT}}`]);
-    const calls = readFileSync(received, "utf8").split("\n").filter((line) => line.includes("raw_write"));
+    const calls = readFileSync(received, "utf8")
+      .split("\n")
+      .filter((line) => line.includes("raw_write"));
     expect(calls).toHaveLength(1);
     expect(rawMember(rawMember(calls[0]!, "params")!, "arguments")).toBe('{ "word" : "caf\\u00e9", "n": 1.50 }');
     expect(journalRows(ws.journal).map((row) => [row.tool, row.status, row.result])).toEqual([
@@ -259,7 +345,9 @@ describe.concurrent("a server that will not start (R-PROXY-10, R-PROXY-14)", () 
     const ws = workspace(serverBlock("console.error('cannot open the database'); process.exit(3)"));
     const result = await run(["proxy", "--http", "0", "--manifest", ws.manifest], { cwd: ws.dir, env: { SYNARTESIS_TOKEN: TOKEN } });
     expect(result.code).toBe(1);
-    expect(result.stderr).toEndWith('synartesis: server "broken" would not start: it exited with code 3 before answering\n  its stderr said:\n    cannot open the database\n');
+    expect(result.stderr).toEndWith(
+      'synartesis: server "broken" would not start: it exited with code 3 before answering\n  its stderr said:\n    cannot open the database\n',
+    );
   });
 
   test("dying at the first client's initialize: that client is told why, then exit 1", async () => {
@@ -296,9 +384,16 @@ describe.concurrent("a session ends complete (R-HTTP-4)", () => {
     const full = "Service Unavailable: 2 sessions are open, the most --http-max-sessions allows; one more can start when one ends (DELETE, or --http-idle)";
     const third = await postRaw(proxy.url, initializeBody("third"));
     expect([third.status, (await third.json()).error.message]).toEqual([503, full]);
-    const meta = { "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}, "io.modelcontextprotocol/clientInfo": { name: "sessionless", version: "1" } };
+    const meta = {
+      "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+      "io.modelcontextprotocol/clientCapabilities": {},
+      "io.modelcontextprotocol/clientInfo": { name: "sessionless", version: "1" },
+    };
     const modern = () =>
-      postRaw(proxy.url, JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list", params: { _meta: meta } }), { "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/list" });
+      postRaw(proxy.url, JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list", params: { _meta: meta } }), {
+        "MCP-Protocol-Version": "2026-07-28",
+        "Mcp-Method": "tools/list",
+      });
     const refused = await modern();
     expect([refused.status, (await refused.json()).error.message]).toEqual([503, full]);
     expect(journalRuns(ws.journal)).toEqual([]);
@@ -314,7 +409,11 @@ describe.concurrent("a session ends complete (R-HTTP-4)", () => {
     // 0.025 minutes: 1.5 s without a request.
     const proxy = await startHttpProxy(ws, ["--http-idle", "0.025"]);
     const session = { "Mcp-Session-Id": await rawSession(proxy.url, "idle-agent") };
-    const call = await postRaw(proxy.url, '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"update_customer","arguments":{"id":"c_002","notes":"then idle"}}}', session);
+    const call = await postRaw(
+      proxy.url,
+      '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"update_customer","arguments":{"id":"c_002","notes":"then idle"}}}',
+      session,
+    );
     expect(JSON.parse((await eventData(call))[0]!).result.structuredContent.notes).toBe("then idle");
     await until(() => journalRuns(ws.journal)[0]?.status === "complete", "the idle session's run to complete");
     expect(journalRuns(ws.journal)).toMatchObject([{ label: "idle-agent", status: "complete" }]);

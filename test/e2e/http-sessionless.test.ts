@@ -7,7 +7,18 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { CRM_RULES, CRM_SERVER, eraWorkspace, jobsState, notesRules, notesServer, readNotes, release, tasksWorkspace, writeNotes } from "../fixtures/era-kit.ts";
+import {
+  CRM_RULES,
+  CRM_SERVER,
+  eraWorkspace,
+  jobsState,
+  notesRules,
+  notesServer,
+  readNotes,
+  release,
+  tasksWorkspace,
+  writeNotes,
+} from "../fixtures/era-kit.ts";
 import { eventData, postRaw, rawSession, startHttpProxy, stopHttpProxiesAfterAll, TOKEN } from "../fixtures/http-kit.ts";
 import { crmStateText, crmWorkspace, journalRows, journalRuns } from "../fixtures/proxy-kit.ts";
 import { ROOT, run, tempDir, until } from "../helpers.ts";
@@ -16,7 +27,11 @@ stopHttpProxiesAfterAll();
 setDefaultTimeout(60_000);
 
 const MODERN = "2026-07-28";
-const logLines = (stderr: string) => stderr.split("\n").filter((line) => line.startsWith("{")).map((line) => JSON.parse(line));
+const logLines = (stderr: string) =>
+  stderr
+    .split("\n")
+    .filter((line) => line.startsWith("{"))
+    .map((line) => JSON.parse(line));
 
 /** A 2026-era request's params: `params` with the envelope (this client's name) in its _meta. */
 function enveloped(name: string, params: Record<string, unknown> = {}, meta: Record<string, unknown> = {}): Record<string, unknown> {
@@ -49,7 +64,8 @@ async function answerOf(response: Response): Promise<any> {
   return JSON.parse(lines[0]!);
 }
 
-const call = (name: string, tool: string, args: Record<string, unknown>, meta?: Record<string, unknown>) => enveloped(name, { name: tool, arguments: args }, meta);
+const call = (name: string, tool: string, args: Record<string, unknown>, meta?: Record<string, unknown>) =>
+  enveloped(name, { name: tool, arguments: args }, meta);
 
 describe.concurrent("sessionless requests over HTTP (R-ERA-1)", () => {
   test("server/discover and a call, each its own POST: answered under the client's id, no session given out", async () => {
@@ -89,10 +105,18 @@ describe.concurrent("sessionless requests over HTTP (R-ERA-1)", () => {
     expect(await refused(without("MCP-Protocol-Version"))).toStartWith("Header mismatch: the MCP-Protocol-Version header is missing");
     expect(await refused(without("Mcp-Method"))).toBe("Header mismatch: the Mcp-Method header is missing");
     expect(await refused(without("Mcp-Name"))).toBe("Header mismatch: the Mcp-Name header is missing (tools/call must repeat params.name there)");
-    expect(await refused({ ...good, "Mcp-Method": "tools/list" })).toBe('Header mismatch: the Mcp-Method header says "tools/list" but the body\'s method is "tools/call"');
-    expect(await refused({ ...good, "Mcp-Name": "get_customer" })).toBe('Header mismatch: the Mcp-Name header says "get_customer" but params.name is "update_customer"');
-    expect(await refused({ ...good, "Mcp-Name": "=?base64?not base64?=" })).toBe("Header mismatch: the Mcp-Name header's =?base64?…?= value is not valid base64 of UTF-8 text");
-    expect(await refused({ ...good, "Mcp-Name": "=?base64?/w==?=" })).toBe("Header mismatch: the Mcp-Name header's =?base64?…?= value is not valid base64 of UTF-8 text");
+    expect(await refused({ ...good, "Mcp-Method": "tools/list" })).toBe(
+      'Header mismatch: the Mcp-Method header says "tools/list" but the body\'s method is "tools/call"',
+    );
+    expect(await refused({ ...good, "Mcp-Name": "get_customer" })).toBe(
+      'Header mismatch: the Mcp-Name header says "get_customer" but params.name is "update_customer"',
+    );
+    expect(await refused({ ...good, "Mcp-Name": "=?base64?not base64?=" })).toBe(
+      "Header mismatch: the Mcp-Name header's =?base64?…?= value is not valid base64 of UTF-8 text",
+    );
+    expect(await refused({ ...good, "Mcp-Name": "=?base64?/w==?=" })).toBe(
+      "Header mismatch: the Mcp-Name header's =?base64?…?= value is not valid base64 of UTF-8 text",
+    );
     const claims2025 = call("raw-2026", "update_customer", { id: "c_001", plan: "free" }, { "io.modelcontextprotocol/protocolVersion": "2025-06-18" });
     expect(await refused(good, claims2025)).toBe('Header mismatch: the MCP-Protocol-Version header says "2026-07-28" but the body\'s _meta says "2025-06-18"');
 
@@ -151,7 +175,9 @@ describe.concurrent("a method not served here: 404 with Method not found (-32601
     expect(logLines(proxy.stderr()).filter((line) => line.msg === "server started")).toEqual([]);
     expect(journalRuns(ws.journal)).toEqual([]);
     // A method served here still answers on its event stream.
-    const listed = (await answerOf(await modernPost(proxy.url, 3, "tools/list", enveloped("raw-2026")))).result.tools.map((tool: { name: string }) => tool.name);
+    const listed = (await answerOf(await modernPost(proxy.url, 3, "tools/list", enveloped("raw-2026")))).result.tools.map(
+      (tool: { name: string }) => tool.name,
+    );
     expect(listed).toEqual(expect.arrayContaining(["crm__get_customer", "notes__put_note"]));
   });
 
@@ -162,11 +188,18 @@ describe.concurrent("a method not served here: 404 with Method not found (-32601
     for (const [index, method] of removed.entries()) {
       const response = await modernPost(proxy.url, index + 1, method, enveloped("raw-2026"));
       expect([method, response.status]).toEqual([method, 404]);
-      expect(await response.json()).toEqual({ jsonrpc: "2.0", id: index + 1, error: { code: -32601, message: `Method not found: ${method} (not part of 2026-07-28)` } });
+      expect(await response.json()).toEqual({
+        jsonrpc: "2.0",
+        id: index + 1,
+        error: { code: -32601, message: `Method not found: ${method} (not part of 2026-07-28)` },
+      });
     }
     expect(journalRuns(ws.journal)).toEqual([]);
     const session = await rawSession(proxy.url);
-    const ping = await postRaw(proxy.url, JSON.stringify({ jsonrpc: "2.0", id: 9, method: "ping" }), { "Mcp-Session-Id": session, "MCP-Protocol-Version": "2025-06-18" });
+    const ping = await postRaw(proxy.url, JSON.stringify({ jsonrpc: "2.0", id: 9, method: "ping" }), {
+      "Mcp-Session-Id": session,
+      "MCP-Protocol-Version": "2025-06-18",
+    });
     expect(JSON.parse((await eventData(ping))[0]!)).toEqual({ jsonrpc: "2.0", id: 9, result: {} });
   });
 
@@ -233,8 +266,12 @@ describe.concurrent("runs of sessionless clients (R-ERA-5)", () => {
     expect(ada.result.content[0].text).toContain("Ada Lovelace");
     expect(grace.result.content[0].text).toContain("Grace Hopper");
     await answerOf(await modernPost(proxy.url, 1, "tools/call", call("other-agent", "get_customer", { id: "c_001" })));
-    await answerOf(await modernPost(proxy.url, 2, "tools/call", call("twin-agent", "get_customer", { id: "c_003" }, { "io.synartesis/run": "nightly import" })));
-    await answerOf(await modernPost(proxy.url, 3, "tools/call", call("someone-else", "get_customer", { id: "c_003" }, { "io.synartesis/run": "nightly import" })));
+    await answerOf(
+      await modernPost(proxy.url, 2, "tools/call", call("twin-agent", "get_customer", { id: "c_003" }, { "io.synartesis/run": "nightly import" })),
+    );
+    await answerOf(
+      await modernPost(proxy.url, 3, "tools/call", call("someone-else", "get_customer", { id: "c_003" }, { "io.synartesis/run": "nightly import" })),
+    );
 
     const runs = journalRuns(ws.journal);
     expect(runs.map((r) => [r.label, r.status])).toEqual([
@@ -243,7 +280,13 @@ describe.concurrent("runs of sessionless clients (R-ERA-5)", () => {
       ["nightly import", "active"],
     ]);
     const labelOf = new Map(runs.map((r) => [r.id, r.label]));
-    expect(journalRows(ws.journal).map((row) => labelOf.get(row.run_id))).toEqual(["twin-agent", "twin-agent", "other-agent", "nightly import", "nightly import"]);
+    expect(journalRows(ws.journal).map((row) => labelOf.get(row.run_id))).toEqual([
+      "twin-agent",
+      "twin-agent",
+      "other-agent",
+      "nightly import",
+      "nightly import",
+    ]);
 
     proxy.proc.kill("SIGTERM");
     expect(await proxy.proc.exited).toBe(0);

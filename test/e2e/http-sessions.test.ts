@@ -8,7 +8,19 @@ import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { eventData, httpClient, postRaw, rawSession, startHttpProxy, stopHttpProxiesAfterAll } from "../fixtures/http-kit.ts";
-import { ALAN, crmStateText, crmWorkspace, fixtureServer, GRACE, journalRows, journalRuns, processExists, SEED, slowWorkspace, workspace } from "../fixtures/proxy-kit.ts";
+import {
+  ALAN,
+  crmStateText,
+  crmWorkspace,
+  fixtureServer,
+  GRACE,
+  journalRows,
+  journalRuns,
+  processExists,
+  SEED,
+  slowWorkspace,
+  workspace,
+} from "../fixtures/proxy-kit.ts";
 import { manifestText, run, until } from "../helpers.ts";
 
 stopHttpProxiesAfterAll();
@@ -72,7 +84,9 @@ describe.concurrent("sessions share one pool of servers (R-HTTP-4/5)", () => {
   }, 60_000);
 
   test("a server's request reaches only the session whose call caused it; when two sessions wait on that server it reaches neither", async () => {
-    const ws = workspace(manifestText({ servers: { conformance: fixtureServer("conformance-server.ts") }, tools: [{ match: "conformance.test_*", class: "readonly" }] }));
+    const ws = workspace(
+      manifestText({ servers: { conformance: fixtureServer("conformance-server.ts") }, tools: [{ match: "conformance.test_*", class: "readonly" }] }),
+    );
     const proxy = await startHttpProxy(ws);
     const asked = { a: [] as string[], b: [] as string[] };
     let releaseA!: () => void;
@@ -114,7 +128,10 @@ describe.concurrent("sessions share one pool of servers (R-HTTP-4/5)", () => {
     const actionId = /Action id: ([0-9a-f]+)\./.exec(textOf(held))![1]!;
     const outbox = () => JSON.parse(readFileSync(ws.state, "utf8")).outbox.map((mail: Record<string, string>) => [mail.to, mail.subject]);
     expect(outbox()).toEqual([]);
-    await until(() => proxy.stderr().includes(`"msg":"call held for approval","server":"crm","tool":"send_email","action":"${actionId}"`), "the held call's log line");
+    await until(
+      () => proxy.stderr().includes(`"msg":"call held for approval","server":"crm","tool":"send_email","action":"${actionId}"`),
+      "the held call's log line",
+    );
 
     expect((await run(["approve", actionId, "--journal", ws.journal], { cwd: ws.dir })).code).toBe(0);
     const sent = await client.callTool(email);
@@ -138,7 +155,8 @@ describe.concurrent("shutdown (R-HTTP-6, R-PROXY-13)", () => {
     const proxy = await startHttpProxy(ws, ["--drain", "2"]);
     const first = { "Mcp-Session-Id": await rawSession(proxy.url, "quick-agent") };
     const second = { "Mcp-Session-Id": await rawSession(proxy.url, "hung-agent") };
-    const call = (key: string, ms: number) => JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "slow_write", arguments: { key, value: `${key}1`, ms } } });
+    const call = (key: string, ms: number) =>
+      JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "slow_write", arguments: { key, value: `${key}1`, ms } } });
     // Each response's headers come once the proxy has the call: the quick one first, the hung one queued behind it.
     const quick = await postRaw(proxy.url, call("a", 300), first);
     const hung = await postRaw(proxy.url, call("b", 600_000), second);

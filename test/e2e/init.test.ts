@@ -19,13 +19,18 @@ describe.concurrent("init", () => {
     // A link on PATH to the binary (what install.sh makes), in a folder a desktop client may not have on its PATH.
     const bin = tempDir();
     symlinkSync(BIN, join(bin, "synartesis"));
-    const result = await run(["init", "crm", "--", "synartesis", "toy-crm", "--state", "./crm.json"], { cwd: dir, env: { PATH: `${bin}:/usr/bin:/bin`, HOME: dir } });
+    const result = await run(["init", "crm", "--", "synartesis", "toy-crm", "--state", "./crm.json"], {
+      cwd: dir,
+      env: { PATH: `${bin}:/usr/bin:/bin`, HOME: dir },
+    });
     expect(result.stderr).toBe("");
     expect(result.code).toBe(0);
     expect(result.stdout).toContain(`Wrote ${join(dir, "synartesis.yaml")}: server "crm" (6 tools).`);
     expect(result.stdout).toContain("6 rules adopted from the shipped policy for the toy CRM (manifests/toy-crm.yaml)");
     expect(result.stdout).toContain("TODOs left in the manifest: 0");
-    expect(clientBlock(result.stdout)).toEqual({ mcpServers: { synartesis: { command: join(bin, "synartesis"), args: ["proxy", "--manifest", join(dir, "synartesis.yaml")] } } });
+    expect(clientBlock(result.stdout)).toEqual({
+      mcpServers: { synartesis: { command: join(bin, "synartesis"), args: ["proxy", "--manifest", join(dir, "synartesis.yaml")] } },
+    });
     expect(result.stdout).not.toContain("breaks if");
 
     const doc = manifestOf(dir);
@@ -88,7 +93,11 @@ describe.concurrent("init", () => {
     expect(unset.code).toBe(0);
     expect(unset.stdout).toContain("rules adopted from the shipped policy for @modelcontextprotocol/server-memory (manifests/memory.yaml)");
     expect(manifestOf(dir).servers.mem).toEqual({ command: "node", args: [memory], env: { MEMORY_FILE_PATH: "${MEMORY_FILE_PATH}" } });
-    const at = `${join(dir, "synartesis.yaml")}:${readFileSync(join(dir, "synartesis.yaml"), "utf8").split("\n").findIndex((l) => l.includes("MEMORY_FILE_PATH:")) + 1}`;
+    const at = `${join(dir, "synartesis.yaml")}:${
+      readFileSync(join(dir, "synartesis.yaml"), "utf8")
+        .split("\n")
+        .findIndex((l) => l.includes("MEMORY_FILE_PATH:")) + 1
+    }`;
     expect(unset.stderr).toBe(
       `synartesis: warning: MEMORY_FILE_PATH is not set. The manifest keeps \${MEMORY_FILE_PATH} (${at}:25); the proxy will not start until the environment your client starts it with sets MEMORY_FILE_PATH (for example an "env" entry beside "command" in the client's configuration).\n`,
     );
@@ -105,7 +114,10 @@ describe.concurrent("init", () => {
     const set = await run(["init", "mem", "--force", "--", "node", memory], { cwd: dir, env: { MEMORY_FILE_PATH: join(dir, "graph.jsonl") } });
     expect(set.code).toBe(0);
     expect(set.stderr).toBe("");
-    const given = await run(["init", "mem", "--force", "--", "env", `MEMORY_FILE_PATH=${join(dir, "g.jsonl")}`, "node", memory], { cwd: dir, env: { MEMORY_FILE_PATH: undefined } });
+    const given = await run(["init", "mem", "--force", "--", "env", `MEMORY_FILE_PATH=${join(dir, "g.jsonl")}`, "node", memory], {
+      cwd: dir,
+      env: { MEMORY_FILE_PATH: undefined },
+    });
     expect(given.stderr).toBe("");
     expect(manifestOf(dir).servers.mem.env).toEqual({ MEMORY_FILE_PATH: join(dir, "g.jsonl") });
   });
@@ -139,7 +151,9 @@ describe.concurrent("init", () => {
     const result = await run(["init", "crm", "--", "synartesis", "toy-crm", "--state", "./crm.json"], { cwd: dir, env: { PATH: "/usr/bin:/bin", HOME: dir } });
     expect(result.code).toBe(0);
     expect(clientBlock(result.stdout).mcpServers.synartesis.command).toBe(BIN);
-    expect(result.stdout).toContain(`${BIN} is the only synartesis found: the entry breaks if that file moves or is deleted (./install.sh in a clone links synartesis onto your PATH).`);
+    expect(result.stdout).toContain(
+      `${BIN} is the only synartesis found: the entry breaks if that file moves or is deleted (./install.sh in a clone links synartesis onto your PATH).`,
+    );
     // The release install location counts though PATH lacks it.
     const local = join(dir, ".local", "bin");
     mkdirSync(local, { recursive: true });
@@ -246,7 +260,9 @@ describe.concurrent("init", () => {
     const result = await run(["init", "crm2", "--", "synartesis", "toy-crm"], { cwd: dir });
     expect(result.code).toBe(2);
     expect(result.stderr).toContain("nothing was written: the manifest init would write does not load");
-    expect(result.stderr).toMatch(new RegExp(`  ${join(dir, "synartesis.yaml")}:\\d+:5: a reversible rule needs an "inverse" \\(the call that puts the state back\\)\\n`));
+    expect(result.stderr).toMatch(
+      new RegExp(`  ${join(dir, "synartesis.yaml")}:\\d+:5: a reversible rule needs an "inverse" \\(the call that puts the state back\\)\\n`),
+    );
     expect(readFileSync(join(dir, "synartesis.yaml"), "utf8")).toBe(broken);
 
     expect((await run(["init", "a.b", "--", "synartesis", "toy-crm"], { cwd: dir })).code).toBe(2);

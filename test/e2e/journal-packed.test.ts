@@ -19,7 +19,10 @@ function asText(dir: string): void {
     const rows = readableRows(db, db.query("SELECT * FROM actions WHERE packed IS NOT NULL").all() as Array<Record<string, unknown>>);
     for (const row of rows) {
       const columns = BODY_COLUMNS.map((column) => `${column} = ?`).join(", ");
-      db.query(`UPDATE actions SET ${columns}, packed = NULL WHERE id = ?`).run(...BODY_COLUMNS.map((column) => (row[column] ?? null) as string | null), row.id as string);
+      db.query(`UPDATE actions SET ${columns}, packed = NULL WHERE id = ?`).run(
+        ...BODY_COLUMNS.map((column) => (row[column] ?? null) as string | null),
+        row.id as string,
+      );
     }
     db.run("VACUUM");
   } finally {

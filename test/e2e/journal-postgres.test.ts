@@ -35,7 +35,12 @@ function machine(): string {
 /** Every object's keys, recursively (values left out): what "the same shape" means. */
 function shape(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(shape);
-  if (value && typeof value === "object") return Object.fromEntries(Object.keys(value).sort().map((key) => [key, shape((value as Record<string, unknown>)[key])]));
+  if (value && typeof value === "object")
+    return Object.fromEntries(
+      Object.keys(value)
+        .sort()
+        .map((key) => [key, shape((value as Record<string, unknown>)[key])]),
+    );
   return typeof value;
 }
 
@@ -81,7 +86,11 @@ describePostgres("a PostgreSQL journal through the binary", () => {
 
     // The same shapes as on a file, read from another folder with the password from PGPASSWORD.
     const flags = ["--journal", shown];
-    const [list, show, gates] = [await jsonOf(["list", ...flags], there, personEnv), await jsonOf(["show", ...flags], there, personEnv), await jsonOf(["gates", ...flags], there, personEnv)];
+    const [list, show, gates] = [
+      await jsonOf(["list", ...flags], there, personEnv),
+      await jsonOf(["show", ...flags], there, personEnv),
+      await jsonOf(["gates", ...flags], there, personEnv),
+    ];
     const [fileList, fileShow, fileGates] = [await jsonOf(["list"], onFile, {}), await jsonOf(["show"], onFile, {}), await jsonOf(["gates"], onFile, {})];
     // The calls arrive at once, so the gated one may take its seq before or after the others.
     const byTool = (shown: any) => ({ ...shown, actions: [...shown.actions].sort((a: any, b: any) => a.tool.localeCompare(b.tool)) });
@@ -109,7 +118,7 @@ describePostgres("a PostgreSQL journal through the binary", () => {
     const retry = await drive(here, [["send_email", EMAIL]], agentEnv);
     expect(retry.get(1).result.isError).toBeFalsy();
     expect(outbox(here)).toHaveLength(1);
-    expect((await jsonOf(["gates", ...flags], there, personEnv))).toEqual([]);
+    expect(await jsonOf(["gates", ...flags], there, personEnv)).toEqual([]);
 
     const runs = await jsonOf(["list", ...flags], there, personEnv);
     const undone = await cli(["undo", runs[1].id.slice(0, 8), ...flags], there, personEnv);
@@ -123,7 +132,9 @@ describePostgres("a PostgreSQL journal through the binary", () => {
     const shown = url.replace(`:${encodeURIComponent(testPassword())}@`, "@");
     const [here, there] = [machine(), machine()];
     const personEnv = { PGPASSWORD: testPassword() };
-    const proxy = await startHttpProxy({ dir: here, manifest: join(here, "synartesis.yaml"), journal: shown, state: join(here, "crm.json") }, [], { SYNARTESIS_JOURNAL: url });
+    const proxy = await startHttpProxy({ dir: here, manifest: join(here, "synartesis.yaml"), journal: shown, state: join(here, "crm.json") }, [], {
+      SYNARTESIS_JOURNAL: url,
+    });
     try {
       const [one, two] = [await httpClient(proxy.url, "agent-one"), await httpClient(proxy.url, "agent-two")];
       const updated = await one.client.callTool({ name: "update_customer", arguments: { id: "c_001", plan: "free" } });
@@ -162,9 +173,13 @@ describePostgres("a PostgreSQL journal through the binary", () => {
     const [here, there] = [machine(), machine()];
     const held = await drive(here, [["send_email", EMAIL]], { SYNARTESIS_JOURNAL: url });
     const id = /Action id: ([0-9a-f]{8})\./.exec(resultText(held.get(1)))![1]!;
-    const denied = await cli(["deny", id, "--by", "bob", "--reason", "not this week", "--journal", urlFor(new URL(url).pathname.slice(1), { password: false })], there, {
-      PGPASSWORD: testPassword(),
-    });
+    const denied = await cli(
+      ["deny", id, "--by", "bob", "--reason", "not this week", "--journal", urlFor(new URL(url).pathname.slice(1), { password: false })],
+      there,
+      {
+        PGPASSWORD: testPassword(),
+      },
+    );
     expect(denied.code).toBe(0);
     const told = await drive(here, [["send_email", EMAIL]], { SYNARTESIS_JOURNAL: url });
     expect(resultText(told.get(1))).toStartWith("DENIED — Synartesis did not run this call: bob denied it at ");
@@ -214,10 +229,14 @@ describePostgres("a PostgreSQL journal through the binary", () => {
     }
     const noDatabase = await cli(["list", "--journal", urlFor("no_such_database")], dir);
     expect(noDatabase.code).toBe(2);
-    expect(noDatabase.stderr).toStartWith(`synartesis: the journal ${urlFor("no_such_database", { password: false })} cannot be used: database "no_such_database" does not exist`);
+    expect(noDatabase.stderr).toStartWith(
+      `synartesis: the journal ${urlFor("no_such_database", { password: false })} cannot be used: database "no_such_database" does not exist`,
+    );
     const empty = await cli(["list", "--journal", urlFor(await freshDatabase())], dir);
     expect(empty.code).toBe(1);
-    expect(empty.stderr).toStartWith(`synartesis: there is no journal at ${urlFor((empty.stderr.match(/\/(syn_[0-9a-f]+)/) ?? [])[1]!, { password: false })}\n`);
+    expect(empty.stderr).toStartWith(
+      `synartesis: there is no journal at ${urlFor((empty.stderr.match(/\/(syn_[0-9a-f]+)/) ?? [])[1]!, { password: false })}\n`,
+    );
   });
 
   test("the manifest's journal: key with ${VAR}: the proxy and the CLI in its folder agree; the proxy's log never has the password", async () => {
@@ -227,11 +246,17 @@ describePostgres("a PostgreSQL journal through the binary", () => {
     const result = await run(["proxy", "--log-level", "debug"], {
       cwd: dir,
       env: { TEAM_JOURNAL: url },
-      stdin: [
-        JSON.stringify({ jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "keyed", version: "1" } } }),
-        JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }),
-        JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "send_email", arguments: EMAIL } }),
-      ].join("\n") + "\n",
+      stdin:
+        [
+          JSON.stringify({
+            jsonrpc: "2.0",
+            id: 0,
+            method: "initialize",
+            params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "keyed", version: "1" } },
+          }),
+          JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }),
+          JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "send_email", arguments: EMAIL } }),
+        ].join("\n") + "\n",
     });
     seen.push(result.stdout, result.stderr);
     expect(result.code).toBe(0);
@@ -247,7 +272,11 @@ describePostgres("a PostgreSQL journal through the binary", () => {
   });
 
   test("bench/journal.ts, scaled down, measures every call on both journals and says what PostgreSQL adds", async () => {
-    const bench = await run(["bench/journal.ts"], { bin: process.execPath, cwd: ROOT, env: { BENCH_POSTGRES: urlFor("postgres"), CALLS: "20", WARMUP: "5", ROUNDS: "2" } });
+    const bench = await run(["bench/journal.ts"], {
+      bin: process.execPath,
+      cwd: ROOT,
+      env: { BENCH_POSTGRES: urlFor("postgres"), CALLS: "20", WARMUP: "5", ROUNDS: "2" },
+    });
     seen.push(bench.stdout, bench.stderr);
     expect([bench.code, bench.stderr]).toEqual([0, ""]);
     for (const row of ["update_customer, sqlite", "update_customer, postgres", "update_customer, postgres, synchronous_commit=on", "get_customer, postgres"]) {

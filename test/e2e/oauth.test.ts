@@ -71,7 +71,10 @@ describe.concurrent("login", () => {
     const cases: Array<[Parameters<typeof startOAuthServer>[0], string]> = [
       [{ deny: true }, "the sign-in was denied (access_denied: The user said no.). Nothing was saved; run `"],
       [{ wrongState: true }, 'the browser came back with another "state" than this sign-in sent'],
-      [{ refuseRegistration: true }, 'the authorization server would not register Synartesis as a client of server "notes" (registration is closed to new clients)'],
+      [
+        { refuseRegistration: true },
+        'the authorization server would not register Synartesis as a client of server "notes" (registration is closed to new clients)',
+      ],
       [{ noMetadata: true }, 'server "notes" publishes no OAuth metadata (neither protected-resource nor authorization-server metadata)'],
     ];
     for (const [options, message] of cases) {
@@ -94,7 +97,10 @@ describe.concurrent("login", () => {
       [{ authorization_endpoint: "http://evil.example/authorize" }, "http://evil.example/authorize is plain HTTP to another machine"],
       [{ token_endpoint: "http://evil.example/token" }, "publishes an token_endpoint Synartesis will not use: http://evil.example/token"],
       // The SDK's own check comes first here; its finding is said in one sentence, not as a schema dump.
-      [{ registration_endpoint: "javascript:alert(1)" }, 'could not find how server "notes" signs in: its OAuth metadata is invalid (registration_endpoint: URL cannot use javascript:, data:, or vbscript: scheme)\n'],
+      [
+        { registration_endpoint: "javascript:alert(1)" },
+        'could not find how server "notes" signs in: its OAuth metadata is invalid (registration_endpoint: URL cannot use javascript:, data:, or vbscript: scheme)\n',
+      ],
     ];
     for (const [endpoints, message] of cases) {
       const { server, dir, env } = project({ endpoints });
@@ -119,9 +125,15 @@ describe.concurrent("login", () => {
     const dir = tempDir();
     writeFileSync(join(dir, "synartesis.yaml"), manifestText({ servers: { plain: { url: "http://127.0.0.1:9/mcp" }, local: { command: "x" } } }));
     const plain = await run(["login", "plain"], { cwd: dir });
-    expect(plain).toMatchObject({ code: 2, stderr: expect.stringContaining(`server "plain" does not sign in: it has no "auth" in ${join(dir, "synartesis.yaml")}`) });
+    expect(plain).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining(`server "plain" does not sign in: it has no "auth" in ${join(dir, "synartesis.yaml")}`),
+    });
     expect(await run(["login", "local"], { cwd: dir })).toMatchObject({ code: 2, stderr: expect.stringContaining('server "local" is started as a command') });
-    expect(await run(["login", "nope"], { cwd: dir })).toMatchObject({ code: 2, stderr: expect.stringContaining('declares no server "nope" (it declares: plain, local)') });
+    expect(await run(["login", "nope"], { cwd: dir })).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('declares no server "nope" (it declares: plain, local)'),
+    });
   });
 });
 
@@ -146,7 +158,9 @@ describe.concurrent("a session that uses the sign-in", () => {
     server.revokeAll();
     const refused = await client.callTool({ name: "add_note", arguments: { text: "third" } });
     expect(refused.isError).toBe(true);
-    expect(text(refused)).toContain(`server "notes" needs a sign-in: its sign-in has expired and could not be renewed; run \`${PASTE_COMMAND} login notes --manifest ${join(dir, "synartesis.yaml")}\``);
+    expect(text(refused)).toContain(
+      `server "notes" needs a sign-in: its sign-in has expired and could not be renewed; run \`${PASTE_COMMAND} login notes --manifest ${join(dir, "synartesis.yaml")}\``,
+    );
     expect(text(refused)).toStartWith("Synartesis did not run this call");
     await client.close();
     expect(server.executed.some((c) => c.includes("third"))).toBe(false);
@@ -204,9 +218,7 @@ describe.concurrent("a session that uses the sign-in", () => {
       await a.client.close();
       await b.client.close();
     }
-    expect(server.executed.filter((c) => c.startsWith("add_note")).sort()).toEqual(
-      ["a1", "a2", "a3", "b1", "b2", "b3"].map((t) => `add_note {"text":"${t}"}`),
-    );
+    expect(server.executed.filter((c) => c.startsWith("add_note")).sort()).toEqual(["a1", "a2", "a3", "b1", "b2", "b3"].map((t) => `add_note {"text":"${t}"}`));
   });
 
   test("undo uses and refreshes the stored sign-in too", async () => {
@@ -347,7 +359,7 @@ describe.concurrent("init --url", () => {
     expect(init.stdout).toContain(`it signs in with OAuth (auth: oauth); when it asks again, run: ${PASTE_COMMAND} login notes --manifest ${manifest}`);
     const written = readFileSync(manifest, "utf8");
     expect(written).toContain(`  notes:\n    url: ${server.url}\n    auth: oauth\n`);
-    expect(written).toContain('- match: notes.list_notes\n    class: readonly');
+    expect(written).toContain("- match: notes.list_notes\n    class: readonly");
     expect(written).toContain("# TODO notes.add_note: gated until you decide.");
     // The sign-in is kept: check starts the server with it, without a browser.
     const check = await run(["check", "--manifest", manifest], { cwd: dir, env: { ...env, BROWSER: "false" } });

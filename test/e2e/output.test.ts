@@ -20,13 +20,27 @@ async function bigJournal(size: number): Promise<string> {
   await journal.startRun({ id: runId, label: "big-agent", startedAt: "2026-05-01T10:00:00.000Z" });
   const notes = "n".repeat(size);
   await journal.insertAction({
-    id: crypto.randomUUID(), runId, server: "crm", tool: "update_customer", args: { id: "c_001", notes },
-    class: "reversible", status: "applied", ts: "2026-05-01T10:00:01.000Z",
+    id: crypto.randomUUID(),
+    runId,
+    server: "crm",
+    tool: "update_customer",
+    args: { id: "c_001", notes },
+    class: "reversible",
+    status: "applied",
+    ts: "2026-05-01T10:00:01.000Z",
     resultText: JSON.stringify({ content: [{ type: "text", text: notes }] }),
   });
   await journal.insertAction({
-    id: crypto.randomUUID(), runId, server: "crm", tool: "send_email", args: { to: "all@example.com", body: notes },
-    class: "irreversible", status: "gated", argsKey: "k", error: "crm.send_email is irreversible", ts: "2026-05-01T10:00:02.000Z",
+    id: crypto.randomUUID(),
+    runId,
+    server: "crm",
+    tool: "send_email",
+    args: { to: "all@example.com", body: notes },
+    class: "irreversible",
+    status: "gated",
+    argsKey: "k",
+    error: "crm.send_email is irreversible",
+    ts: "2026-05-01T10:00:02.000Z",
   });
   await journal.close();
   return path;
@@ -50,12 +64,7 @@ describe.concurrent("a slow reader gets every byte", () => {
   const q = (s: string) => `'${s}'`;
 
   test("show --json, gates --json and show of a multi-MiB run, and list", async () => {
-    const commands = [
-      ["show", "--json"],
-      ["gates", "--json"],
-      ["show"],
-      ["list", "--json"],
-    ];
+    const commands = [["show", "--json"], ["gates", "--json"], ["show"], ["list", "--json"]];
     const expected = await Promise.all(commands.map((args) => run([...args, "--journal", journal])));
     for (const full of expected) expect(full.code).toBe(0);
     expect(expected[0]!.stdout.length).toBeGreaterThan(9 * 1024 * 1024);

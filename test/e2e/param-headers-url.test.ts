@@ -71,7 +71,12 @@ describe.concurrent("a 2026-era url: server whose tools mark parameters x-mcp-he
     expect(stamped).toEqual([
       {
         name: "stamp_note",
-        params: { "mcp-param-key": "plan", "mcp-param-text": `=?base64?${Buffer.from("ship in März").toString("base64")}?=`, "mcp-param-copies": "2", "mcp-param-urgent": "true" },
+        params: {
+          "mcp-param-key": "plan",
+          "mcp-param-text": `=?base64?${Buffer.from("ship in März").toString("base64")}?=`,
+          "mcp-param-copies": "2",
+          "mcp-param-urgent": "true",
+        },
         status: 200,
       },
     ]);
@@ -85,7 +90,12 @@ describe.concurrent("a 2026-era url: server whose tools mark parameters x-mcp-he
       ["stamp_note", "applied"],
       ["stamp_note", "applied"],
     ]);
-    const warned = () => agent.stderr().split("\n").filter((line) => line.includes("x-mcp-header marking is invalid")).map((line) => JSON.parse(line));
+    const warned = () =>
+      agent
+        .stderr()
+        .split("\n")
+        .filter((line) => line.includes("x-mcp-header marking is invalid"))
+        .map((line) => JSON.parse(line));
     const warnings = await until(() => warned().length >= 2 && warned(), "the warnings about the two tools");
     expect(warnings.map(({ level, server, tool }) => [level, server, tool])).toEqual([
       ["warn", "notes", "rate_note"],

@@ -15,7 +15,11 @@ stopHttpProxiesAfterAll();
 setDefaultTimeout(60_000);
 
 const MODERN = "2026-07-28";
-const logLines = (stderr: string) => stderr.split("\n").filter((line) => line.startsWith("{")).map((line) => JSON.parse(line));
+const logLines = (stderr: string) =>
+  stderr
+    .split("\n")
+    .filter((line) => line.startsWith("{"))
+    .map((line) => JSON.parse(line));
 
 /** The rules for stamp_note, a reversible write of a note like put_note. */
 function stampRules(name: string): RawRule[] {
@@ -23,7 +27,14 @@ function stampRules(name: string): RawRule[] {
 }
 
 /** A 2026-era tools/call (with `more` params: a retry's) POSTed with the binding's standard headers and `headers` besides. */
-function callWith(url: string, id: number, tool: string, args: Record<string, unknown>, headers: Record<string, string> = {}, more: Record<string, unknown> = {}): Promise<Response> {
+function callWith(
+  url: string,
+  id: number,
+  tool: string,
+  args: Record<string, unknown>,
+  headers: Record<string, string> = {},
+  more: Record<string, unknown> = {},
+): Promise<Response> {
   const _meta = {
     "io.modelcontextprotocol/protocolVersion": MODERN,
     "io.modelcontextprotocol/clientCapabilities": { elicitation: { form: {} } },
@@ -53,7 +64,15 @@ describe.concurrent("as the server of sessionless HTTP clients", () => {
     expect(response.status).toBe(200);
     const [line] = await eventData(response);
     const listed = JSON.parse(line!).result.tools;
-    expect(listed.map((tool: { name: string }) => tool.name).sort()).toEqual(["confirm_put", "confirm_stamp", "get_note", "put_note", "send_note", "stamp_note", "summarize"]);
+    expect(listed.map((tool: { name: string }) => tool.name).sort()).toEqual([
+      "confirm_put",
+      "confirm_stamp",
+      "get_note",
+      "put_note",
+      "send_note",
+      "stamp_note",
+      "summarize",
+    ]);
     const stamp = listed.find((tool: { name: string }) => tool.name === "stamp_note");
     expect(stamp.inputSchema.properties.key["x-mcp-header"]).toBe("Key");
     // The log line is written before the answer, but read from the proxy's stderr on its own time.
@@ -70,7 +89,8 @@ describe.concurrent("as the server of sessionless HTTP clients", () => {
         level: "warn",
         msg: "a tool is left out of tools/list for 2026-07-28 HTTP clients: its x-mcp-header marking is invalid",
         tool: "tag_notes",
-        reason: 'tags.<items>: x-mcp-header may only mark a property reached from the root through "properties" alone (not items, composition, conditionals, $defs or $ref)',
+        reason:
+          'tags.<items>: x-mcp-header may only mark a property reached from the root through "properties" alone (not items, composition, conditionals, $defs or $ref)',
       },
     ]);
   });
@@ -78,7 +98,12 @@ describe.concurrent("as the server of sessionless HTTP clients", () => {
   test("a call whose Mcp-Param-* headers are missing, disagree or carry invalid characters: 400 with HeaderMismatch (-32020), nothing run or recorded; agreeing (base64 for non-ASCII): run", async () => {
     const { ws, proxy, notes } = await notesBehindHttpProxy();
     const args = { key: "plan", text: "ship in März", copies: 2, urgent: true };
-    const good = { "Mcp-Param-Key": "plan", "Mcp-Param-Text": `=?base64?${Buffer.from("ship in März").toString("base64")}?=`, "Mcp-Param-Copies": "2", "Mcp-Param-Urgent": "true" };
+    const good = {
+      "Mcp-Param-Key": "plan",
+      "Mcp-Param-Text": `=?base64?${Buffer.from("ship in März").toString("base64")}?=`,
+      "Mcp-Param-Copies": "2",
+      "Mcp-Param-Urgent": "true",
+    };
     const refused = async (headers: Record<string, string>) => {
       const response = await callWith(proxy.url, 5, "stamp_note", args, headers);
       expect([response.status, response.headers.get("content-type")]).toEqual([400, "application/json"]);
@@ -95,7 +120,9 @@ describe.concurrent("as the server of sessionless HTTP clients", () => {
     expect(await refused({ ...good, "Mcp-Param-Text": "ship in M\u00e4rz" })).toBe(
       "Header mismatch: the Mcp-Param-Text header has characters a header value may not carry (encode it as =?base64?…?=)",
     );
-    expect(await refused({ ...good, "Mcp-Param-Text": "=?base64?/w==?=" })).toBe("Header mismatch: the Mcp-Param-Text header's =?base64?…?= value is not valid base64 of UTF-8 text");
+    expect(await refused({ ...good, "Mcp-Param-Text": "=?base64?/w==?=" })).toBe(
+      "Header mismatch: the Mcp-Param-Text header's =?base64?…?= value is not valid base64 of UTF-8 text",
+    );
     expect(notes()).toEqual({ plan: "ship on Friday" });
     expect(journalRows(ws.journal)).toEqual([]);
 
@@ -115,7 +142,8 @@ describe.concurrent("as the server of sessionless HTTP clients", () => {
     const answer = JSON.parse((await eventData(response))[0]!);
     expect(answer.error).toEqual({
       code: -32602,
-      message: "Unknown tool: rate_note (not offered over HTTP: its x-mcp-header marking is invalid: rating: x-mcp-header may only mark a string, integer or boolean property, not number)",
+      message:
+        "Unknown tool: rate_note (not offered over HTTP: its x-mcp-header marking is invalid: rating: x-mcp-header may only mark a string, integer or boolean property, not number)",
     });
     expect(notes()).toEqual({ plan: "ship on Friday" });
     expect(journalRows(ws.journal)).toEqual([]);
@@ -140,7 +168,10 @@ describe.concurrent("as the server of sessionless HTTP clients", () => {
 
     const done = await callWith(proxy.url, 3, "confirm_stamp", args, { "Mcp-Param-Key": "plan" }, retry);
     expect(done.status).toBe(200);
-    expect(JSON.parse((await eventData(done))[0]!)).toMatchObject({ id: 3, result: { resultType: "complete", structuredContent: { key: "plan", text: "ship never" } } });
+    expect(JSON.parse((await eventData(done))[0]!)).toMatchObject({
+      id: 3,
+      result: { resultType: "complete", structuredContent: { key: "plan", text: "ship never" } },
+    });
     expect(notes()).toEqual({ plan: "ship never" });
     expect(journalRows(ws.journal).map((row) => [row.tool, row.status])).toEqual([["confirm_stamp", "applied"]]);
   });

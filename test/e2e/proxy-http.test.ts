@@ -85,7 +85,10 @@ describe.concurrent("url servers", () => {
       stateful: true,
     });
     const dir = project(
-      manifestText({ servers: { counter: { url: stateful.url } }, tools: [{ match: "counter.bump", class: "compensable", inverse: { tool: "counter.bump", args: {} } }] }),
+      manifestText({
+        servers: { counter: { url: stateful.url } },
+        tools: [{ match: "counter.bump", class: "compensable", inverse: { tool: "counter.bump", args: {} } }],
+      }),
     );
     await using agent = await connect(BIN, ["proxy", "--log-level", "debug"], { cwd: dir });
     const client = agent.client;
@@ -98,7 +101,9 @@ describe.concurrent("url servers", () => {
     expect(counter).toBe(2);
     // A 2025-era client: the server, which speaks 2025, is spoken to in it, at each of its starts.
     expect(agent.stderr()).toContain('"server":"counter","serverInfo":"counter 1.0.0","protocol":"2025-11-25"}');
-    expect(agent.stderr()).toContain('"level":"debug","msg":"server speaks the 2025 protocol","server":"counter","why":"its client speaks 2025, and so does it"');
+    expect(agent.stderr()).toContain(
+      '"level":"debug","msg":"server speaks the 2025 protocol","server":"counter","why":"its client speaks 2025, and so does it"',
+    );
   });
 
   test("an HTTP 5xx after the server ran the call is an unknown outcome: never sent again, recorded pending", async () => {
@@ -112,7 +117,10 @@ describe.concurrent("url servers", () => {
       },
     });
     const dir = project(
-      manifestText({ servers: { billing: { url: flaky.url } }, tools: [{ match: "billing.charge", class: "compensable", inverse: { tool: "billing.charge", args: {} } }] }),
+      manifestText({
+        servers: { billing: { url: flaky.url } },
+        tools: [{ match: "billing.charge", class: "compensable", inverse: { tool: "billing.charge", args: {} } }],
+      }),
     );
     await using agent = await connect(BIN, ["proxy"], { cwd: dir });
     const result = await agent.client.callTool({ name: "charge", arguments: { amount: 100 } });

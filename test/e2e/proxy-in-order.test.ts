@@ -40,18 +40,43 @@ async function record(inOrder: boolean, writes: Array<[string, string]>) {
   for (let i = 1; i <= writes.length; i++) answers.push((await proxy.response(i)).result);
   expect(await proxy.close()).toBe(0);
   // "3 set_note a" → [3, "set_note a"]: which read of its stdin carried each request.
-  const log = readFileSync(ws.log, "utf8").trim().split("\n").map((line) => [Number(line.split(" ")[0]), line.split(" ").slice(1).join(" ")] as const);
+  const log = readFileSync(ws.log, "utf8")
+    .trim()
+    .split("\n")
+    .map((line) => [Number(line.split(" ")[0]), line.split(" ").slice(1).join(" ")] as const);
   return { rows: journalRows(ws.journal), log, answers };
 }
 
 const states = (rows: ReturnType<typeof journalRows>) =>
-  rows.map((row) => ({ seq: row.seq, status: row.status, snapshot: row.snapshot && JSON.parse(row.snapshot), after: row.post_state && JSON.parse(row.post_state) }));
+  rows.map((row) => ({
+    seq: row.seq,
+    status: row.status,
+    snapshot: row.snapshot && JSON.parse(row.snapshot),
+    after: row.post_state && JSON.parse(row.post_state),
+  }));
 
 describe.concurrent("a server declared in_order", () => {
   test("gets each write with its post-read and the next call's pre-read behind it, in one write; without the key, each waits for the write's answer", async () => {
     // a twice in a row: the first one's post-read is the second one's pre-read.
-    const writes: Array<[string, string]> = [["a", "1"], ["a", "2"], ["b", "3"], ["a", "4"]];
-    const sequence = ["get_note a", "set_note a", "get_note a", "set_note a", "get_note a", "get_note b", "set_note b", "get_note b", "get_note a", "set_note a", "get_note a"];
+    const writes: Array<[string, string]> = [
+      ["a", "1"],
+      ["a", "2"],
+      ["b", "3"],
+      ["a", "4"],
+    ];
+    const sequence = [
+      "get_note a",
+      "set_note a",
+      "get_note a",
+      "set_note a",
+      "get_note a",
+      "get_note b",
+      "set_note b",
+      "get_note b",
+      "get_note a",
+      "set_note a",
+      "get_note a",
+    ];
     const together = (log: ReadonlyArray<readonly [number, string]>) => {
       const groups: string[][] = [];
       log.forEach(([read, what], i) => (i > 0 && log[i - 1]![0] === read ? groups.at(-1)!.push(what) : groups.push([what])));
@@ -72,7 +97,17 @@ describe.concurrent("a server declared in_order", () => {
       ["set_note a", "get_note a"],
     ]);
     // Without it a write goes alone, and its post-read follows its answer, with the next call's pre-read.
-    expect(together(plain.log)).toEqual([["get_note a"], ["set_note a"], ["get_note a"], ["set_note a"], ["get_note a", "get_note b"], ["set_note b"], ["get_note b", "get_note a"], ["set_note a"], ["get_note a"]]);
+    expect(together(plain.log)).toEqual([
+      ["get_note a"],
+      ["set_note a"],
+      ["get_note a"],
+      ["set_note a"],
+      ["get_note a", "get_note b"],
+      ["set_note b"],
+      ["get_note b", "get_note a"],
+      ["set_note a"],
+      ["get_note a"],
+    ]);
     // And the journal says the same either way: each row the state its call replaced, and the state it left.
     const expected = [
       { seq: 1, status: "applied", snapshot: { key: "a", text: "seed a" }, after: { key: "a", text: "1" } },
@@ -85,7 +120,10 @@ describe.concurrent("a server declared in_order", () => {
   });
 
   test("when the server dies under a write, the next call, whose pre-read went with it, reads again at the restarted server and runs", async () => {
-    const { rows, answers } = await record(true, [["a", "exit now"], ["b", "2"]]);
+    const { rows, answers } = await record(true, [
+      ["a", "exit now"],
+      ["b", "2"],
+    ]);
     expect(answers[0].isError).toBe(true);
     expect(answers[0].content[0].text).toContain("Its outcome is unknown and is recorded as pending");
     expect(answers[1].structuredContent).toEqual({ key: "b", text: "2" });
@@ -115,4 +153,3 @@ describe.concurrent("a server declared in_order", () => {
     ]);
   });
 });
-

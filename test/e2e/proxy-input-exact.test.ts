@@ -12,7 +12,6 @@ import { crmStateText, crmWorkspace, INITIALIZED, journalRows, jsonFrame, rawWor
 // Each file sets its own: the preload's default reaches only the first file bun runs.
 setDefaultTimeout(60_000);
 
-
 /** A raw tools/call line whose id and arguments are written exactly as given. */
 const callLine = (idText: string, name: string, argumentsText: string) =>
   `{"jsonrpc":"2.0","id":${idText},"method":"tools/call","params":{"name":${JSON.stringify(name)},"arguments":${argumentsText}}}`;
@@ -45,7 +44,7 @@ describe.concurrent("one id, one call", () => {
     ]);
   }, 60_000);
 
-  test("a message that gives \"id\" or \"params\" twice is refused before anything is routed: no reply can be taken for another call's, no row is written", async () => {
+  test('a message that gives "id" or "params" twice is refused before anything is routed: no reply can be taken for another call\'s, no row is written', async () => {
     const ws = slowWorkspace();
     await using session = new LineSession([BIN, "proxy", "--manifest", ws.manifest, "--log-level", "warn"], { cwd: ws.dir });
     await session.initialize();
@@ -53,8 +52,13 @@ describe.concurrent("one id, one call", () => {
     await until(() => journalRows(ws.journal).find((r) => r.tool === "slow_write"), "the slow write's write-ahead row");
     // The attack: a read whose second "id" is the id the proxy gave the slow write upstream.
     session.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"read_value","arguments":{"key":"b"}},"id":4}`);
-    session.send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"read_value","arguments":{"key":"b"}},"params":{"name":"slow_write","arguments":{"key":"b","value":"X","ms":0}}}`);
-    const refused = [await session.next((m) => m.error?.message?.includes('"id" twice')), await session.next((m) => m.error?.message?.includes('"params" twice'))];
+    session.send(
+      `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"read_value","arguments":{"key":"b"}},"params":{"name":"slow_write","arguments":{"key":"b","value":"X","ms":0}}}`,
+    );
+    const refused = [
+      await session.next((m) => m.error?.message?.includes('"id" twice')),
+      await session.next((m) => m.error?.message?.includes('"params" twice')),
+    ];
     expect(refused).toEqual([
       { jsonrpc: "2.0", id: null, error: { code: -32600, message: 'Invalid Request: the message gives "id" twice; nothing was run' } },
       { jsonrpc: "2.0", id: null, error: { code: -32600, message: 'Invalid Request: the message gives "params" twice; nothing was run' } },
@@ -102,17 +106,38 @@ describe.concurrent("arguments that would not reach the server as they were appr
   test("duplicate keys and numbers a double changes are refused with -32602 before any journal row; exact forms pass", async () => {
     const ws = crmWorkspace(crmStateText());
     const refused: Array<[string, string]> = [
-      [callLine("1", "update_customer", '{"id":"c_001","notes":"approved","notes":"actually run"}'), 'params.arguments.notes is given twice (a duplicate key)'],
-      [`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"get_customer","name":"send_email","arguments":{"id":"c_001"}}}`, "params.name is given twice"],
-      [callLine("3", "update_customer", '{"id":"c_001","notes":"x","n":9007199254740993}'), "params.arguments.n is 9007199254740993: it cannot be carried exactly (it would become 9007199254740992)"],
-      [callLine("4", "update_customer", '{"id":"c_001","notes":"x","n":1e400}'), "params.arguments.n is 1e400: it is too large for a JSON number (it would become null)"],
+      [callLine("1", "update_customer", '{"id":"c_001","notes":"approved","notes":"actually run"}'), "params.arguments.notes is given twice (a duplicate key)"],
+      [
+        `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"get_customer","name":"send_email","arguments":{"id":"c_001"}}}`,
+        "params.name is given twice",
+      ],
+      [
+        callLine("3", "update_customer", '{"id":"c_001","notes":"x","n":9007199254740993}'),
+        "params.arguments.n is 9007199254740993: it cannot be carried exactly (it would become 9007199254740992)",
+      ],
+      [
+        callLine("4", "update_customer", '{"id":"c_001","notes":"x","n":1e400}'),
+        "params.arguments.n is 1e400: it is too large for a JSON number (it would become null)",
+      ],
       [callLine("5", "update_customer", '{"id":"c_001","notes":"x","n":-0}'), "params.arguments.n is -0: it is a negative zero (it would become 0)"],
-      [callLine("6", "update_customer", '{"id":"c_001","notes":"x","list":[1,{"deep":0.10000000000000001}]}'), 'params.arguments.list[1].deep is 0.10000000000000001'],
+      [
+        callLine("6", "update_customer", '{"id":"c_001","notes":"x","list":[1,{"deep":0.10000000000000001}]}'),
+        "params.arguments.list[1].deep is 0.10000000000000001",
+      ],
     ];
-    const lines = [initializeFrame(0), INITIALIZED, ...refused.map(([line]) => line), callLine("7", "get_customer", '{"id":"c_001","n":1.0,"m":1e2,"z":0.0}'), ""];
+    const lines = [
+      initializeFrame(0),
+      INITIALIZED,
+      ...refused.map(([line]) => line),
+      callLine("7", "get_customer", '{"id":"c_001","n":1.0,"m":1e2,"z":0.0}'),
+      "",
+    ];
     const result = await run(["proxy", "--manifest", ws.manifest, "--log-level", "warn"], { cwd: ws.dir, stdin: lines.join("\n") });
     expect(result.code).toBe(0);
-    const out = result.stdout.split("\n").filter(Boolean).map((l) => JSON.parse(l));
+    const out = result.stdout
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l));
     refused.forEach(([, says], i) => {
       const reply = out.find((m) => m.id === i + 1);
       expect(reply.error.code).toBe(-32602);
@@ -160,11 +185,20 @@ describe.concurrent("nesting too deep", () => {
   test("100,000 levels of arrays in the arguments get a clear -32600 (not a stack overflow), nothing is journalled, and the proxy keeps serving", async () => {
     const ws = crmWorkspace(crmStateText());
     const deep = "[".repeat(100_000) + "]".repeat(100_000);
-    const lines = [initializeFrame(0), INITIALIZED, callLine("1", "update_customer", `{"id":"c_001","notes":${deep}}`), jsonFrame(2, "tools/call", { name: "get_customer", arguments: { id: "c_001" } }), ""];
+    const lines = [
+      initializeFrame(0),
+      INITIALIZED,
+      callLine("1", "update_customer", `{"id":"c_001","notes":${deep}}`),
+      jsonFrame(2, "tools/call", { name: "get_customer", arguments: { id: "c_001" } }),
+      "",
+    ];
     const result = await run(["proxy", "--manifest", ws.manifest, "--log-level", "warn"], { cwd: ws.dir, stdin: lines.join("\n") });
     expect(result.code).toBe(0);
     expect(result.stderr).toBe("");
-    const out = result.stdout.split("\n").filter(Boolean).map((l) => JSON.parse(l));
+    const out = result.stdout
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l));
     expect(out.find((m) => m.id === 1).error).toEqual({
       code: -32600,
       message: "Invalid Request: nesting too deep (more than 1000 levels of objects and arrays)",

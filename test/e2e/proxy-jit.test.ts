@@ -28,7 +28,12 @@ function children(pid: number): number[] {
 async function proxyAndServer(env: Record<string, string | undefined>) {
   const ws = crmWorkspace();
   const proxy = new LineSession([BIN, "proxy", "--manifest", ws.manifest], { cwd: ws.dir, env });
-  proxy.send({ jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "jit", version: "1" } } });
+  proxy.send({
+    jsonrpc: "2.0",
+    id: 0,
+    method: "initialize",
+    params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "jit", version: "1" } },
+  });
   proxy.send({ jsonrpc: "2.0", method: "notifications/initialized" });
   proxy.send({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "get_customer", arguments: { id: "c_001" } } });
   const answer = await proxy.response(1);

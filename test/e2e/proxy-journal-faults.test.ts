@@ -12,7 +12,6 @@ import { INITIALIZED, journalRows, jsonFrame, processExists, readPid, slowWorksp
 // Each file sets its own: the preload's default reaches only the first file bun runs.
 setDefaultTimeout(60_000);
 
-
 const write = (id: number, key: string, value: string) => jsonFrame(id, "tools/call", { name: "slow_write", arguments: { key, value, ms: 0 } });
 const read = (id: number, key: string) => jsonFrame(id, "tools/call", { name: "read_value", arguments: { key } });
 
@@ -104,7 +103,11 @@ describe.concurrent("the journal is private (issue 13 item 9)", () => {
     chmodSync(journal, 0o644);
     const again = await run(["proxy", "--manifest", ws.manifest, "--journal", journal], { cwd: ws.dir, stdin: [initializeFrame(0), ""].join("\n") });
     expect(again.code).toBe(0);
-    const warnings = again.stderr.split("\n").filter(Boolean).map((l) => JSON.parse(l)).filter((l) => l.level === "warn");
+    const warnings = again.stderr
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l))
+      .filter((l) => l.level === "warn");
     expect(warnings).toEqual([
       {
         ts: expect.any(String),
@@ -120,7 +123,10 @@ describe.concurrent("a journal deleted or replaced under a running proxy (issue 
     const ws = slowWorkspace();
     await using proxy = new LineSession([BIN, "proxy", "--manifest", ws.manifest], { cwd: ws.dir });
     await proxy.initialize();
-    expect((await proxy.request(1, "tools/call", { name: "slow_write", arguments: { key: "a", value: "A1", ms: 0 } })).result.structuredContent).toEqual({ key: "a", value: "A1" });
+    expect((await proxy.request(1, "tools/call", { name: "slow_write", arguments: { key: "a", value: "A1", ms: 0 } })).result.structuredContent).toEqual({
+      key: "a",
+      value: "A1",
+    });
     for (const file of [`${ws.journal}-wal`, `${ws.journal}-shm`]) rmSync(file, { force: true });
     const refused = await proxy.request(2, "tools/call", { name: "slow_write", arguments: { key: "a", value: "A2", ms: 0 } });
     expect(refused.result.isError).toBe(true);
@@ -137,7 +143,10 @@ describe.concurrent("a journal deleted or replaced under a running proxy (issue 
       const ws = slowWorkspace();
       await using proxy = new LineSession([BIN, "proxy", "--manifest", ws.manifest], { cwd: ws.dir });
       await proxy.initialize();
-      expect((await proxy.request(1, "tools/call", { name: "slow_write", arguments: { key: "a", value: "A1", ms: 0 } })).result.structuredContent).toEqual({ key: "a", value: "A1" });
+      expect((await proxy.request(1, "tools/call", { name: "slow_write", arguments: { key: "a", value: "A1", ms: 0 } })).result.structuredContent).toEqual({
+        key: "a",
+        value: "A1",
+      });
       if (how === "deleted") {
         for (const file of [ws.journal, `${ws.journal}-wal`, `${ws.journal}-shm`]) rmSync(file, { force: true });
       } else {
@@ -152,7 +161,11 @@ describe.concurrent("a journal deleted or replaced under a running proxy (issue 
       const after = await proxy.request(3, "tools/call", { name: "read_value", arguments: { key: "a" } });
       expect(after.result.structuredContent).toEqual({ key: "a", value: "A1" });
       expect(await proxy.close()).toBe(0);
-      const logged = proxy.stderr.split("\n").filter(Boolean).map((l) => JSON.parse(l)).filter((l) => l.msg.startsWith("recording stopped"));
+      const logged = proxy.stderr
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => JSON.parse(l))
+        .filter((l) => l.msg.startsWith("recording stopped"));
       expect(logged).toHaveLength(1);
       expect(logged[0].level).toBe("error");
     }, 60_000);

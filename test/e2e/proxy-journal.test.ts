@@ -125,7 +125,10 @@ describe.concurrent("several MiB through the proxy", () => {
     });
     expect(result.code).toBe(0);
     // Both 4 MiB replies arrived whole, although the proxy exited right after them.
-    const replies = result.stdout.split("\n").filter(Boolean).map((l) => JSON.parse(l));
+    const replies = result.stdout
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l));
     expect(replies.map((r) => r.id)).toEqual(expect.arrayContaining([0, 1, 2]));
     const written = replies.find((r) => r.id === 1).result.structuredContent.notes;
     expect(written === after).toBe(true);
@@ -158,7 +161,11 @@ describe.concurrent("several MiB through the proxy", () => {
       stdin: [initializeFrame(0), INITIALIZED, jsonFrame(1, "tools/call", { name: "get_customer", arguments: { id } }), ""].join("\n"),
     });
     expect(result.code).toBe(0);
-    const reply = result.stdout.split("\n").filter(Boolean).map((l) => JSON.parse(l)).find((m) => m.id === 1);
+    const reply = result.stdout
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l))
+      .find((m) => m.id === 1);
     expect(reply.result.isError).toBe(true);
     expect(reply.result.content[0].text === `no customer with id ${id}`).toBe(true);
     const [row] = journalRows(ws.journal);

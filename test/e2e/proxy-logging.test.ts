@@ -10,8 +10,11 @@ import { crmStateText, crmWorkspace, fixtureServer, journalRows, jsonFrame, read
 // Each file sets its own: the preload's default reaches only the first file bun runs.
 setDefaultTimeout(60_000);
 
-
-const logLines = (stderr: string) => stderr.split("\n").filter(Boolean).map((line) => JSON.parse(line));
+const logLines = (stderr: string) =>
+  stderr
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => JSON.parse(line));
 const EMAIL = { to: "ada@example.com", subject: "Hello", body: "Hi" };
 
 test.concurrent("a held call, a denial told, the server start and the run are logged at the default level; routine calls are not", async () => {

@@ -31,7 +31,10 @@ test("a restarted server gets the client's logging level and resource subscripti
   expect(secondPid).not.toBe(firstPid);
   await client.close();
 
-  const records = readFileSync(log, "utf8").trim().split("\n").map((line) => JSON.parse(line));
+  const records = readFileSync(log, "utf8")
+    .trim()
+    .split("\n")
+    .map((line) => JSON.parse(line));
   expect(records).toEqual([
     { pid: firstPid, level: "debug" },
     { pid: firstPid, subscribe: "rec://one" },

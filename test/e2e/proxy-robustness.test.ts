@@ -38,11 +38,21 @@ describe.concurrent("bad input from the client", () => {
     const ws = crmWorkspace(crmStateText());
     const result = await run(["proxy", "--manifest", ws.manifest, "--log-level", "warn"], {
       cwd: ws.dir,
-      stdin: [initializeFrame(0), INITIALIZED, jsonFrame(1, "tools/call", { name: "update_customer", arguments: { id: 5, plan: "pro" } }), jsonFrame(2, "tools/call", { name: "update_customer", arguments: { plan: "pro" } }), ""].join("\n"),
+      stdin: [
+        initializeFrame(0),
+        INITIALIZED,
+        jsonFrame(1, "tools/call", { name: "update_customer", arguments: { id: 5, plan: "pro" } }),
+        jsonFrame(2, "tools/call", { name: "update_customer", arguments: { plan: "pro" } }),
+        "",
+      ].join("\n"),
     });
     const text = (id: number) => JSON.parse(result.stdout.split("\n").find((line) => line.includes(`"id":${id},`))!).result.content[0].text;
-    expect(text(1)).toBe('Synartesis did not run update_customer, because it could not record the state it would replace (reading it with get_customer failed): argument "id" must be a string (got number)');
-    expect(text(2)).toBe('Synartesis did not run update_customer: the arguments it was given lack what is needed to read the state it would replace ($.id: $ has no key "id").');
+    expect(text(1)).toBe(
+      'Synartesis did not run update_customer, because it could not record the state it would replace (reading it with get_customer failed): argument "id" must be a string (got number)',
+    );
+    expect(text(2)).toBe(
+      'Synartesis did not run update_customer: the arguments it was given lack what is needed to read the state it would replace ($.id: $ has no key "id").',
+    );
   });
 
   test("a batch is answered as one array once all its requests are, a one-element batch too; ids as written", async () => {
@@ -68,7 +78,12 @@ describe.concurrent("bad input from the client", () => {
     expect(both.find((answer: any) => answer.id === 2).result.structuredContent).toEqual(ADA);
     expect(JSON.parse(batches.find((line) => line.includes('"id":3'))!)).toEqual([{ jsonrpc: "2.0", id: 3, result: {} }]);
     // A batch of notifications is answered with nothing; an id is echoed as written.
-    expect(lines.filter((line) => !line.startsWith("[")).map((line) => JSON.parse(line.replace('"id":1e400', '"id":"1e400"')).id).sort()).toEqual([0, "1e400"]);
+    expect(
+      lines
+        .filter((line) => !line.startsWith("["))
+        .map((line) => JSON.parse(line.replace('"id":1e400', '"id":"1e400"')).id)
+        .sort(),
+    ).toEqual([0, "1e400"]);
   });
 
   test("every R-PROXY-11 case is answered or ignored, the next call still works, and nothing is journalled", async () => {
@@ -91,7 +106,10 @@ describe.concurrent("bad input from the client", () => {
       { line: jsonFrame(11, "tools/call", { name: "update_customer", arguments: "id=c_001" }), expect: { id: 11, code: -32602 } },
       { line: jsonFrame(12, "tools/call", { name: "update_customer", arguments: null }), expect: { id: 12, code: -32602 } },
       { line: jsonFrame(13, "no/such/method", {}), expect: { id: 13, code: -32601 } },
-      { line: '{"jsonrpc":"2.0","id":14,"method":"tools/call","params":{"name":"update_customer","arguments":{"id":"c_001","notes":"x"},"x":}}', expect: { id: null, code: -32700 } },
+      {
+        line: '{"jsonrpc":"2.0","id":14,"method":"tools/call","params":{"name":"update_customer","arguments":{"id":"c_001","notes":"x"},"x":}}',
+        expect: { id: null, code: -32700 },
+      },
       { line: '{"jsonrpc":"2.0","id":999,"result":{}}', expect: "nothing" }, // a stray response
       { line: '{"jsonrpc":"2.0","id":"stray","error":{"code":1,"message":"no"}}', expect: "nothing" },
       { line: '{"jsonrpc":"2.0","method":"notifications/no_such_thing","params":{"x":1}}', expect: "nothing" },
@@ -106,7 +124,10 @@ describe.concurrent("bad input from the client", () => {
     const result = await run(["proxy", "--manifest", ws.manifest, "--log-level", "warn"], { cwd: ws.dir, stdin: lines.join("\n") + "\n" });
     expect(result.code).toBe(0);
     expect(result.stderr).toBe("");
-    const out = result.stdout.split("\n").filter(Boolean).map((l) => JSON.parse(l));
+    const out = result.stdout
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l));
 
     // Exactly one line per request that deserves one: nothing for the stray responses and notifications.
     const expectedErrors = bad.filter((b) => b.expect !== "nothing").map((b) => b.expect as { id: unknown; code: number });
@@ -178,7 +199,10 @@ describe.concurrent("failures mid-call", () => {
     expect((await session.request(9, "ping")).result).toEqual({});
     writeFileSync(ws.release, "");
     expect((await session.response(1)).result.structuredContent).toEqual({ key: "a", value: "A1" });
-    expect((await session.request(3, "tools/call", { name: "read_value", arguments: { key: "b" } })).result.structuredContent).toEqual({ key: "b", value: "B0" });
+    expect((await session.request(3, "tools/call", { name: "read_value", arguments: { key: "b" } })).result.structuredContent).toEqual({
+      key: "b",
+      value: "B0",
+    });
     expect(await session.close()).toBe(0);
     expect(session.lines.some((line) => JSON.parse(line).id === 2)).toBe(false);
     const cancelled = journalRows(ws.journal).filter((r) => r.tool === "slow_write" && JSON.parse(r.args).key === "b");
@@ -248,12 +272,7 @@ describe.concurrent("failures mid-call", () => {
     expect(await session.close()).toBe(0);
     expect(processExists(newPid)).toBe(false);
     const rows = journalRows(ws.journal);
-    expect(rows.map((r) => `${r.tool}:${r.status}`)).toEqual([
-      "read_value:applied",
-      "slow_write:pending",
-      "read_value:applied",
-      "slow_write:applied",
-    ]);
+    expect(rows.map((r) => `${r.tool}:${r.status}`)).toEqual(["read_value:applied", "slow_write:pending", "read_value:applied", "slow_write:applied"]);
   }, 60_000);
 
   test("SIGTERM: the call in flight is answered, the proxy exits 0, and its server is gone", async () => {
@@ -469,7 +488,12 @@ describe.concurrent("configuration errors", () => {
     const ws = workspace(manifestText({ servers: { ghost: { command: "/nonexistent/bin/ghost-server", args: ["--x"] } }, tools: [] }));
     const result = await run(["proxy", "--manifest", ws.manifest], { cwd: ws.dir, stdin: initializeFrame(0) + "\n" });
     expect(result.code).toBe(1);
-    expect(result.stdout.trim().split("\n").map((l) => JSON.parse(l))).toEqual([
+    expect(
+      result.stdout
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l)),
+    ).toEqual([
       { jsonrpc: "2.0", id: 0, error: { code: -32603, message: 'server "ghost" would not start: command not found: /nonexistent/bin/ghost-server' } },
     ]);
     expect(result.stderr).toContain('server "ghost"');
@@ -479,7 +503,9 @@ describe.concurrent("configuration errors", () => {
 
   test("a client that shows only protocol errors (the SDK's, like the Inspector) shows why the server would not start", async () => {
     const ws = workspace(
-      manifestText({ servers: { broken: { command: "sh", args: ["-c", "echo 'cannot open database: permission denied' >&2; echo 'giving up' >&2; exit 3"] } } }),
+      manifestText({
+        servers: { broken: { command: "sh", args: ["-c", "echo 'cannot open database: permission denied' >&2; echo 'giving up' >&2; exit 3"] } },
+      }),
     );
     const failure = await connect(BIN, ["proxy", "--manifest", ws.manifest], { cwd: ws.dir }).then(
       () => "connected",
@@ -496,7 +522,10 @@ describe.concurrent("configuration errors", () => {
     expect(result.stderr).toContain('server "broken"');
     expect(result.stderr).toContain("cannot open database: permission denied");
     // The client's initialize is answered with the same: the server and its stderr.
-    const [reply] = result.stdout.trim().split("\n").map((l) => JSON.parse(l));
+    const [reply] = result.stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     expect(reply.id).toBe(0);
     expect(reply.error.message).toContain('server "broken" would not start');
     expect(reply.error.message).toContain("cannot open database: permission denied");

@@ -48,7 +48,10 @@ describe.concurrent("unknown tools (R-PROXY-12)", () => {
       ].join("\n"),
     });
     expect(result.code).toBe(0);
-    const out = result.stdout.split("\n").filter(Boolean).map((l) => JSON.parse(l));
+    const out = result.stdout
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l));
     expect(out.find((m) => m.id === 1).error).toEqual({ code: -32602, message: "Unknown tool: drop_all_customers" });
     expect(out.find((m) => m.id === 2).error).toEqual({ code: -32602, message: "Unknown tool: send_emails_to_everyone" });
     // Nothing recorded, not even a run, and nobody is asked to approve anything.
@@ -61,10 +64,19 @@ describe.concurrent("unknown tools (R-PROXY-12)", () => {
     const ws = workspace(manifestText({ servers: { raw: fixtureServer("raw-server.ts", ["--late-tool"]) }, tools: [{ match: "raw.*", class: "readonly" }] }));
     const result = await run(["proxy", "--manifest", ws.manifest, "--log-level", "warn"], {
       cwd: ws.dir,
-      stdin: [initializeFrame(0), INITIALIZED, jsonFrame(1, "tools/call", { name: "late_read", arguments: {} }), jsonFrame(2, "tools/call", { name: "never_listed", arguments: {} }), ""].join("\n"),
+      stdin: [
+        initializeFrame(0),
+        INITIALIZED,
+        jsonFrame(1, "tools/call", { name: "late_read", arguments: {} }),
+        jsonFrame(2, "tools/call", { name: "never_listed", arguments: {} }),
+        "",
+      ].join("\n"),
     });
     expect(result.code).toBe(0);
-    const out = result.stdout.split("\n").filter(Boolean).map((l) => JSON.parse(l));
+    const out = result.stdout
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l));
     expect(out.find((m) => m.id === 1).result.structuredContent.word).toBe("café");
     expect(out.find((m) => m.id === 2).error).toEqual({ code: -32602, message: "Unknown tool: never_listed" });
     expect(journalRows(ws.journal).map((r) => `${r.tool}:${r.status}`)).toEqual(["late_read:applied"]);
@@ -72,13 +84,25 @@ describe.concurrent("unknown tools (R-PROXY-12)", () => {
 
   test("with several servers, an unknown server prefix or tool is -32602 too", async () => {
     const ws = workspace(
-      manifestText({ servers: { crm: { command: "synartesis", args: ["toy-crm"] }, raw: fixtureServer("raw-server.ts") }, tools: [{ match: "*.*", class: "readonly" }] }),
+      manifestText({
+        servers: { crm: { command: "synartesis", args: ["toy-crm"] }, raw: fixtureServer("raw-server.ts") },
+        tools: [{ match: "*.*", class: "readonly" }],
+      }),
     );
     const result = await run(["proxy", "--manifest", ws.manifest, "--log-level", "warn"], {
       cwd: ws.dir,
-      stdin: [initializeFrame(0), INITIALIZED, jsonFrame(1, "tools/call", { name: "crm__nope", arguments: {} }), jsonFrame(2, "tools/call", { name: "ghost__get_customer", arguments: {} }), ""].join("\n"),
+      stdin: [
+        initializeFrame(0),
+        INITIALIZED,
+        jsonFrame(1, "tools/call", { name: "crm__nope", arguments: {} }),
+        jsonFrame(2, "tools/call", { name: "ghost__get_customer", arguments: {} }),
+        "",
+      ].join("\n"),
     });
-    const out = result.stdout.split("\n").filter(Boolean).map((l) => JSON.parse(l));
+    const out = result.stdout
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l));
     expect(out.find((m) => m.id === 1).error).toEqual({ code: -32602, message: "Unknown tool: crm__nope" });
     expect(out.find((m) => m.id === 2).error).toEqual({ code: -32602, message: "Unknown tool: ghost__get_customer (tool names here are SERVER__TOOL)" });
     expect(journalRuns(ws.journal)).toEqual([]);

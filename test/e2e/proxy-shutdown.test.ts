@@ -6,7 +6,18 @@
 // fresh server.
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { BIN, LineSession, manifestText, reap, run, until } from "../helpers.ts";
-import { crmWorkspace, fixtureServer, journalRows, journalRuns, jsonFrame, processExists, readPid, slowWorkspace, workspace, type Workspace } from "../fixtures/proxy-kit.ts";
+import {
+  crmWorkspace,
+  fixtureServer,
+  journalRows,
+  journalRuns,
+  jsonFrame,
+  processExists,
+  readPid,
+  slowWorkspace,
+  workspace,
+  type Workspace,
+} from "../fixtures/proxy-kit.ts";
 
 // Each file sets its own: the preload's default reaches only the first file bun runs.
 setDefaultTimeout(60_000);
@@ -124,16 +135,24 @@ describe.concurrent("a server or a client that stops reading (EPIPE)", () => {
     const lines = proxy.stderr.split("\n").filter(Boolean);
     for (const line of lines) expect(() => JSON.parse(line)).not.toThrow();
     expect(proxy.stderr).not.toContain("EPIPE: broken pipe, write\n");
-    expect(lines.map((l) => JSON.parse(l)).filter((l) => l.msg === "server stopped").map((l) => l.reason)).toEqual([
-      "stopped reading its input (EPIPE)",
-      "stopped reading its input (EPIPE)",
-    ]);
+    expect(
+      lines
+        .map((l) => JSON.parse(l))
+        .filter((l) => l.msg === "server stopped")
+        .map((l) => l.reason),
+    ).toEqual(["stopped reading its input (EPIPE)", "stopped reading its input (EPIPE)"]);
     expect(journalRows(ws.journal).map((r) => `${r.tool}:${r.status}`)).toEqual(["go_deaf:applied", "echo:applied", "go_deaf:applied", "echo:applied"]);
   }, 60_000);
 
   test("a client that stops reading: one JSON warning line (EPIPE), what it sent is still run and recorded, the run ends, exit 0", async () => {
     const ws = crmWorkspace();
-    const proc = Bun.spawn([BIN, "proxy", "--manifest", ws.manifest], { cwd: ws.dir, stdin: "pipe", stdout: "pipe", stderr: "pipe", env: { ...process.env, NO_COLOR: "1" } });
+    const proc = Bun.spawn([BIN, "proxy", "--manifest", ws.manifest], {
+      cwd: ws.dir,
+      stdin: "pipe",
+      stdout: "pipe",
+      stderr: "pipe",
+      env: { ...process.env, NO_COLOR: "1" },
+    });
     await proc.stdout.cancel(); // the client closes its end of the proxy's output
     proc.stdin.write(
       [
@@ -145,8 +164,13 @@ describe.concurrent("a server or a client that stops reading (EPIPE)", () => {
     proc.stdin.end();
     const [code, stderr] = await Promise.all([proc.exited, new Response(proc.stderr).text()]);
     expect(code).toBe(0);
-    const lines = stderr.split("\n").filter(Boolean).map((line) => JSON.parse(line));
-    expect(lines.filter((l) => l.level === "warn")).toEqual([expect.objectContaining({ msg: "the client stopped reading the proxy's output", error: "EPIPE" })]);
+    const lines = stderr
+      .split("\n")
+      .filter(Boolean)
+      .map((line) => JSON.parse(line));
+    expect(lines.filter((l) => l.level === "warn")).toEqual([
+      expect.objectContaining({ msg: "the client stopped reading the proxy's output", error: "EPIPE" }),
+    ]);
     expect(journalRows(ws.journal).map((r) => `${r.tool}:${r.status}`)).toEqual(["update_customer:applied"]);
     expect(journalRuns(ws.journal)[0]).toMatchObject({ label: "deaf-agent", status: "complete" });
   }, 60_000);

@@ -109,7 +109,9 @@ describe.concurrent("server-everything through the proxy: the whole protocol, bo
   test("prompts, resources + subscribe, completions, logging, progress, sampling, elicitation and roots", async () => {
     await using scope = new AsyncDisposableStack();
     // Everything this test calls changes nothing that matters: it passes without a gate.
-    const ws = workspace(manifestText({ servers: { everything: { command: "node", args: [EVERYTHING, "stdio"] } }, tools: [{ match: "everything.*", class: "readonly" }] }));
+    const ws = workspace(
+      manifestText({ servers: { everything: { command: "node", args: [EVERYTHING, "stdio"] } }, tools: [{ match: "everything.*", class: "readonly" }] }),
+    );
     const rootUri = `file://${ws.dir}`;
     // Handlers go in before connecting: what the server sends while it starts must find them.
     const client = new Client(
@@ -200,19 +202,19 @@ describe.concurrent("server-everything through the proxy: the whole protocol, bo
 
     // progress: notifications come back with the token the client chose.
     const progress: Array<{ progress: number; total?: number }> = [];
-    const long = await client.callTool(
-      { name: "trigger-long-running-operation", arguments: { duration: 0.3, steps: 3 } },
-      undefined,
-      { onprogress: (p) => void progress.push(p) },
-    );
+    const long = await client.callTool({ name: "trigger-long-running-operation", arguments: { duration: 0.3, steps: 3 } }, undefined, {
+      onprogress: (p) => void progress.push(p),
+    });
     expect(JSON.stringify(long.content)).toContain("Long running operation completed");
     // The SDK client runs notification handlers a microtask late: a last progress notification that
     // arrives in the same chunk as the result finds its handler gone (directly as well). The raw test below sees all three.
-    expect(progress.map((p) => [p.progress, p.total])).toEqual([
-      [1, 3],
-      [2, 3],
-      [3, 3],
-    ].slice(0, Math.max(2, progress.length)));
+    expect(progress.map((p) => [p.progress, p.total])).toEqual(
+      [
+        [1, 3],
+        [2, 3],
+        [3, 3],
+      ].slice(0, Math.max(2, progress.length)),
+    );
 
     // sampling: the server's request reaches the client and the answer reaches the server.
     const sampling = await client.callTool({ name: "trigger-sampling-request", arguments: { prompt: "count the ferrets", maxTokens: 20 } });
@@ -232,7 +234,7 @@ describe.concurrent("server-everything through the proxy: the whole protocol, bo
     expect(elicitationText).toContain("- Email: ada.tester@example.com");
 
     // The echo tool, for good measure, and the journal saw every tool call.
-    const echo = await client.callTool({ name: "echo", arguments: { message: "h\u00e9llo \"there\"" } });
+    const echo = await client.callTool({ name: "echo", arguments: { message: 'h\u00e9llo "there"' } });
     expect(echo.content).toEqual([{ type: "text", text: 'Echo: h\u00e9llo "there"' }]);
     const rows = journalRows(ws.journal);
     expect(rows.map((r) => r.tool)).toEqual([
@@ -248,7 +250,9 @@ describe.concurrent("server-everything through the proxy: the whole protocol, bo
   }, 120_000);
 
   test("progress notifications keep a token the client chose itself", async () => {
-    const ws = workspace(manifestText({ servers: { everything: { command: "node", args: [EVERYTHING, "stdio"] } }, tools: [{ match: "everything.*", class: "readonly" }] }));
+    const ws = workspace(
+      manifestText({ servers: { everything: { command: "node", args: [EVERYTHING, "stdio"] } }, tools: [{ match: "everything.*", class: "readonly" }] }),
+    );
     const result = await run(proxyArgs(ws.manifest), {
       cwd: ws.dir,
       stdin: [
@@ -263,7 +267,10 @@ describe.concurrent("server-everything through the proxy: the whole protocol, bo
       ].join("\n"),
     });
     expect(result.code).toBe(0);
-    const lines = result.stdout.trim().split("\n").map((l) => JSON.parse(l));
+    const lines = result.stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     // Even with every frame piped in at once, nothing comes before the initialize result (the server
     // may announce tools/list_changed while it starts: whether it does before its call ends is its timing).
     expect(lines[0].id).toBe(0);
@@ -278,7 +285,9 @@ describe.concurrent("server-everything through the proxy: the whole protocol, bo
 
 // The timeout also bounds the server's start: the bun fixture starts quickly even on a busy machine.
 test.concurrent("progress keeps a long call alive past the server's timeout, as it would directly", async () => {
-  const ws = workspace(manifestText({ servers: { slow: fixtureServer("slow-server.ts", [], { timeout: 4 }) }, tools: [{ match: "slow.*", class: "readonly" }] }));
+  const ws = workspace(
+    manifestText({ servers: { slow: fixtureServer("slow-server.ts", [], { timeout: 4 }) }, tools: [{ match: "slow.*", class: "readonly" }] }),
+  );
   // Stdin stays open until the answer: the call outlasts the drain an EOF would start.
   await using session = new LineSession([BIN, ...proxyArgs(ws.manifest)], { cwd: ws.dir });
   await session.initialize();
@@ -428,7 +437,10 @@ describe.concurrent("protocol versions", () => {
         stdin: [init, INITIALIZED, jsonFrame(1, "tools/call", { name: "get_customer", arguments: { id: "c_001" } }), ""].join("\n"),
       });
       expect(result.code).toBe(0);
-      const out = result.stdout.split("\n").filter(Boolean).map((l) => JSON.parse(l));
+      const out = result.stdout
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => JSON.parse(l));
       expect(out.find((m) => m.id === 0).result.protocolVersion).toBe(version);
       expect(out.find((m) => m.id === 1).result.structuredContent).toEqual(ADA);
     });

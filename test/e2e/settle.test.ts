@@ -76,10 +76,14 @@ describe.concurrent("settle: a call whose outcome is unknown", () => {
     const stopped = await cli(dir, ["undo"]);
     expect(stopped.code).toBe(1);
     expect(stopped.stdout).toContain("#1  STOP");
-    expect(stopped.stdout).toContain("the outcome of crm.update_customer is unknown (the proxy never learnt whether it ran), and the state is not what it was before it");
+    expect(stopped.stdout).toContain(
+      "the outcome of crm.update_customer is unknown (the proxy never learnt whether it ran), and the state is not what it was before it",
+    );
     expect(stopped.stdout).toMatch(/before the agent's call\s+│ now/);
     expect(stopped.stdout).toMatch(/≠\s+"plan": "pro",\s+│\s+"plan": "free",/);
-    expect(stopped.stdout).toContain(`Once you know whether #1 ran, record it:\n  synartesis settle ${id.replace(/-/g, "").slice(0, 8)} --applied       (it ran)\n`);
+    expect(stopped.stdout).toContain(
+      `Once you know whether #1 ran, record it:\n  synartesis settle ${id.replace(/-/g, "").slice(0, 8)} --applied       (it ran)\n`,
+    );
     expect(state(dir).customers.c_001.plan).toBe("free");
     // show says how to settle it, pasteable from any folder.
     expect((await cli(dir, ["show"])).stdout).toContain(` settle ${id.slice(0, 8)} --journal ${join(dir, "synartesis.db")} --applied | --not-applied\n`);
@@ -96,7 +100,13 @@ describe.concurrent("settle: a call whose outcome is unknown", () => {
     const shown = await cli(dir, ["show"]);
     expect(shown.stdout).toMatch(/settled  it ran: found by jo at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d \(the CRM shows plan free\)/);
     const action = (await json(dir, ["show"])).actions[0];
-    expect(action).toMatchObject({ status: "applied", settled: "applied", settledBy: "jo", settledNote: "the CRM shows plan free", inverse: { tool: "update_customer", args: ADA } });
+    expect(action).toMatchObject({
+      status: "applied",
+      settled: "applied",
+      settledBy: "jo",
+      settledNote: "the CRM shows plan free",
+      inverse: { tool: "update_customer", args: ADA },
+    });
     expect(action.settledAt).toMatch(/^\d{4}-\d\d-\d\dT/);
 
     const undone = await cli(dir, ["undo"]);
@@ -147,11 +157,16 @@ test.concurrent("a compensable call whose inverse is built from its result: sett
   await leftPending(dir, log, "create_customer", [["create_customer", { name: "Bogus", email: "bogus@example.com" }]]);
   const id = (row(dir, 1).id as string).slice(0, 8);
   // What a person finds in the CRM: the customer was created after all, as c_004.
-  writeFileSync(join(dir, "crm.json"), crmStateText({ ...SEED, c_004: { id: "c_004", name: "Bogus", email: "bogus@example.com", plan: "free", notes: "" } }, 4));
+  writeFileSync(
+    join(dir, "crm.json"),
+    crmStateText({ ...SEED, c_004: { id: "c_004", name: "Bogus", email: "bogus@example.com", plan: "free", notes: "" } }, 4),
+  );
 
   const withoutResult = await cli(dir, ["settle", id, "--applied"]);
   expect(withoutResult.code).toBe(2);
-  expect(withoutResult.stderr).toContain('the inverse of crm.create_customer {"name":"Bogus","email":"bogus@example.com"} is built from what it returned ($result), and its answer never came');
+  expect(withoutResult.stderr).toContain(
+    'the inverse of crm.create_customer {"name":"Bogus","email":"bogus@example.com"} is built from what it returned ($result), and its answer never came',
+  );
   expect(withoutResult.stderr).toContain(`synartesis settle ${id} --applied --result '{"id":"…"}'; nothing was recorded.`);
   expect(row(dir, 1).status).toBe("pending");
   expect((await cli(dir, ["settle", id, "--applied", "--result", "{id: c_004}"])).stderr).toContain("--result must be JSON");
@@ -200,13 +215,17 @@ describe.concurrent("an inverse whose outcome an interrupted undo never learnt",
     expect(stopped.stdout).toContain(
       "an earlier undo sent crm.delete_customer without learning whether it landed; sending it again could apply it twice (the rule does not declare idempotent: true)",
     );
-    expect(stopped.stdout).toContain(`Once you know whether the inverse undo sent for #2 ran, record it:\n  synartesis settle ${created.slice(0, 8)} --applied`);
+    expect(stopped.stdout).toContain(
+      `Once you know whether the inverse undo sent for #2 ran, record it:\n  synartesis settle ${created.slice(0, 8)} --applied`,
+    );
     expect(keyCounts(countingLog(log), "recv")[created]).toBe(1);
     expect(state(dir).customers.c_001.plan).toBe("free");
 
     const settled = await cli(dir, ["settle", created.slice(0, 8), "--applied", "--by", "jo"]);
     expect(settled.code).toBe(0);
-    expect(settled.stdout).toContain(`Settled the inverse of #2 crm.create_customer {"name":"Bogus","email":"bogus@example.com"} (action ${created.slice(0, 8)}`);
+    expect(settled.stdout).toContain(
+      `Settled the inverse of #2 crm.create_customer {"name":"Bogus","email":"bogus@example.com"} (action ${created.slice(0, 8)}`,
+    );
     expect(settled.stdout).toContain('crm.delete_customer {"id":"c_004"}: it ran (jo).\nUndo steps over it: already undone.');
     expect((await json(dir, ["show"])).actions[1]).toMatchObject({ status: "rolled_back", settled: "inverse_applied", settledBy: "jo" });
 

@@ -12,8 +12,23 @@ setDefaultTimeout(60_000);
 
 /** The keys R-CLI-8 documents for an action. */
 const SPEC_ACTION_KEYS = [
-  "id", "runId", "seq", "server", "tool", "args", "class", "status", "snapshot", "postState",
-  "result", "inverse", "verify", "error", "approvedBy", "approvedAt", "ts",
+  "id",
+  "runId",
+  "seq",
+  "server",
+  "tool",
+  "args",
+  "class",
+  "status",
+  "snapshot",
+  "postState",
+  "result",
+  "inverse",
+  "verify",
+  "error",
+  "approvedBy",
+  "approvedAt",
+  "ts",
 ];
 /**
  * Keys the implementation adds that R-CLI-8 does not list (a deny's reason,
@@ -87,7 +102,10 @@ describe.concurrent("list", () => {
 
     const list = await cli(dir, ["list"]);
     expect(list.code).toBe(0);
-    const rows = list.stdout.trim().split("\n").map((line) => line.split(/\s{2,}/));
+    const rows = list.stdout
+      .trim()
+      .split("\n")
+      .map((line) => line.split(/\s{2,}/));
     expect(rows[0]).toEqual(["RUN", "AGENT", "STARTED", "STATUS", "ACTIONS", "UNKNOWN", "WAITING"]);
     const short = (id: string) => id.replace(/-/g, "").slice(0, 8);
     expect(rows[1]).toEqual([short(runs[0].id), "second-agent", expect.any(String), "complete", "3", "0", "2"]);
@@ -159,7 +177,22 @@ describe.concurrent("show", () => {
     const [read, update, failed, absent, sent, unknown, created] = actions;
     expect(Object.keys(read)).toEqual(["id", "runId", "seq", "server", "tool", "args", "class", "status", "result", "ts"]);
     expect(read.result.structuredContent).toEqual(ADA);
-    expect(Object.keys(update)).toEqual(["id", "runId", "seq", "server", "tool", "args", "class", "status", "snapshot", "postState", "result", "inverse", "verify", "ts"]);
+    expect(Object.keys(update)).toEqual([
+      "id",
+      "runId",
+      "seq",
+      "server",
+      "tool",
+      "args",
+      "class",
+      "status",
+      "snapshot",
+      "postState",
+      "result",
+      "inverse",
+      "verify",
+      "ts",
+    ]);
     expect(update).toMatchObject({ snapshot: ADA, postState: { ...ADA, plan: "free" }, inverse: { server: "crm", tool: "update_customer", args: ADA } });
     expect(update.verify).toEqual({ server: "crm", tool: "get_customer", args: { id: "c_001" } });
     expect(failed).toMatchObject({
@@ -192,13 +225,17 @@ describe.concurrent("show", () => {
     expect(text.split("\n")[0]).toMatch(new RegExp(`^Run ${busy.id}  busy-agent  started \\S+ \\S+, ended \\S+ \\S+  complete  7 actions$`));
     expect(text).toContain(`  #1  ○ readonly      applied       crm.get_customer {"id":"c_001"}\n       id       ${id8(read)}  at `);
     expect(text).toContain(`  #2  ↺ reversible    applied       crm.update_customer {"id":"c_001","plan":"free"}`);
-    expect(text).toContain(`       undo     crm.update_customer {"id":"c_001","name":"Ada Lovelace","email":"ada@example.com","plan":"pro","notes":"founding customer"}\n       verify   crm.get_customer {"id":"c_001"}\n`);
+    expect(text).toContain(
+      `       undo     crm.update_customer {"id":"c_001","name":"Ada Lovelace","email":"ada@example.com","plan":"pro","notes":"founding customer"}\n       verify   crm.get_customer {"id":"c_001"}\n`,
+    );
     expect(text).toContain(`  #3  ↺ reversible    failed        crm.update_customer {"id":"c_001","plan":"platinum"}`);
     expect(text).toContain(`       error    unknown plan "platinum" (allowed: free, pro, enterprise)\n`);
     expect(text).toContain(`  #4  ↺ reversible    gated         crm.update_customer {"id":"c_999","plan":"free"}`);
     expect(text).toMatch(new RegExp(`       approve  \\S+ approve ${id8(absent)} --journal ${journalPath}\\n`));
     expect(text).toContain(`  #5  ⚠ irreversible  applied       crm.send_email ${JSON.stringify(EMAIL_B)}`);
-    expect(text).toMatch(/       approved by alice at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d\n       undo     crm\.send_email is irreversible and ran \(approved by alice\); left in place\n/);
+    expect(text).toMatch(
+      /       approved by alice at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d\n       undo     crm\.send_email is irreversible and ran \(approved by alice\); left in place\n/,
+    );
     expect(text).toContain(`  #6  ⚠ irreversible  gated         crm.restore_customer {"id":"c_009"}`);
     expect(text).toContain(`       held     no rule in the manifest covers crm.restore_customer, so it is treated as irreversible\n`);
     expect(text).toContain(`  #7  ↩ compensable   applied       crm.create_customer {"name":"Bogus Customer","email":"bogus@example.com"}`);

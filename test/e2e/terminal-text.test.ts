@@ -15,7 +15,10 @@ setDefaultTimeout(60_000);
 const RAW_CONTROL = /[\x00-\x09\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/;
 
 function expectPrintable(result: RunResult, what: string): void {
-  for (const [stream, text] of [["stdout", result.stdout], ["stderr", result.stderr]] as const) {
+  for (const [stream, text] of [
+    ["stdout", result.stdout],
+    ["stderr", result.stderr],
+  ] as const) {
     const found = RAW_CONTROL.exec(text);
     if (found) throw new Error(`${what} wrote ${JSON.stringify(found[0])} raw on ${stream}:\n${JSON.stringify(text)}`);
   }

@@ -62,9 +62,7 @@ describe.concurrent("toy-crm over stdio", () => {
 
     const { tools } = await client.listTools();
     const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
-    expect(Object.keys(byName).sort()).toEqual(
-      ["create_customer", "delete_customer", "get_customer", "restore_customer", "send_email", "update_customer"],
-    );
+    expect(Object.keys(byName).sort()).toEqual(["create_customer", "delete_customer", "get_customer", "restore_customer", "send_email", "update_customer"]);
     for (const tool of tools) {
       expect(tool.description!.length).toBeGreaterThan(20);
       expect(tool.inputSchema.type).toBe("object");
@@ -103,18 +101,12 @@ describe.concurrent("toy-crm over stdio", () => {
     expect(errorText(await call(client, "get_customer", {}))).toBe('missing required argument "id"');
     expect(errorText(await call(client, "get_customer", { id: 1 }))).toBe('argument "id" must be a string (got number)');
     expect(errorText(await call(client, "create_customer", { name: "Kay" }))).toBe('missing required argument "email"');
-    expect(errorText(await call(client, "update_customer", { id: "c_001", notes: null }))).toBe(
-      'argument "notes" must be a string (got null)',
-    );
-    expect(errorText(await call(client, "send_email", { to: "a@b", subject: "s", body: ["x"] }))).toBe(
-      'argument "body" must be a string (got array)',
-    );
+    expect(errorText(await call(client, "update_customer", { id: "c_001", notes: null }))).toBe('argument "notes" must be a string (got null)');
+    expect(errorText(await call(client, "send_email", { to: "a@b", subject: "s", body: ["x"] }))).toBe('argument "body" must be a string (got array)');
     expect(errorText(await call(client, "update_customer", { id: "c_001", plan_name: "pro" }))).toBe(
       'unknown argument "plan_name" (update_customer takes: id, name, email, plan, notes)',
     );
-    expect(errorText(await call(client, "restore_customer", { ...ADA, id: "bob" }))).toBe(
-      'argument "id" must be an id like c_001 (got "bob")',
-    );
+    expect(errorText(await call(client, "restore_customer", { ...ADA, id: "bob" }))).toBe('argument "id" must be an id like c_001 (got "bob")');
     // Nothing of that changed anything.
     expect(record(await call(client, "get_customer", { id: "c_001" }))).toEqual(ADA);
   });
@@ -227,9 +219,7 @@ describe.concurrent("toy-crm --state", () => {
     const next = { id: "c_1001", name: "Next", email: "next@example.com", plan: "free", notes: "" };
     expect(record(await call(client, "create_customer", { name: "Next", email: "next@example.com" }))).toEqual(next);
     // Rewritten sorted by id number (c_007 before c_1000), with the counter added.
-    expect(readFileSync(path, "utf8")).toBe(
-      fileText({ c_001: ADA, c_007: { ...ALAN, id: "c_007" }, c_1000: far, c_1001: next }, [], 1001),
-    );
+    expect(readFileSync(path, "utf8")).toBe(fileText({ c_001: ADA, c_007: { ...ALAN, id: "c_007" }, c_1000: far, c_1001: next }, [], 1001));
   });
 
   test("over 1000 customers, every change leaves the file exactly as serialising the whole state would", async () => {
@@ -296,7 +286,12 @@ describe.concurrent("toy-crm --state", () => {
     // Each call changes its own customer: what its answer promises can be looked for in the file.
     const frames = Array.from({ length: 300 }, (_, i) => {
       const id = `c_${String(i + 1).padStart(3, "0")}`;
-      const [name, args] = i % 3 === 0 ? ["delete_customer", { id }] : i % 3 === 1 ? ["update_customer", { id, notes: `edit ${i + 1}` }] : ["create_customer", { name: `New ${i + 1}`, email: "new@example.com" }];
+      const [name, args] =
+        i % 3 === 0
+          ? ["delete_customer", { id }]
+          : i % 3 === 1
+            ? ["update_customer", { id, notes: `edit ${i + 1}` }]
+            : ["create_customer", { name: `New ${i + 1}`, email: "new@example.com" }];
       return JSON.stringify({ jsonrpc: "2.0", id: i + 1, method: "tools/call", params: { name, arguments: args } });
     });
     session.proc.stdin.write(frames.join("\n") + "\n");
@@ -328,7 +323,10 @@ describe.concurrent("toy-crm --state", () => {
     const path = join(dir, "crm.json");
     const cases: Array<[string, string]> = [
       ['{"customers": {', "not valid JSON"],
-      [JSON.stringify({ customers: { c_001: { ...ADA, plan: "gold" } }, outbox: [] }), 'customers.c_001.plan must be one of free, pro, enterprise (got "gold")'],
+      [
+        JSON.stringify({ customers: { c_001: { ...ADA, plan: "gold" } }, outbox: [] }),
+        'customers.c_001.plan must be one of free, pro, enterprise (got "gold")',
+      ],
       [JSON.stringify({ customers: { c_001: { ...ADA, id: "c_002" } }, outbox: [] }), 'customers.c_001.id is "c_002", not "c_001"'],
       [JSON.stringify({ customers: SEED }), 'the top level is missing "outbox"'],
       [JSON.stringify({ customers: SEED, outbox: [{ to: "x" }] }), 'outbox[0] is missing "subject"'],
@@ -386,11 +384,9 @@ describe.concurrent("toy-crm idempotency keys", () => {
     // The state file keeps its documented form; the keys are appended beside it.
     expect(readFileSync(path, "utf8")).toBe(fileText({ ...SEED, c_004: created }, [sent], 4));
     expect(readFileSync(`${path}.keys.jsonl`, "utf8")).toBe(
-      [
-        JSON.stringify({ key: "k-1", tool: "send_email", result: sent }),
-        JSON.stringify({ key: "k-2", tool: "create_customer", result: created }),
-        "",
-      ].join("\n"),
+      [JSON.stringify({ key: "k-1", tool: "send_email", result: sent }), JSON.stringify({ key: "k-2", tool: "create_customer", result: created }), ""].join(
+        "\n",
+      ),
     );
 
     client = await crm(["--state", path]);
@@ -418,9 +414,7 @@ describe.concurrent("toy-crm idempotency keys", () => {
     expect(errorText(await call(client, "update_customer", { id: "c_009", notes: "x" }, { [KEY]: "k" }))).toBe("no customer with id c_009");
     record(await call(client, "restore_customer", { ...ALAN, id: "c_009" }));
     expect(record(await call(client, "update_customer", { id: "c_009", notes: "x" }, { [KEY]: "k" })).notes).toBe("x");
-    expect(errorText(await call(client, "delete_customer", { id: "c_009" }, { [KEY]: "k" }))).toBe(
-      'idempotency key "k" was already used for update_customer',
-    );
+    expect(errorText(await call(client, "delete_customer", { id: "c_009" }, { [KEY]: "k" }))).toBe('idempotency key "k" was already used for update_customer');
     expect(errorText(await call(client, "delete_customer", { id: "c_009" }, { [KEY]: 7 }))).toBe(
       '_meta "synartesis/idempotency-key" must be a string (got number)',
     );
@@ -464,8 +458,7 @@ describe.concurrent("toy-crm resources", () => {
 });
 
 describe.concurrent("toy-crm process", () => {
-  const frame = (id: number, method: string, params?: unknown) =>
-    JSON.stringify({ jsonrpc: "2.0", id, method, ...(params === undefined ? {} : { params }) });
+  const frame = (id: number, method: string, params?: unknown) => JSON.stringify({ jsonrpc: "2.0", id, method, ...(params === undefined ? {} : { params }) });
 
   /** Send every frame, close stdin, and collect the replies by id once the process has exited. */
   async function exchange(frames: string[]): Promise<{ code: number; replies: Map<number | null, any>; stderr: string }> {
@@ -541,7 +534,10 @@ describe.concurrent("toy-crm process", () => {
     for (const line of ["{bad", JSON.stringify({ jsonrpc: "2.0", id: 7 }), frame(8, "tools/call", 5)]) {
       const result = await run(["toy-crm"], { stdin: line + "\n" });
       expect(result.code).toBe(0);
-      const [answer, ...more] = result.stdout.trimEnd().split("\n").map((text) => JSON.parse(text));
+      const [answer, ...more] = result.stdout
+        .trimEnd()
+        .split("\n")
+        .map((text) => JSON.parse(text));
       expect(more).toEqual([]);
       expect(answer.error.code).toBeOneOf([-32700, -32600, -32602]);
     }
@@ -549,12 +545,18 @@ describe.concurrent("toy-crm process", () => {
 
   test("a cancelled call is not answered, also under an id beyond 2^53 (written as sent)", async () => {
     const big = "9007199254740993";
-    const line = `[{"jsonrpc":"2.0","id":${big},"method":"tools/call","params":{"name":"get_customer","arguments":{"id":"c_001"}}},` +
+    const line =
+      `[{"jsonrpc":"2.0","id":${big},"method":"tools/call","params":{"name":"get_customer","arguments":{"id":"c_001"}}},` +
       `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":${big}}}]`;
     const result = await run(["toy-crm"], { stdin: [initializeFrame(), line, frame(2, "ping")].join("\n") + "\n" });
     expect(result.code).toBe(0);
     expect(result.stdout).not.toContain(big);
-    expect(result.stdout.trimEnd().split("\n").map((text) => JSON.parse(text).id)).toEqual([0, 2]);
+    expect(
+      result.stdout
+        .trimEnd()
+        .split("\n")
+        .map((text) => JSON.parse(text).id),
+    ).toEqual([0, 2]);
   });
 
   test("large replies still pending at stdin EOF are all delivered before exit", async () => {
@@ -593,7 +595,12 @@ describe.concurrent("the toy is never left behind", () => {
     const dir = tempDir();
     // The shell starts the toy on its own stdin (an asynchronous command would get /dev/null) and waits;
     // the test keeps the pipes, so only the parent's death can tell the toy.
-    const shell = Bun.spawn(["sh", "-c", `exec 3<&0; "${BIN}" toy-crm --state ./crm.json <&3 3<&- & echo $!; wait`], { cwd: dir, stdin: "pipe", stdout: "pipe", stderr: "ignore" });
+    const shell = Bun.spawn(["sh", "-c", `exec 3<&0; "${BIN}" toy-crm --state ./crm.json <&3 3<&- & echo $!; wait`], {
+      cwd: dir,
+      stdin: "pipe",
+      stdout: "pipe",
+      stderr: "ignore",
+    });
     const reader = shell.stdout.getReader();
     let printed = "";
     while (!printed.includes("\n")) printed += new TextDecoder().decode((await reader.read()).value);
@@ -608,7 +615,9 @@ describe.concurrent("the toy is never left behind", () => {
     };
     expect(alive()).toBe(true);
     // More answers than a pipe holds, which nobody will read: the toy cannot finish them.
-    const requests = Array.from({ length: 3000 }, (_, i) => JSON.stringify({ jsonrpc: "2.0", id: i + 1, method: "tools/call", params: { name: "get_customer", arguments: { id: "c_001" } } }));
+    const requests = Array.from({ length: 3000 }, (_, i) =>
+      JSON.stringify({ jsonrpc: "2.0", id: i + 1, method: "tools/call", params: { name: "get_customer", arguments: { id: "c_001" } } }),
+    );
     shell.stdin.write([initializeFrame(0), ...requests, ""].join("\n"));
     await shell.stdin.flush();
     shell.kill("SIGKILL");

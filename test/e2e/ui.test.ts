@@ -171,7 +171,10 @@ describe.concurrent("the API", () => {
   test("approve and deny record the decider and say what the CLI says; the agent's retries behave as after the CLI", async () => {
     const dir = crmFolder();
     const other = { ...EMAIL, to: "grace@example.com" };
-    await agent(dir, [["send_email", EMAIL], ["send_email", other]]);
+    await agent(dir, [
+      ["send_email", EMAIL],
+      ["send_email", other],
+    ]);
     await using server = await ui(dir);
     const auth = await server.signIn();
     const held = (await (await server.request("/api/gates", { auth })).json()).view.gates;
@@ -199,9 +202,14 @@ describe.concurrent("the API", () => {
     expect(again.status).toBe(409);
     expect(await again.json()).toEqual({ error: `${first.ref} is no longer awaiting approval (it is approved)` });
     const denied = await post(second.id, "deny", { by: "bob", reason: "not to Grace" });
-    expect((await denied.json()).message).toBe(`Denied ${second.ref} crm.send_email ${JSON.stringify(other)} (by bob: not to Grace). The agent is told on its next try.`);
+    expect((await denied.json()).message).toBe(
+      `Denied ${second.ref} crm.send_email ${JSON.stringify(other)} (by bob: not to Grace). The agent is told on its next try.`,
+    );
 
-    const retries = await agent(dir, [["send_email", EMAIL], ["send_email", other]]);
+    const retries = await agent(dir, [
+      ["send_email", EMAIL],
+      ["send_email", other],
+    ]);
     expect(retries.get(1).result.isError).toBeUndefined();
     expect(retries.get(2).result.isError).toBe(true);
     expect(retries.get(2).result.content[0].text).toContain("bob denied it at");
@@ -240,12 +248,24 @@ describe.concurrent("undo from the page", () => {
       [2, "reverted"],
       [1, "reverted"],
     ]);
-    expect(done.at(-1)).toEqual({ kind: "end", tone: "good", summary: `Run ${runId.slice(0, 8)} is rolled back: 3 calls reverted.`, halted: false, runStatus: "rolled_back" });
+    expect(done.at(-1)).toEqual({
+      kind: "end",
+      tone: "good",
+      summary: `Run ${runId.slice(0, 8)} is rolled back: 3 calls reverted.`,
+      halted: false,
+      runStatus: "rolled_back",
+    });
     expect(state(dir).customers).toEqual(SEED);
 
     const nothing = await server.undo(auth, runId, { dryRun: true });
     // The same words as the CLI: undoing it again says it was already rolled back, when and by whom.
-    expect(nothing).toEqual([{ kind: "nothing", heading: expect.stringContaining("rolled_back"), text: expect.stringMatching(/^Nothing to undo: run [0-9a-f]{8} was already rolled back at \S+ \S+ by \S+\.$/) }]);
+    expect(nothing).toEqual([
+      {
+        kind: "nothing",
+        heading: expect.stringContaining("rolled_back"),
+        text: expect.stringMatching(/^Nothing to undo: run [0-9a-f]{8} was already rolled back at \S+ \S+ by \S+\.$/),
+      },
+    ]);
   });
 
   test("drift: the plan stops with both states side by side, and the real undo changes nothing", async () => {
@@ -261,12 +281,21 @@ describe.concurrent("undo from the page", () => {
     const drift = plan.find((e) => e.kind === "step").step;
     expect(drift).toMatchObject({ seq: 1, label: "DRIFT", tone: "stop", labels: ["expected (as the agent left it)", "actual (now)"] });
     expect(drift.diff.filter((r: any) => !r.same)).toEqual([{ left: '  "notes": ""', right: `  "notes": "a person's note"`, same: false }]);
-    expect(plan.at(-1)).toMatchObject({ kind: "end", tone: "stop", halted: true, summary: "A real undo would stop at #1. 0 steps before it would be reverted." });
+    expect(plan.at(-1)).toMatchObject({
+      kind: "end",
+      tone: "stop",
+      halted: true,
+      summary: "A real undo would stop at #1. 0 steps before it would be reverted.",
+    });
 
     const done = await server.undo(auth, runId, { dryRun: false, confirm: true });
     expect(done.find((e) => e.kind === "step").step).toMatchObject({ label: "DRIFT", diff: drift.diff });
     const end = done.at(-1);
-    expect(end).toMatchObject({ kind: "end", halted: true, summary: `Stopped at #1; nothing older than it was touched. 0 reverted before stopping. Run ${runId.slice(0, 8)} is marked partial.` });
+    expect(end).toMatchObject({
+      kind: "end",
+      halted: true,
+      summary: `Stopped at #1; nothing older than it was touched. 0 reverted before stopping. Run ${runId.slice(0, 8)} is marked partial.`,
+    });
     expect(end.continueWith).toBe(`When the cause is dealt with, continue with: synartesis undo ${runId.slice(0, 8)} --journal ${join(dir, "synartesis.db")}`);
     expect(stateText(dir)).toBe(before);
   });

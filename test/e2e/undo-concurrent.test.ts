@@ -95,7 +95,11 @@ describe.concurrent("undo against itself", () => {
 
     // Undo claims the actions it is about to revert a batch at a time: #1 was claimed too, but its inverse never sent.
     const rows = journalRows(dir, "SELECT seq, status, claimed_by, inverse_sent_at FROM actions ORDER BY seq");
-    expect(rows.map((r) => `${r.seq} ${r.status} ${r.inverse_sent_at ? "sent" : "not sent"}`)).toEqual(["1 rolling_back not sent", "2 rolling_back sent", "3 rolled_back not sent"]);
+    expect(rows.map((r) => `${r.seq} ${r.status} ${r.inverse_sent_at ? "sent" : "not sent"}`)).toEqual([
+      "1 rolling_back not sent",
+      "2 rolling_back sent",
+      "3 rolled_back not sent",
+    ]);
     expect(rows[0].claimed_by).toMatch(new RegExp(`:${undo.pid}:`));
     expect(rows[1].claimed_by).toMatch(new RegExp(`:${undo.pid}:`));
     expect(state(dir).customers).toEqual({ ...SEED, c_001: { ...SEED.c_001, plan: "free" }, c_002: { ...SEED.c_002, plan: "free" } });

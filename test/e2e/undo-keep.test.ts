@@ -35,7 +35,9 @@ describe.concurrent("undo --keep", () => {
     const kept = await cli(dir, ["undo", runRef, "--keep", "1", "--reason", "Jo's note is right"], { USER: "ana" });
     expect(kept.stderr).toBe("");
     expect(kept.code).toBe(0);
-    expect(kept.stdout).toMatch(/^Kept #1 crm\.update_customer \{"id":"c_001","notes":"agent was here"\}: by ana at [^:]+:\d\d:\d\d: Jo's note is right; undo leaves its effect in place\.$/m);
+    expect(kept.stdout).toMatch(
+      /^Kept #1 crm\.update_customer \{"id":"c_001","notes":"agent was here"\}: by ana at [^:]+:\d\d:\d\d: Jo's note is right; undo leaves its effect in place\.$/m,
+    );
     expect(kept.stdout).toContain(`Run ${runRef} is rolled back.`);
     // Everything else is back; the kept record keeps the colleague's fix.
     expect(state(dir).customers).toEqual({ ...SEED, c_001: { ...SEED.c_001, notes: "call back on Monday (Jo)" } });
@@ -50,7 +52,10 @@ describe.concurrent("undo --keep", () => {
 
     // Undo again: nothing to do, and it says so.
     const again = await cli(dir, ["undo", runRef]);
-    expect([again.code, again.stdout.trim().split("\n").at(-1)]).toEqual([0, expect.stringMatching(new RegExp(`^Nothing to undo: run ${runRef} was already rolled back at .+ by ana\\.$`))]);
+    expect([again.code, again.stdout.trim().split("\n").at(-1)]).toEqual([
+      0,
+      expect.stringMatching(new RegExp(`^Nothing to undo: run ${runRef} was already rolled back at .+ by ana\\.$`)),
+    ]);
   });
 
   test("keeping a call in the middle: undo goes on to the older calls and reverts them", async () => {
@@ -88,7 +93,10 @@ describe.concurrent("undo --keep", () => {
     const missing = await cli(dir, ["undo", "--keep", "9"]);
     expect([missing.code, missing.stderr]).toEqual([2, expect.stringMatching(/^synartesis: run [0-9a-f]{8} has no call #9 /)]);
     const word = await cli(dir, ["undo", "--keep", "two"]);
-    expect([word.code, word.stderr]).toEqual([2, expect.stringContaining('--keep needs call numbers as show prints them, e.g. --keep 3 or --keep 3,5 (got "two")')]);
+    expect([word.code, word.stderr]).toEqual([
+      2,
+      expect.stringContaining('--keep needs call numbers as show prints them, e.g. --keep 3 or --keep 3,5 (got "two")'),
+    ]);
     const lonely = await cli(dir, ["undo", "--reason", "because"]);
     expect([lonely.code, lonely.stderr]).toEqual([2, expect.stringContaining("--reason goes with --keep")]);
     const rehearsed = await cli(dir, ["undo", "--keep", "2", "--dry-run"]);

@@ -37,7 +37,9 @@ describe.concurrent("undo withdraws the run's requests for approval", () => {
     const approve = await cli(dir, ["approve", id]);
     expect(approve.code).toBe(1);
     expect(approve.stderr).toMatch(
-      new RegExp(`^synartesis: ${id} is no longer awaiting approval: it was withdrawn by the undo of run ${runId.slice(0, 8)} \\(jo at \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d\\)\\n$`),
+      new RegExp(
+        `^synartesis: ${id} is no longer awaiting approval: it was withdrawn by the undo of run ${runId.slice(0, 8)} \\(jo at \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d\\)\\n$`,
+      ),
     );
     const shown = await cli(dir, ["show"]);
     expect(shown.stdout).toMatch(/#\d  ⚠ irreversible  withdrawn\s+crm\.send_email/);

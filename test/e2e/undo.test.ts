@@ -38,8 +38,23 @@ const DAMAGE: Call[] = [
 ];
 
 const ACTION_KEYS = [
-  "id", "runId", "seq", "server", "tool", "args", "class", "status", "snapshot", "postState",
-  "result", "inverse", "verify", "error", "approvedBy", "approvedAt", "ts",
+  "id",
+  "runId",
+  "seq",
+  "server",
+  "tool",
+  "args",
+  "class",
+  "status",
+  "snapshot",
+  "postState",
+  "result",
+  "inverse",
+  "verify",
+  "error",
+  "approvedBy",
+  "approvedAt",
+  "ts",
 ];
 
 async function runs(dir: string): Promise<any[]> {
@@ -74,9 +89,13 @@ describe.concurrent("the walkthrough", () => {
     expect(show.code).toBe(0);
     expect(show.stdout).toContain(`Run ${run.id}  claude-code  started `);
     expect(show.stdout).toContain(`#1  ↺ reversible    applied       crm.update_customer {"id":"c_001","plan":"free","notes":"wrong notes"}`);
-    expect(show.stdout).toContain(`undo     crm.update_customer {"id":"c_001","name":"Ada Lovelace","email":"ada@example.com","plan":"pro","notes":"founding customer"}`);
+    expect(show.stdout).toContain(
+      `undo     crm.update_customer {"id":"c_001","name":"Ada Lovelace","email":"ada@example.com","plan":"pro","notes":"founding customer"}`,
+    );
     expect(show.stdout).toContain(`#2  ↺ reversible    applied       crm.delete_customer {"id":"c_002"}`);
-    expect(show.stdout).toContain(`undo     crm.restore_customer {"id":"c_002","name":"Grace Hopper","email":"grace@example.com","plan":"enterprise","notes":"renewal in March"}`);
+    expect(show.stdout).toContain(
+      `undo     crm.restore_customer {"id":"c_002","name":"Grace Hopper","email":"grace@example.com","plan":"enterprise","notes":"renewal in March"}`,
+    );
     expect(show.stdout).toContain(`#3  ↩ compensable   applied       crm.create_customer {"name":"Bogus Customer","email":"bogus@example.com"}`);
     expect(show.stdout).toContain(`undo     crm.delete_customer {"id":"c_004"}`);
     expect(show.stdout).toContain(`verify   crm.get_customer {"id":"c_001"}`);
@@ -87,7 +106,22 @@ describe.concurrent("the walkthrough", () => {
     expect(shown.actions).toHaveLength(3);
     for (const action of shown.actions) for (const key of Object.keys(action)) expect(ACTION_KEYS).toContain(key);
     const [update, remove, create] = shown.actions;
-    expect(Object.keys(update)).toEqual(["id", "runId", "seq", "server", "tool", "args", "class", "status", "snapshot", "postState", "result", "inverse", "verify", "ts"]);
+    expect(Object.keys(update)).toEqual([
+      "id",
+      "runId",
+      "seq",
+      "server",
+      "tool",
+      "args",
+      "class",
+      "status",
+      "snapshot",
+      "postState",
+      "result",
+      "inverse",
+      "verify",
+      "ts",
+    ]);
     expect(update).toMatchObject({
       runId: run.id,
       seq: 1,
@@ -102,7 +136,13 @@ describe.concurrent("the walkthrough", () => {
       verify: { server: "crm", tool: "get_customer", args: { id: "c_001" } },
     });
     expect(update.result.structuredContent).toEqual({ ...ADA, plan: "free", notes: "wrong notes" });
-    expect(remove).toMatchObject({ seq: 2, status: "applied", snapshot: GRACE, postState: null, inverse: { server: "crm", tool: "restore_customer", args: GRACE } });
+    expect(remove).toMatchObject({
+      seq: 2,
+      status: "applied",
+      snapshot: GRACE,
+      postState: null,
+      inverse: { server: "crm", tool: "restore_customer", args: GRACE },
+    });
     expect(Object.keys(create)).toEqual(["id", "runId", "seq", "server", "tool", "args", "class", "status", "result", "inverse", "ts"]);
     expect(create).toMatchObject({ seq: 3, class: "compensable", inverse: { server: "crm", tool: "delete_customer", args: { id: "c_004" } } });
 
@@ -113,8 +153,12 @@ describe.concurrent("the walkthrough", () => {
     expect(dry.stdout).toStartWith(`Dry run — nothing will be changed. Run ${run.id}`);
     expect(dry.stdout).toContain(`#3  would revert [unverified]`);
     expect(dry.stdout).toContain(`would call: crm.delete_customer {"id":"c_004"}`);
-    expect(dry.stdout).toContain(`would call: crm.restore_customer {"id":"c_002","name":"Grace Hopper","email":"grace@example.com","plan":"enterprise","notes":"renewal in March"}`);
-    expect(dry.stdout).toContain(`would call: crm.update_customer {"id":"c_001","name":"Ada Lovelace","email":"ada@example.com","plan":"pro","notes":"founding customer"}`);
+    expect(dry.stdout).toContain(
+      `would call: crm.restore_customer {"id":"c_002","name":"Grace Hopper","email":"grace@example.com","plan":"enterprise","notes":"renewal in March"}`,
+    );
+    expect(dry.stdout).toContain(
+      `would call: crm.update_customer {"id":"c_001","name":"Ada Lovelace","email":"ada@example.com","plan":"pro","notes":"founding customer"}`,
+    );
     expect(dry.stdout).toContain("3 calls would be reverted. Run without --dry-run to do it.");
     expect(dry.stdout).not.toContain("DRIFT");
     expect(stateText(dir)).toBe(before);
@@ -132,7 +176,10 @@ describe.concurrent("the walkthrough", () => {
     expect((await json(dir, ["show"])).actions.map((a: any) => a.status)).toEqual(["rolled_back", "rolled_back", "rolled_back"]);
 
     // A second damaging run, then a person corrects Ada's notes by hand in the state file.
-    await agent(dir, [["update_customer", { id: "c_001", plan: "free", notes: "wrong again" }], ["delete_customer", { id: "c_003" }]]);
+    await agent(dir, [
+      ["update_customer", { id: "c_001", plan: "free", notes: "wrong again" }],
+      ["delete_customer", { id: "c_003" }],
+    ]);
     const HUMAN = "Ada asked to stay on free";
     editState(dir, (s) => (s.customers.c_001.notes = HUMAN));
     const second = (await runs(dir))[0];
@@ -183,10 +230,18 @@ describe.concurrent("the walkthrough", () => {
     expect(dry.stdout).not.toContain("DRIFT");
     expect(dry.stdout.match(/would revert/g)).toHaveLength(4);
     // Each step writes back the record as it was just before that step.
-    expect(dry.stdout).toContain(`would call: crm.update_customer {"id":"c_001","name":"A. Lovelace","email":"ada@example.com","plan":"free","notes":"downgraded"}`);
-    expect(dry.stdout).toContain(`would call: crm.update_customer {"id":"c_001","name":"Ada Lovelace","email":"ada@example.com","plan":"free","notes":"downgraded"}`);
-    expect(dry.stdout).toContain(`would call: crm.update_customer {"id":"c_001","name":"Ada Lovelace","email":"ada@example.com","plan":"free","notes":"founding customer"}`);
-    expect(dry.stdout).toContain(`would call: crm.update_customer {"id":"c_001","name":"Ada Lovelace","email":"ada@example.com","plan":"pro","notes":"founding customer"}`);
+    expect(dry.stdout).toContain(
+      `would call: crm.update_customer {"id":"c_001","name":"A. Lovelace","email":"ada@example.com","plan":"free","notes":"downgraded"}`,
+    );
+    expect(dry.stdout).toContain(
+      `would call: crm.update_customer {"id":"c_001","name":"Ada Lovelace","email":"ada@example.com","plan":"free","notes":"downgraded"}`,
+    );
+    expect(dry.stdout).toContain(
+      `would call: crm.update_customer {"id":"c_001","name":"Ada Lovelace","email":"ada@example.com","plan":"free","notes":"founding customer"}`,
+    );
+    expect(dry.stdout).toContain(
+      `would call: crm.update_customer {"id":"c_001","name":"Ada Lovelace","email":"ada@example.com","plan":"pro","notes":"founding customer"}`,
+    );
     expect(dry.stdout).toContain("4 calls would be reverted.");
 
     const undo = await cli(dir, ["undo"]);
@@ -254,7 +309,10 @@ describe.concurrent("undo options", () => {
   });
 
   test("a broken inverse is recorded with a warning; undo halts naming --replan; after the fix, undo --replan succeeds", async () => {
-    const broken = TOY_MANIFEST.replace(`        name: "$snapshot.name"\n        email: "$snapshot.email"\n        plan: "$snapshot.plan"`, `        name: "$snapshot.nme"\n        email: "$snapshot.email"\n        plan: "$snapshot.plan"`);
+    const broken = TOY_MANIFEST.replace(
+      `        name: "$snapshot.name"\n        email: "$snapshot.email"\n        plan: "$snapshot.plan"`,
+      `        name: "$snapshot.nme"\n        email: "$snapshot.email"\n        plan: "$snapshot.plan"`,
+    );
     expect(broken).not.toBe(TOY_MANIFEST);
     const dir = crmFolder(broken);
     const replies = await agent(dir, [
@@ -294,7 +352,9 @@ describe.concurrent("undo options", () => {
     writeFileSync(join(dir, "synartesis.yaml"), TOY_MANIFEST);
     const dry = await cli(dir, ["undo", "--replan", "--dry-run"]);
     expect(dry.code).toBe(0);
-    expect(dry.stdout).toContain(`replanned #1 crm.update_customer: undo with crm.update_customer {"id":"c_001","name":"Ada Lovelace","email":"ada@example.com","plan":"pro","notes":"founding customer"}`);
+    expect(dry.stdout).toContain(
+      `replanned #1 crm.update_customer: undo with crm.update_customer {"id":"c_001","name":"Ada Lovelace","email":"ada@example.com","plan":"pro","notes":"founding customer"}`,
+    );
     expect(dry.stdout).toContain("2 calls would be reverted.");
     expect((await json(dir, ["show"])).actions.every((a: any) => a.inverse === undefined)).toBe(true);
 
@@ -312,7 +372,10 @@ describe.concurrent("undo options", () => {
     const dir = crmFolder();
     await agent(dir, [["update_customer", { id: "c_001", plan: "free" }]]);
     const missing = join(dir, "no-such-crm");
-    writeFileSync(join(dir, "synartesis.yaml"), TOY_MANIFEST.replace(`command: synartesis\n    args: ["toy-crm", "--state", "./crm.json"]`, `command: ${JSON.stringify(missing)}\n    args: []`));
+    writeFileSync(
+      join(dir, "synartesis.yaml"),
+      TOY_MANIFEST.replace(`command: synartesis\n    args: ["toy-crm", "--state", "./crm.json"]`, `command: ${JSON.stringify(missing)}\n    args: []`),
+    );
 
     const dry = await cli(dir, ["undo", "--dry-run"]);
     expect(dry.code).toBe(1);
@@ -358,7 +421,13 @@ describe.concurrent("undo options", () => {
     expect(abandoned).toMatchObject({ label: "doomed-agent", status: "active", actions: 2 });
     expect(abandoned.endedAt).toBeUndefined();
     const list = await cli(dir, ["list"]);
-    expect(list.stdout.trim().split("\n")[1]!.split(/\s{2,}/).slice(3)).toEqual(["active", "2", "1", "0"]);
+    expect(
+      list.stdout
+        .trim()
+        .split("\n")[1]!
+        .split(/\s{2,}/)
+        .slice(3),
+    ).toEqual(["active", "2", "1", "0"]);
 
     const short = abandoned.id.replace(/-/g, "").slice(0, 8);
     const closed = await cli(dir, ["close"]);
@@ -398,7 +467,9 @@ describe.concurrent("undo options", () => {
     editState(dir, (crm) => (crm.customers.c_002 = SEED.c_002));
     const resumed = await cli(dir, ["undo"]);
     expect(resumed.code).toBe(0);
-    expect(resumed.stdout).toContain("the outcome of crm.delete_customer is unknown, but the record is what it was before the call: nothing to undo for it now");
+    expect(resumed.stdout).toContain(
+      "the outcome of crm.delete_customer is unknown, but the record is what it was before the call: nothing to undo for it now",
+    );
     expect(state(dir).customers).toEqual(SEED);
     expect((await runs(dir))[0].status).toBe("partial");
     expect(journalRows(dir, "SELECT seq, status, undo_note FROM actions ORDER BY seq")).toEqual([
@@ -436,7 +507,9 @@ describe.concurrent("undo options", () => {
     expect(undo.stdout).toContain("the inverse crm.delete_customer ran, but the state is not what it was before the call");
     expect(undo.stdout).toMatch(/before the agent's call +│ now, after the inverse/);
     expect(undo.stdout).toMatch(/≠ +"plan": "pro", +│/);
-    expect(undo.stdout).toContain(`Stopped after #2: its inverse ran but did not give back the state from before. 0 reverted before it. Run ${short} is marked partial.`);
+    expect(undo.stdout).toContain(
+      `Stopped after #2: its inverse ran but did not give back the state from before. 0 reverted before it. Run ${short} is marked partial.`,
+    );
     // Nothing older was touched; Ada is gone, and the action is the person's to put right.
     const { c_001: _, ...withoutAda } = SEED;
     expect(state(dir).customers).toEqual({ ...withoutAda, c_002: { ...GRACE, plan: "free" } });
@@ -445,7 +518,9 @@ describe.concurrent("undo options", () => {
     const rest = await cli(dir, ["undo"]);
     expect(rest.code).toBe(0);
     expect(rest.stdout).toContain("#2  left in place");
-    expect(rest.stdout).toContain("crm.restore_customer: the inverse crm.delete_customer ran, but the state is not what it was before the call; left for a person");
+    expect(rest.stdout).toContain(
+      "crm.restore_customer: the inverse crm.delete_customer ran, but the state is not what it was before the call; left for a person",
+    );
     expect(rest.stdout).toContain(`Run ${short} is partially rolled back: 1 reverted, 1 left in place (they cannot be undone).`);
     expect(state(dir).customers).toEqual(withoutAda);
   });
@@ -525,7 +600,19 @@ describe.concurrent("run ids", () => {
 });
 
 describe.concurrent("a missing journal", () => {
-  const COMMANDS = [["list"], ["list", "--json"], ["show"], ["show", "--json"], ["gates"], ["gates", "--json"], ["undo"], ["undo", "--dry-run"], ["approve", "abcd"], ["deny", "--all"], ["close"]];
+  const COMMANDS = [
+    ["list"],
+    ["list", "--json"],
+    ["show"],
+    ["show", "--json"],
+    ["gates"],
+    ["gates", "--json"],
+    ["undo"],
+    ["undo", "--dry-run"],
+    ["approve", "abcd"],
+    ["deny", "--all"],
+    ["close"],
+  ];
 
   test("read-only commands say there is no journal, exit 1, and create nothing (empty folder)", async () => {
     const dir = tempDir("syn-nojournal-");

@@ -73,122 +73,142 @@ const agent = (ws: Workspace) => startAgent(ws.dir, "git-agent", GIT_ENV);
 const undo = (ws: Workspace) => run(["undo"], { cwd: ws.dir, env: GIT_ENV });
 
 describe.concurrent("manifests/git.yaml", () => {
-  test("the shipped file loads, says where the server stops, and names a rule for each of the server's 15 tools", async () => {
-    loadManifest(SHIPPED, {});
-    expect(readFileSync(SHIPPED, "utf8")).toContain("Where this server's abilities end");
-    const ws = workspace();
-    const checked = await run(["check"], { cwd: ws.dir, env: GIT_ENV });
-    expect(checked.code).toBe(0);
-    expect(checked.stdout).toContain("15 tools");
+  test(
+    "the shipped file loads, says where the server stops, and names a rule for each of the server's 15 tools",
+    async () => {
+      loadManifest(SHIPPED, {});
+      expect(readFileSync(SHIPPED, "utf8")).toContain("Where this server's abilities end");
+      const ws = workspace();
+      const checked = await run(["check"], { cwd: ws.dir, env: GIT_ENV });
+      expect(checked.code).toBe(0);
+      expect(checked.stdout).toContain("15 tools");
 
-    const client = await agent(ws);
-    const names = (await client.listTools()).tools.map((t) => t.name).sort();
-    expect(names).toEqual([...READS, "git_add", ...HELD].sort());
-    const matcher = createMatcher(loadManifest(ws.manifest, {}));
-    const classOf = (name: string) => matcher.classify("git", name);
-    for (const name of names) expect(classOf(name).rule?.match).toBe(`git.${name}`);
-    for (const name of READS) expect(classOf(name).class).toBe("readonly");
-    expect(classOf("git_add").class).toBe("compensable");
-    for (const name of HELD) expect(classOf(name)).toMatchObject({ class: "irreversible", gate: "always" });
-  }, SLOW);
+      const client = await agent(ws);
+      const names = (await client.listTools()).tools.map((t) => t.name).sort();
+      expect(names).toEqual([...READS, "git_add", ...HELD].sort());
+      const matcher = createMatcher(loadManifest(ws.manifest, {}));
+      const classOf = (name: string) => matcher.classify("git", name);
+      for (const name of names) expect(classOf(name).rule?.match).toBe(`git.${name}`);
+      for (const name of READS) expect(classOf(name).class).toBe("readonly");
+      expect(classOf("git_add").class).toBe("compensable");
+      for (const name of HELD) expect(classOf(name)).toMatchObject({ class: "irreversible", gate: "always" });
+    },
+    SLOW,
+  );
 
-  test("git_add is undone with git_reset: the index is back as it was", async () => {
-    const ws = workspace();
-    const statusBefore = git(ws.repo, "status", "--porcelain");
-    expect(statusBefore).toBe(" M app.txt\n?? new.txt\n");
-    expect(git(ws.repo, "diff", "--cached")).toBe("");
+  test(
+    "git_add is undone with git_reset: the index is back as it was",
+    async () => {
+      const ws = workspace();
+      const statusBefore = git(ws.repo, "status", "--porcelain");
+      expect(statusBefore).toBe(" M app.txt\n?? new.txt\n");
+      expect(git(ws.repo, "diff", "--cached")).toBe("");
 
-    const client = await agent(ws);
-    const added = (await client.callTool({ name: "git_add", arguments: { repo_path: ws.repo, files: ["app.txt", "new.txt"] } })) as any;
-    expect(added.isError).toBeFalsy();
-    const status = (await client.callTool({ name: "git_status", arguments: { repo_path: ws.repo } })) as any;
-    expect(text(status)).toContain("Changes to be committed");
-    await endSession(client);
-    expect(git(ws.repo, "status", "--porcelain")).toBe("M  app.txt\nA  new.txt\n");
+      const client = await agent(ws);
+      const added = (await client.callTool({ name: "git_add", arguments: { repo_path: ws.repo, files: ["app.txt", "new.txt"] } })) as any;
+      expect(added.isError).toBeFalsy();
+      const status = (await client.callTool({ name: "git_status", arguments: { repo_path: ws.repo } })) as any;
+      expect(text(status)).toContain("Changes to be committed");
+      await endSession(client);
+      expect(git(ws.repo, "status", "--porcelain")).toBe("M  app.txt\nA  new.txt\n");
 
-    const shown = JSON.parse((await run(["show", "--json"], { cwd: ws.dir })).stdout);
-    expect(shown.actions[0]).toMatchObject({
-      tool: "git_add",
-      class: "compensable",
-      status: "applied",
-      snapshot: "",
-      inverse: { server: "git", tool: "git_reset", args: { repo_path: ws.repo } },
-    });
-    expect(shown.actions[0].postState).toContain("+brand new");
+      const shown = JSON.parse((await run(["show", "--json"], { cwd: ws.dir })).stdout);
+      expect(shown.actions[0]).toMatchObject({
+        tool: "git_add",
+        class: "compensable",
+        status: "applied",
+        snapshot: "",
+        inverse: { server: "git", tool: "git_reset", args: { repo_path: ws.repo } },
+      });
+      expect(shown.actions[0].postState).toContain("+brand new");
 
-    const undone = await undo(ws);
-    expect(undone.stderr).toBe("");
-    expect(undone.code).toBe(0);
-    expect(undone.stdout).toContain("rolled back: 1 call reverted");
-    expect(git(ws.repo, "status", "--porcelain")).toBe(statusBefore);
-    expect(git(ws.repo, "diff", "--cached")).toBe("");
-    // The working tree is untouched.
-    expect(readFileSync(join(ws.repo, "app.txt"), "utf8")).toBe("version 2\n");
-    expect(readFileSync(join(ws.repo, "new.txt"), "utf8")).toBe("brand new\n");
-  }, SLOW);
+      const undone = await undo(ws);
+      expect(undone.stderr).toBe("");
+      expect(undone.code).toBe(0);
+      expect(undone.stdout).toContain("rolled back: 1 call reverted");
+      expect(git(ws.repo, "status", "--porcelain")).toBe(statusBefore);
+      expect(git(ws.repo, "diff", "--cached")).toBe("");
+      // The working tree is untouched.
+      expect(readFileSync(join(ws.repo, "app.txt"), "utf8")).toBe("version 2\n");
+      expect(readFileSync(join(ws.repo, "new.txt"), "utf8")).toBe("brand new\n");
+    },
+    SLOW,
+  );
 
-  test("undo refuses to unstage what a person staged after the agent's git_add", async () => {
-    const ws = workspace();
-    const client = await agent(ws);
-    await client.callTool({ name: "git_add", arguments: { repo_path: ws.repo, files: ["new.txt"] } });
-    await endSession(client);
+  test(
+    "undo refuses to unstage what a person staged after the agent's git_add",
+    async () => {
+      const ws = workspace();
+      const client = await agent(ws);
+      await client.callTool({ name: "git_add", arguments: { repo_path: ws.repo, files: ["new.txt"] } });
+      await endSession(client);
 
-    git(ws.repo, "add", "app.txt");
-    const staged = git(ws.repo, "status", "--porcelain");
-    expect(staged).toBe("M  app.txt\nA  new.txt\n");
-    const undone = await undo(ws);
-    expect(undone.code).toBe(1);
-    expect(undone.stdout).toContain("DRIFT");
-    expect(undone.stdout).toContain("+version 2");
-    expect(git(ws.repo, "status", "--porcelain")).toBe(staged);
-  }, SLOW);
+      git(ws.repo, "add", "app.txt");
+      const staged = git(ws.repo, "status", "--porcelain");
+      expect(staged).toBe("M  app.txt\nA  new.txt\n");
+      const undone = await undo(ws);
+      expect(undone.code).toBe(1);
+      expect(undone.stdout).toContain("DRIFT");
+      expect(undone.stdout).toContain("+version 2");
+      expect(git(ws.repo, "status", "--porcelain")).toBe(staged);
+    },
+    SLOW,
+  );
 
-  test("commit, branch creation, checkout and reset are held and change nothing", async () => {
-    const ws = workspace();
-    git(ws.repo, "add", "app.txt");
-    const log = git(ws.repo, "log", "--format=%H %s");
-    const branches = git(ws.repo, "branch", "--list");
-    const status = git(ws.repo, "status", "--porcelain");
+  test(
+    "commit, branch creation, checkout and reset are held and change nothing",
+    async () => {
+      const ws = workspace();
+      git(ws.repo, "add", "app.txt");
+      const log = git(ws.repo, "log", "--format=%H %s");
+      const branches = git(ws.repo, "branch", "--list");
+      const status = git(ws.repo, "status", "--porcelain");
 
-    const client = await agent(ws);
-    const calls = [
-      { name: "git_commit", arguments: { repo_path: ws.repo, message: "agent commit" } },
-      { name: "git_create_branch", arguments: { repo_path: ws.repo, branch_name: "agent-branch" } },
-      { name: "git_checkout", arguments: { repo_path: ws.repo, branch_name: "main" } },
-      { name: "git_reset", arguments: { repo_path: ws.repo } },
-    ];
-    for (const call of calls) {
-      const result = (await client.callTool(call)) as any;
-      expect(result.isError).toBe(true);
-      expect(text(result)).toStartWith("HELD FOR APPROVAL");
-      expect(text(result)).toContain(`git.${call.name} is irreversible`);
-    }
-    await endSession(client);
-    expect(git(ws.repo, "log", "--format=%H %s")).toBe(log);
-    expect(git(ws.repo, "branch", "--list")).toBe(branches);
-    expect(git(ws.repo, "status", "--porcelain")).toBe(status);
-  }, SLOW);
+      const client = await agent(ws);
+      const calls = [
+        { name: "git_commit", arguments: { repo_path: ws.repo, message: "agent commit" } },
+        { name: "git_create_branch", arguments: { repo_path: ws.repo, branch_name: "agent-branch" } },
+        { name: "git_checkout", arguments: { repo_path: ws.repo, branch_name: "main" } },
+        { name: "git_reset", arguments: { repo_path: ws.repo } },
+      ];
+      for (const call of calls) {
+        const result = (await client.callTool(call)) as any;
+        expect(result.isError).toBe(true);
+        expect(text(result)).toStartWith("HELD FOR APPROVAL");
+        expect(text(result)).toContain(`git.${call.name} is irreversible`);
+      }
+      await endSession(client);
+      expect(git(ws.repo, "log", "--format=%H %s")).toBe(log);
+      expect(git(ws.repo, "branch", "--list")).toBe(branches);
+      expect(git(ws.repo, "status", "--porcelain")).toBe(status);
+    },
+    SLOW,
+  );
 
-  test("a failing git_add comes back as the server's JSON-RPC error, is journalled failed, and undo skips it", async () => {
-    const ws = workspace();
-    const client = await agent(ws);
-    let error: unknown;
-    try {
-      await client.callTool({ name: "git_add", arguments: { repo_path: ws.repo, files: ["no-such-file.txt"] } });
-    } catch (caught) {
-      error = caught;
-    }
-    expect(error).toBeInstanceOf(McpError);
-    expect((error as McpError).code).toBe(-32603);
-    expect((error as McpError).message).toContain("pathspec 'no-such-file.txt' did not match any files");
-    await endSession(client);
+  test(
+    "a failing git_add comes back as the server's JSON-RPC error, is journalled failed, and undo skips it",
+    async () => {
+      const ws = workspace();
+      const client = await agent(ws);
+      let error: unknown;
+      try {
+        await client.callTool({ name: "git_add", arguments: { repo_path: ws.repo, files: ["no-such-file.txt"] } });
+      } catch (caught) {
+        error = caught;
+      }
+      expect(error).toBeInstanceOf(McpError);
+      expect((error as McpError).code).toBe(-32603);
+      expect((error as McpError).message).toContain("pathspec 'no-such-file.txt' did not match any files");
+      await endSession(client);
 
-    const shown = JSON.parse((await run(["show", "--json"], { cwd: ws.dir })).stdout);
-    expect(shown.actions).toMatchObject([{ tool: "git_add", status: "failed" }]);
-    expect(shown.actions[0].error).toContain("JSON-RPC error -32603");
-    const undone = await undo(ws);
-    expect(undone.code).toBe(0);
-    expect(undone.stdout).toContain("Nothing to undo: no call in this run changed anything.");
-    expect(git(ws.repo, "status", "--porcelain")).toBe(" M app.txt\n?? new.txt\n");
-  }, SLOW);
+      const shown = JSON.parse((await run(["show", "--json"], { cwd: ws.dir })).stdout);
+      expect(shown.actions).toMatchObject([{ tool: "git_add", status: "failed" }]);
+      expect(shown.actions[0].error).toContain("JSON-RPC error -32603");
+      const undone = await undo(ws);
+      expect(undone.code).toBe(0);
+      expect(undone.stdout).toContain("Nothing to undo: no call in this run changed anything.");
+      expect(git(ws.repo, "status", "--porcelain")).toBe(" M app.txt\n?? new.txt\n");
+    },
+    SLOW,
+  );
 });

@@ -44,14 +44,14 @@ function workspace(entities: Entity[] = [], relations: Relation[] = []): Workspa
 
 /** The graph file's text in the form the server writes it (lines joined by \n, no trailing newline). */
 function graphText(entities: Entity[], relations: Relation[]): string {
-  return [
-    ...entities.map((e) => JSON.stringify({ type: "entity", ...e })),
-    ...relations.map((r) => JSON.stringify({ type: "relation", ...r })),
-  ].join("\n");
+  return [...entities.map((e) => JSON.stringify({ type: "entity", ...e })), ...relations.map((r) => JSON.stringify({ type: "relation", ...r }))].join("\n");
 }
 
 function readGraph(ws: Workspace): { entities: Entity[]; relations: Relation[] } {
-  const lines = readFileSync(ws.graph, "utf8").split("\n").filter(Boolean).map((line) => JSON.parse(line));
+  const lines = readFileSync(ws.graph, "utf8")
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => JSON.parse(line));
   return {
     entities: lines.filter((l) => l.type === "entity").map(({ type, ...e }) => e),
     relations: lines.filter((l) => l.type === "relation").map(({ type, ...r }) => r),
@@ -72,134 +72,158 @@ const BABBAGE: Entity = { name: "Charles Babbage", entityType: "person", observa
 const MENABREA: Entity = { name: "Luigi Menabrea", entityType: "person", observations: ["wrote the paper Ada translated"] };
 
 describe.concurrent("manifests/memory.yaml", () => {
-  test("the shipped file needs MEMORY_FILE_PATH, loads with it, and names a rule for each of the server's 9 tools", async () => {
-    expect(() => loadManifest(SHIPPED, {})).toThrow(/MEMORY_FILE_PATH/);
-    const shipped = loadManifest(SHIPPED, { MEMORY_FILE_PATH: "/abs/memory.jsonl" });
-    expect(shipped.servers.memory).toMatchObject({ kind: "command", env: { MEMORY_FILE_PATH: "/abs/memory.jsonl" } });
-    expect(readFileSync(SHIPPED, "utf8")).toContain("Where this server's abilities end");
+  test(
+    "the shipped file needs MEMORY_FILE_PATH, loads with it, and names a rule for each of the server's 9 tools",
+    async () => {
+      expect(() => loadManifest(SHIPPED, {})).toThrow(/MEMORY_FILE_PATH/);
+      const shipped = loadManifest(SHIPPED, { MEMORY_FILE_PATH: "/abs/memory.jsonl" });
+      expect(shipped.servers.memory).toMatchObject({ kind: "command", env: { MEMORY_FILE_PATH: "/abs/memory.jsonl" } });
+      expect(readFileSync(SHIPPED, "utf8")).toContain("Where this server's abilities end");
 
-    const ws = workspace();
-    const checked = await run(["check"], { cwd: ws.dir });
-    expect(checked.code).toBe(0);
-    expect(checked.stdout).toContain("9 tools");
+      const ws = workspace();
+      const checked = await run(["check"], { cwd: ws.dir });
+      expect(checked.code).toBe(0);
+      expect(checked.stdout).toContain("9 tools");
 
-    const client = await agent(ws);
-    const names = (await client.listTools()).tools.map((t) => t.name).sort();
-    expect(names).toEqual([
-      "add_observations",
-      "create_entities",
-      "create_relations",
-      "delete_entities",
-      "delete_observations",
-      "delete_relations",
-      "open_nodes",
-      "read_graph",
-      "search_nodes",
-    ]);
-    const matcher = createMatcher(loadManifest(ws.manifest, {}));
-    const classOf = (name: string) => matcher.classify("memory", name);
-    for (const name of names) expect(classOf(name).rule?.match).toBe(`memory.${name}`);
-    for (const name of ["read_graph", "search_nodes", "open_nodes"]) expect(classOf(name).class).toBe("readonly");
-    for (const name of ["create_entities", "create_relations", "delete_relations"]) expect(classOf(name).class).toBe("compensable");
-    for (const name of ["delete_entities", "add_observations", "delete_observations"]) {
-      expect(classOf(name)).toMatchObject({ class: "irreversible", gate: "always" });
-    }
-  }, SLOW);
+      const client = await agent(ws);
+      const names = (await client.listTools()).tools.map((t) => t.name).sort();
+      expect(names).toEqual([
+        "add_observations",
+        "create_entities",
+        "create_relations",
+        "delete_entities",
+        "delete_observations",
+        "delete_relations",
+        "open_nodes",
+        "read_graph",
+        "search_nodes",
+      ]);
+      const matcher = createMatcher(loadManifest(ws.manifest, {}));
+      const classOf = (name: string) => matcher.classify("memory", name);
+      for (const name of names) expect(classOf(name).rule?.match).toBe(`memory.${name}`);
+      for (const name of ["read_graph", "search_nodes", "open_nodes"]) expect(classOf(name).class).toBe("readonly");
+      for (const name of ["create_entities", "create_relations", "delete_relations"]) expect(classOf(name).class).toBe("compensable");
+      for (const name of ["delete_entities", "add_observations", "delete_observations"]) {
+        expect(classOf(name)).toMatchObject({ class: "irreversible", gate: "always" });
+      }
+    },
+    SLOW,
+  );
 
-  test("create_entities of an existing and a new entity: undo deletes only the new one", async () => {
-    const ws = workspace([ADA]);
-    const before = readFileSync(ws.graph, "utf8");
-    const client = await agent(ws);
-    const created = (await client.callTool({
-      name: "create_entities",
-      arguments: { entities: [{ ...ADA, observations: ["a different note"] }, BABBAGE] },
-    })) as any;
-    expect(created.isError).toBeFalsy();
-    // The server skips the existing name and says so only by leaving it out.
-    expect(created.structuredContent).toEqual({ entities: [BABBAGE] });
-    await endSession(client);
-    expect(readGraph(ws)).toEqual({ entities: [ADA, BABBAGE], relations: [] });
+  test(
+    "create_entities of an existing and a new entity: undo deletes only the new one",
+    async () => {
+      const ws = workspace([ADA]);
+      const before = readFileSync(ws.graph, "utf8");
+      const client = await agent(ws);
+      const created = (await client.callTool({
+        name: "create_entities",
+        arguments: { entities: [{ ...ADA, observations: ["a different note"] }, BABBAGE] },
+      })) as any;
+      expect(created.isError).toBeFalsy();
+      // The server skips the existing name and says so only by leaving it out.
+      expect(created.structuredContent).toEqual({ entities: [BABBAGE] });
+      await endSession(client);
+      expect(readGraph(ws)).toEqual({ entities: [ADA, BABBAGE], relations: [] });
 
-    const shown = JSON.parse((await run(["show", "--json"], { cwd: ws.dir })).stdout);
-    expect(shown.actions).toMatchObject([
-      { tool: "create_entities", class: "compensable", status: "applied", inverse: { tool: "delete_entities", args: { entityNames: [BABBAGE.name] } } },
-    ]);
+      const shown = JSON.parse((await run(["show", "--json"], { cwd: ws.dir })).stdout);
+      expect(shown.actions).toMatchObject([
+        { tool: "create_entities", class: "compensable", status: "applied", inverse: { tool: "delete_entities", args: { entityNames: [BABBAGE.name] } } },
+      ]);
 
-    const report = await undo(ws);
-    expect(report).toContain("[unverified]");
-    expect(readFileSync(ws.graph, "utf8")).toBe(before);
-  }, SLOW);
+      const report = await undo(ws);
+      expect(report).toContain("[unverified]");
+      expect(readFileSync(ws.graph, "utf8")).toBe(before);
+    },
+    SLOW,
+  );
 
-  test("create_relations is undone, and a relation that already existed survives", async () => {
-    const knows: Relation = { from: ADA.name, to: BABBAGE.name, relationType: "corresponded with" };
-    const translated: Relation = { from: ADA.name, to: MENABREA.name, relationType: "translated" };
-    const ws = workspace([ADA, BABBAGE, MENABREA], [knows]);
-    const before = readFileSync(ws.graph, "utf8");
-    const client = await agent(ws);
-    const created = (await client.callTool({ name: "create_relations", arguments: { relations: [knows, translated] } })) as any;
-    expect(created.isError).toBeFalsy();
-    expect(created.structuredContent).toEqual({ relations: [translated] });
-    await endSession(client);
-    expect(readGraph(ws).relations).toEqual([knows, translated]);
+  test(
+    "create_relations is undone, and a relation that already existed survives",
+    async () => {
+      const knows: Relation = { from: ADA.name, to: BABBAGE.name, relationType: "corresponded with" };
+      const translated: Relation = { from: ADA.name, to: MENABREA.name, relationType: "translated" };
+      const ws = workspace([ADA, BABBAGE, MENABREA], [knows]);
+      const before = readFileSync(ws.graph, "utf8");
+      const client = await agent(ws);
+      const created = (await client.callTool({ name: "create_relations", arguments: { relations: [knows, translated] } })) as any;
+      expect(created.isError).toBeFalsy();
+      expect(created.structuredContent).toEqual({ relations: [translated] });
+      await endSession(client);
+      expect(readGraph(ws).relations).toEqual([knows, translated]);
 
-    await undo(ws);
-    expect(readFileSync(ws.graph, "utf8")).toBe(before);
-  }, SLOW);
+      await undo(ws);
+      expect(readFileSync(ws.graph, "utf8")).toBe(before);
+    },
+    SLOW,
+  );
 
-  test("delete_relations is undone by creating the relations again", async () => {
-    const knows: Relation = { from: ADA.name, to: BABBAGE.name, relationType: "corresponded with" };
-    const other: Relation = { from: BABBAGE.name, to: MENABREA.name, relationType: "met" };
-    const ws = workspace([ADA, BABBAGE, MENABREA], [knows, other]);
-    const client = await agent(ws);
-    const deleted = (await client.callTool({ name: "delete_relations", arguments: { relations: [knows] } })) as any;
-    expect(deleted.isError).toBeFalsy();
-    await endSession(client);
-    expect(readGraph(ws).relations).toEqual([other]);
+  test(
+    "delete_relations is undone by creating the relations again",
+    async () => {
+      const knows: Relation = { from: ADA.name, to: BABBAGE.name, relationType: "corresponded with" };
+      const other: Relation = { from: BABBAGE.name, to: MENABREA.name, relationType: "met" };
+      const ws = workspace([ADA, BABBAGE, MENABREA], [knows, other]);
+      const client = await agent(ws);
+      const deleted = (await client.callTool({ name: "delete_relations", arguments: { relations: [knows] } })) as any;
+      expect(deleted.isError).toBeFalsy();
+      await endSession(client);
+      expect(readGraph(ws).relations).toEqual([other]);
 
-    await undo(ws);
-    const after = readGraph(ws);
-    expect(after.entities).toEqual([ADA, BABBAGE, MENABREA]);
-    // Back, at the end of the list: the server appends.
-    expect(after.relations).toEqual([other, knows]);
-  }, SLOW);
+      await undo(ws);
+      const after = readGraph(ws);
+      expect(after.entities).toEqual([ADA, BABBAGE, MENABREA]);
+      // Back, at the end of the list: the server appends.
+      expect(after.relations).toEqual([other, knows]);
+    },
+    SLOW,
+  );
 
-  test("a whole session is undone newest first: the new entity and its relation go, the existing entity stays", async () => {
-    const ws = workspace([ADA]);
-    const before = readFileSync(ws.graph, "utf8");
-    const client = await agent(ws);
-    await client.callTool({ name: "create_entities", arguments: { entities: [ADA, BABBAGE] } });
-    await client.callTool({
-      name: "create_relations",
-      arguments: { relations: [{ from: ADA.name, to: BABBAGE.name, relationType: "corresponded with" }] },
-    });
-    await endSession(client);
-    expect(readGraph(ws).entities).toEqual([ADA, BABBAGE]);
-    expect(readGraph(ws).relations).toHaveLength(1);
+  test(
+    "a whole session is undone newest first: the new entity and its relation go, the existing entity stays",
+    async () => {
+      const ws = workspace([ADA]);
+      const before = readFileSync(ws.graph, "utf8");
+      const client = await agent(ws);
+      await client.callTool({ name: "create_entities", arguments: { entities: [ADA, BABBAGE] } });
+      await client.callTool({
+        name: "create_relations",
+        arguments: { relations: [{ from: ADA.name, to: BABBAGE.name, relationType: "corresponded with" }] },
+      });
+      await endSession(client);
+      expect(readGraph(ws).entities).toEqual([ADA, BABBAGE]);
+      expect(readGraph(ws).relations).toHaveLength(1);
 
-    const report = await undo(ws);
-    expect(report).toContain("rolled back: 2 calls reverted");
-    expect(readFileSync(ws.graph, "utf8")).toBe(before);
-  }, SLOW);
+      const report = await undo(ws);
+      expect(report).toContain("rolled back: 2 calls reverted");
+      expect(readFileSync(ws.graph, "utf8")).toBe(before);
+    },
+    SLOW,
+  );
 
-  test("delete_entities, add_observations and delete_observations are held and change nothing", async () => {
-    const ws = workspace([ADA, BABBAGE], [{ from: ADA.name, to: BABBAGE.name, relationType: "corresponded with" }]);
-    const before = readFileSync(ws.graph, "utf8");
-    const client = await agent(ws);
-    const calls = [
-      { name: "delete_entities", arguments: { entityNames: [BABBAGE.name] } },
-      { name: "add_observations", arguments: { observations: [{ entityName: ADA.name, contents: ["new"] }] } },
-      { name: "delete_observations", arguments: { deletions: [{ entityName: ADA.name, observations: ADA.observations }] } },
-    ];
-    for (const call of calls) {
-      const result = (await client.callTool(call)) as any;
-      expect(result.isError).toBe(true);
-      expect(text(result)).toStartWith("HELD FOR APPROVAL");
-      expect(text(result)).toContain(`memory.${call.name} is irreversible`);
-    }
-    await endSession(client);
-    expect(readFileSync(ws.graph, "utf8")).toBe(before);
+  test(
+    "delete_entities, add_observations and delete_observations are held and change nothing",
+    async () => {
+      const ws = workspace([ADA, BABBAGE], [{ from: ADA.name, to: BABBAGE.name, relationType: "corresponded with" }]);
+      const before = readFileSync(ws.graph, "utf8");
+      const client = await agent(ws);
+      const calls = [
+        { name: "delete_entities", arguments: { entityNames: [BABBAGE.name] } },
+        { name: "add_observations", arguments: { observations: [{ entityName: ADA.name, contents: ["new"] }] } },
+        { name: "delete_observations", arguments: { deletions: [{ entityName: ADA.name, observations: ADA.observations }] } },
+      ];
+      for (const call of calls) {
+        const result = (await client.callTool(call)) as any;
+        expect(result.isError).toBe(true);
+        expect(text(result)).toStartWith("HELD FOR APPROVAL");
+        expect(text(result)).toContain(`memory.${call.name} is irreversible`);
+      }
+      await endSession(client);
+      expect(readFileSync(ws.graph, "utf8")).toBe(before);
 
-    const gates = JSON.parse((await run(["gates", "--json"], { cwd: ws.dir })).stdout);
-    expect(gates.map((g: any) => g.tool).sort()).toEqual(["add_observations", "delete_entities", "delete_observations"]);
-  }, SLOW);
+      const gates = JSON.parse((await run(["gates", "--json"], { cwd: ws.dir })).stdout);
+      expect(gates.map((g: any) => g.tool).sort()).toEqual(["add_observations", "delete_entities", "delete_observations"]);
+    },
+    SLOW,
+  );
 });

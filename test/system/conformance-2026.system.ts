@@ -52,7 +52,8 @@ describe("every scenario that passes for the control passes", () => {
     test(name, () => {
       const regressed = comparison.scenarios.filter((scenario) => outcome(control(), scenario).passed && !outcome(column(name), scenario).passed);
       expect(regressed.filter((scenario) => !(scenario in KNOWN_PROXY_GAPS))).toEqual([]);
-      for (const scenario of regressed) expect({ scenario, checks: failedChecks(name, scenario) }).toEqual({ scenario, checks: KNOWN_PROXY_GAPS[scenario]!.checks });
+      for (const scenario of regressed)
+        expect({ scenario, checks: failedChecks(name, scenario) }).toEqual({ scenario, checks: KNOWN_PROXY_GAPS[scenario]!.checks });
     });
   }
 });

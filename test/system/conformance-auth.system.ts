@@ -43,17 +43,24 @@ function runScenario(scenario: string, mode: "control" | "through"): { passed: b
   return { passed: code === 0, output };
 }
 
-test.each(scenarios)("%s: passes through Synartesis whenever it passes for the control", (scenario) => {
-  const control = runScenario(scenario, "control");
-  const through = runScenario(scenario, "through");
-  const note = EXTENSIONS.has(scenario) ? "  (extension grant; not offered by auth: oauth)" : "";
-  rows.push([scenario, control.passed ? "pass" : "FAIL", `${through.passed ? "pass" : "FAIL"}${note}`]);
-  if (control.passed && !through.passed) {
-    // The suite's own report of what went wrong, for whoever reads the CI log.
-    console.log(`--- ${scenario} through Synartesis ---\n${through.output.split("\n").slice(-60).join("\n")}`);
-  }
-  expect({ scenario, through: control.passed ? through.passed : "control failed too" }).toEqual({ scenario, through: control.passed ? true : "control failed too" });
-}, 180_000);
+test.each(scenarios)(
+  "%s: passes through Synartesis whenever it passes for the control",
+  (scenario) => {
+    const control = runScenario(scenario, "control");
+    const through = runScenario(scenario, "through");
+    const note = EXTENSIONS.has(scenario) ? "  (extension grant; not offered by auth: oauth)" : "";
+    rows.push([scenario, control.passed ? "pass" : "FAIL", `${through.passed ? "pass" : "FAIL"}${note}`]);
+    if (control.passed && !through.passed) {
+      // The suite's own report of what went wrong, for whoever reads the CI log.
+      console.log(`--- ${scenario} through Synartesis ---\n${through.output.split("\n").slice(-60).join("\n")}`);
+    }
+    expect({ scenario, through: control.passed ? through.passed : "control failed too" }).toEqual({
+      scenario,
+      through: control.passed ? true : "control failed too",
+    });
+  },
+  180_000,
+);
 
 test("most scenarios pass for the control (the comparison means something)", () => {
   const standard = rows.filter(([scenario]) => !EXTENSIONS.has(scenario));

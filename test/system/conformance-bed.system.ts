@@ -61,7 +61,7 @@ function recordingClient(name: string) {
   return { client, heard };
 }
 
-const texts = (result: unknown) => ((result as { content: Array<{ type: string; text?: string }> }).content).map((block) => block.text ?? block.type);
+const texts = (result: unknown) => (result as { content: Array<{ type: string; text?: string }> }).content.map((block) => block.text ?? block.type);
 
 describe("the fixture over stdio", () => {
   let client: Client;
@@ -116,7 +116,12 @@ describe("the fixture over stdio", () => {
     expect([image!.mimeType, Buffer.from(image!.data, "base64").subarray(0, 8).toString("hex")]).toEqual(["image/png", PNG_SIGNATURE]);
     const [audio] = (await client.callTool({ name: "test_audio_content" })).content as Array<{ mimeType: string; data: string }>;
     const wav = Buffer.from(audio!.data, "base64");
-    expect([audio!.mimeType, wav.toString("ascii", 0, 4), wav.toString("ascii", 8, 12), wav.readUInt32LE(4) + 8]).toEqual(["audio/wav", "RIFF", "WAVE", wav.length]);
+    expect([audio!.mimeType, wav.toString("ascii", 0, 4), wav.toString("ascii", 8, 12), wav.readUInt32LE(4) + 8]).toEqual([
+      "audio/wav",
+      "RIFF",
+      "WAVE",
+      wav.length,
+    ]);
     expect((await client.callTool({ name: "test_embedded_resource" })).content).toEqual([
       { type: "resource", resource: { uri: "test://embedded-resource", mimeType: "text/plain", text: "This is an embedded resource content." } },
     ]);
@@ -138,7 +143,10 @@ describe("the fixture over stdio", () => {
 
     await client.callTool({ name: "test_tool_with_progress" });
     expect(progress).toEqual([]); // no progressToken, no progress
-    await client.request({ method: "tools/call", params: { name: "test_tool_with_progress", arguments: {}, _meta: { progressToken: "p1" } } }, CallToolResultSchema);
+    await client.request(
+      { method: "tools/call", params: { name: "test_tool_with_progress", arguments: {}, _meta: { progressToken: "p1" } } },
+      CallToolResultSchema,
+    );
     expect(progress).toEqual([0, 50, 100].map((value) => ({ progressToken: "p1", progress: value, total: 100 })));
   });
 
@@ -168,7 +176,11 @@ describe("the fixture over stdio", () => {
   });
 
   test("resources: list, text, binary, template; a subscriber hears of an update, an unsubscribed one does not", async () => {
-    expect((await client.listResources()).resources.map((resource) => resource.uri)).toEqual(["test://static-text", "test://static-binary", "test://watched-resource"]);
+    expect((await client.listResources()).resources.map((resource) => resource.uri)).toEqual([
+      "test://static-text",
+      "test://static-binary",
+      "test://watched-resource",
+    ]);
     expect((await client.readResource({ uri: "test://static-text" })).contents).toEqual([
       { uri: "test://static-text", mimeType: "text/plain", text: "This is the content of the static text resource." },
     ]);

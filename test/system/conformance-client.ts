@@ -102,7 +102,11 @@ async function through(): Promise<void> {
   };
   const manifest = join(dir, "synartesis.yaml");
   writeFileSync(manifest, manifestText({ servers: { conformance: { url: serverUrl, auth } }, tools: [{ match: "conformance.*", class: "readonly" }] }));
-  const env = { ...(process.env as Record<string, string>), XDG_STATE_HOME: join(dir, "state"), BROWSER: `${process.execPath} ${join(ROOT, "test", "fixtures", "follow-browser.ts")}` };
+  const env = {
+    ...(process.env as Record<string, string>),
+    XDG_STATE_HOME: join(dir, "state"),
+    BROWSER: `${process.execPath} ${join(ROOT, "test", "fixtures", "follow-browser.ts")}`,
+  };
 
   const login = Bun.spawnSync([BIN, "login", "conformance", "--manifest", manifest], { env, stdout: "pipe", stderr: "pipe" });
   process.stderr.write(login.stderr);

@@ -20,7 +20,7 @@ const INSPECTOR = join(NODE_MODULES, "@modelcontextprotocol", "inspector", "clie
 /** The Inspector's result; the proxy's stderr is kept only for lines above info (info lines say a run opened, and so on). */
 async function inspector(ws: Workspace, args: string[]): Promise<RunResult> {
   const result = await run([INSPECTOR, "--cli", BIN, "proxy", "--manifest", ws.manifest, ...args], { bin: "node", cwd: ws.dir });
-  const notInfo = result.stderr.split("\n").filter((line) => line.trim() !== "" && !line.startsWith('{"ts":') || /"level":"(warn|error)"/.test(line));
+  const notInfo = result.stderr.split("\n").filter((line) => (line.trim() !== "" && !line.startsWith('{"ts":')) || /"level":"(warn|error)"/.test(line));
   return { ...result, stderr: notInfo.join("\n") };
 }
 
@@ -29,7 +29,14 @@ test.concurrent("mcp-inspector --cli lists the toy CRM's tools through the proxy
   const listed = await inspector(ws, ["--method", "tools/list"]);
   expect([listed.code, listed.stderr]).toEqual([0, ""]);
   const tools = JSON.parse(listed.stdout).tools as Array<{ name: string; annotations?: { readOnlyHint?: boolean } }>;
-  expect(tools.map((tool) => tool.name).sort()).toEqual(["create_customer", "delete_customer", "get_customer", "restore_customer", "send_email", "update_customer"]);
+  expect(tools.map((tool) => tool.name).sort()).toEqual([
+    "create_customer",
+    "delete_customer",
+    "get_customer",
+    "restore_customer",
+    "send_email",
+    "update_customer",
+  ]);
   expect(tools.find((tool) => tool.name === "get_customer")!.annotations?.readOnlyHint).toBe(true);
   // Listing is not a run: the Inspector connects for each command, and only calls leave runs (R-PROXY-16).
   expect(journalRuns(ws.journal)).toEqual([]);
@@ -75,7 +82,10 @@ test("mcp-inspector --cli --transport http: lists the tools and calls one throug
   const ws = crmWorkspace(crmStateText());
   const proxy = await startHttpProxy(ws);
   const inspect = (args: string[], token = TOKEN) =>
-    run([INSPECTOR, "--cli", "--transport", "http", "--server-url", proxy.url, "--header", `Authorization: Bearer ${token}`, ...args], { bin: "node", cwd: ws.dir });
+    run([INSPECTOR, "--cli", "--transport", "http", "--server-url", proxy.url, "--header", `Authorization: Bearer ${token}`, ...args], {
+      bin: "node",
+      cwd: ws.dir,
+    });
   const listed = await inspect(["--method", "tools/list"]);
   expect([listed.code, listed.stderr]).toEqual([0, ""]);
   expect((JSON.parse(listed.stdout).tools as Array<{ name: string }>).map((tool) => tool.name).sort()).toEqual([

@@ -58,7 +58,10 @@ test("the disk runs full after a call was forwarded, then before one: the real r
     proxy.proc.kill("SIGKILL");
   }
 
-  const logs = proxy.stderr.split("\n").filter(Boolean).map((line) => JSON.parse(line));
+  const logs = proxy.stderr
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => JSON.parse(line));
   const lost = logs.filter((l) => l.msg.startsWith("the outcome of a forwarded call could not be journalled"));
   expect(lost.map((l) => [l.level, l.tool])).toEqual([
     ["warn", "slow_write"],

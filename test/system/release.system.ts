@@ -22,7 +22,6 @@ const EXPECTED: Record<string, RegExp[]> = {
   "synartesis-darwin-arm64": [/Mach-O 64-bit arm64 executable/],
 };
 
-
 let releaseLog = "";
 const commit = Bun.spawnSync(["git", "rev-parse", "--short=12", "HEAD"], { cwd: ROOT });
 const COMMIT = commit.exitCode === 0 ? commit.stdout.toString().trim() : "";
@@ -44,10 +43,7 @@ function hostAsset(): string {
 }
 
 /** install.sh piped into bash on stdin, from a folder that is not a clone, with a made-up HOME and PATH. */
-async function pipedInstall(
-  env: Record<string, string>,
-  args: string[] = [],
-): Promise<RunResult & { home: string; tmp: string }> {
+async function pipedInstall(env: Record<string, string>, args: string[] = []): Promise<RunResult & { home: string; tmp: string }> {
   const home = tempDir("syn-home-");
   const tmp = tempDir("syn-tmp-");
   const cwd = tempDir("syn-cwd-");
@@ -76,7 +72,11 @@ describe("bun run release", () => {
       expect(match).not.toBeNull();
       listed.set(match![2]!, match![1]!);
     }
-    expect([...listed.keys()].sort()).toEqual(Object.keys(EXPECTED).map((n) => `${n}.tar.gz`).sort());
+    expect([...listed.keys()].sort()).toEqual(
+      Object.keys(EXPECTED)
+        .map((n) => `${n}.tar.gz`)
+        .sort(),
+    );
     for (const [file, sum] of listed) {
       const hasher = new Bun.CryptoHasher("sha256");
       hasher.update(await Bun.file(join(RELEASE, file)).bytes());

@@ -40,7 +40,10 @@ function machine(proxies = PROXIES_PER_FOLDER): string {
  */
 async function proxy(dir: string, n: number, calls: Call[], url: string, env: Record<string, string> = {}): Promise<Map<number, any>> {
   const session = new LineSession([BIN, "proxy", "--manifest", `p${n}.yaml`], { cwd: dir, env: { SYNARTESIS_JOURNAL: url, ...env } });
-  for (const line of frames(calls, `team-${dir.slice(-6)}-${n}`).trim().split("\n")) session.send(line);
+  for (const line of frames(calls, `team-${dir.slice(-6)}-${n}`)
+    .trim()
+    .split("\n"))
+    session.send(line);
   const replies = new Map<number, any>();
   for (let id = 1; id <= calls.length; id++) replies.set(id, await session.response(id, 180_000));
   const code = await session.close();
@@ -82,8 +85,10 @@ test("16 proxies from two folders, 50 writes each at once: every call seen by a 
   try {
     const runs: Array<{ id: string; label: string }> = await sql`SELECT id, label FROM runs`;
     expect(runs).toHaveLength(started.length);
-    const rows: Array<{ id: string; run_id: string; seq: number; tool: string; args: string; status: string }> =
-      await readableRows(sql, await sql`SELECT id, run_id, seq, tool, args, status, packed FROM actions`);
+    const rows: Array<{ id: string; run_id: string; seq: number; tool: string; args: string; status: string }> = await readableRows(
+      sql,
+      await sql`SELECT id, run_id, seq, tool, args, status, packed FROM actions`,
+    );
     expect(rows).toHaveLength(started.length * WRITES);
     expect(new Set(rows.map((r) => r.id)).size).toBe(rows.length);
     for (const { dir, n, tag } of started) {
@@ -116,7 +121,9 @@ test("a call held in one folder is approved from the other; retried in both at o
 
   // Someone on the other machine watches, then pastes the command into a shell.
   const bare = url.replace(`:${encodeURIComponent(testPassword())}@`, "@");
-  const watch = await tmux.start(`cd ${shellWord(there)} && PGPASSWORD=${shellWord(testPassword())} ${shellWord(BIN)} watch --journal ${shellWord(bare)}; sleep 600`);
+  const watch = await tmux.start(
+    `cd ${shellWord(there)} && PGPASSWORD=${shellWord(testPassword())} ${shellWord(BIN)} watch --journal ${shellWord(bare)}; sleep 600`,
+  );
   await tmux.until(watch, "the held call", (screen) => screen.includes("Waiting for a decision (1)") && screen.includes("crm.send_email"));
   const pasted = Bun.spawnSync(["sh", "-c", command!], { cwd: there, env: { ...process.env, PGPASSWORD: testPassword(), NO_COLOR: "1" } });
   expect([pasted.exitCode, pasted.stderr.toString()]).toEqual([0, ""]);
@@ -168,14 +175,22 @@ test("an undo killed mid-way on one machine: its claim expires, and an undo on t
   const database = await freshDatabase();
   const url = urlFor(database);
   const [here, there] = [machine(1), machine(1)];
-  await proxy(here, 1, [
-    ["update_customer", { id: "c_001", plan: "free" }],
-    ["update_customer", { id: "c_002", plan: "free" }],
-    ["update_customer", { id: "c_003", plan: "pro" }],
-  ], url);
+  await proxy(
+    here,
+    1,
+    [
+      ["update_customer", { id: "c_001", plan: "free" }],
+      ["update_customer", { id: "c_002", plan: "free" }],
+      ["update_customer", { id: "c_003", plan: "pro" }],
+    ],
+    url,
+  );
   const [first, second, third] = JSON.parse((await cli(here, ["show", "--json"], url)).stdout).actions.map((a: { id: string }) => a.id);
   const log = join(here, "calls-1.log");
-  const keyed = (event: "recv" | "done") => countingLog(log).filter((e) => e.event === event && e.key !== undefined).map((e) => e.key!);
+  const keyed = (event: "recv" | "done") =>
+    countingLog(log)
+      .filter((e) => e.event === event && e.key !== undefined)
+      .map((e) => e.key!);
 
   // The server never answers the second inverse: the undo is killed while it is in flight.
   const undo = Bun.spawn([BIN, "undo", "--journal", url], { cwd: here, env: { ...process.env, COUNTING_HANG_KEYED: "2" }, stdout: "pipe", stderr: "pipe" });
@@ -210,7 +225,10 @@ test("kill -9 of a proxy mid-call leaves its call pending; undo from the other f
   const database = await freshDatabase();
   const url = urlFor(database);
   const [here, there] = [machine(1), machine(1)];
-  const session = new LineSession([BIN, "proxy", "--manifest", "p1.yaml"], { cwd: here, env: { SYNARTESIS_JOURNAL: url, COUNTING_HANG_TOOL: "delete_customer" } });
+  const session = new LineSession([BIN, "proxy", "--manifest", "p1.yaml"], {
+    cwd: here,
+    env: { SYNARTESIS_JOURNAL: url, COUNTING_HANG_TOOL: "delete_customer" },
+  });
   await session.initialize("doomed");
   const done = await session.request(1, "tools/call", { name: "update_customer", arguments: { id: "c_001", plan: "free" } });
   expect(done.result.isError).toBeFalsy();
@@ -236,7 +254,6 @@ test("kill -9 of a proxy mid-call leaves its call pending; undo from the other f
   expect(state(here)).toEqual(before);
   const after = JSON.parse((await cli(there, ["show", "--json"], url)).stdout);
   expect(after.actions.map((a: { status: string }) => a.status)).toEqual(["applied", "pending"]);
-
 });
 
 test("an older schema (the first migration only) is upgraded in place by the first command that opens it, its rows intact", async () => {

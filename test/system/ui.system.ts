@@ -28,7 +28,16 @@ beforeAll(async () => {
   if (!existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM}: install Debian's chromium (apt-get install -y chromium) or set SYNARTESIS_CHROMIUM`);
   browser = await chromium.launch({
     executablePath: CHROMIUM,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
   });
   mkdirSync(SCREENSHOTS, { recursive: true });
 });
@@ -75,7 +84,11 @@ const collapse = (text: string) => text.replace(/\s+/g, " ").trim();
 /** The text lines of each undo step on the page, as the CLI would print them (the side-by-side table left out). */
 async function stepLines(page: Page): Promise<string[]> {
   return page.locator(".steps > li").evaluateAll((items) =>
-    items.flatMap((item) => Array.from(item.children).filter((child) => child.tagName === "P").map((p) => (p as HTMLElement).innerText)),
+    items.flatMap((item) =>
+      Array.from(item.children)
+        .filter((child) => child.tagName === "P")
+        .map((p) => (p as HTMLElement).innerText),
+    ),
   );
 }
 
@@ -250,7 +263,14 @@ describe("the review page in Chromium", () => {
 
   test("a customer named like markup renders as text, everywhere", async () => {
     const dir = crmFolder();
-    await agent(dir, [["create_customer", { name: XSS, email: "x@example.com", notes: BIDI }], ["send_email", { to: "x@example.com", subject: XSS, body: XSS }]], { name: XSS });
+    await agent(
+      dir,
+      [
+        ["create_customer", { name: XSS, email: "x@example.com", notes: BIDI }],
+        ["send_email", { to: "x@example.com", subject: XSS, body: XSS }],
+      ],
+      { name: XSS },
+    );
     const ui = await startUi(dir);
     const { page, dialogs } = await signedIn(ui);
     const label = page.locator("table.runs tbody tr td[data-label=Agent]");
@@ -304,22 +324,31 @@ describe("the review page in Chromium", () => {
     });
     cleanups.push(async () => attacker.stop(true));
     await page.goto(`http://127.0.0.1:${attacker.port}/`);
-    const attempts = await page.evaluate(async ({ base, id }) => {
-      const outcome = async (attempt: () => Promise<Response>) => {
-        try {
-          const response = await attempt();
-          return `answered ${response.status}`;
-        } catch (error) {
-          return `blocked: ${(error as Error).name}`;
-        }
-      };
-      return {
-        approve: await outcome(() =>
-          fetch(`${base}/api/actions/${id}/approve`, { method: "POST", credentials: "include", mode: "no-cors", headers: { "Content-Type": "text/plain" }, body: '{"by":"mallory"}' }),
-        ),
-        read: await outcome(() => fetch(`${base}/api/gates`, { credentials: "include" })),
-      };
-    }, { base: ui.base, id: gated.id });
+    const attempts = await page.evaluate(
+      async ({ base, id }) => {
+        const outcome = async (attempt: () => Promise<Response>) => {
+          try {
+            const response = await attempt();
+            return `answered ${response.status}`;
+          } catch (error) {
+            return `blocked: ${(error as Error).name}`;
+          }
+        };
+        return {
+          approve: await outcome(() =>
+            fetch(`${base}/api/actions/${id}/approve`, {
+              method: "POST",
+              credentials: "include",
+              mode: "no-cors",
+              headers: { "Content-Type": "text/plain" },
+              body: '{"by":"mallory"}',
+            }),
+          ),
+          read: await outcome(() => fetch(`${base}/api/gates`, { credentials: "include" })),
+        };
+      },
+      { base: ui.base, id: gated.id },
+    );
     expect(attempts.read).toBe("blocked: TypeError"); // no CORS: another origin cannot read the answer
     // Sent, and its answer withheld from the other origin (opaque, or blocked by Cross-Origin-Resource-Policy).
     expect(["answered 0", "blocked: TypeError"]).toContain(attempts.approve);
@@ -340,7 +369,14 @@ describe("the review page in Chromium", () => {
 
   test("readable in a narrow window: nothing wider than the screen", async () => {
     const dir = crmFolder();
-    await agent(dir, [["update_customer", { id: "c_001", plan: "free", notes: "a much longer note that would not fit on a phone's screen in one line" }], ["send_email", EMAIL]], { name: "phone-check" });
+    await agent(
+      dir,
+      [
+        ["update_customer", { id: "c_001", plan: "free", notes: "a much longer note that would not fit on a phone's screen in one line" }],
+        ["send_email", EMAIL],
+      ],
+      { name: "phone-check" },
+    );
     const ui = await startUi(dir);
     const { page } = await signedIn(ui, NARROW);
     const fits = () => page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth);

@@ -80,7 +80,10 @@ describe("choosing the browser", () => {
   const url = "https://auth.example.com/authorize?x=1&y=2";
   test("$BROWSER: commands separated by ':', the URL appended or put where %s is", () => {
     expect(browserCommands(url, { BROWSER: "firefox" })).toEqual([["firefox", url]]);
-    expect(browserCommands(url, { BROWSER: "chromium --new-window %s:w3m" })).toEqual([["chromium", "--new-window", url], ["w3m", url]]);
+    expect(browserCommands(url, { BROWSER: "chromium --new-window %s:w3m" })).toEqual([
+      ["chromium", "--new-window", url],
+      ["w3m", url],
+    ]);
   });
   test("otherwise the platform's opener, the URL always one argument (no shell)", () => {
     expect(browserCommands(url, {}, "linux")).toEqual([["xdg-open", url]]);

@@ -46,7 +46,14 @@ const render = (findings: CheckFindings, style = plain) => renderCheck(findings,
 
 describe("renderCheck", () => {
   test("both servers up, one tool missing: every section, and exit 2", () => {
-    const findings = { manifest: MANIFEST, tools: new Map([["crm", CRM_TOOLS], ["notes", new Set(["get_note", "put_note"])]]), failures: [] };
+    const findings = {
+      manifest: MANIFEST,
+      tools: new Map([
+        ["crm", CRM_TOOLS],
+        ["notes", new Set(["get_note", "put_note"])],
+      ]),
+      failures: [],
+    };
     expect(render(findings)).toMatchInlineSnapshot(`
       "Manifest /home/ada/crm/synartesis.yaml
 
@@ -98,7 +105,11 @@ describe("renderCheck", () => {
   });
 
   test("everything there: the verdict, exit 0; coloured headings and verdict on a terminal", () => {
-    const manifest = parseManifest(yaml("version: 1", "servers:", "  crm:", "    command: synartesis", "tools:", "  - match: crm.*", "    class: readonly"), FILE, {});
+    const manifest = parseManifest(
+      yaml("version: 1", "servers:", "  crm:", "    command: synartesis", "tools:", "  - match: crm.*", "    class: readonly"),
+      FILE,
+      {},
+    );
     const findings = { manifest, tools: new Map([["crm", CRM_TOOLS]]), failures: [] };
     expect(render(findings)).toMatchInlineSnapshot(`
       "Manifest /home/ada/crm/synartesis.yaml

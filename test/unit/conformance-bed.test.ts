@@ -63,7 +63,11 @@ test("renderReport: one row per scenario, one column per target, totals, the fai
     scenarios: ["ping", "server-sse-polling", "tools-list"],
     columns: [
       column("control", { ping: PASS, "server-sse-polling": { passed: true, failures: [], warnings: 2 }, "tools-list": PASS }, 1.42),
-      column("stdio proxy via bridge", { ping: PASS, "server-sse-polling": PASS, "tools-list": { passed: false, failures: ["ToolsList: bad\u001b[31m"], warnings: 0 } }, 7.9),
+      column(
+        "stdio proxy via bridge",
+        { ping: PASS, "server-sse-polling": PASS, "tools-list": { passed: false, failures: ["ToolsList: bad\u001b[31m"], warnings: 0 } },
+        7.9,
+      ),
     ],
     dir: "/tmp/conformance/run",
   };

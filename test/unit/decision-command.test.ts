@@ -36,7 +36,13 @@ function action(fields: Partial<Action>): Action {
 
 describe("decisionWords / decisionCommandFor", () => {
   test("program, verb, id, then the journal quoted for a shell", () => {
-    expect(decisionWords("approve", "a1b2c3d4", { command: "synartesis", journalPath: JOURNAL })).toEqual(["synartesis", "approve", "a1b2c3d4", "--journal", QUOTED]);
+    expect(decisionWords("approve", "a1b2c3d4", { command: "synartesis", journalPath: JOURNAL })).toEqual([
+      "synartesis",
+      "approve",
+      "a1b2c3d4",
+      "--journal",
+      QUOTED,
+    ]);
     expect(decisionWords("settle", "a1b2c3d4", { command: "synartesis" })).toEqual(["synartesis", "settle", "a1b2c3d4"]);
     const command = decisionCommandFor(JOURNAL, "/opt/syn/synartesis");
     expect(command("deny", "a1b2c3d4")).toBe(`/opt/syn/synartesis deny a1b2c3d4 --journal ${QUOTED}`);
@@ -62,7 +68,9 @@ describe("every place shows the same command", () => {
   test("show: a held call's approve note; an unknown outcome's settle note", () => {
     expect(actionNotes(action({}), command).find((n) => n.label === "approve")?.text).toBe(approve);
     const unknown = action({ status: "pending", class: "reversible", error: "the server did not answer" });
-    expect(actionNotes(unknown, command).find((n) => n.label === "settle")?.text).toBe(`synartesis settle a1b2c3d4 --journal ${QUOTED} --applied | --not-applied`);
+    expect(actionNotes(unknown, command).find((n) => n.label === "settle")?.text).toBe(
+      `synartesis settle a1b2c3d4 --journal ${QUOTED} --applied | --not-applied`,
+    );
   });
 
   test("the review page's gate view", () => {
@@ -73,7 +81,13 @@ describe("every place shows the same command", () => {
 
   test("watch's waiting section", () => {
     const lines = renderWatch(
-      { journalPath: JOURNAL, now: new Date("2026-03-14T15:30:00.000Z"), live: false, command: "synartesis", journal: { runs: [], recent: [], waiting: [action({})] } },
+      {
+        journalPath: JOURNAL,
+        now: new Date("2026-03-14T15:30:00.000Z"),
+        live: false,
+        command: "synartesis",
+        journal: { runs: [], recent: [], waiting: [action({})] },
+      },
       200,
       Infinity,
       plain,

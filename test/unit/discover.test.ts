@@ -127,7 +127,8 @@ describe("findJournal", () => {
 
   test("the manifest's journal: key, with ${VAR}s expanded; a file in it is relative to the manifest", () => {
     const t = tree([`a/${JOURNAL_NAME}`]);
-    const manifest = (journal: string) => ["version: 1", "servers:", "  crm:", "    command: x", '    env: { TOKEN: "${CRM_TOKEN}" }', `journal: ${journal}`, ""].join("\n");
+    const manifest = (journal: string) =>
+      ["version: 1", "servers:", "  crm:", "    command: x", '    env: { TOKEN: "${CRM_TOKEN}" }', `journal: ${journal}`, ""].join("\n");
     writeFileSync(join(t.a, MANIFEST_NAME), manifest('"postgres://team@${DB_HOST}/journal"'));
     // The servers' variables need not be set to find the journal; the key's own must be.
     expect(findJournal(t.c, {}, { DB_HOST: "db.internal" })).toBe("postgres://team@db.internal/journal");

@@ -5,7 +5,12 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { ROOT } from "../helpers.ts";
 
-const pages = ["README.md", ...readdirSync(join(ROOT, "docs")).filter((name) => name.endsWith(".md")).map((name) => `docs/${name}`)];
+const pages = [
+  "README.md",
+  ...readdirSync(join(ROOT, "docs"))
+    .filter((name) => name.endsWith(".md"))
+    .map((name) => `docs/${name}`),
+];
 
 /** A heading's anchor as GitHub writes it: lower case, punctuation dropped, spaces as hyphens; repeats numbered. */
 function anchorsOf(text: string): Set<string> {
@@ -15,7 +20,11 @@ function anchorsOf(text: string): Set<string> {
     if (line.startsWith("```")) fenced = !fenced;
     const heading = !fenced && /^#{1,6} (.*)$/.exec(line);
     if (!heading) continue;
-    const base = heading[1]!.trim().toLowerCase().replace(/[^\p{L}\p{N}_\- ]/gu, "").replace(/ /g, "-");
+    const base = heading[1]!
+      .trim()
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N}_\- ]/gu, "")
+      .replace(/ /g, "-");
     let anchor = base;
     for (let n = 1; anchors.has(anchor); n++) anchor = `${base}-${n}`;
     anchors.add(anchor);

@@ -3,15 +3,7 @@
 // the protocol's own members.
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import {
-  asModernResult,
-  claimedVersion,
-  envelopeOf,
-  inputRequiredOf,
-  resultTypeOf,
-  withEnvelope,
-  withoutEnvelope,
-} from "../../src/jsonrpc/eras.ts";
+import { asModernResult, claimedVersion, envelopeOf, inputRequiredOf, resultTypeOf, withEnvelope, withoutEnvelope } from "../../src/jsonrpc/eras.ts";
 import { frameOf, type Response } from "../../src/jsonrpc/frames.ts";
 import { rawMember, withMembers } from "../../src/jsonrpc/raw-json.ts";
 
@@ -23,7 +15,8 @@ const META_2026 = {
   "io.synartesis/run": "nightly",
   progressToken: 7,
 };
-const call = (meta?: unknown) => `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"put","arguments":${ARGS}${meta ? `,"_meta":${JSON.stringify(meta)}` : ""}}}`;
+const call = (meta?: unknown) =>
+  `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"put","arguments":${ARGS}${meta ? `,"_meta":${JSON.stringify(meta)}` : ""}}}`;
 const argumentsOf = (line: string) => rawMember(rawMember(line, "params")!, "arguments");
 const response = (line: string) => {
   const frame = frameOf(JSON.parse(line), line);
@@ -47,16 +40,23 @@ describe("withMembers", () => {
     const key = fc.constantFrom("a", "b", "c", "d", "é", 'q"uote');
     const value = fc.jsonValue();
     fc.assert(
-      fc.property(fc.dictionary(key, value), fc.dictionary(key, fc.option(value, { nil: undefined })), fc.constantFrom("", " ", "\n  "), (object, changes, space) => {
-        const text = `{${space}${Object.entries(object).map(([k, v]) => `${JSON.stringify(k)}${space}:${space}${JSON.stringify(v)}`).join(`${space},${space}`)}${space}}`;
-        const raw = Object.fromEntries(Object.entries(changes).map(([k, v]) => [k, v === undefined ? undefined : JSON.stringify(v)]));
-        const expected: Record<string, unknown> = { ...object };
-        for (const [k, v] of Object.entries(changes)) {
-          if (v === undefined) delete expected[k];
-          else expected[k] = JSON.parse(JSON.stringify(v));
-        }
-        expect(JSON.parse(withMembers(text, raw))).toEqual(JSON.parse(JSON.stringify(expected)));
-      }),
+      fc.property(
+        fc.dictionary(key, value),
+        fc.dictionary(key, fc.option(value, { nil: undefined })),
+        fc.constantFrom("", " ", "\n  "),
+        (object, changes, space) => {
+          const text = `{${space}${Object.entries(object)
+            .map(([k, v]) => `${JSON.stringify(k)}${space}:${space}${JSON.stringify(v)}`)
+            .join(`${space},${space}`)}${space}}`;
+          const raw = Object.fromEntries(Object.entries(changes).map(([k, v]) => [k, v === undefined ? undefined : JSON.stringify(v)]));
+          const expected: Record<string, unknown> = { ...object };
+          for (const [k, v] of Object.entries(changes)) {
+            if (v === undefined) delete expected[k];
+            else expected[k] = JSON.parse(JSON.stringify(v));
+          }
+          expect(JSON.parse(withMembers(text, raw))).toEqual(JSON.parse(JSON.stringify(expected)));
+        },
+      ),
     );
   });
 });

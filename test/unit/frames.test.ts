@@ -30,7 +30,11 @@ describe("frameOf", () => {
       ['{"id":6,"method":"ping"}', "invalid", { code: ErrorCode.InvalidRequest, answered: true }],
       ['{"jsonrpc":"2.0","id":null,"method":"ping"}', "invalid", { code: ErrorCode.InvalidRequest, answered: true }],
       ['{"jsonrpc":"2.0","id":7,"method":"tools/call","params":"x"}', "invalid", { code: ErrorCode.InvalidParams, answered: true }],
-      ['{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"_meta":{"progressToken":{"a":1}}}}', "invalid", { code: ErrorCode.InvalidParams, answered: true }],
+      [
+        '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"_meta":{"progressToken":{"a":1}}}}',
+        "invalid",
+        { code: ErrorCode.InvalidParams, answered: true },
+      ],
       ['{"jsonrpc":"2.0","method":"notifications/cancelled","params":[1]}', "invalid", { code: ErrorCode.InvalidParams, answered: false }],
       ['{"jsonrpc":"2.0","id":3,"result":5}', "invalid", { code: ErrorCode.InvalidRequest, answered: false }],
       ['{"jsonrpc":"2.0","id":3,"error":{"code":1}}', "invalid", { code: ErrorCode.InvalidRequest, answered: false }],
@@ -58,10 +62,20 @@ describe("the envelope checks agree with the SDK's guards", () => {
   const scalars: unknown[] = [undefined, null, 0, 1, -1, 1.5, 2 ** 53, -(2 ** 53), 9007199254740991, "", "x", true, false, [], [1], {}];
   const metas: unknown[] = [
     ...scalars,
-    { progressToken: "t" }, { progressToken: 7 }, { progressToken: 7.5 }, { progressToken: 2 ** 60 }, { progressToken: null }, { progressToken: [] }, { progressToken: {} },
-    { "io.modelcontextprotocol/related-task": { taskId: "t1" } }, { "io.modelcontextprotocol/related-task": { taskId: 1 } },
-    { "io.modelcontextprotocol/related-task": {} }, { "io.modelcontextprotocol/related-task": null }, { "io.modelcontextprotocol/related-task": "t" },
-    { progressToken: "t", other: { deep: [1] } }, { other: 1 },
+    { progressToken: "t" },
+    { progressToken: 7 },
+    { progressToken: 7.5 },
+    { progressToken: 2 ** 60 },
+    { progressToken: null },
+    { progressToken: [] },
+    { progressToken: {} },
+    { "io.modelcontextprotocol/related-task": { taskId: "t1" } },
+    { "io.modelcontextprotocol/related-task": { taskId: 1 } },
+    { "io.modelcontextprotocol/related-task": {} },
+    { "io.modelcontextprotocol/related-task": null },
+    { "io.modelcontextprotocol/related-task": "t" },
+    { progressToken: "t", other: { deep: [1] } },
+    { other: 1 },
   ];
   const objects = (meta: unknown): unknown[] => [meta === undefined ? {} : { _meta: meta }, { _meta: meta, name: "x", arguments: { a: 1 } }];
   const paramsCases: unknown[] = [...scalars, ...metas.flatMap(objects)];
@@ -80,8 +94,15 @@ describe("the envelope checks agree with the SDK's guards", () => {
     const sdk = await import("@modelcontextprotocol/sdk/types.js");
     const errors: unknown[] = [
       ...scalars,
-      { code: 1, message: "m" }, { code: -32600, message: "m", data: { x: 1 } }, { code: 1.5, message: "m" }, { code: 2 ** 60, message: "m" },
-      { code: "1", message: "m" }, { code: 1 }, { message: "m" }, { code: 1, message: 2 }, { code: 1, message: "m", extra: true },
+      { code: 1, message: "m" },
+      { code: -32600, message: "m", data: { x: 1 } },
+      { code: 1.5, message: "m" },
+      { code: 2 ** 60, message: "m" },
+      { code: "1", message: "m" },
+      { code: 1 },
+      { message: "m" },
+      { code: 1, message: 2 },
+      { code: 1, message: "m", extra: true },
     ];
     const results: unknown[] = [...scalars, ...metas.flatMap(objects), { content: [], isError: true }];
     for (const result of [undefined, ...results]) {

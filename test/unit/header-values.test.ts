@@ -12,7 +12,8 @@ describe("header values", () => {
     expect(encodedHeader(" padded ")).toBe("=?base64?IHBhZGRlZCA=?=");
     expect(encodedHeader("line1\nline2")).toBe("=?base64?bGluZTEKbGluZTI=?=");
     expect(encodedHeader("=?base64?literal?=")).toBe("=?base64?PT9iYXNlNjQ/bGl0ZXJhbD89?=");
-    for (const value of ["us-west1", "Hello, 世界", " padded ", "line1\nline2", "=?base64?literal?=", ""]) expect(decodedHeader(encodedHeader(value))).toBe(value);
+    for (const value of ["us-west1", "Hello, 世界", " padded ", "line1\nline2", "=?base64?literal?=", ""])
+      expect(decodedHeader(encodedHeader(value))).toBe(value);
   });
 
   test("a sentinel that is not base64 of UTF-8 text is broken, not taken as it is", () => {
@@ -38,7 +39,7 @@ async function eventsOf(chunks: string[]): Promise<string[]> {
 
 describe("an event stream's lines", () => {
   test("events split at blank lines (LF, CRLF or CR, across chunks); several data fields join with LF; comments and other fields are skipped", async () => {
-    const chunks = [": open\r\n\r\nevent: message\r\ndata: {\"a\":", "1}\r", "\n\r\ndata: {\"b\":\ndata: 2}\n\nid: 7\ndata:{\"c\":3}\n\n", "data: {\"d\":4}"];
+    const chunks = [': open\r\n\r\nevent: message\r\ndata: {"a":', "1}\r", '\n\r\ndata: {"b":\ndata: 2}\n\nid: 7\ndata:{"c":3}\n\n', 'data: {"d":4}'];
     expect(await eventsOf(chunks)).toEqual(['{"a":1}', '{"b":\n2}', '{"c":3}', '{"d":4}']);
   });
 

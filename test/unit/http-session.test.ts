@@ -112,7 +112,14 @@ function modernCall(id: unknown, args: Record<string, unknown>, extra: Record<st
 }
 
 async function initialize(client: ReturnType<typeof session>, capabilities: Record<string, unknown> = {}): Promise<void> {
-  const init = new Events(client.post({ jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities, clientInfo: { name: "agent", version: "1" } } }));
+  const init = new Events(
+    client.post({
+      jsonrpc: "2.0",
+      id: 0,
+      method: "initialize",
+      params: { protocolVersion: "2025-06-18", capabilities, clientInfo: { name: "agent", version: "1" } },
+    }),
+  );
   expect((await init.next()).result.serverInfo.name).toBe("notes");
   expect(await init.next()).toBeUndefined();
   expect(client.post({ jsonrpc: "2.0", method: "notifications/initialized" }).status).toBe(202);
@@ -123,7 +130,9 @@ describe("which stream a line goes out on", () => {
     const setup = await setUp();
     const client = session(setup, "a");
     await initialize(client, { sampling: {} });
-    const call = new Events(client.post({ jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "ask_model", arguments: { prompt: "hi" }, _meta: { progressToken: "p1" } } }));
+    const call = new Events(
+      client.post({ jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "ask_model", arguments: { prompt: "hi" }, _meta: { progressToken: "p1" } } }),
+    );
     expect(await call.next()).toEqual({ jsonrpc: "2.0", method: "notifications/progress", params: { progressToken: "p1", progress: 1 } });
     const asked = await call.next();
     expect(asked.method).toBe("sampling/createMessage");
@@ -158,12 +167,19 @@ describe("which stream a line goes out on", () => {
     const setup = await setUp();
     const client = session(setup, "a");
     await initialize(client);
-    const batch = new Events(client.post([{ jsonrpc: "2.0", id: 1, method: "ping" }, { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "read_note", arguments: { key: "x" } } }]));
+    const batch = new Events(
+      client.post([
+        { jsonrpc: "2.0", id: 1, method: "ping" },
+        { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "read_note", arguments: { key: "x" } } },
+      ]),
+    );
     const answers = [await batch.next(), await batch.next()];
     expect(answers.map((answer) => answer.id).sort()).toEqual([1, 2]);
     expect(await batch.next()).toBeUndefined();
 
-    const held = new Events(client.post({ jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "ask_model", arguments: { prompt: "wait", hold: "h" } } }));
+    const held = new Events(
+      client.post({ jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "ask_model", arguments: { prompt: "wait", hold: "h" } } }),
+    );
     expect(client.post({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 3 } }).status).toBe(202);
     expect(await held.next()).toBeUndefined();
     await client.http.end(1000, NEVER);
@@ -233,7 +249,14 @@ describe("the idle clock (--http-idle)", () => {
     let idle = 0;
     const client = session(setup, "a", { idleMs: 60_000, clock, onIdle: () => idle++ });
     expect(clock.running).toEqual([60_000]);
-    const init = new Events(client.post({ jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: { sampling: {} }, clientInfo: { name: "agent", version: "1" } } }));
+    const init = new Events(
+      client.post({
+        jsonrpc: "2.0",
+        id: 0,
+        method: "initialize",
+        params: { protocolVersion: "2025-06-18", capabilities: { sampling: {} }, clientInfo: { name: "agent", version: "1" } },
+      }),
+    );
     // While initialize is handled (it starts the servers), the session is not idle.
     expect(clock.running).toEqual([]);
     await init.next();

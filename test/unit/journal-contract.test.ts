@@ -89,7 +89,17 @@ const postgres: Backend = {
 };
 
 function action(runId: string, fields: Partial<NewAction> = {}): NewAction {
-  return { id: crypto.randomUUID(), runId, server: "crm", tool: "update_customer", args: { id: "c_001" }, class: "reversible", status: "pending", ts: T0, ...fields };
+  return {
+    id: crypto.randomUUID(),
+    runId,
+    server: "crm",
+    tool: "update_customer",
+    args: { id: "c_001" },
+    class: "reversible",
+    status: "pending",
+    ts: T0,
+    ...fields,
+  };
 }
 
 /** Open `count` connections to one journal, run `work` with them, close them. */
@@ -116,7 +126,15 @@ async function withRun<T>(backend: Backend, work: (journal: Journal, runId: stri
 
 /** A call held for a decision: the gate's request row. */
 function held(runId: string, fields: Partial<NewAction> = {}): NewAction {
-  return action(runId, { tool: "send_email", args: { to: "ada@example.com" }, argsKey: '{"to":"ada@example.com"}', class: "irreversible", status: "gated", heldReason: "it is irreversible", ...fields });
+  return action(runId, {
+    tool: "send_email",
+    args: { to: "ada@example.com" },
+    argsKey: '{"to":"ada@example.com"}',
+    class: "irreversible",
+    status: "gated",
+    heldReason: "it is irreversible",
+    ...fields,
+  });
 }
 
 function contract(backend: Backend): void {
@@ -197,7 +215,10 @@ function contract(backend: Backend): void {
       const runs = await Promise.all(["one", "two"].map((label) => journals[0]!.startRun({ id: crypto.randomUUID(), label, startedAt: T0 })));
       const inserted = await Promise.all(Array.from({ length: 80 }, (_, i) => journals[i % 4]!.insertAction(action(runs[i % 2]!.id))));
       for (const run of runs) {
-        const seqs = inserted.filter((a) => a.runId === run.id).map((a) => a.seq).sort((a, b) => a - b);
+        const seqs = inserted
+          .filter((a) => a.runId === run.id)
+          .map((a) => a.seq)
+          .sort((a, b) => a - b);
         expect(seqs).toEqual(Array.from({ length: 40 }, (_, i) => i + 1));
         expect((await journals[3]!.actionsOfRun(run.id)).map((a) => a.seq)).toEqual(seqs);
       }
@@ -221,14 +242,33 @@ function contract(backend: Backend): void {
   test("an action reads back as written: arguments, snapshot, outcome, warnings, exact result text", async () => {
     await withRun(backend, async (journal, runId) => {
       const args = { id: "c_001", notes: "line\nbreak \u0000 nul, 日本, \x1b[2J", nested: [1, { deep: null }] };
-      const written = await journal.insertAction(action(runId, { args, snapshot: { absent: false, payload: { plan: "pro" } }, verify: { server: "crm", tool: "get_customer", args: { id: "c_001" }, absentWhen: ["not found"] } }));
+      const written = await journal.insertAction(
+        action(runId, {
+          args,
+          snapshot: { absent: false, payload: { plan: "pro" } },
+          verify: { server: "crm", tool: "get_customer", args: { id: "c_001" }, absentWhen: ["not found"] },
+        }),
+      );
       expect(written).toMatchObject({ seq: 1, args, status: "pending" });
       const resultText = '{"content":[{"type":"text","text":"ok"}],  "isError":false}';
-      await journal.finishAction(written.id, { status: "applied", resultText, inverse: { server: "crm", tool: "update_customer", args: { id: "c_001", plan: "pro" } }, postState: { absent: true }, warnings: ["w1"] });
+      await journal.finishAction(written.id, {
+        status: "applied",
+        resultText,
+        inverse: { server: "crm", tool: "update_customer", args: { id: "c_001", plan: "pro" } },
+        postState: { absent: true },
+        warnings: ["w1"],
+      });
       // Only a pending call can end: a second outcome changes nothing.
       await journal.finishAction(written.id, { status: "failed", error: "late" });
       const read = (await journal.getAction(written.id))!;
-      expect(read).toMatchObject({ args, status: "applied", resultText, postState: { absent: true }, snapshot: { absent: false, payload: { plan: "pro" } }, warnings: ["w1"] });
+      expect(read).toMatchObject({
+        args,
+        status: "applied",
+        resultText,
+        postState: { absent: true },
+        snapshot: { absent: false, payload: { plan: "pro" } },
+        warnings: ["w1"],
+      });
       expect(read.verify).toEqual({ server: "crm", tool: "get_customer", args: { id: "c_001" }, absentWhen: ["not found"] });
       expect(read.error).toBeUndefined();
       expect(await journal.getAction("no-such-id")).toBeUndefined();
@@ -261,7 +301,13 @@ function contract(backend: Backend): void {
       try {
         const read = await reader.actionsOfRun(runId);
         for (const [i, expected] of written.entries()) {
-          expect(read[i]).toMatchObject({ id: expected.id, args: expected.args, resultText: expected.resultText, inverse: expected.inverse, verify: expected.verify });
+          expect(read[i]).toMatchObject({
+            id: expected.id,
+            args: expected.args,
+            resultText: expected.resultText,
+            inverse: expected.inverse,
+            verify: expected.verify,
+          });
           expect(read[i]!.snapshot).toEqual({ absent: false, payload: expected.snapshot });
           expect(read[i]!.postState).toEqual({ absent: false, payload: expected.postState });
         }
@@ -495,15 +541,33 @@ function contract(backend: Backend): void {
       await journal.noteUndo(unknown.id, "its answer may still come");
       const inverse = { server: "crm", tool: "update_customer", args: { id: "c_001", plan: "pro" } };
       expect(await journal.settle(unknown.id, { status: "applied" }, { status: "applied", settled: "applied", by: "ann", at: T1 })).toBe(false);
-      expect(await journal.settle(unknown.id, { status: "pending" }, { status: "applied", settled: "applied", by: "ann", at: T1, note: "saw it", inverse, warnings: [] })).toBe(true);
+      expect(
+        await journal.settle(
+          unknown.id,
+          { status: "pending" },
+          { status: "applied", settled: "applied", by: "ann", at: T1, note: "saw it", inverse, warnings: [] },
+        ),
+      ).toBe(true);
       const settled = (await journal.getAction(unknown.id))!;
       expect(settled).toMatchObject({ status: "applied", settled: "applied", settledBy: "ann", settledAt: T1, settledNote: "saw it", inverse, warnings: [] });
       expect(settled.undoNote).toBeUndefined();
 
       // A claimed inverse is settled only by the holder named.
       expect(await journal.claim(unknown.id, "undo-1", T1, ["applied"])).toBe(true);
-      expect(await journal.settle(unknown.id, { status: "rolling_back", claimedBy: "undo-2" }, { status: "rolled_back", settled: "inverse_applied", by: "ann", at: T1 })).toBe(false);
-      expect(await journal.settle(unknown.id, { status: "rolling_back", claimedBy: "undo-1" }, { status: "rolled_back", settled: "inverse_applied", by: "ann", at: T1 })).toBe(true);
+      expect(
+        await journal.settle(
+          unknown.id,
+          { status: "rolling_back", claimedBy: "undo-2" },
+          { status: "rolled_back", settled: "inverse_applied", by: "ann", at: T1 },
+        ),
+      ).toBe(false);
+      expect(
+        await journal.settle(
+          unknown.id,
+          { status: "rolling_back", claimedBy: "undo-1" },
+          { status: "rolled_back", settled: "inverse_applied", by: "ann", at: T1 },
+        ),
+      ).toBe(true);
       expect((await journal.getAction(unknown.id))!.warnings).toEqual([]);
 
       const sent = await journal.insertAction(action(runId, { class: "irreversible" }));
@@ -601,33 +665,51 @@ describe("journal contract: SQLite file", () => {
     await sqlite.firstMigrationOnly(older, [
       ...runIds.map((id) => `INSERT INTO runs (id, label, started_at, status, last_seq) VALUES ('${id}', 'old', '${T0}', 'complete', 2)`),
       ...[1, 2].flatMap((seq) =>
-        runIds.map((runId, r) => `INSERT INTO actions (id, run_id, seq, server, tool, args, class, status, ts) VALUES ('a-${r}-${seq}', '${runId}', ${seq}, 'crm', 'update_customer', '{}', 'reversible', 'applied', '${T0}')`),
+        runIds.map(
+          (runId, r) =>
+            `INSERT INTO actions (id, run_id, seq, server, tool, args, class, status, ts) VALUES ('a-${r}-${seq}', '${runId}', ${seq}, 'crm', 'update_customer', '{}', 'reversible', 'applied', '${T0}')`,
+        ),
       ),
     ]);
     const fresh = await sqlite.fresh();
     await (await openJournal(fresh, { create: true })).close();
-    await sqlite.raw(fresh, `INSERT INTO runs (id, label, started_at, status, last_seq) VALUES ${runIds.map((id) => `('${id}', 'new', '${T0}', 'complete', 2)`).join(", ")}`);
+    await sqlite.raw(
+      fresh,
+      `INSERT INTO runs (id, label, started_at, status, last_seq) VALUES ${runIds.map((id) => `('${id}', 'new', '${T0}', 'complete', 2)`).join(", ")}`,
+    );
     for (const seq of [1, 2]) {
       for (const [r, runId] of runIds.entries()) {
-        await sqlite.raw(fresh, `INSERT INTO actions (id, run_id, seq, server, tool, args, class, status, ts) VALUES ('a-${r}-${seq}', '${runId}', ${seq}, 'crm', 'update_customer', '{}', 'reversible', 'applied', '${T0}')`);
+        await sqlite.raw(
+          fresh,
+          `INSERT INTO actions (id, run_id, seq, server, tool, args, class, status, ts) VALUES ('a-${r}-${seq}', '${runId}', ${seq}, 'crm', 'update_customer', '{}', 'reversible', 'applied', '${T0}')`,
+        );
       }
     }
     const indexes = async (location: string) =>
       (await sqlite.raw(location, "SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'actions' ORDER BY name")).map((row) => row.name);
     const rowids = await sqlite.raw(older, "SELECT rowid, id FROM actions ORDER BY rowid");
 
-    for (const [location, runIndex] of [[older, "sqlite_autoindex_actions_2"], [fresh, "actions_of_run"]] as const) {
+    for (const [location, runIndex] of [
+      [older, "sqlite_autoindex_actions_2"],
+      [fresh, "actions_of_run"],
+    ] as const) {
       const journal = await openJournal(location, { create: false });
       try {
         expect(await journal.appliedMigrations()).toEqual(MIGRATIONS.map((m) => m.name));
         expect(await indexes(location)).toEqual(["actions_gate_key", runIndex, "actions_waiting", "sqlite_autoindex_actions_1"].sort());
         // An older binary's insert (no packed body, no prefix in its queries) is found too.
         await sqlite.raw(location, `UPDATE runs SET last_seq = 3 WHERE id = '${runIds[1]}'`);
-        await sqlite.raw(location, `INSERT INTO actions (id, run_id, seq, server, tool, args, class, status, ts) VALUES ('a-old-binary', '${runIds[1]}', 3, 'crm', 'get_customer', '{}', 'readonly', 'applied', '${T0}')`);
+        await sqlite.raw(
+          location,
+          `INSERT INTO actions (id, run_id, seq, server, tool, args, class, status, ts) VALUES ('a-old-binary', '${runIds[1]}', 3, 'crm', 'get_customer', '{}', 'readonly', 'applied', '${T0}')`,
+        );
         expect((await journal.actionsOfRun(runIds[0]!)).map((a) => a.id)).toEqual(["a-0-1", "a-0-2"]);
         expect((await journal.actionsOfRun(runIds[1]!)).map((a) => a.id)).toEqual(["a-1-1", "a-1-2", "a-old-binary"]);
         expect((await journal.listRuns()).map((run) => run.actions)).toEqual([3, 2]);
-        const plan = await sqlite.raw(location, `EXPLAIN QUERY PLAN SELECT * FROM actions WHERE substr(run_id, 1, 8) = substr('${runIds[0]}', 1, 8) AND run_id = '${runIds[0]}' ORDER BY seq`);
+        const plan = await sqlite.raw(
+          location,
+          `EXPLAIN QUERY PLAN SELECT * FROM actions WHERE substr(run_id, 1, 8) = substr('${runIds[0]}', 1, 8) AND run_id = '${runIds[0]}' ORDER BY seq`,
+        );
         expect(plan.map((row) => String(row.detail)).join("\n")).toContain(`USING INDEX ${runIndex}`);
         // seq stays unique per run, by the constraint or by the trigger that stands for it.
         const again = `INSERT INTO actions (id, run_id, seq, server, tool, args, class, status, ts) VALUES ('a-again', '${runIds[0]}', 2, 'crm', 'get_customer', '{}', 'readonly', 'applied', '${T0}')`;
@@ -720,7 +802,9 @@ describePostgres("journal contract: PostgreSQL", () => {
     closed.port = "1";
     const unreachable = await openJournal(closed.toString(), { create: false }).catch((error) => error);
     expect(unreachable).toBeInstanceOf(JournalError);
-    expect(unreachable.message).toStartWith(`the journal ${closed.toString().replace(`:${closed.password}@`, "@")} cannot be used: no connection to ${closed.hostname}:1: `);
+    expect(unreachable.message).toStartWith(
+      `the journal ${closed.toString().replace(`:${closed.password}@`, "@")} cannot be used: no connection to ${closed.hostname}:1: `,
+    );
     expect(unreachable.message).not.toContain(testPassword());
   });
 });

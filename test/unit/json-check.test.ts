@@ -4,7 +4,22 @@ import { rawElements, withIdText } from "../../src/jsonrpc/raw-json.ts";
 
 describe("inexactNumber", () => {
   test("numbers a double carries exactly, however they are written", () => {
-    for (const literal of ["0", "0.0", "-1", "1.0", "1e2", "1E+2", "100e-2", "0.1", "1.5", "-2.50", "9007199254740992", "1e21", "5e-324", "123456789012345680000"]) {
+    for (const literal of [
+      "0",
+      "0.0",
+      "-1",
+      "1.0",
+      "1e2",
+      "1E+2",
+      "100e-2",
+      "0.1",
+      "1.5",
+      "-2.50",
+      "9007199254740992",
+      "1e21",
+      "5e-324",
+      "123456789012345680000",
+    ]) {
       expect([literal, inexactNumber(literal)]).toEqual([literal, undefined]);
     }
   });

@@ -65,7 +65,6 @@ test("a write carries at most MOST_BYTES_AT_ONCE bytes: lines that would pass it
   for (const text of writes) expect(text.length <= MOST_BYTES_AT_ONCE || text.split("\n").length === 2).toBe(true);
 });
 
-
 describe("a write still in flight", () => {
   /** A writer whose writes complete (or fail) when the test says. */
   function slowWriter() {
@@ -99,7 +98,11 @@ describe("a write still in flight", () => {
     const { writes, outcomes, write } = slowWriter();
     const batch = new LineBatch(write);
     // Every caller attaches its handler at once (as Upstream does).
-    const codeOf = (sent: Promise<void>) => sent.then(() => "delivered", (error: NodeJS.ErrnoException) => error.code);
+    const codeOf = (sent: Promise<void>) =>
+      sent.then(
+        () => "delivered",
+        (error: NodeJS.ErrnoException) => error.code,
+      );
     const first = codeOf(batch.add("first"));
     batch.flush();
     const held = codeOf(batch.add("held"));

@@ -91,7 +91,20 @@ describe("a valid manifest", () => {
   });
 
   test("a server's timeout is given in seconds and kept in milliseconds; the default is 60 s", () => {
-    const manifest = load(yaml("version: 1", "servers:", "  a:", "    command: x", "    timeout: 2.5", "  b:", "    url: https://b.example/mcp", "    timeout: 5", "  c:", "    command: y"));
+    const manifest = load(
+      yaml(
+        "version: 1",
+        "servers:",
+        "  a:",
+        "    command: x",
+        "    timeout: 2.5",
+        "  b:",
+        "    url: https://b.example/mcp",
+        "    timeout: 5",
+        "  c:",
+        "    command: y",
+      ),
+    );
     expect(manifest.servers.a!.timeoutMs).toBe(2500);
     expect(manifest.servers.b!.timeoutMs).toBe(5000);
     expect(manifest.servers.c!.timeoutMs).toBe(60_000);
@@ -259,8 +272,7 @@ describe("schema (R-MAN-1)", () => {
   });
 
   test('a server name contains no "." and no "__"', () => {
-    const rule = (name: string) =>
-      problems(yaml("version: 1", "servers:", `  "${name}":`, "    command: x", "  ok:", "    command: y"));
+    const rule = (name: string) => problems(yaml("version: 1", "servers:", `  "${name}":`, "    command: x", "  ok:", "    command: y"));
     const message = (name: string) => `3:3: server name "${name}" must not be empty or contain "." or "__" (they separate server and tool names)`;
     expect(rule("crm.v2")).toEqual([message("crm.v2")]);
     expect(rule("my__crm")).toEqual([message("my__crm")]);
@@ -379,9 +391,7 @@ describe("cross-field rules (R-MAN-3)", () => {
     expect(rule("  - match: crm.a", "    class: reversible", "    snapshot: { tool: crm.get }")).toEqual([
       '6:5: a reversible rule needs an "inverse" (the call that puts the state back)',
     ]);
-    expect(rule("  - match: crm.a", "    class: compensable")).toEqual([
-      '6:5: a compensable rule needs an "inverse" (the call that puts the state back)',
-    ]);
+    expect(rule("  - match: crm.a", "    class: compensable")).toEqual(['6:5: a compensable rule needs an "inverse" (the call that puts the state back)']);
   });
 
   test("a reversible rule needs a snapshot (without one it would be an unchecked compensable)", () => {
@@ -397,7 +407,9 @@ describe("cross-field rules (R-MAN-3)", () => {
   });
 
   test("idempotent is true or false, and only on a rule with an inverse to resend", () => {
-    expect(load(withRules("  - match: crm.a", "    class: compensable", "    idempotent: true", "    inverse: { tool: crm.b }")).rules[0]!.idempotent).toBe(true);
+    expect(load(withRules("  - match: crm.a", "    class: compensable", "    idempotent: true", "    inverse: { tool: crm.b }")).rules[0]!.idempotent).toBe(
+      true,
+    );
     expect(rule("  - match: crm.a", "    class: compensable", "    idempotent: yes please", "    inverse: { tool: crm.b }")).toEqual([
       '8:17: "idempotent" must be true or false, found a string',
     ]);
@@ -447,7 +459,14 @@ describe("cross-field rules (R-MAN-3)", () => {
 
   test("the server segment of a match may itself be a pattern, if it matches a declared server", () => {
     const manifest = load(
-      withRules("  - match: '*.get_*'", "    class: readonly", "  - match: 'c*.list'", "    class: readonly", "  - match: '*rm.delete'", "    class: irreversible"),
+      withRules(
+        "  - match: '*.get_*'",
+        "    class: readonly",
+        "  - match: 'c*.list'",
+        "    class: readonly",
+        "  - match: '*rm.delete'",
+        "    class: irreversible",
+      ),
     );
     expect(manifest.rules.map((r) => r.match)).toEqual(["*.get_*", "c*.list", "*rm.delete"]);
     expect(rule("  - match: 'z*.get'", "    class: readonly")).toEqual(['6:12: match "z*.get" names no declared server (declared: crm)']);
@@ -474,7 +493,9 @@ describe("cross-field rules (R-MAN-3)", () => {
   });
 
   test("a tool name may contain dots: the server is the part before the first dot", () => {
-    const manifest = load(withRules("  - match: crm.v2.get", "    class: readonly", "  - match: crm.v2.set", "    class: compensable", "    inverse: { tool: crm.v2.unset }"));
+    const manifest = load(
+      withRules("  - match: crm.v2.get", "    class: readonly", "  - match: crm.v2.set", "    class: compensable", "    inverse: { tool: crm.v2.unset }"),
+    );
     expect(manifest.rules[1]!.inverse).toMatchObject({ server: "crm", tool: "v2.unset" });
   });
 
@@ -500,7 +521,10 @@ describe("cross-field rules (R-MAN-3)", () => {
         "        all: $",
         "    inverse: { tool: crm.b }",
       ),
-    ).toEqual(["11:13: $result.id cannot be used in snapshot args (allowed here: $.)", "12:15: $snapshot.id cannot be used in snapshot args (allowed here: $.)"]);
+    ).toEqual([
+      "11:13: $result.id cannot be used in snapshot args (allowed here: $.)",
+      "12:15: $snapshot.id cannot be used in snapshot args (allowed here: $.)",
+    ]);
   });
 
   test("inverse args may use $, $result, and $snapshot when a snapshot is declared", () => {
@@ -572,7 +596,8 @@ describe("command and url servers (R-MAN-1)", () => {
   });
 
   test("in_order is true or false; only true is kept", () => {
-    const parsed = (...lines: string[]) => load(yaml("version: 1", "servers:", "  crm:", "    command: x", ...lines, "tools:", "  - match: crm.a", "    class: readonly")).servers.crm;
+    const parsed = (...lines: string[]) =>
+      load(yaml("version: 1", "servers:", "  crm:", "    command: x", ...lines, "tools:", "  - match: crm.a", "    class: readonly")).servers.crm;
     expect(parsed("    in_order: true")).toMatchObject({ inOrder: true });
     expect(parsed("    in_order: false")).not.toHaveProperty("inOrder");
     expect(parsed()).not.toHaveProperty("inOrder");
@@ -867,55 +892,255 @@ const SERVER = ["version: 1", "servers:", "  crm:"];
 const RULE = (...lines: string[]) => withRules("  - match: crm.update", ...lines);
 
 const malformed: Row[] = [
-  { name: "unknown top-level key", text: yaml("version: 1", "servers:", "  crm:", "    command: x", "policy: strict"), at: "5:1", message: 'unknown key "policy" in the manifest (allowed: version, servers, tools, journal)' },
-  { name: "unknown server key (a typo of args)", text: yaml(...SERVER, "    command: x", "    arguments: [a]"), at: "5:5", message: 'unknown key "arguments" in server "crm" (allowed: command, args, env, cwd, url, headers, auth, timeout, timeout_max, in_order)' },
-  { name: "unknown rule key", text: RULE("    class: readonly", "    reason: safe"), at: "8:5", message: 'unknown key "reason" in a tool rule (allowed: match, class, gate, snapshot, inverse, idempotent)' },
-  { name: "unknown snapshot key", text: RULE("    class: reversible", "    snapshot:", "      tool: crm.get", "      arguments: {}", "    inverse: { tool: crm.update }"), at: "10:7", message: 'unknown key "arguments" in snapshot (allowed: tool, args, absent_when)' },
-  { name: "unknown inverse key", text: RULE("    class: compensable", "    inverse:", "      tool: crm.delete", "      absentWhen: gone"), at: "10:7", message: 'unknown key "absentWhen" in inverse (allowed: tool, args, absent_when)' },
+  {
+    name: "unknown top-level key",
+    text: yaml("version: 1", "servers:", "  crm:", "    command: x", "policy: strict"),
+    at: "5:1",
+    message: 'unknown key "policy" in the manifest (allowed: version, servers, tools, journal)',
+  },
+  {
+    name: "unknown server key (a typo of args)",
+    text: yaml(...SERVER, "    command: x", "    arguments: [a]"),
+    at: "5:5",
+    message: 'unknown key "arguments" in server "crm" (allowed: command, args, env, cwd, url, headers, auth, timeout, timeout_max, in_order)',
+  },
+  {
+    name: "unknown rule key",
+    text: RULE("    class: readonly", "    reason: safe"),
+    at: "8:5",
+    message: 'unknown key "reason" in a tool rule (allowed: match, class, gate, snapshot, inverse, idempotent)',
+  },
+  {
+    name: "unknown snapshot key",
+    text: RULE("    class: reversible", "    snapshot:", "      tool: crm.get", "      arguments: {}", "    inverse: { tool: crm.update }"),
+    at: "10:7",
+    message: 'unknown key "arguments" in snapshot (allowed: tool, args, absent_when)',
+  },
+  {
+    name: "unknown inverse key",
+    text: RULE("    class: compensable", "    inverse:", "      tool: crm.delete", "      absentWhen: gone"),
+    at: "10:7",
+    message: 'unknown key "absentWhen" in inverse (allowed: tool, args, absent_when)',
+  },
   { name: "missing version", text: yaml("servers:", "  crm:", "    command: x"), at: "1:1", message: 'the manifest is missing "version"' },
   { name: "wrong version", text: yaml("version: 2", "servers:", "  crm:", "    command: x"), at: "1:10", message: '"version" must be 1 (found 2)' },
   { name: "version as a string", text: yaml('version: "1"', "servers:", "  crm:", "    command: x"), at: "1:10", message: '"version" must be 1 (found "1")' },
   { name: "no servers", text: yaml("version: 1", "servers: {}"), at: "2:10", message: "servers must declare at least one server" },
   { name: "servers as a list", text: yaml("version: 1", "servers:", "  - command: x"), at: "3:3", message: '"servers" must be a map, found a list' },
-  { name: "server name with a dot", text: yaml("version: 1", "servers:", "  crm.prod:", "    command: x"), at: "3:3", message: 'server name "crm.prod" must not be empty or contain "." or "__" (they separate server and tool names)' },
-  { name: "server name with a double underscore", text: yaml("version: 1", "servers:", "  crm__prod:", "    command: x"), at: "3:3", message: 'server name "crm__prod" must not be empty or contain "." or "__" (they separate server and tool names)' },
-  { name: "command and url", text: yaml(...SERVER, "    command: x", "    url: http://localhost:3000/mcp"), at: "5:5", message: 'server "crm" has both "command" and "url"; choose one' },
-  { name: "neither command nor url", text: yaml(...SERVER, "    args: [serve]"), at: "3:3", message: 'server "crm" needs "command" (a program to start) or "url" (a Streamable HTTP endpoint)' },
-  { name: "headers on a command server", text: yaml(...SERVER, "    command: x", "    headers:", "      X-Key: k"), at: "5:5", message: '"headers" only applies to a "url" server' },
-  { name: "args on a url server", text: yaml(...SERVER, "    url: http://localhost:3000/mcp", "    args: [--verbose]"), at: "5:5", message: '"args" only applies to a "command" server' },
-  { name: "url that is not a URL", text: yaml(...SERVER, "    url: localhost:3000/mcp"), at: "4:10", message: 'url must start with http:// or https:// (found localhost:)' },
-  { name: "args item not a string", text: yaml(...SERVER, "    command: x", "    args:", "      - --port", "      - 8080"), at: "7:9", message: 'item 2 of "args" must be a string, found a number' },
-  { name: "timeout not positive", text: yaml(...SERVER, "    command: x", "    timeout: 0"), at: "5:14", message: '"timeout" must be a positive number of seconds' },
-  { name: "unset variable in env", text: yaml(...SERVER, "    command: x", "    env:", "      API_KEY: ${CRM_API_KEY}"), at: "6:16", message: '"API_KEY" uses ${CRM_API_KEY}, which is not set in the environment' },
-  { name: "unset variable in headers", text: yaml(...SERVER, "    url: https://crm.example/mcp", "    headers:", "      Authorization: Bearer ${CRM_API_KEY}"), at: "6:22", message: '"Authorization" uses ${CRM_API_KEY}, which is not set in the environment' },
+  {
+    name: "server name with a dot",
+    text: yaml("version: 1", "servers:", "  crm.prod:", "    command: x"),
+    at: "3:3",
+    message: 'server name "crm.prod" must not be empty or contain "." or "__" (they separate server and tool names)',
+  },
+  {
+    name: "server name with a double underscore",
+    text: yaml("version: 1", "servers:", "  crm__prod:", "    command: x"),
+    at: "3:3",
+    message: 'server name "crm__prod" must not be empty or contain "." or "__" (they separate server and tool names)',
+  },
+  {
+    name: "command and url",
+    text: yaml(...SERVER, "    command: x", "    url: http://localhost:3000/mcp"),
+    at: "5:5",
+    message: 'server "crm" has both "command" and "url"; choose one',
+  },
+  {
+    name: "neither command nor url",
+    text: yaml(...SERVER, "    args: [serve]"),
+    at: "3:3",
+    message: 'server "crm" needs "command" (a program to start) or "url" (a Streamable HTTP endpoint)',
+  },
+  {
+    name: "headers on a command server",
+    text: yaml(...SERVER, "    command: x", "    headers:", "      X-Key: k"),
+    at: "5:5",
+    message: '"headers" only applies to a "url" server',
+  },
+  {
+    name: "args on a url server",
+    text: yaml(...SERVER, "    url: http://localhost:3000/mcp", "    args: [--verbose]"),
+    at: "5:5",
+    message: '"args" only applies to a "command" server',
+  },
+  {
+    name: "url that is not a URL",
+    text: yaml(...SERVER, "    url: localhost:3000/mcp"),
+    at: "4:10",
+    message: "url must start with http:// or https:// (found localhost:)",
+  },
+  {
+    name: "args item not a string",
+    text: yaml(...SERVER, "    command: x", "    args:", "      - --port", "      - 8080"),
+    at: "7:9",
+    message: 'item 2 of "args" must be a string, found a number',
+  },
+  {
+    name: "timeout not positive",
+    text: yaml(...SERVER, "    command: x", "    timeout: 0"),
+    at: "5:14",
+    message: '"timeout" must be a positive number of seconds',
+  },
+  {
+    name: "unset variable in env",
+    text: yaml(...SERVER, "    command: x", "    env:", "      API_KEY: ${CRM_API_KEY}"),
+    at: "6:16",
+    message: '"API_KEY" uses ${CRM_API_KEY}, which is not set in the environment',
+  },
+  {
+    name: "unset variable in headers",
+    text: yaml(...SERVER, "    url: https://crm.example/mcp", "    headers:", "      Authorization: Bearer ${CRM_API_KEY}"),
+    at: "6:22",
+    message: '"Authorization" uses ${CRM_API_KEY}, which is not set in the environment',
+  },
   { name: "tools as a map", text: yaml(...HEAD, "  crm.update: reversible"), at: "6:3", message: '"tools" must be a list, found a map' },
   { name: "rule without class", text: withRules("  - match: crm.update"), at: "6:5", message: 'this rule is missing "class"' },
   { name: "rule without match", text: withRules("  - class: readonly"), at: "6:5", message: 'this rule is missing "match"' },
-  { name: "unknown class", text: RULE("    class: undoable"), at: "7:12", message: '"class" must be one of readonly, reversible, compensable, irreversible (found "undoable")' },
-  { name: "unknown gate", text: RULE("    class: irreversible", "    gate: ask"), at: "8:11", message: '"gate" must be one of always, on_write, never (found "ask")' },
-  { name: "reversible without inverse", text: RULE("    class: reversible", "    snapshot: { tool: crm.get }"), at: "6:5", message: 'a reversible rule needs an "inverse" (the call that puts the state back)' },
-  { name: "compensable without inverse", text: RULE("    class: compensable"), at: "6:5", message: 'a compensable rule needs an "inverse" (the call that puts the state back)' },
-  { name: "readonly with inverse", text: RULE("    class: readonly", "    inverse:", "      tool: crm.update"), at: "8:5", message: "a readonly rule has no inverse; remove it or change the class" },
-  { name: "irreversible with inverse", text: RULE("    class: irreversible", "    inverse:", "      tool: crm.update"), at: "8:5", message: "an irreversible rule has no inverse; remove it or change the class" },
-  { name: "readonly with snapshot", text: RULE("    class: readonly", "    snapshot:", "      tool: crm.get"), at: "8:5", message: "a readonly rule changes nothing, so it takes no snapshot" },
-  { name: "inverse reads $snapshot without a snapshot", text: RULE("    class: compensable", "    inverse:", "      tool: crm.update", "      args:", "        name: $snapshot.name"), at: "11:15", message: '$snapshot.name reads the snapshot, but this rule declares no "snapshot"' },
-  { name: "embedded $snapshot without a snapshot", text: RULE("    class: compensable", "    inverse:", "      tool: crm.update", "      args:", '        note: "undo of $snapshot.id by agent"'), at: "11:15", message: '$snapshot.id reads the snapshot, but this rule declares no "snapshot"' },
-  { name: "match on an undeclared server", text: withRules("  - match: github.create_issue", "    class: compensable", "    inverse: { tool: crm.delete }"), at: "6:12", message: 'match "github.create_issue" names no declared server (declared: crm)' },
-  { name: "match without a server part", text: withRules("  - match: update_customer", "    class: readonly"), at: "6:12", message: 'match "update_customer" must look like "server.tool" (a "*" matches within one part)' },
-  { name: "snapshot tool with a wildcard", text: RULE("    class: reversible", "    snapshot:", "      tool: crm.get_*", "    inverse: { tool: crm.update }"), at: "9:13", message: 'snapshot tool "crm.get_*" must name one tool as "server.tool" (no "*")' },
-  { name: "inverse tool on an undeclared server", text: RULE("    class: compensable", "    inverse:", "      tool: billing.refund"), at: "9:13", message: 'inverse tool "billing.refund" names an undeclared server "billing" (declared: crm)' },
-  { name: "inverse tool without a server", text: RULE("    class: compensable", "    inverse:", "      tool: delete_customer"), at: "9:13", message: 'inverse tool "delete_customer" must name one tool as "server.tool" (no "*")' },
-  { name: "inverse without tool", text: RULE("    class: compensable", "    inverse:", "      args: { id: $result.id }"), at: "9:7", message: '"inverse" is missing "tool"' },
-  { name: "duplicate match", text: withRules("  - match: crm.update", "    class: irreversible", "  - match: crm.update", "    class: irreversible"), at: "8:12", message: 'duplicate match "crm.update" (already used by the rule at line 6)' },
-  { name: '"$5" in args', text: RULE("    class: compensable", "    inverse:", "      tool: crm.update", "      args:", '        amount: "$5"'), at: "11:17", message: '"$5" is not a reference (use $, $.path, $snapshot.path or $result.path; write $$ for a literal dollar sign)' },
-  { name: "$result in snapshot args", text: RULE("    class: reversible", "    snapshot:", "      tool: crm.get", "      args:", "        id: $result.id", "    inverse: { tool: crm.update }"), at: "11:13", message: "$result.id cannot be used in snapshot args (allowed here: $.)" },
-  { name: "$snapshot in snapshot args", text: RULE("    class: reversible", "    snapshot:", "      tool: crm.get", "      args: { id: $snapshot.id }", "    inverse: { tool: crm.update }"), at: "10:19", message: "$snapshot.id cannot be used in snapshot args (allowed here: $.)" },
-  { name: "a negative index", text: RULE("    class: compensable", "    inverse:", "      tool: crm.update", "      args:", "        id: $result.items[-1].id"), at: "11:13", message: '"$result.items[-1]": [-1] is not a path step (use [n] for one item, counting from 0, or [] for every item)' },
-  { name: "absent_when empty list", text: RULE("    class: reversible", "    snapshot:", "      tool: crm.get", "      absent_when: []", "    inverse: { tool: crm.update }"), at: "10:20", message: '"absent_when" must be a string or a non-empty list of strings' },
-  { name: "YAML syntax error", text: yaml("version: 1", "servers:", "  crm:", '    command: "crm-server', "tools: []"), at: "6:1", message: 'YAML syntax error: Missing closing "quote' },
+  {
+    name: "unknown class",
+    text: RULE("    class: undoable"),
+    at: "7:12",
+    message: '"class" must be one of readonly, reversible, compensable, irreversible (found "undoable")',
+  },
+  {
+    name: "unknown gate",
+    text: RULE("    class: irreversible", "    gate: ask"),
+    at: "8:11",
+    message: '"gate" must be one of always, on_write, never (found "ask")',
+  },
+  {
+    name: "reversible without inverse",
+    text: RULE("    class: reversible", "    snapshot: { tool: crm.get }"),
+    at: "6:5",
+    message: 'a reversible rule needs an "inverse" (the call that puts the state back)',
+  },
+  {
+    name: "compensable without inverse",
+    text: RULE("    class: compensable"),
+    at: "6:5",
+    message: 'a compensable rule needs an "inverse" (the call that puts the state back)',
+  },
+  {
+    name: "readonly with inverse",
+    text: RULE("    class: readonly", "    inverse:", "      tool: crm.update"),
+    at: "8:5",
+    message: "a readonly rule has no inverse; remove it or change the class",
+  },
+  {
+    name: "irreversible with inverse",
+    text: RULE("    class: irreversible", "    inverse:", "      tool: crm.update"),
+    at: "8:5",
+    message: "an irreversible rule has no inverse; remove it or change the class",
+  },
+  {
+    name: "readonly with snapshot",
+    text: RULE("    class: readonly", "    snapshot:", "      tool: crm.get"),
+    at: "8:5",
+    message: "a readonly rule changes nothing, so it takes no snapshot",
+  },
+  {
+    name: "inverse reads $snapshot without a snapshot",
+    text: RULE("    class: compensable", "    inverse:", "      tool: crm.update", "      args:", "        name: $snapshot.name"),
+    at: "11:15",
+    message: '$snapshot.name reads the snapshot, but this rule declares no "snapshot"',
+  },
+  {
+    name: "embedded $snapshot without a snapshot",
+    text: RULE("    class: compensable", "    inverse:", "      tool: crm.update", "      args:", '        note: "undo of $snapshot.id by agent"'),
+    at: "11:15",
+    message: '$snapshot.id reads the snapshot, but this rule declares no "snapshot"',
+  },
+  {
+    name: "match on an undeclared server",
+    text: withRules("  - match: github.create_issue", "    class: compensable", "    inverse: { tool: crm.delete }"),
+    at: "6:12",
+    message: 'match "github.create_issue" names no declared server (declared: crm)',
+  },
+  {
+    name: "match without a server part",
+    text: withRules("  - match: update_customer", "    class: readonly"),
+    at: "6:12",
+    message: 'match "update_customer" must look like "server.tool" (a "*" matches within one part)',
+  },
+  {
+    name: "snapshot tool with a wildcard",
+    text: RULE("    class: reversible", "    snapshot:", "      tool: crm.get_*", "    inverse: { tool: crm.update }"),
+    at: "9:13",
+    message: 'snapshot tool "crm.get_*" must name one tool as "server.tool" (no "*")',
+  },
+  {
+    name: "inverse tool on an undeclared server",
+    text: RULE("    class: compensable", "    inverse:", "      tool: billing.refund"),
+    at: "9:13",
+    message: 'inverse tool "billing.refund" names an undeclared server "billing" (declared: crm)',
+  },
+  {
+    name: "inverse tool without a server",
+    text: RULE("    class: compensable", "    inverse:", "      tool: delete_customer"),
+    at: "9:13",
+    message: 'inverse tool "delete_customer" must name one tool as "server.tool" (no "*")',
+  },
+  {
+    name: "inverse without tool",
+    text: RULE("    class: compensable", "    inverse:", "      args: { id: $result.id }"),
+    at: "9:7",
+    message: '"inverse" is missing "tool"',
+  },
+  {
+    name: "duplicate match",
+    text: withRules("  - match: crm.update", "    class: irreversible", "  - match: crm.update", "    class: irreversible"),
+    at: "8:12",
+    message: 'duplicate match "crm.update" (already used by the rule at line 6)',
+  },
+  {
+    name: '"$5" in args',
+    text: RULE("    class: compensable", "    inverse:", "      tool: crm.update", "      args:", '        amount: "$5"'),
+    at: "11:17",
+    message: '"$5" is not a reference (use $, $.path, $snapshot.path or $result.path; write $$ for a literal dollar sign)',
+  },
+  {
+    name: "$result in snapshot args",
+    text: RULE("    class: reversible", "    snapshot:", "      tool: crm.get", "      args:", "        id: $result.id", "    inverse: { tool: crm.update }"),
+    at: "11:13",
+    message: "$result.id cannot be used in snapshot args (allowed here: $.)",
+  },
+  {
+    name: "$snapshot in snapshot args",
+    text: RULE("    class: reversible", "    snapshot:", "      tool: crm.get", "      args: { id: $snapshot.id }", "    inverse: { tool: crm.update }"),
+    at: "10:19",
+    message: "$snapshot.id cannot be used in snapshot args (allowed here: $.)",
+  },
+  {
+    name: "a negative index",
+    text: RULE("    class: compensable", "    inverse:", "      tool: crm.update", "      args:", "        id: $result.items[-1].id"),
+    at: "11:13",
+    message: '"$result.items[-1]": [-1] is not a path step (use [n] for one item, counting from 0, or [] for every item)',
+  },
+  {
+    name: "absent_when empty list",
+    text: RULE("    class: reversible", "    snapshot:", "      tool: crm.get", "      absent_when: []", "    inverse: { tool: crm.update }"),
+    at: "10:20",
+    message: '"absent_when" must be a string or a non-empty list of strings',
+  },
+  {
+    name: "YAML syntax error",
+    text: yaml("version: 1", "servers:", "  crm:", '    command: "crm-server', "tools: []"),
+    at: "6:1",
+    message: 'YAML syntax error: Missing closing "quote',
+  },
   { name: "empty file", text: "", at: "1:1", message: 'the manifest is empty; it needs at least "version: 1" and "servers"' },
-  { name: "a file that is a list", text: yaml("- crm.get_customer", "- crm.update_customer"), at: "1:1", message: 'the manifest must be a map with "version", "servers" and "tools", found a list' },
-  { name: "unresolved alias", text: yaml("version: 1", "servers:", "  crm:", "    command: x", "tools:", "  - *readonly"), at: "6:5", message: "YAML error: Unresolved alias (the anchor must be set before the alias): readonly" },
+  {
+    name: "a file that is a list",
+    text: yaml("- crm.get_customer", "- crm.update_customer"),
+    at: "1:1",
+    message: 'the manifest must be a map with "version", "servers" and "tools", found a list',
+  },
+  {
+    name: "unresolved alias",
+    text: yaml("version: 1", "servers:", "  crm:", "    command: x", "tools:", "  - *readonly"),
+    at: "6:5",
+    message: "YAML error: Unresolved alias (the anchor must be set before the alias): readonly",
+  },
 ];
 
 describe(`malformed manifests: file:line:col and the whole message (${malformed.length} cases)`, () => {

@@ -168,7 +168,10 @@ describe("properties", () => {
 
   const segment = fc.string({ unit: fc.constantFrom("a", "b", "*"), minLength: 0, maxLength: 4 });
   const pattern = fc.tuple(segment, segment).map(([s, t]) => `${s || "a"}.${t || "*"}`);
-  const toolName = fc.tuple(fc.string({ unit: fc.constantFrom("a", "b"), minLength: 1, maxLength: 3 }), fc.string({ unit: fc.constantFrom("a", "b", "."), maxLength: 5 }));
+  const toolName = fc.tuple(
+    fc.string({ unit: fc.constantFrom("a", "b"), minLength: 1, maxLength: 3 }),
+    fc.string({ unit: fc.constantFrom("a", "b", "."), maxLength: 5 }),
+  );
 
   test("property: the matcher agrees with an independent glob and the specificity order", () => {
     fc.assert(
@@ -182,7 +185,9 @@ describe("properties", () => {
   test("property: reordering the rules never changes the winner's specificity, nor the winner when it is unique", () => {
     fc.assert(
       fc.property(
-        fc.uniqueArray(pattern, { minLength: 1, maxLength: 6 }).chain((patterns) => fc.tuple(fc.constant(patterns), fc.shuffledSubarray(patterns, { minLength: patterns.length }), toolName)),
+        fc
+          .uniqueArray(pattern, { minLength: 1, maxLength: 6 })
+          .chain((patterns) => fc.tuple(fc.constant(patterns), fc.shuffledSubarray(patterns, { minLength: patterns.length }), toolName)),
         ([patterns, shuffled, [server, tool]]) => {
           const name = `${server}.${tool}`;
           const a = winner(patterns, name);

@@ -16,7 +16,9 @@ describe("headerRefusal: the envelope", () => {
   test("no _meta protocol version, or no client capabilities: -32602", () => {
     expect(headerRefusal(headers, request({}))?.code).toBe(-32602);
     expect(headerRefusal(headers, request({ _meta: { "io.modelcontextprotocol/protocolVersion": MODERN } }))?.code).toBe(-32602);
-    expect(headerRefusal(headers, request({ _meta: { "io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {} } }))).toBeUndefined();
+    expect(
+      headerRefusal(headers, request({ _meta: { "io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {} } })),
+    ).toBeUndefined();
   });
   test("an unserved version: -32022 naming the versions a sessionless request may name", () => {
     const future = new Headers({ "MCP-Protocol-Version": "2099-01-01", "Mcp-Method": "tools/list" });

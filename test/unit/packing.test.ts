@@ -49,7 +49,11 @@ describe("packing a body", () => {
 
   test("a body of several MiB (a large file's content) comes back exactly, and far smaller", () => {
     const lines = Array.from({ length: 60_000 }, (_, i) => `line ${i}: ${"lorem ipsum dolor ".repeat(i % 7)}`).join("\n");
-    const body: Body = { args: JSON.stringify({ path: "/tmp/big.txt" }), result: JSON.stringify({ content: [{ type: "text", text: lines }] }), snapshot: JSON.stringify(lines) };
+    const body: Body = {
+      args: JSON.stringify({ path: "/tmp/big.txt" }),
+      result: JSON.stringify({ content: [{ type: "text", text: lines }] }),
+      snapshot: JSON.stringify(lines),
+    };
     expect(body.result!.length).toBeGreaterThan(3_000_000);
     const packed = packBody(body, undefined)!;
     expect(packed.length).toBeLessThan(body.result!.length / 10);

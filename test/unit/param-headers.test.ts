@@ -33,21 +33,32 @@ describe("x-mcp-header markings", () => {
     };
     expect(invalid(object({ a: { type: "string", "x-mcp-header": "" } }))).toBe("a: x-mcp-header must be a non-empty string");
     expect(invalid(object({ a: { type: "string", "x-mcp-header": 7 } }))).toBe("a: x-mcp-header must be a non-empty string");
-    expect(invalid(object({ a: { type: "string", "x-mcp-header": "Two Words" } }))).toBe('a: x-mcp-header "Two Words" is not an HTTP field-name token (no spaces, control characters or delimiters)');
-    expect(invalid(object({ a: { type: "string", "x-mcp-header": "A\r\nX-Evil: 1" } }))).toStartWith('a: x-mcp-header "A\\r\\nX-Evil: 1" is not an HTTP field-name token');
+    expect(invalid(object({ a: { type: "string", "x-mcp-header": "Two Words" } }))).toBe(
+      'a: x-mcp-header "Two Words" is not an HTTP field-name token (no spaces, control characters or delimiters)',
+    );
+    expect(invalid(object({ a: { type: "string", "x-mcp-header": "A\r\nX-Evil: 1" } }))).toStartWith(
+      'a: x-mcp-header "A\\r\\nX-Evil: 1" is not an HTTP field-name token',
+    );
     expect(invalid(object({ a: { type: "string", "x-mcp-header": "Ré" } }))).toStartWith('a: x-mcp-header "Ré" is not an HTTP field-name token');
-    expect(invalid(object({ a: { type: "number", "x-mcp-header": "A" } }))).toBe("a: x-mcp-header may only mark a string, integer or boolean property, not number");
-    expect(invalid(object({ a: { type: "object", "x-mcp-header": "A" } }))).toBe("a: x-mcp-header may only mark a string, integer or boolean property, not object");
+    expect(invalid(object({ a: { type: "number", "x-mcp-header": "A" } }))).toBe(
+      "a: x-mcp-header may only mark a string, integer or boolean property, not number",
+    );
+    expect(invalid(object({ a: { type: "object", "x-mcp-header": "A" } }))).toBe(
+      "a: x-mcp-header may only mark a string, integer or boolean property, not object",
+    );
     expect(invalid(object({ a: { "x-mcp-header": "A" } }))).toBe("a: x-mcp-header may only mark a string, integer or boolean property, not null");
     expect(invalid(object({ a: { type: "string", "x-mcp-header": "Key" }, b: { type: "string", "x-mcp-header": "KEY" } }))).toBe(
       'x-mcp-header "KEY" is used twice (also as "Key"; names are compared without case)',
     );
-    const elsewhere = 'x-mcp-header may only mark a property reached from the root through "properties" alone (not items, composition, conditionals, $defs or $ref)';
+    const elsewhere =
+      'x-mcp-header may only mark a property reached from the root through "properties" alone (not items, composition, conditionals, $defs or $ref)';
     expect(invalid({ type: "string", "x-mcp-header": "Root" })).toBe(`the schema's root: ${elsewhere}`);
     expect(invalid(object({ tags: { type: "array", items: { type: "string", "x-mcp-header": "Tag" } } }))).toBe(`tags.<items>: ${elsewhere}`);
     expect(invalid(object({}, { anyOf: [object({ a: { type: "string", "x-mcp-header": "A" } })] }))).toBe(`<anyOf>.a: ${elsewhere}`);
     expect(invalid(object({}, { $defs: { thing: { type: "string", "x-mcp-header": "A" } } }))).toBe(`<$defs>: ${elsewhere}`);
-    expect(invalid(object({ m: object({}, { additionalProperties: { type: "string", "x-mcp-header": "A" } }) }))).toBe(`m.<additionalProperties>: ${elsewhere}`);
+    expect(invalid(object({ m: object({}, { additionalProperties: { type: "string", "x-mcp-header": "A" } }) }))).toBe(
+      `m.<additionalProperties>: ${elsewhere}`,
+    );
     expect(invalid(object({}, { if: object({ a: { type: "string", "x-mcp-header": "A" } }) }))).toBe(`<if>.a: ${elsewhere}`);
   });
 
@@ -70,7 +81,11 @@ const MARKS: HeaderMark[] = [
 
 describe("the headers of a call", () => {
   test("a client sends one per marked parameter with a value, encoded as the binding says; null or absent: none", () => {
-    expect(paramHeaders(MARKS, { region: "us-west1", limits: { rows: -7 }, dry: false })).toEqual({ "Mcp-Param-Region": "us-west1", "Mcp-Param-Rows": "-7", "Mcp-Param-Dry": "false" });
+    expect(paramHeaders(MARKS, { region: "us-west1", limits: { rows: -7 }, dry: false })).toEqual({
+      "Mcp-Param-Region": "us-west1",
+      "Mcp-Param-Rows": "-7",
+      "Mcp-Param-Dry": "false",
+    });
     expect(paramHeaders(MARKS, { region: "Hello, 世界", limits: null, dry: null })).toEqual({ "Mcp-Param-Region": "=?base64?SGVsbG8sIOS4lueVjA==?=" });
     expect(paramHeaders(MARKS, { region: "=?base64?literal?=" })).toEqual({ "Mcp-Param-Region": "=?base64?PT9iYXNlNjQ/bGl0ZXJhbD89?=" });
     expect(paramHeaders(MARKS, { limits: { rows: 2 ** 60 } })).toEqual({});
@@ -83,12 +98,20 @@ describe("the headers of a call", () => {
     const sent = paramHeaders(MARKS, args);
     expect(paramHeaderMismatch(MARKS, args, headers(sent))).toBeUndefined();
     // Header names are case-insensitive; 42.0 is 42.
-    expect(paramHeaderMismatch(MARKS, args, headers({ "mcp-param-region": sent["Mcp-Param-Region"]!, "MCP-PARAM-ROWS": "42.0", "Mcp-Param-Dry": "true" }))).toBeUndefined();
-    expect(paramHeaderMismatch(MARKS, args, headers({ ...sent, "Mcp-Param-Rows": "43" }))).toBe("the Mcp-Param-Rows header says \"43\" but arguments.limits.rows is 42");
-    expect(paramHeaderMismatch(MARKS, args, headers({ ...sent, "Mcp-Param-Dry": "TRUE" }))).toBe('the Mcp-Param-Dry header says "TRUE" but arguments.dry is true');
+    expect(
+      paramHeaderMismatch(MARKS, args, headers({ "mcp-param-region": sent["Mcp-Param-Region"]!, "MCP-PARAM-ROWS": "42.0", "Mcp-Param-Dry": "true" })),
+    ).toBeUndefined();
+    expect(paramHeaderMismatch(MARKS, args, headers({ ...sent, "Mcp-Param-Rows": "43" }))).toBe(
+      'the Mcp-Param-Rows header says "43" but arguments.limits.rows is 42',
+    );
+    expect(paramHeaderMismatch(MARKS, args, headers({ ...sent, "Mcp-Param-Dry": "TRUE" }))).toBe(
+      'the Mcp-Param-Dry header says "TRUE" but arguments.dry is true',
+    );
     const { "Mcp-Param-Region": _, ...withoutRegion } = sent;
     expect(paramHeaderMismatch(MARKS, args, headers(withoutRegion))).toBe('the Mcp-Param-Region header is missing (arguments.region is "Hello, 世界")');
-    expect(paramHeaderMismatch(MARKS, args, headers({ ...sent, "Mcp-Param-Region": "=?base64?/w==?=" }))).toBe("the Mcp-Param-Region header's =?base64?…?= value is not valid base64 of UTF-8 text");
+    expect(paramHeaderMismatch(MARKS, args, headers({ ...sent, "Mcp-Param-Region": "=?base64?/w==?=" }))).toBe(
+      "the Mcp-Param-Region header's =?base64?…?= value is not valid base64 of UTF-8 text",
+    );
     expect(paramHeaderMismatch(MARKS, args, headers({ ...sent, "Mcp-Param-Region": "Hello, \u00e9" }))).toBe(
       "the Mcp-Param-Region header has characters a header value may not carry (encode it as =?base64?…?=)",
     );

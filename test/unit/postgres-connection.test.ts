@@ -45,8 +45,22 @@ describe("postgresTarget", () => {
   });
 
   test("what the URL leaves out comes from PGHOST, PGPORT, PGUSER, PGDATABASE, PGSSLMODE, PGOPTIONS; then libpq's defaults", () => {
-    const fromEnv = postgresTarget("postgresql://", { PGHOST: "envhost", PGPORT: "6000", PGUSER: "envuser", PGDATABASE: "envdb", PGSSLMODE: "disable", PGOPTIONS: "-c statement_timeout=5s" });
-    expect(fromEnv).toMatchObject({ hostname: "envhost", port: 6000, username: "envuser", database: "envdb", tls: "disable", connection: { statement_timeout: "5s", application_name: "synartesis" } });
+    const fromEnv = postgresTarget("postgresql://", {
+      PGHOST: "envhost",
+      PGPORT: "6000",
+      PGUSER: "envuser",
+      PGDATABASE: "envdb",
+      PGSSLMODE: "disable",
+      PGOPTIONS: "-c statement_timeout=5s",
+    });
+    expect(fromEnv).toMatchObject({
+      hostname: "envhost",
+      port: 6000,
+      username: "envuser",
+      database: "envdb",
+      tls: "disable",
+      connection: { statement_timeout: "5s", application_name: "synartesis" },
+    });
     const defaults = postgresTarget("postgres://ann@/", {});
     expect(defaults).toMatchObject({ hostname: "localhost", port: 5432, username: "ann", database: "ann", tls: "prefer", password: undefined });
     expect(postgresTarget("postgresql://:5433/agents", { PGUSER: "ann" })).toMatchObject({ hostname: "localhost", port: 5433, database: "agents" });
@@ -54,16 +68,28 @@ describe("postgresTarget", () => {
   });
 
   test("query parameters: a socket folder as host, options as -c settings, connect_timeout", () => {
-    const target = postgresTarget("postgres:///agents?host=/var/run/postgresql&port=5433&options=-c%20synchronous_commit%3Don%20--search-path%3Dx&connect_timeout=3", {});
+    const target = postgresTarget(
+      "postgres:///agents?host=/var/run/postgresql&port=5433&options=-c%20synchronous_commit%3Don%20--search-path%3Dx&connect_timeout=3",
+      {},
+    );
     expect(target).toMatchObject({ hostname: "/var/run/postgresql", port: 5433, database: "agents", connectionTimeout: 3 });
     expect(target.connection).toEqual({ application_name: "synartesis", synchronous_commit: "on", search_path: "x" });
   });
 
   test("the password: URL, then PGPASSWORD, then the first matching line of a private password file", () => {
     const file = passfile(["# team", "other:5432:*:ann:nope", "db.example.com:*:agents:ann:from\\:file", "*:*:*:*:fallback"]);
-    expect(postgresTarget("postgres://ann:url@db.example.com/agents", { PGPASSWORD: "env", PGPASSFILE: file })).toMatchObject({ password: "url", passwordFrom: "the journal URL" });
-    expect(postgresTarget("postgres://ann@db.example.com/agents", { PGPASSWORD: "env", PGPASSFILE: file })).toMatchObject({ password: "env", passwordFrom: "PGPASSWORD" });
-    expect(postgresTarget("postgres://ann@db.example.com/agents", { PGPASSFILE: file })).toMatchObject({ password: "from:file", passwordFrom: `the password file ${file}` });
+    expect(postgresTarget("postgres://ann:url@db.example.com/agents", { PGPASSWORD: "env", PGPASSFILE: file })).toMatchObject({
+      password: "url",
+      passwordFrom: "the journal URL",
+    });
+    expect(postgresTarget("postgres://ann@db.example.com/agents", { PGPASSWORD: "env", PGPASSFILE: file })).toMatchObject({
+      password: "env",
+      passwordFrom: "PGPASSWORD",
+    });
+    expect(postgresTarget("postgres://ann@db.example.com/agents", { PGPASSFILE: file })).toMatchObject({
+      password: "from:file",
+      passwordFrom: `the password file ${file}`,
+    });
     expect(postgresTarget(`postgres://bob@db.example.com/agents?passfile=${encodeURIComponent(file)}`, {})).toMatchObject({ password: "fallback" });
     // ~/.pgpass when nothing names a file; a socket connection is "localhost" to it.
     const home = tempDir("syn-home-");
@@ -86,11 +112,17 @@ describe("postgresTarget", () => {
     );
     expect(refusal("postgres://ann:secret@db/agents?host=a,b")).toBe("the journal URL names several hosts (a,b); give one");
     expect(refusal("postgres://ann:secret@db/agents?port=99999")).toBe('the journal URL\'s port "99999" is not a port number');
-    expect(refusal("postgres://ann:secret@db/agents?sslmode=maybe")).toBe('the journal URL\'s sslmode "maybe" is not one of disable, allow, prefer, require, verify-ca, verify-full');
+    expect(refusal("postgres://ann:secret@db/agents?sslmode=maybe")).toBe(
+      'the journal URL\'s sslmode "maybe" is not one of disable, allow, prefer, require, verify-ca, verify-full',
+    );
     expect(refusal("postgres://ann:secret@db/a/b")).toBe('the journal URL\'s path must be one database name (found "/a/b")');
-    expect(refusal("postgres://ann:secret@db/agents?options=statement_timeout")).toBe('the journal URL\'s options "statement_timeout" must be "-c name=value" settings');
+    expect(refusal("postgres://ann:secret@db/agents?options=statement_timeout")).toBe(
+      'the journal URL\'s options "statement_timeout" must be "-c name=value" settings',
+    );
     expect(refusal("postgres://ann:%ZZ@db/agents")).toBe("the journal URL's password is not valid percent-encoding");
-    expect(refusal("postgres://ann:secret@db/agents#x")).toBe("the journal URL is not one PostgreSQL understands (expected postgres://USER@HOST:PORT/DATABASE?PARAMETERS)");
+    expect(refusal("postgres://ann:secret@db/agents#x")).toBe(
+      "the journal URL is not one PostgreSQL understands (expected postgres://USER@HOST:PORT/DATABASE?PARAMETERS)",
+    );
   });
 });
 

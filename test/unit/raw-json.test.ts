@@ -41,7 +41,10 @@ const digits = (min: number) => fc.string({ unit: fc.constantFrom(..."0123456789
 const jsonNumber = fc
   .tuple(
     fc.boolean(),
-    fc.oneof(fc.constant("0"), fc.tuple(fc.constantFrom(..."123456789"), digits(0)).map(([a, b]) => a + b)),
+    fc.oneof(
+      fc.constant("0"),
+      fc.tuple(fc.constantFrom(..."123456789"), digits(0)).map(([a, b]) => a + b),
+    ),
     fc.option(digits(1).map((d) => "." + d)),
     fc.option(fc.tuple(fc.constantFrom("e", "E"), fc.constantFrom("", "+", "-"), digits(1)).map(([e, s, d]) => e + s + d)),
   )
@@ -60,7 +63,9 @@ const { value: jsonValue } = fc.letrec<{ value: string; array: string; object: s
   array: fc
     .tuple(ws, fc.array(fc.tuple(tie("value"), ws, ws), { maxLength: 4 }))
     .map(([open, items]) => (items.length ? `[${open}${items.map(([v, before, after]) => `${before}${v}${after}`).join(",")}]` : `[${open}]`)),
-  object: fc.array(fc.tuple(ws, jsonKey, ws, ws, tie("value"), ws), { maxLength: 4 }).map((members) => `{${members.map(([a, k, b, c, v, d]) => `${a}${k}${b}:${c}${v}${d}`).join(",")}}`),
+  object: fc
+    .array(fc.tuple(ws, jsonKey, ws, ws, tie("value"), ws), { maxLength: 4 })
+    .map((members) => `{${members.map(([a, k, b, c, v, d]) => `${a}${k}${b}:${c}${v}${d}`).join(",")}}`),
 }));
 
 /** A top-level object with its members known: each key's text and value text, and the whole text. */
@@ -85,8 +90,14 @@ const same = (a: unknown, b: unknown): boolean => {
 
 describe("generated texts are JSON", () => {
   test("JSON.parse reads every generated value and object (the generators write only valid JSON)", () => {
-    fc.assert(fc.property(jsonValue, (text) => void JSON.parse(text)), RUNS);
-    fc.assert(fc.property(topObject, ({ text }) => void JSON.parse(text)), RUNS);
+    fc.assert(
+      fc.property(jsonValue, (text) => void JSON.parse(text)),
+      RUNS,
+    );
+    fc.assert(
+      fc.property(topObject, ({ text }) => void JSON.parse(text)),
+      RUNS,
+    );
   });
 });
 
@@ -137,7 +148,10 @@ describe("memberSpans and rawMember", () => {
       }),
       RUNS,
     );
-    fc.assert(fc.property(fc.oneof(jsonNumber, jsonString, literal), (text) => expect(rawMember(text, "id")).toBeUndefined()), RUNS);
+    fc.assert(
+      fc.property(fc.oneof(jsonNumber, jsonString, literal), (text) => expect(rawMember(text, "id")).toBeUndefined()),
+      RUNS,
+    );
   });
 });
 

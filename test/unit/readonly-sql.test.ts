@@ -41,11 +41,7 @@ const rows: Row[] = [
   ["/* DELETE FROM t; */ SELECT 1", true, "keyword and semicolon inside a leading block comment"],
   ["SELECT 1 /* hide */; DELETE FROM t /* */", false, "comments next to a real second statement"],
   ["SELECT 1 /* a /* nested */ still comment */", true, "nested comment; where it ends matters to no reading"],
-  [
-    "SELECT 1 /* a /* b */ ; DELETE FROM t; */",
-    false,
-    "nested-looking comment: PostgreSQL nests, MySQL/SQLite end it at the first */ and run the DELETE",
-  ],
+  ["SELECT 1 /* a /* b */ ; DELETE FROM t; */", false, "nested-looking comment: PostgreSQL nests, MySQL/SQLite end it at the first */ and run the DELETE"],
   ["SELECT 1 /* outer /* inner */", false, "PostgreSQL nests comments, so this one never closes"],
   ["/* unterminated SELECT 1", false, "unterminated block comment: cannot be read"],
   ["SELECT 1 /*!50000 ; DELETE FROM t */", false, "MySQL executes the text inside /*! */ comments"],
@@ -66,21 +62,13 @@ const rows: Row[] = [
   ['SELECT "a;b" FROM t', true, "semicolon inside a quoted identifier"],
   ['SELECT "unterminated FROM t', false, "unterminated quoted identifier"],
   ["SELECT `a;b` FROM t", false, "backtick names are punctuation in PostgreSQL, so it sees two statements"],
-  [
-    "SELECT data['] FROM t DELETE FROM t --']",
-    false,
-    "SQL Server/SQLite read [...] as a name, run `SELECT … DELETE FROM t` as two statements",
-  ],
+  ["SELECT data['] FROM t DELETE FROM t --']", false, "SQL Server/SQLite read [...] as a name, run `SELECT … DELETE FROM t` as two statements"],
 
   // Dollar quoting
   ["SELECT $$DELETE FROM t$$", true, "keyword inside a dollar-quoted string"],
   ["SELECT $fn$ it's a DELETE $fn$", true, "tagged dollar quote containing a quote and a keyword"],
   ["SELECT $a$ x $b$ y $a$", true, "a different tag inside does not close the quote"],
-  [
-    "SELECT $$a;DELETE FROM t$$",
-    false,
-    "one string in PostgreSQL, but MySQL/SQLite have no dollar quotes and would run DELETE FROM t$$",
-  ],
+  ["SELECT $$a;DELETE FROM t$$", false, "one string in PostgreSQL, but MySQL/SQLite have no dollar quotes and would run DELETE FROM t$$"],
   ["SELECT $$unterminated", false, "unterminated dollar quote"],
 
   // WITH
@@ -120,7 +108,7 @@ const rows: Row[] = [
   // Functions with side effects: a short list of well-known ones is gated; user functions cannot be known
   ["SELECT nextval('s')", false, "nextval advances a sequence"],
   ["SELECT NEXTVAL ('s')", false, "any case, space before the parenthesis"],
-  ['SELECT "nextval"(\'s\')', false, "quoted function name"],
+  ["SELECT \"nextval\"('s')", false, "quoted function name"],
   ["SELECT setval('s', 42)", false, "setval changes a sequence"],
   ["SELECT pg_terminate_backend(1234)", false, "ends another session"],
   ["SELECT pg_cancel_backend(1234)", false, "cancels another session's query"],
@@ -141,11 +129,7 @@ const rows: Row[] = [
   ["explain analyze verbose insert into t values (1)", false, "ANALYZE VERBOSE, lower case"],
   ["EXPLAIN (ANALYZE) DELETE FROM t", false, "ANALYZE in the option list"],
   ["EXPLAIN (ANALYZE, BUFFERS) INSERT INTO t VALUES (1)", false, "ANALYZE among other options"],
-  [
-    "EXPLAIN (FORMAT JSON, ANALYZE true) MERGE INTO t USING s ON t.id = s.id WHEN MATCHED THEN DELETE",
-    false,
-    "ANALYZE true with MERGE",
-  ],
+  ["EXPLAIN (FORMAT JSON, ANALYZE true) MERGE INTO t USING s ON t.id = s.id WHEN MATCHED THEN DELETE", false, "ANALYZE true with MERGE"],
   ["EXPLAIN (ANALYZE false) DELETE FROM t", true, "ANALYZE switched off: only plans"],
   ["EXPLAIN DELETE FROM t", true, "without ANALYZE EXPLAIN only plans the DELETE and runs nothing: read-only"],
   ["EXPLAIN (COSTS OFF, VERBOSE) UPDATE t SET a = 1", true, "options without ANALYZE: only plans"],

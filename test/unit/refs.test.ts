@@ -48,13 +48,7 @@ function resolveError(text: string, context: RefContext): string {
 
 // JSON documents whose keys are written with the characters a path may use.
 const key = fc.stringMatching(/^[A-Za-z0-9_-]{1,8}$/);
-const scalar = fc.oneof(
-  fc.string(),
-  fc.integer(),
-  fc.double({ noNaN: true, noDefaultInfinity: true }),
-  fc.boolean(),
-  fc.constant(null),
-);
+const scalar = fc.oneof(fc.string(), fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.boolean(), fc.constant(null));
 const { json } = fc.letrec<{ json: unknown; list: unknown[]; object: Record<string, unknown> }>((tie) => ({
   json: fc.oneof({ maxDepth: 4, depthIdentifier: "json" }, scalar, tie("list"), tie("object")),
   list: fc.array(tie("json"), { maxLength: 4, depthIdentifier: "json" }),
@@ -146,7 +140,11 @@ describe("parsing references (R-REF-2, R-REF-3)", () => {
   });
 
   test("property: every path formatted with formatPath parses back to itself", () => {
-    const segment = fc.oneof(key.map((k): Segment => ({ key: k })), fc.nat(999).map((index): Segment => ({ index })), fc.constant<Segment>({ each: true }));
+    const segment = fc.oneof(
+      key.map((k): Segment => ({ key: k })),
+      fc.nat(999).map((index): Segment => ({ index })),
+      fc.constant<Segment>({ each: true }),
+    );
     fc.assert(
       fc.property(namespace, fc.array(segment, { maxLength: 6 }), (ns, path) => {
         const text = formatPath(ns, path);
@@ -180,7 +178,17 @@ describe("parseTemplate and refsOf", () => {
       kind: "object",
       entries: [
         ["id", { kind: "ref", ref: { namespace: "args", path: [{ key: "id" }], text: "$.id" } }],
-        ["list", { kind: "array", items: [{ kind: "literal", value: "ok" }, { kind: "literal", value: "$x" }, { kind: "object", entries: [["deep", { kind: "literal", value: "$5" }]] }] }],
+        [
+          "list",
+          {
+            kind: "array",
+            items: [
+              { kind: "literal", value: "ok" },
+              { kind: "literal", value: "$x" },
+              { kind: "object", entries: [["deep", { kind: "literal", value: "$5" }]] },
+            ],
+          },
+        ],
         ["n", { kind: "literal", value: 1 }],
         ["flag", { kind: "literal", value: false }],
         ["none", { kind: "literal", value: null }],
@@ -261,7 +269,13 @@ describe("resolving (R-REF-1, R-REF-3)", () => {
 
   test("templates resolve structurally: literals stay, nested refs resolve", () => {
     const parsed = parseTemplate({ id: "$result.id", fixed: 3, tags: ["a", "$.tag"], note: "undo $.id", price: "$$5" });
-    expect(resolveTemplate(parsed, { args: { id: 1, tag: "t" }, result: { id: 9 } })).toEqual({ id: 9, fixed: 3, tags: ["a", "t"], note: "undo 1", price: "$5" });
+    expect(resolveTemplate(parsed, { args: { id: 1, tag: "t" }, result: { id: 9 } })).toEqual({
+      id: 9,
+      fixed: 3,
+      tags: ["a", "t"],
+      note: "undo 1",
+      price: "$5",
+    });
   });
 });
 
@@ -371,7 +385,12 @@ describe("payloadOf (R-REF-5)", () => {
   });
 
   test("else the whole result: several blocks, a non-text block, or no content", () => {
-    const two = { content: [{ type: "text", text: "1" }, { type: "text", text: "2" }] };
+    const two = {
+      content: [
+        { type: "text", text: "1" },
+        { type: "text", text: "2" },
+      ],
+    };
     expect(payloadOf(two)).toBe(two);
     const image = { content: [{ type: "image", data: "AA==", mimeType: "image/png" }] };
     expect(payloadOf(image)).toBe(image);
@@ -394,7 +413,15 @@ describe("payloadOf (R-REF-5)", () => {
   });
 
   test("textOf joins the text blocks and skips the rest", () => {
-    expect(textOf({ content: [{ type: "text", text: "no customer" }, { type: "image", data: "" }, { type: "text", text: "with id c_9" }] })).toBe("no customer\nwith id c_9");
+    expect(
+      textOf({
+        content: [
+          { type: "text", text: "no customer" },
+          { type: "image", data: "" },
+          { type: "text", text: "with id c_9" },
+        ],
+      }),
+    ).toBe("no customer\nwith id c_9");
     expect(textOf({})).toBe("");
     expect(textOf(null)).toBe("");
   });

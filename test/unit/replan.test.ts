@@ -12,7 +12,14 @@ const manifest = (inverseName: string) =>
   parseManifest(
     manifestText({
       servers: { kv: { command: "kv" } },
-      tools: [{ match: "kv.set", class: "reversible", snapshot: { tool: "kv.get", args: { key: "$.key" } }, inverse: { tool: "kv.set", args: { key: "$.key", value: inverseName } } }],
+      tools: [
+        {
+          match: "kv.set",
+          class: "reversible",
+          snapshot: { tool: "kv.get", args: { key: "$.key" } },
+          inverse: { tool: "kv.set", args: { key: "$.key", value: inverseName } },
+        },
+      ],
     }),
     "/m/synartesis.yaml",
     {},

@@ -25,7 +25,11 @@ const spec: Extract<ServerSpec, { kind: "command" }> = {
 function echoLink(server = spec) {
   const reports: Array<{ read?: string[]; end?: boolean; partial?: string; ran?: string }> = [];
   let waiter: (() => void) | undefined;
-  const link = stdioLink(server, { onLine: (line) => (reports.push(JSON.parse(line)), waiter?.()), onClose: () => {}, onStderr: () => {} }, createLogger("silent"));
+  const link = stdioLink(
+    server,
+    { onLine: (line) => (reports.push(JSON.parse(line)), waiter?.()), onClose: () => {}, onStderr: () => {} },
+    createLogger("silent"),
+  );
   const reported = async (count: number) => {
     while (reports.length < count) await new Promise<void>((resolve) => (waiter = resolve));
     return reports.slice(0, count);
@@ -58,7 +62,11 @@ test("a line sent right before close() is written before the server's input ends
 test("a server that runs a line and exits: that line was delivered; only the long line behind it, which it never read, fails (EPIPE)", async () => {
   const { link, reported } = echoLink(fixture("first-line-exit.ts"));
   // Each outcome is taken as the line is sent: the long line's write may fail before the server's report arrives.
-  const outcome = (sent: Promise<void> | void) => Promise.resolve(sent).then(() => "delivered", (error) => (error as NodeJS.ErrnoException).code);
+  const outcome = (sent: Promise<void> | void) =>
+    Promise.resolve(sent).then(
+      () => "delivered",
+      (error) => (error as NodeJS.ErrnoException).code,
+    );
   const first = outcome(link.send("first"));
   const long = outcome(link.send("x".repeat(4 * 1024 * 1024)));
   expect(await reported(1)).toEqual([{ ran: "first" }]);
@@ -67,4 +75,3 @@ test("a server that runs a line and exits: that line was delivered; only the lon
   expect(await long).toBe("EPIPE");
   await link.close(true);
 });
-

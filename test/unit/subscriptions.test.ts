@@ -9,7 +9,16 @@ import { describe, expect, test } from "bun:test";
 import { EventStream, eventText, MAX_UNREAD_BYTES } from "../../src/http/event-stream.ts";
 import { frameOf, type NotificationFrame } from "../../src/jsonrpc/frames.ts";
 import { idKey } from "../../src/jsonrpc/json-check.ts";
-import { accepts, acknowledgedLine, completedLine, filterOf, LISTEN, MAX_RESOURCE_SUBSCRIPTIONS, SUBSCRIPTION_ID_KEY, withSubscriptionId } from "../../src/jsonrpc/subscriptions.ts";
+import {
+  accepts,
+  acknowledgedLine,
+  completedLine,
+  filterOf,
+  LISTEN,
+  MAX_RESOURCE_SUBSCRIPTIONS,
+  SUBSCRIPTION_ID_KEY,
+  withSubscriptionId,
+} from "../../src/jsonrpc/subscriptions.ts";
 import { createLogger } from "../../src/log.ts";
 import { ClientRequest, type RequestChannel } from "../../src/proxy/client-request.ts";
 import { ClientSubscriptions } from "../../src/proxy/client-subscriptions.ts";
@@ -49,7 +58,9 @@ test("a filter lets through the list changes it asks for, and updates of the res
 test("the subscription id is the listen request's as its client wrote it; tagging and untagging keep every other byte", () => {
   const line = '{"method":"notifications/resources/updated","params":{"uri":"note://plan","_meta":{"other":1e400}},"jsonrpc":"2.0"}';
   const tagged = withSubscriptionId(line, "9007199254740993");
-  expect(tagged).toBe('{"method":"notifications/resources/updated","params":{"uri":"note://plan","_meta":{"io.modelcontextprotocol/subscriptionId":9007199254740993,"other":1e400}},"jsonrpc":"2.0"}');
+  expect(tagged).toBe(
+    '{"method":"notifications/resources/updated","params":{"uri":"note://plan","_meta":{"io.modelcontextprotocol/subscriptionId":9007199254740993,"other":1e400}},"jsonrpc":"2.0"}',
+  );
   expect(withSubscriptionId(tagged, undefined)).toBe(line);
   expect(withSubscriptionId('{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}', '"s"')).toBe(
     '{"params":{"_meta":{"io.modelcontextprotocol/subscriptionId":"s"}},"jsonrpc":"2.0","method":"notifications/tools/list_changed"}',
@@ -59,7 +70,9 @@ test("the subscription id is the listen request's as its client wrote it; taggin
     method: "notifications/subscriptions/acknowledged",
     params: { _meta: { "io.modelcontextprotocol/subscriptionId": "s" }, notifications: { toolsListChanged: true } },
   });
-  expect(completedLine({ text: '"own-1"', key: "" }, "7")).toBe('{"jsonrpc":"2.0","id":"own-1","result":{"resultType":"complete","_meta":{"io.modelcontextprotocol/subscriptionId":7}}}');
+  expect(completedLine({ text: '"own-1"', key: "" }, "7")).toBe(
+    '{"jsonrpc":"2.0","id":"own-1","result":{"resultType":"complete","_meta":{"io.modelcontextprotocol/subscriptionId":7}}}',
+  );
 });
 
 describe("a subscription being opened", () => {

@@ -39,7 +39,10 @@ test("the same tools in another order, each with its keys in another order, are 
   const catalog = new ToolCatalog((changed) => void told.push(changed));
   catalog.remember(upstream, [A, B]);
   const relisted = catalog.relist(upstream);
-  await answer([{ inputSchema: { type: "object" }, description: "the second", name: "b" }, { inputSchema: { properties: {}, type: "object" }, name: "a" }]);
+  await answer([
+    { inputSchema: { type: "object" }, description: "the second", name: "b" },
+    { inputSchema: { properties: {}, type: "object" }, name: "a" },
+  ]);
   await relisted;
   expect(told).toEqual([]);
   const again = catalog.relist(upstream);

@@ -46,26 +46,31 @@ const operation = fc.oneof(
 describe("the state file's text", () => {
   test("after any sequence of puts, removes and sends it is byte for byte the straightforward serialisation", () => {
     fc.assert(
-      fc.property(fc.array(customer, { maxLength: 40 }), fc.array(email, { maxLength: 3 }), fc.array(operation, { maxLength: 60 }), (start, sent, operations) => {
-        const state: CrmState = { customers: new Map(start.map((c) => [c.id, c])), outbox: [...sent], lastId: 3 };
-        const text = new StateText(state);
-        expect(text.render(state.lastId)).toBe(straightforward(state));
-        for (const op of operations) {
-          if ("put" in op) {
-            state.customers.set(op.put.id, op.put);
-            text.put(op.put);
-          } else if ("remove" in op) {
-            state.customers.delete(op.remove);
-            text.remove(op.remove);
-          } else if ("send" in op) {
-            state.outbox.push(op.send);
-            text.send(op.send);
-          } else {
-            state.lastId = op.lastId;
-          }
+      fc.property(
+        fc.array(customer, { maxLength: 40 }),
+        fc.array(email, { maxLength: 3 }),
+        fc.array(operation, { maxLength: 60 }),
+        (start, sent, operations) => {
+          const state: CrmState = { customers: new Map(start.map((c) => [c.id, c])), outbox: [...sent], lastId: 3 };
+          const text = new StateText(state);
           expect(text.render(state.lastId)).toBe(straightforward(state));
-        }
-      }),
+          for (const op of operations) {
+            if ("put" in op) {
+              state.customers.set(op.put.id, op.put);
+              text.put(op.put);
+            } else if ("remove" in op) {
+              state.customers.delete(op.remove);
+              text.remove(op.remove);
+            } else if ("send" in op) {
+              state.outbox.push(op.send);
+              text.send(op.send);
+            } else {
+              state.lastId = op.lastId;
+            }
+            expect(text.render(state.lastId)).toBe(straightforward(state));
+          }
+        },
+      ),
       { numRuns: 300 },
     );
   });
@@ -117,7 +122,7 @@ function largeState(count: number): string {
 /** A deterministic stream of numbers in [0, 1): the same sequence on every run. */
 function numbers(seed: number): () => number {
   let x = seed;
-  return () => ((x = (x * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  return () => (x = (x * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
 }
 
 /** A store over a state file of 50 customers, saving through a disk that fails with `failure` while `disk.failing`. */
@@ -188,7 +193,8 @@ describe("what a killed save leaves behind", () => {
       removed: [`.crm.json.${gone}.k3x9.old`, `.crm.json.${process.pid}.a1.old`, `.crm.json.${gone}.zz.tmp`],
       kept: ["crm.json", `.crm.json.${process.pid}.b2.tmp`, `.other.json.${gone}.k3x9.old`, ".crm.json.notes.old", "crm.json.1.a.old"],
     };
-    for (const name of [...names.removed, ...names.kept]) writeFileSync(join(dir, name), name === "crm.json" ? JSON.stringify({ customers: {}, outbox: [] }) : "x");
+    for (const name of [...names.removed, ...names.kept])
+      writeFileSync(join(dir, name), name === "crm.json" ? JSON.stringify({ customers: {}, outbox: [] }) : "x");
     new CrmStore({ statePath: path });
     expect(readdirSync(dir).sort()).toEqual([...names.kept].sort());
   });
@@ -228,7 +234,10 @@ describe("the store over a large state file", () => {
         model.customers.delete(target);
       } else if (roll < 0.95) {
         // Put back a deleted customer, or one under an id never issued (it counts as issued).
-        const back = deleted.length > 0 && i % 4 ? deleted.splice(Math.floor(random() * deleted.length), 1)[0]! : { ...model.customers.get(pick(ids))!, id: formatId(1000 + i * 3) };
+        const back =
+          deleted.length > 0 && i % 4
+            ? deleted.splice(Math.floor(random() * deleted.length), 1)[0]!
+            : { ...model.customers.get(pick(ids))!, id: formatId(1000 + i * 3) };
         expect(store.restore(back)).toEqual(back);
         model.customers.set(back.id, back);
         model.lastId = Math.max(model.lastId, Number(back.id.slice(2)));
@@ -284,7 +293,11 @@ describe("the store over a large state file", () => {
       () => store.get("c_001").notes,
     ]);
     const lost = new CrmError(`could not save state file ${path}: EIO: i/o error`);
-    expect(outcomes).toEqual([{ ok: true, value: "batch 1" }, { ok: false, error: lost }, { ok: false, error: lost }]);
+    expect(outcomes).toEqual([
+      { ok: true, value: "batch 1" },
+      { ok: false, error: lost },
+      { ok: false, error: lost },
+    ]);
     expect(readFileSync(path, "utf8")).toBe(before);
     expect(store.get("c_001").notes).toBe("batch 1");
 

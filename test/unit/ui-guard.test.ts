@@ -11,7 +11,19 @@ describe("Host", () => {
   const loopback = allowedNames("127.0.0.1");
   test("the bound address and localhost, on any port; nothing else", () => {
     for (const host of ["127.0.0.1:4000", "127.0.0.1", "localhost:8080", "LOCALHOST:1", "localhost"]) expect(hostAllowed(host, loopback)).toBe(true);
-    for (const host of [null, "", ":4000", "attacker.example", "attacker.example:4000", "127.0.0.1.attacker.example:4000", "localhost.attacker.example", "127.0.0.2:4000", "127.0.0.1:4000:5", "127.0.0.1:port", "[::1]:4000"]) {
+    for (const host of [
+      null,
+      "",
+      ":4000",
+      "attacker.example",
+      "attacker.example:4000",
+      "127.0.0.1.attacker.example:4000",
+      "localhost.attacker.example",
+      "127.0.0.2:4000",
+      "127.0.0.1:4000:5",
+      "127.0.0.1:port",
+      "[::1]:4000",
+    ]) {
       expect(hostAllowed(host, loopback)).toBe(false);
     }
     expect(hostAllowed("[::1]:4000", allowedNames("::1"))).toBe(true);
@@ -30,7 +42,8 @@ describe("Host", () => {
 describe("Origin", () => {
   const names = allowedNames("127.0.0.1", ["mcp.example.com"]);
   test("none (not a browser), or http(s) on an allowed name with any port", () => {
-    for (const origin of [null, "http://127.0.0.1:4000", "http://localhost", "https://mcp.example.com", "HTTP://LOCALHOST:9"]) expect(originAllowed(origin, names)).toBe(true);
+    for (const origin of [null, "http://127.0.0.1:4000", "http://localhost", "https://mcp.example.com", "HTTP://LOCALHOST:9"])
+      expect(originAllowed(origin, names)).toBe(true);
   });
   test("refused: another name, the opaque null origin, another scheme, garbage", () => {
     for (const origin of ["http://evil.example.com", "http://127.0.0.1.evil.example", "null", "", "file:///etc", "ws://localhost", "localhost:4000"]) {
@@ -51,7 +64,10 @@ describe("same origin", () => {
       expect(sameOrigin(headers({ origin }))).toEqual({ ok: false, why: `the request comes from another origin (${origin})` });
     }
     for (const site of ["same-site", "cross-site", "none"]) {
-      expect(sameOrigin(headers({ origin: "http://127.0.0.1:4000", "sec-fetch-site": site }))).toEqual({ ok: false, why: `the browser says the request is ${site}` });
+      expect(sameOrigin(headers({ origin: "http://127.0.0.1:4000", "sec-fetch-site": site }))).toEqual({
+        ok: false,
+        why: `the browser says the request is ${site}`,
+      });
     }
   });
 });
@@ -74,7 +90,10 @@ describe("opening the browser", () => {
   const url = "http://127.0.0.1:4000/#code=t";
   test("$BROWSER first (its first command; %s is the address), else the platform's opener", () => {
     expect(browserCommands(url, { BROWSER: "firefox" }, "linux")).toEqual([["firefox", url]]);
-    expect(browserCommands(url, { BROWSER: "w3m -o x=1:lynx" }, "linux")).toEqual([["w3m", "-o", "x=1", url], ["lynx", url]]);
+    expect(browserCommands(url, { BROWSER: "w3m -o x=1:lynx" }, "linux")).toEqual([
+      ["w3m", "-o", "x=1", url],
+      ["lynx", url],
+    ]);
     expect(browserCommands(url, { BROWSER: "mybrowser --new %s --flag" }, "linux")).toEqual([["mybrowser", "--new", url, "--flag"]]);
     expect(browserCommands(url, {}, "linux")).toEqual([["xdg-open", url]]);
     expect(browserCommands(url, { BROWSER: "" }, "darwin")).toEqual([["open", url]]);

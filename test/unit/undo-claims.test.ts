@@ -35,8 +35,18 @@ test("an undo that judged a batch claim stale does not take it over once its own
     const log = { warn: () => {} };
     // Undo A claimed its batch ten minutes ago (its earlier steps were slow); B starts now.
     let clockA = Date.now() - 10 * 60_000;
-    const undoA = new LiveWorld(journalA, run, setting(() => new Date(clockA)), { owner: `${hostname()}:${process.pid}:A`, by: "a", log } as never);
-    const undoB = new LiveWorld(journalB, run, setting(() => new Date()), { owner: `${hostname()}:${process.pid}:B`, by: "b", log } as never);
+    const undoA = new LiveWorld(
+      journalA,
+      run,
+      setting(() => new Date(clockA)),
+      { owner: `${hostname()}:${process.pid}:A`, by: "a", log } as never,
+    );
+    const undoB = new LiveWorld(
+      journalB,
+      run,
+      setting(() => new Date()),
+      { owner: `${hostname()}:${process.pid}:B`, by: "b", log } as never,
+    );
     await undoA.prepare([action!]);
     clockA = Date.now();
     const seenByB = await undoB.current(action!); // A's claim, ten minutes old: past its lease

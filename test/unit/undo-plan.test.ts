@@ -304,7 +304,10 @@ describe("settled and withdrawn rows", () => {
       why: "jo (2026-01-01T01:00:00.000Z) found that it did not run: nothing to undo",
     });
     const withdrawn = action({ seq: 2, status: "denied", withdrawnBy: "ada", withdrawnAt: "2026-01-01T02:00:00.000Z" });
-    expect(staticVerdict(withdrawn)).toEqual({ kind: "skip", why: "its request for approval was withdrawn by an undo (ada, 2026-01-01T02:00:00.000Z); it never ran" });
+    expect(staticVerdict(withdrawn)).toEqual({
+      kind: "skip",
+      why: "its request for approval was withdrawn by an undo (ada, 2026-01-01T02:00:00.000Z); it never ran",
+    });
   });
 });
 
@@ -405,7 +408,9 @@ describe("planUndo", () => {
     const steps = await planUndo(actions, 1, observations([["c_001", seen(S2)]]));
     expect(outcomes(steps)).toEqual(["#3 revert", "#2 halt"]);
     expect(steps[1]!.why).toBe("the outcome of crm.delete_customer is unknown (the proxy never learnt whether it ran)");
-    expect(steps[1]!.hint).toBe("Check the state by hand, then record what you found with synartesis settle (below). Undo will not guess past a call whose effect is unknown.");
+    expect(steps[1]!.hint).toBe(
+      "Check the state by hand, then record what you found with synartesis settle (below). Undo will not guess past a call whose effect is unknown.",
+    );
     expect(steps[1]!.settle).toBe("call");
   });
 

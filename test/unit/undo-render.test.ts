@@ -73,7 +73,11 @@ describe("undo's steps", () => {
   });
 
   test("left in place, and a step's untrusted text made printable", () => {
-    const left: Step = { action: action(4, { tool: "send_email", class: "irreversible", args: { to: "x\x1b[2J" } }), outcome: "left", why: "it is irreversible\x07" };
+    const left: Step = {
+      action: action(4, { tool: "send_email", class: "irreversible", args: { to: "x\x1b[2J" } }),
+      outcome: "left",
+      why: "it is irreversible\x07",
+    };
     expect(render(left)).toMatchInlineSnapshot(`
       "  #4  left in place     crm.send_email {"to":"x\\u001b[2J"}
               it is irreversible\\x07"
@@ -89,8 +93,12 @@ describe("undo's steps", () => {
 
 describe("around the steps", () => {
   test("the heading, plain, for an undo and a dry run", () => {
-    expect(undoHeading(RUN, 3, false, plain)).toMatchInlineSnapshot(`"Run 4e77975e-1a2b-4c3d-8e9f-0123456789ab  agent-7  started 2026-03-14 15:20:00, ended 2026-03-14 15:29:00  complete  3 actions"`);
-    expect(undoHeading(RUN, 3, true, plain)).toMatchInlineSnapshot(`"Dry run — nothing will be changed. Run 4e77975e-1a2b-4c3d-8e9f-0123456789ab  agent-7  started 2026-03-14 15:20:00, ended 2026-03-14 15:29:00  complete  3 actions"`);
+    expect(undoHeading(RUN, 3, false, plain)).toMatchInlineSnapshot(
+      `"Run 4e77975e-1a2b-4c3d-8e9f-0123456789ab  agent-7  started 2026-03-14 15:20:00, ended 2026-03-14 15:29:00  complete  3 actions"`,
+    );
+    expect(undoHeading(RUN, 3, true, plain)).toMatchInlineSnapshot(
+      `"Dry run — nothing will be changed. Run 4e77975e-1a2b-4c3d-8e9f-0123456789ab  agent-7  started 2026-03-14 15:20:00, ended 2026-03-14 15:29:00  complete  3 actions"`,
+    );
   });
 
   test("nothing to undo: already rolled back (when, by whom), or nothing changed (what was withdrawn)", () => {

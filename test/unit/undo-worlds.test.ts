@@ -103,7 +103,11 @@ const SCENARIOS: Scenario[] = [
     real: ["#2 unrestored"],
     after: async (bench, real, dry) => {
       expect(dry.steps[0]!.caution).toContain("undo reads it again afterwards and stops if it is not as it was");
-      expect(real.halted).toMatchObject({ why: "the inverse crm.delete_customer ran, but the state is not what it was before the call", expected: { payload: ADA }, actual: { absent: true } });
+      expect(real.halted).toMatchObject({
+        why: "the inverse crm.delete_customer ran, but the state is not what it was before the call",
+        expected: { payload: ADA },
+        actual: { absent: true },
+      });
       expect(await statusOf(bench, 2)).toBe("unrecoverable");
       expect(await statusOf(bench, 1)).toBe("applied");
     },
@@ -152,7 +156,8 @@ const SCENARIOS: Scenario[] = [
       await bench.act("update_customer", { id: "c_001", plan: "free" }, { outcome: "unknown", landed: true, ts: new Date(NOW.getTime() - 1000).toISOString() });
     },
     plan: ["#1 halt"],
-    after: (_bench, real) => expect(real.halted!.why).toBe("the outcome of crm.update_customer is not known yet: it was made less than its server's timeout (60 s) ago"),
+    after: (_bench, real) =>
+      expect(real.halted!.why).toBe("the outcome of crm.update_customer is not known yet: it was made less than its server's timeout (60 s) ago"),
   },
   {
     name: "settled as applied: reverted without a drift check",
@@ -326,7 +331,11 @@ describe("the dry run's plan is the real undo's steps", () => {
       const bench = await Bench.open(toyManifest(scenario.recordedWith));
       await scenario.setup(bench);
       bench.servers.faults = scenario.faults ?? {};
-      const undo = { fromSeq: scenario.undo?.fromSeq, replan: scenario.undo?.replan, ...(scenario.undo?.manifest ? { manifest: toyManifest(scenario.undo.manifest) } : {}) };
+      const undo = {
+        fromSeq: scenario.undo?.fromSeq,
+        replan: scenario.undo?.replan,
+        ...(scenario.undo?.manifest ? { manifest: toyManifest(scenario.undo.manifest) } : {}),
+      };
       const rows = await bench.actions();
       const state = bench.servers.customers();
       const received = bench.servers.received.length;

@@ -25,12 +25,26 @@ async function journalWithRuns(path: string): Promise<Journal> {
   await journal.completeRun(ENDED, "2026-03-14T14:05:00.000Z");
   await journal.startRun({ id: RUN, label: "claude-code", startedAt: "2026-03-14T15:20:00.000Z", host: "elsewhere", pid: 4242 });
   await journal.insertAction({
-    id: "a0000001-0000-4000-8000-000000000000", runId: RUN, server: "crm", tool: "update_customer", args: { id: "c_001", plan: "free" },
-    class: "reversible", status: "applied", ts: "2026-03-14T15:25:00.000Z",
+    id: "a0000001-0000-4000-8000-000000000000",
+    runId: RUN,
+    server: "crm",
+    tool: "update_customer",
+    args: { id: "c_001", plan: "free" },
+    class: "reversible",
+    status: "applied",
+    ts: "2026-03-14T15:25:00.000Z",
   });
   await journal.insertAction({
-    id: "a0000002-0000-4000-8000-000000000000", runId: RUN, server: "crm", tool: "send_email", args: { to: "ada@example.com" },
-    class: "irreversible", status: "gated", argsKey: "k", heldReason: "crm.send_email is irreversible: once it runs it cannot be undone", ts: "2026-03-14T15:28:30.000Z",
+    id: "a0000002-0000-4000-8000-000000000000",
+    runId: RUN,
+    server: "crm",
+    tool: "send_email",
+    args: { to: "ada@example.com" },
+    class: "irreversible",
+    status: "gated",
+    argsKey: "k",
+    heldReason: "crm.send_email is irreversible: once it runs it cannot be undone",
+    ts: "2026-03-14T15:28:30.000Z",
   });
   return journal;
 }

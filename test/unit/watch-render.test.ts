@@ -62,7 +62,15 @@ const RECENT: Action[] = [
 
 const RUNS: RunSummary[] = [
   { id: RUN_B, label: "cursor", startedAt: "2026-03-14T15:29:00.000Z", status: "active", actions: 1, unknown: 0, waiting: 1 },
-  { id: RUN_A, label: "claude-code \x07 with a rather long agent name", startedAt: "2026-03-14T15:20:00.000Z", status: "active", actions: 8, unknown: 1, waiting: 1 },
+  {
+    id: RUN_A,
+    label: "claude-code \x07 with a rather long agent name",
+    startedAt: "2026-03-14T15:20:00.000Z",
+    status: "active",
+    actions: 8,
+    unknown: 1,
+    waiting: 1,
+  },
 ];
 
 const STATE: WatchState = {
@@ -243,7 +251,9 @@ describe("renderWatch", () => {
     expect(text).toContain("    approve  synartesis approve a0000001 --journal '/home/ada/my crm/synartesis.db'\n");
     expect(text).toContain("    deny     synartesis deny a0000001 --journal '/home/ada/my crm/synartesis.db'\n");
     expect(text).toContain("    why      crm.send_email is irreversible: once it runs it cannot be undone\n");
-    expect(decisionWords("approve", "a0000001", { command: state.command, journalPath: state.journalPath }).join(" ")).toBe("synartesis approve a0000001 --journal '/home/ada/my crm/synartesis.db'");
+    expect(decisionWords("approve", "a0000001", { command: state.command, journalPath: state.journalPath }).join(" ")).toBe(
+      "synartesis approve a0000001 --journal '/home/ada/my crm/synartesis.db'",
+    );
     // Narrow: wrapped lines rejoin (shell continuation) into the same command.
     for (const columns of [50, 64, 80]) {
       const lines = renderWatch(state, columns, 40, plain);

@@ -24,7 +24,10 @@ function probingServers(): { connector: Connector; clientNames: string[]; closed
     server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [{ name: "probe", inputSchema: { type: "object" as const } }] }));
     server.setRequestHandler(CallToolRequestSchema, async (_request, extra) => {
       const roots = await extra.sendRequest({ method: "roots/list" }, ListRootsResultSchema);
-      const elicited = await extra.sendRequest({ method: "elicitation/create", params: { message: "name?", requestedSchema: { type: "object", properties: {} } } }, ElicitResultSchema);
+      const elicited = await extra.sendRequest(
+        { method: "elicitation/create", params: { message: "name?", requestedSchema: { type: "object", properties: {} } } },
+        ElicitResultSchema,
+      );
       return { content: [{ type: "text" as const, text: "probed" }], structuredContent: { roots: roots.roots, elicitation: elicited.action } };
     });
     server.oninitialized = () => clientNames.push(server.getClientVersion()?.name ?? "?");
@@ -52,7 +55,8 @@ describe("withServers", () => {
 
   test("a server that will not start is one SynartesisError naming it, and the others are stopped all the same", async () => {
     const { connector, closed } = probingServers();
-    const failing: Connector = (serverSpec, events, log) => (serverSpec.name === "bad" ? Promise.reject(new Error("command not found: nope")) : connector(serverSpec, events, log));
+    const failing: Connector = (serverSpec, events, log) =>
+      serverSpec.name === "bad" ? Promise.reject(new Error("command not found: nope")) : connector(serverSpec, events, log);
     const attempt = withServers({ good: spec("good"), bad: spec("bad") }, { client: "synartesis-undo", connector: failing }, async (servers) => {
       await servers.get("good");
       await servers.get("bad");

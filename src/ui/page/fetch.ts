@@ -21,7 +21,9 @@ export async function signIn(): Promise<string | undefined> {
     sessionStorage.setItem(TOKEN_KEY, body.token);
     return undefined;
   }
-  return sessionStorage.getItem(TOKEN_KEY) ? undefined : "Not signed in: open the address synartesis ui printed (it carries the code that signs this browser in).";
+  return sessionStorage.getItem(TOKEN_KEY)
+    ? undefined
+    : "Not signed in: open the address synartesis ui printed (it carries the code that signs this browser in).";
 }
 
 function authorized(headers: Record<string, string> = {}): Record<string, string> {

@@ -25,7 +25,17 @@ export function sideBySide(caption: string, labels: [string, string], rows: Diff
       "table",
       { class: "diff" },
       h("caption", {}, caption),
-      h("thead", {}, h("tr", {}, h("th", { scope: "col" }, h("span", { class: "visually-hidden" }, "differs")), h("th", { scope: "col" }, labels[0]), h("th", { scope: "col" }, labels[1]))),
+      h(
+        "thead",
+        {},
+        h(
+          "tr",
+          {},
+          h("th", { scope: "col" }, h("span", { class: "visually-hidden" }, "differs")),
+          h("th", { scope: "col" }, labels[0]),
+          h("th", { scope: "col" }, labels[1]),
+        ),
+      ),
       body,
     ),
   );
@@ -38,7 +48,14 @@ export function statusBadge(status: string): HTMLElement {
 export function notesList(notes: Note[]): HTMLElement {
   const list = h("dl", { class: "notes" });
   for (const note of notes) {
-    list.append(h("dt", {}, note.label), h("dd", note.warn ? { class: "warn" } : {}, note.label === "undo" || note.label === "verify" || note.label === "approve" ? h("code", {}, note.text) : note.text));
+    list.append(
+      h("dt", {}, note.label),
+      h(
+        "dd",
+        note.warn ? { class: "warn" } : {},
+        note.label === "undo" || note.label === "verify" || note.label === "approve" ? h("code", {}, note.text) : note.text,
+      ),
+    );
   }
   return list;
 }

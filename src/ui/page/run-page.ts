@@ -71,11 +71,20 @@ export function runPage(main: HTMLElement, runId: string): Page {
         ...fact("Started", run.started),
         ...(run.ended ? fact("Ended", run.ended) : []),
         ...fact("Status", h("span", {}, statusBadge(run.status), run.gone ? " (its proxy is gone)" : "")),
-        ...fact("Calls", `${run.actions}${run.unknown ? `, ${run.unknown} of unknown outcome` : ""}${run.waiting ? `, ${run.waiting} waiting for approval` : ""}`),
+        ...fact(
+          "Calls",
+          `${run.actions}${run.unknown ? `, ${run.unknown} of unknown outcome` : ""}${run.waiting ? `, ${run.waiting} waiting for approval` : ""}`,
+        ),
       );
       undo.update(view);
       if (view.calls.length === 0) calls.replaceChildren(h("li", { class: "empty", "data-key": "none" }, "No calls yet."));
-      else reconcile(calls, view.calls, (call) => call.id, (call) => callCard(call, agent));
+      else
+        reconcile(
+          calls,
+          view.calls,
+          (call) => call.id,
+          (call) => callCard(call, agent),
+        );
       return answer.waiting;
     },
   };

@@ -10,7 +10,17 @@ function stepItem(step: StepJson): HTMLElement {
   return h(
     "li",
     { class: `step tone-${step.tone}` },
-    h("p", { class: "step-line" }, h("span", { class: "seq" }, `#${step.seq}`), " ", h("strong", { class: "label" }, step.label), " ", h("code", {}, step.name), " ", h("code", { class: "args" }, step.args)),
+    h(
+      "p",
+      { class: "step-line" },
+      h("span", { class: "seq" }, `#${step.seq}`),
+      " ",
+      h("strong", { class: "label" }, step.label),
+      " ",
+      h("code", {}, step.name),
+      " ",
+      h("code", { class: "args" }, step.args),
+    ),
     step.call ? h("p", {}, h("code", {}, step.call)) : null,
     step.why ? h("p", { class: "why" }, step.why) : null,
     step.caution ? h("p", { class: "warn" }, step.caution) : null,
@@ -29,7 +39,11 @@ export function undoPanel(runId: string): { element: HTMLElement; update(view: R
     "section",
     { class: "undo", "aria-labelledby": "undo-title" },
     h("h2", { id: "undo-title" }, "Undo"),
-    h("p", {}, "Undo puts back the state this run replaced, newest call first, and stops rather than overwrite a change made since. You see the plan first; nothing changes until you confirm."),
+    h(
+      "p",
+      {},
+      "Undo puts back the state this run replaced, newest call first, and stops rather than overwrite a change made since. You see the plan first; nothing changes until you confirm.",
+    ),
     h(
       "div",
       { class: "undo-options" },
@@ -68,7 +82,8 @@ export function undoPanel(runId: string): { element: HTMLElement; update(view: R
         if (event.kind === "start") into.insertBefore(h("p", { class: "undo-heading" }, event.heading), progress);
         if (event.kind === "start" && event.note) into.insertBefore(h("p", { class: "warn" }, `note: ${event.note}`), progress);
         if (event.kind === "start") into.insertBefore(steps, progress);
-        if (event.kind === "nothing") into.insertBefore(h("div", {}, h("p", { class: "undo-heading" }, event.heading), h("p", { class: "summary lines" }, event.text)), progress);
+        if (event.kind === "nothing")
+          into.insertBefore(h("div", {}, h("p", { class: "undo-heading" }, event.heading), h("p", { class: "summary lines" }, event.text)), progress);
         if (event.kind === "replan" || event.kind === "log") steps.before(h("p", { class: "log" }, event.text));
         if (event.kind === "step") steps.append(stepItem(event.step));
         if (event.kind === "end") {
@@ -93,9 +108,27 @@ export function undoPanel(runId: string): { element: HTMLElement; update(view: R
     output.replaceChildren(title);
     const last = await walk(true, output, planned);
     if (last?.kind === "end") {
-      const confirm = h("button", { type: "button", class: "danger", onclick: () => void run(planned) }, last.halted ? "Undo up to the stop" : "Confirm: undo this run");
-      const cancel = h("button", { type: "button", onclick: () => { output.replaceChildren(); setBusy(false); planButton.focus(); } }, "Cancel");
-      output.append(h("p", { class: "confirm" }, "Nothing has been changed yet. Undo for real, exactly as planned above? Each step is checked again before it runs."), h("div", { class: "buttons" }, confirm, cancel));
+      const confirm = h(
+        "button",
+        { type: "button", class: "danger", onclick: () => void run(planned) },
+        last.halted ? "Undo up to the stop" : "Confirm: undo this run",
+      );
+      const cancel = h(
+        "button",
+        {
+          type: "button",
+          onclick: () => {
+            output.replaceChildren();
+            setBusy(false);
+            planButton.focus();
+          },
+        },
+        "Cancel",
+      );
+      output.append(
+        h("p", { class: "confirm" }, "Nothing has been changed yet. Undo for real, exactly as planned above? Each step is checked again before it runs."),
+        h("div", { class: "buttons" }, confirm, cancel),
+      );
       announce(`Undo plan ready: ${last.summary}`);
       setBusy(false);
       lock(true);
