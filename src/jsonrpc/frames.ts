@@ -11,12 +11,9 @@ import type { JSONRPCErrorResponse, JSONRPCNotification, JSONRPCRequest, JSONRPC
 import { idKey, MAX_NESTING, nestingDepth, duplicateMember } from "./json-check.ts";
 import { ErrorCode, errorLine } from "./messages.ts";
 import { rawElements, rawMember } from "./raw-json.ts";
+import type { MessageId } from "./message-id.ts";
 
-/** A request's id: `text` is the exact bytes its sender wrote (echoed back as they came), `key` its identity. */
-export interface MessageId {
-  text: string;
-  key: string;
-}
+export type { MessageId } from "./message-id.ts";
 
 export type Response = JSONRPCResultResponse | JSONRPCErrorResponse;
 

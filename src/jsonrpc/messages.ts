@@ -1,6 +1,6 @@
 // JSON-RPC lines Synartesis writes itself, with ids echoed as the exact bytes
 // their sender wrote (2^53+1 stays 2^53+1, 1e400 stays 1e400).
-import type { MessageId } from "./frames.ts";
+import type { MessageId } from "./message-id.ts";
 
 /**
  * JSON-RPC's error codes and the MCP SDK's own, as the SDK's ErrorCode has

@@ -9,7 +9,7 @@ import type { Rule } from "../manifest/types.ts";
 import { readKey, readState, type StateRead } from "../servers/observe.ts";
 import type { Upstream } from "../servers/upstream.ts";
 import type { RunningTurn } from "./server-turns.ts";
-import type { CallContext, ToolCall } from "./calls.ts";
+import type { CallContext, ToolCall } from "./call-types.ts";
 
 export type PreRead =
   /** Read (or nothing to read: no snapshot in the rule). */

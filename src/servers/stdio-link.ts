@@ -7,7 +7,7 @@ import type { ServerSpec } from "../manifest/types.ts";
 import { childEnvironment } from "../jit.ts";
 import { selfArgv } from "../self.ts";
 import { LineBatch } from "../jsonrpc/line-batch.ts";
-import type { Link, LinkEvents } from "./link.ts";
+import type { Link, LinkEvents } from "./link-types.ts";
 
 /** After a failed write, how long a server that closed its input gets to exit by itself before it is stopped. */
 const DEAF_GRACE_MS = 200;

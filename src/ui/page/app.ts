@@ -5,11 +5,7 @@ import { gatesPage } from "./gates-page.ts";
 import { problem } from "./parts.ts";
 import { runPage } from "./run-page.ts";
 import { runsPage } from "./runs-page.ts";
-
-export interface Page {
-  /** Fetch and show the current state; resolves with how many calls wait for approval. */
-  refresh(): Promise<number>;
-}
+import type { Page } from "./types.ts";
 
 const main = document.getElementById("main")!;
 const banner = document.getElementById("connection")!;

@@ -5,7 +5,7 @@ import type { GatesView, GateView } from "../views.ts";
 import { announce, h, reconcile } from "./dom.ts";
 import { ApiError, getView, post } from "./fetch.ts";
 import { jsonBlock } from "./parts.ts";
-import type { Page } from "./app.ts";
+import type { Page } from "./types.ts";
 
 const DECIDER_KEY = "synartesis.decider";
 

@@ -5,7 +5,7 @@ import type { CallView, RunView } from "../views.ts";
 import { h, reconcile } from "./dom.ts";
 import { getView } from "./fetch.ts";
 import { jsonBlock, notesList, sideBySide, statusBadge } from "./parts.ts";
-import type { Page } from "./app.ts";
+import type { Page } from "./types.ts";
 import { undoPanel } from "./undo-panel.ts";
 
 function callCard(call: CallView, agent: string): HTMLElement {

@@ -3,7 +3,7 @@ import type { RunRow } from "../views.ts";
 import { h, reconcile } from "./dom.ts";
 import { getView } from "./fetch.ts";
 import { statusBadge } from "./parts.ts";
-import type { Page } from "./app.ts";
+import type { Page } from "./types.ts";
 
 function cell(label: string, ...content: Array<Node | string>): HTMLElement {
   return h("td", { "data-label": label }, ...content);
