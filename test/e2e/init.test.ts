@@ -65,7 +65,8 @@ describe.concurrent("init", () => {
     expect(writeFile.class).toBe("reversible");
     expect(writeFile.snapshot.tool).toBe("files.read_text_file");
     expect(writeFile.inverse.tool).toBe("files.write_file");
-    expect(doc.tools.find((r: any) => r.match === "files.move_file").class).toBe("irreversible");
+    expect(doc.tools.find((r: any) => r.match === "files.move_file").class).toBe("compensable");
+    expect(doc.tools.find((r: any) => r.match === "files.create_directory").class).toBe("irreversible");
     expect(doc.tools.find((r: any) => r.match === "files.read_text_file").class).toBe("readonly");
     expect((await run(["check"], { cwd: dir })).code).toBe(0);
   });

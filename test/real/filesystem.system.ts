@@ -93,7 +93,7 @@ describe.concurrent("manifests/filesystem.yaml", () => {
       for (const name of READS) expect(classes[name]!.class).toBe("readonly");
       expect(classes.write_file!.class).toBe("reversible");
       expect(classes.edit_file!.class).toBe("reversible");
-      expect(classes.move_file).toMatchObject({ class: "irreversible", rule: { gate: "always" } });
+      expect(classes.move_file!.class).toBe("compensable");
       expect(classes.create_directory).toMatchObject({ class: "irreversible", rule: { gate: "always" } });
       // The server marks exactly these four as not read-only.
       for (const tool of tools) expect(tool.annotations?.readOnlyHint === true).toBe(READS.includes(tool.name));
@@ -191,22 +191,13 @@ describe.concurrent("manifests/filesystem.yaml", () => {
   );
 
   test(
-    "create_directory and move_file are held; once approved and run, undo leaves them in place and says so",
+    "create_directory is held; once approved and run, undo leaves it in place and says so",
     async () => {
       const ws = workspace();
-      const source = join(ws.root, "a.txt");
-      const target = join(ws.root, "b.txt");
       const folder = join(ws.root, "made-by-agent");
-      writeFileSync(source, "a\n");
-      writeFileSync(target, "b\n");
-
       const client = await agent(ws);
-      const moveArgs = { source, destination: target };
-      expectHeld(await client.callTool({ name: "move_file", arguments: moveArgs }));
       const held = expectHeld(await client.callTool({ name: "create_directory", arguments: { path: folder } }));
       expect(existsSync(folder)).toBe(false);
-      expect(readFileSync(source, "utf8")).toBe("a\n");
-      expect(readFileSync(target, "utf8")).toBe("b\n");
 
       const approved = await run(["approve", held, "--by", "test"], { cwd: ws.dir });
       expect(approved.code).toBe(0);
@@ -219,8 +210,60 @@ describe.concurrent("manifests/filesystem.yaml", () => {
       expect(undone.code).toBe(0);
       expect(undone.stdout).toContain("filesystem.create_directory is irreversible and ran (approved by test); left in place");
       expect(existsSync(folder)).toBe(true);
-      expect(readFileSync(source, "utf8")).toBe("a\n");
-      expect(readFileSync(target, "utf8")).toBe("b\n");
+    },
+    SLOW,
+  );
+
+  test(
+    "move_file runs unattended and undo moves it back, a file and a directory; onto a path that exists the server refuses",
+    async () => {
+      const ws = workspace();
+      const [source, target] = [join(ws.root, "a.txt"), join(ws.root, "b.txt")];
+      const [folder, moved] = [join(ws.root, "reports"), join(ws.root, "archive")];
+      writeFileSync(source, "a\n");
+      mkdirSync(folder);
+      writeFileSync(join(folder, "q1.txt"), "q1\n");
+      writeFileSync(join(ws.root, "taken.txt"), "taken\n");
+
+      const client = await agent(ws);
+      expect(((await client.callTool({ name: "move_file", arguments: { source, destination: target } })) as any).isError).toBeFalsy();
+      expect(((await client.callTool({ name: "move_file", arguments: { source: folder, destination: moved } })) as any).isError).toBeFalsy();
+      const refused = (await client.callTool({ name: "move_file", arguments: { source: target, destination: join(ws.root, "taken.txt") } })) as any;
+      expect(refused.isError).toBe(true);
+      await endSession(client);
+      expect([existsSync(source), readFileSync(target, "utf8"), readFileSync(join(moved, "q1.txt"), "utf8")]).toEqual([false, "a\n", "q1\n"]);
+
+      const undone = await run(["undo"], { cwd: ws.dir });
+      expect(undone.stderr).toBe("");
+      expect(undone.code).toBe(0);
+      expect(undone.stdout).toContain("rolled back: 2 calls reverted");
+      expect([readFileSync(source, "utf8"), existsSync(target), readFileSync(join(folder, "q1.txt"), "utf8"), existsSync(moved)]).toEqual([
+        "a\n",
+        false,
+        "q1\n",
+        false,
+      ]);
+      expect(readFileSync(join(ws.root, "taken.txt"), "utf8")).toBe("taken\n");
+    },
+    SLOW,
+  );
+
+  test(
+    "a move is not taken back when something has been put at its source since: the server refuses, undo stops, nothing is overwritten",
+    async () => {
+      const ws = workspace();
+      const [source, target] = [join(ws.root, "a.txt"), join(ws.root, "b.txt")];
+      writeFileSync(source, "a\n");
+      const client = await agent(ws);
+      expect(((await client.callTool({ name: "move_file", arguments: { source, destination: target } })) as any).isError).toBeFalsy();
+      await endSession(client);
+      writeFileSync(source, "a person's new file\n");
+
+      // The server refuses to move back onto it: undo stops there.
+      const undone = await run(["undo"], { cwd: ws.dir });
+      expect(undone.code).toBe(1);
+      expect(undone.stdout).toContain("Destination already exists");
+      expect([readFileSync(source, "utf8"), readFileSync(target, "utf8")]).toEqual(["a person's new file\n", "a\n"]);
     },
     SLOW,
   );
