@@ -10,10 +10,10 @@ import { idKey } from "../jsonrpc/json-check.ts";
 import { ErrorCode, HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY } from "../jsonrpc/messages.ts";
 import { withIdText } from "../jsonrpc/raw-json.ts";
 import { LISTEN } from "../jsonrpc/subscriptions.ts";
-import type { RequestChannel } from "../proxy/client-request.ts";
-import { ClientSession } from "../proxy/client-session.ts";
+import type { RequestChannel } from "../proxy/session/client-request.ts";
+import { ClientSession } from "../proxy/session/client-session.ts";
 import type { DrainEnd } from "../proxy/drain.ts";
-import type { RecordingOptions } from "../proxy/session-run.ts";
+import type { RecordingOptions } from "../proxy/session/session-run.ts";
 import { EventStream, MAX_UNREAD_BYTES } from "./event-stream.ts";
 import { EVENT_STREAM_HEADERS, jsonAnswer, refusal, SESSION_HEADER } from "./responses.ts";
 

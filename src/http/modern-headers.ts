@@ -11,7 +11,7 @@ import { claimedVersion, LEGACY_VERSIONS, MODERN_VERSIONS } from "../jsonrpc/era
 import { paramsOf, type RequestFrame } from "../jsonrpc/frames.ts";
 import { decodedHeader, NAMED_METHODS } from "../jsonrpc/header-values.ts";
 import { HEADER_MISMATCH, UNSUPPORTED_PROTOCOL_VERSION, type Code } from "../jsonrpc/messages.ts";
-import { modernEnvelope } from "../proxy/client-era.ts";
+import { modernEnvelope } from "../proxy/session/client-era.ts";
 
 const VERSION_HEADER = "mcp-protocol-version";
 

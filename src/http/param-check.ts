@@ -6,7 +6,7 @@
 import { ErrorCode, HEADER_MISMATCH } from "../jsonrpc/messages.ts";
 import { headerMarks, paramHeaderMismatch, screenToolsAnswer } from "../jsonrpc/param-headers.ts";
 import type { Logger } from "../log.ts";
-import type { RequestChannel } from "../proxy/client-request.ts";
+import type { RequestChannel } from "../proxy/session/client-request.ts";
 
 /** Whether a call that came with these headers may run (RequestChannel.vouch): its tool offered over HTTP, its headers agreeing. */
 export function vouchFor(headers: Headers, tool: unknown): NonNullable<RequestChannel["vouch"]> {

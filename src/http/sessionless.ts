@@ -5,7 +5,7 @@
 // forwarded): each run is served by one client session of the proxy, so the
 // retry that answers an input_required (R-ERA-2/3) and a task's follow-ups
 // (R-ERA-4) find the call they continue whichever connection they come on.
-import { runLabelOf } from "../proxy/client-era.ts";
+import { runLabelOf } from "../proxy/session/client-era.ts";
 import { MODERN_VERSION, REMOVED_IN_MODERN, RUN_KEY } from "../jsonrpc/eras.ts";
 import { deservesAnswer, isRecord, paramsOf, type Frame } from "../jsonrpc/frames.ts";
 import { ErrorCode, errorLine } from "../jsonrpc/messages.ts";

@@ -7,10 +7,10 @@ import { readLines } from "../jsonrpc/lines.ts";
 import { LineBatch } from "../jsonrpc/line-batch.ts";
 import type { Logger } from "../log.ts";
 import type { Manifest } from "../manifest/types.ts";
-import { ClientSession } from "./client-session.ts";
+import { ClientSession } from "./session/client-session.ts";
 import { onStopSignals } from "./drain.ts";
-import { ServerPool } from "./pool.ts";
-import { recordingOptions } from "./session-run.ts";
+import { ServerPool } from "./pool/pool.ts";
+import { recordingOptions } from "./session/session-run.ts";
 
 export { DEFAULT_DRAIN_SECONDS } from "./drain.ts";
 

@@ -15,7 +15,7 @@ import {
   ToolListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import { BIN, connect, initializeFrame, LineSession, manifestText, run, until } from "../helpers.ts";
-import { INSTRUCTIONS_PREAMBLE } from "../../src/proxy/handshake.ts";
+import { INSTRUCTIONS_PREAMBLE } from "../../src/proxy/session/handshake.ts";
 import {
   ADA,
   crmStateText,

@@ -5,7 +5,7 @@
 // refused when nobody can tell), notifications, and two sessions whose writes
 // to one server are serialised.
 import { describe, expect, test } from "bun:test";
-import { ClientSession } from "../../src/proxy/client-session.ts";
+import { ClientSession } from "../../src/proxy/session/client-session.ts";
 import { notesPools, recordingIn, type NotesPool } from "../fixtures/in-memory-notes.ts";
 import { journalRows } from "../fixtures/proxy-kit.ts";
 

@@ -8,7 +8,7 @@ import { openJournal, type Journal } from "../../src/journal/journal.ts";
 import { createMatcher } from "../../src/manifest/match.ts";
 import type { Rule } from "../../src/manifest/types.ts";
 import { shortId } from "../../src/journal/types.ts";
-import { APPROVAL_TTL_MS, gateVerdict, passGate, type GateContext, type HeldCall } from "../../src/proxy/gate.ts";
+import { APPROVAL_TTL_MS, gateVerdict, passGate, type GateContext, type HeldCall } from "../../src/proxy/policy/gate.ts";
 import { tempDir } from "../helpers.ts";
 
 const rule = (match: string, cls: Rule["class"], gate: Rule["gate"]): Rule => ({ match, class: cls, gate, line: 1 });

@@ -91,6 +91,12 @@ describe("the import graph of src/", () => {
     expect(imports.filter((i) => within(i.from, "http") && within(i.to, "commands")).map((i) => `${i.from} → ${i.to}`)).toEqual([]);
   });
 
+  test("the proxy's wings: the pool and the policy stand below the sessions and the calls", () => {
+    const wing = (path: string) => /^src\/proxy\/(session|pool|calls|policy)\//.exec(path)?.[1];
+    const below: Record<string, string[]> = { pool: ["session", "calls"], policy: ["session", "pool", "calls"] };
+    expect(imports.filter((i) => (below[wing(i.from) ?? ""] ?? []).includes(wing(i.to) ?? "")).map((i) => `${i.from} → ${i.to}`)).toEqual([]);
+  });
+
   test("undo, and the layers the proxy stands on (servers/, jsonrpc/), never import the proxy", () => {
     const below = (i: Import) => within(i.from, "undo") || within(i.from, "servers") || within(i.from, "jsonrpc");
     expect(imports.filter((i) => below(i) && within(i.to, "proxy")).map((i) => `${i.from} → ${i.to}`)).toEqual([]);

@@ -1,7 +1,7 @@
 import { expect, test } from "bun:test";
 import { mkdirSync, renameSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { credentialsFolder, ProtectedPaths } from "../../src/proxy/protected-paths.ts";
+import { credentialsFolder, ProtectedPaths } from "../../src/proxy/policy/protected-paths.ts";
 import { tempDir } from "../helpers.ts";
 
 function setup() {

@@ -1,4 +1,4 @@
-// Properties of the byte-exact JSON scanner (src/proxy/raw-json.ts) against
+// Properties of the byte-exact JSON scanner (src/jsonrpc/raw-json.ts) against
 // JSON.parse, on generated JSON texts: arbitrary whitespace between tokens,
 // strings written with every kind of escape (or none), numbers in every form
 // JSON allows, nesting, and keys that repeat or are spelled with escapes.

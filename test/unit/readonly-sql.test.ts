@@ -1,7 +1,7 @@
 // The `gate: on_write` SQL heuristic (R-GATE-5): which SQL texts pass as read-only, and why.
 // Each row is [sql, expectedReadOnly, note]; the note records the decision.
 import { describe, expect, test } from "bun:test";
-import { classifySql, extractSql } from "../../src/proxy/readonly-sql.ts";
+import { classifySql, extractSql } from "../../src/proxy/policy/readonly-sql.ts";
 
 type Row = [sql: string, readOnly: boolean, note: string];
 

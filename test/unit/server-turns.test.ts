@@ -3,7 +3,7 @@
 // request for input, R-ERA-3) lets the next ones run, and queues again behind
 // them.
 import { describe, expect, test } from "bun:test";
-import { ServerTurns } from "../../src/proxy/server-turns.ts";
+import { ServerTurns } from "../../src/proxy/pool/server-turns.ts";
 
 function gate(): { opened: Promise<void>; open(): void } {
   let open!: () => void;

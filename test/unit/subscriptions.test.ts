@@ -1,7 +1,7 @@
 // subscriptions/listen on the wire (src/jsonrpc/subscriptions.ts): a client's
 // filter read strictly, what a filter lets through, and the subscription id
 // written into a line as the client wrote it, every other byte kept. A
-// subscription being opened (src/proxy/client-subscriptions.ts, over a fake
+// subscription being opened (src/proxy/session/client-subscriptions.ts, over a fake
 // pool): what it keeps until its acknowledgment is bounded; a cancellation
 // before it, or the connection's end, leaves nothing open. An event stream
 // nobody reads tells whoever sends on it once too much waits.
@@ -20,9 +20,9 @@ import {
   withSubscriptionId,
 } from "../../src/jsonrpc/subscriptions.ts";
 import { createLogger } from "../../src/log.ts";
-import { ClientRequest, type RequestChannel } from "../../src/proxy/client-request.ts";
-import { ClientSubscriptions } from "../../src/proxy/client-subscriptions.ts";
-import type { ServerPool } from "../../src/proxy/pool.ts";
+import { ClientRequest, type RequestChannel } from "../../src/proxy/session/client-request.ts";
+import { ClientSubscriptions } from "../../src/proxy/session/client-subscriptions.ts";
+import type { ServerPool } from "../../src/proxy/pool/pool.ts";
 import { until } from "../helpers.ts";
 
 describe("a listen request's filter", () => {

@@ -1,11 +1,11 @@
 // Which tools each server offers, and when a list is told as changed
-// (src/proxy/tool-catalog.ts), over a fake server whose listings the test
+// (src/proxy/pool/tool-catalog.ts), over a fake server whose listings the test
 // answers: the same tools in another order, or with their keys in another
 // order, are the same list; a list is compared with the one the clients last
 // knew, which after the server announced a change is its next list, not one
 // whose listing began before the announcement.
 import { expect, test } from "bun:test";
-import { ToolCatalog } from "../../src/proxy/tool-catalog.ts";
+import { ToolCatalog } from "../../src/proxy/pool/tool-catalog.ts";
 import type { Upstream } from "../../src/servers/upstream.ts";
 import { until } from "../helpers.ts";
 

@@ -8,11 +8,11 @@
 // is started again. What a server sends on Synartesis's own subscription
 // reaches the clients as that server's other notifications do. A server that
 // is slow or silent holds up only what is followed at it, and only so long.
-import { frameOf, isRecord, type NotificationFrame } from "../jsonrpc/frames.ts";
-import { filterKey, isEmptyFilter, LIST_CHANGES, withSubscriptionId, type SubscriptionFilter } from "../jsonrpc/subscriptions.ts";
-import { clipped, type Logger } from "../log.ts";
-import type { OwnListen } from "../servers/own-listens.ts";
-import { UpstreamError, type Upstream } from "../servers/upstream.ts";
+import { frameOf, isRecord, type NotificationFrame } from "../../jsonrpc/frames.ts";
+import { filterKey, isEmptyFilter, LIST_CHANGES, withSubscriptionId, type SubscriptionFilter } from "../../jsonrpc/subscriptions.ts";
+import { clipped, type Logger } from "../../log.ts";
+import type { OwnListen } from "../../servers/own-listens.ts";
+import { UpstreamError, type Upstream } from "../../servers/upstream.ts";
 
 /** After what is followed at a server could not be set up, how long before it is tried again (doubling up to the most). */
 const RETRY_FIRST_MS = 1000;

@@ -5,21 +5,21 @@
 // dispatch, and carries what the servers send it (held until the client is
 // ready). It knows nothing of how servers are reached: they belong to the
 // pool it joins, which other sessions may share.
-import type { SignInRequired } from "../auth/provider.ts";
-import { SynartesisError } from "../errors.ts";
-import type { JournalError } from "../journal/journal.ts";
-import { deservesAnswer, isId, isRecord, paramsOf, readMessages, type Frame, type NotificationFrame, type RequestFrame } from "../jsonrpc/frames.ts";
-import { idKey } from "../jsonrpc/json-check.ts";
-import { ErrorCode, errorLine, messageLine, NOT_INITIALIZED, resultLine, toolErrorLine } from "../jsonrpc/messages.ts";
-import { rawMember } from "../jsonrpc/raw-json.ts";
-import { startFailure, UpstreamError, type Upstream } from "../servers/upstream.ts";
+import type { SignInRequired } from "../../auth/provider.ts";
+import { SynartesisError } from "../../errors.ts";
+import type { JournalError } from "../../journal/journal.ts";
+import { deservesAnswer, isId, isRecord, paramsOf, readMessages, type Frame, type NotificationFrame, type RequestFrame } from "../../jsonrpc/frames.ts";
+import { idKey } from "../../jsonrpc/json-check.ts";
+import { ErrorCode, errorLine, messageLine, NOT_INITIALIZED, resultLine, toolErrorLine } from "../../jsonrpc/messages.ts";
+import { rawMember } from "../../jsonrpc/raw-json.ts";
+import { startFailure, UpstreamError, type Upstream } from "../../servers/upstream.ts";
 import { ClientEra, initParamsOf, NOT_OPENED, runLabelOf } from "./client-era.ts";
 import { ClientRequest, type RequestChannel } from "./client-request.ts";
 import { ClientSubscriptions } from "./client-subscriptions.ts";
-import { drain, type DrainEnd } from "./drain.ts";
+import { drain, type DrainEnd } from "../drain.ts";
 import { discoverResult, failureText, initializeResult, startServers } from "./handshake.ts";
 import { dispatch, placeInQueue, type MethodContext } from "./methods.ts";
-import { NO_CLIENT, type PoolMember } from "./pool.ts";
+import { NO_CLIENT, type PoolMember } from "../pool/pool.ts";
 import { SessionRun, type RecordingOptions } from "./session-run.ts";
 import { signInThroughClient } from "./sign-in.ts";
 import { ToClient } from "./to-client.ts";

@@ -6,12 +6,12 @@
 // retrying (SEP-2322): the retry continues this request under its own id (and
 // its own channel), so a call that needs input is still one request, one
 // journal action.
-import { callKey } from "../canonical.ts";
-import type { Envelope } from "../jsonrpc/eras.ts";
-import { isRecord, type MessageId } from "../jsonrpc/frames.ts";
-import type { Origin } from "../servers/upstream.ts";
-import type { ServerTurn } from "./server-turns.ts";
-import type { ArrivalTicket } from "./arrival.ts";
+import { callKey } from "../../canonical.ts";
+import type { Envelope } from "../../jsonrpc/eras.ts";
+import { isRecord, type MessageId } from "../../jsonrpc/frames.ts";
+import type { Origin } from "../../servers/upstream.ts";
+import type { ServerTurn } from "../pool/server-turns.ts";
+import type { ArrivalTicket } from "../calls/arrival.ts";
 
 /**
  * Where the lines for one attempt of a client request go. Over stdio every

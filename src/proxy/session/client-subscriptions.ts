@@ -8,9 +8,9 @@
 // it names, those followed only later included — tagged with its id, until the
 // client cancels it (notifications/cancelled on stdio, closing the response
 // over HTTP) or the connection ends, which answers it gracefully first.
-import { paramsOf, type NotificationFrame } from "../jsonrpc/frames.ts";
-import { ErrorCode, errorLine } from "../jsonrpc/messages.ts";
-import { MODERN_VERSION } from "../jsonrpc/eras.ts";
+import { paramsOf, type NotificationFrame } from "../../jsonrpc/frames.ts";
+import { ErrorCode, errorLine } from "../../jsonrpc/messages.ts";
+import { MODERN_VERSION } from "../../jsonrpc/eras.ts";
 import {
   acknowledgedLine,
   completedLine,
@@ -21,11 +21,11 @@ import {
   matchOf,
   withSubscriptionId,
   type SubscriptionFilter,
-} from "../jsonrpc/subscriptions.ts";
-import type { Logger } from "../log.ts";
+} from "../../jsonrpc/subscriptions.ts";
+import type { Logger } from "../../log.ts";
 import type { ClientRequest } from "./client-request.ts";
-import type { ServerPool } from "./pool.ts";
-import { ackWaitAt } from "./server-subscriptions.ts";
+import type { ServerPool } from "../pool/pool.ts";
+import { ackWaitAt } from "../pool/server-subscriptions.ts";
 
 /** How many subscriptions one client connection may have open (over HTTP, one run: clients of one name share it, unless they name their runs). */
 const MAX_SUBSCRIPTIONS = 100;

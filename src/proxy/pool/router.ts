@@ -1,6 +1,6 @@
 // Names and ownership when one proxy fronts several servers: tools and prompts
 // become `server__name`; resource URIs keep their names and are routed by owner.
-import type { Upstream } from "../servers/upstream.ts";
+import type { Upstream } from "../../servers/upstream.ts";
 
 export const NAME_SEPARATOR = "__";
 

@@ -2,7 +2,7 @@
 // one array, written once every request in it has ended. What a server sends
 // on a request's behalf meanwhile (a request for input the client must answer
 // first) goes out at once.
-import { deservesAnswer, type Frame } from "../jsonrpc/frames.ts";
+import { deservesAnswer, type Frame } from "../../jsonrpc/frames.ts";
 import type { RequestChannel } from "./client-request.ts";
 
 /** Whether a message of a batch is owed an answer: a request, or an invalid message that is not a response. */

@@ -14,11 +14,11 @@ import {
   RUN_KEY,
   type Envelope,
   type Era,
-} from "../jsonrpc/eras.ts";
-import { isRecord, paramsOf, type NotificationFrame, type RequestFrame } from "../jsonrpc/frames.ts";
-import { ErrorCode, errorLine, UNSUPPORTED_PROTOCOL_VERSION, type Code } from "../jsonrpc/messages.ts";
-import { rawMember, withIdText } from "../jsonrpc/raw-json.ts";
-import type { Upstream } from "../servers/upstream.ts";
+} from "../../jsonrpc/eras.ts";
+import { isRecord, paramsOf, type NotificationFrame, type RequestFrame } from "../../jsonrpc/frames.ts";
+import { ErrorCode, errorLine, UNSUPPORTED_PROTOCOL_VERSION, type Code } from "../../jsonrpc/messages.ts";
+import { rawMember, withIdText } from "../../jsonrpc/raw-json.ts";
+import type { Upstream } from "../../servers/upstream.ts";
 import { ClientRequest, type RequestChannel, requestIdentity, type AskClient } from "./client-request.ts";
 import { askByRequests, HeldServerRequests, isContinuation, Retries } from "./input.ts";
 import type { ToClient } from "./to-client.ts";

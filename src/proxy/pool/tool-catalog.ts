@@ -3,9 +3,9 @@
 // held for approval or journalled (R-PROXY-12). Lists change: a name not seen
 // yet is looked up once more before it is called unknown, and a list found to
 // differ from the one clients last knew, without its server saying so, is reported.
-import { canonicalJson } from "../canonical.ts";
-import { listTools } from "../servers/tools.ts";
-import type { Upstream } from "../servers/upstream.ts";
+import { canonicalJson } from "../../canonical.ts";
+import { listTools } from "../../servers/tools.ts";
+import type { Upstream } from "../../servers/upstream.ts";
 
 /** A tool list as compared: the same tools in any order, their keys in any order, are the same list. */
 const canonicalList = (tools: Array<Record<string, unknown>>) => JSON.stringify(tools.map(canonicalJson).sort());

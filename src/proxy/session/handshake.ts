@@ -4,11 +4,11 @@
 // the upstream's identity (one server) or Synartesis's (several), the merged
 // capabilities, and instructions that open with what an agent must know
 // about Synartesis.
-import type { SynartesisError } from "../errors.ts";
-import { LEGACY_VERSIONS, MODERN_VERSIONS, SERVER_INFO_KEY, type Era } from "../jsonrpc/eras.ts";
-import { isRecord } from "../jsonrpc/frames.ts";
-import { VERSION } from "../version.ts";
-import type { ServerPool } from "./pool.ts";
+import type { SynartesisError } from "../../errors.ts";
+import { LEGACY_VERSIONS, MODERN_VERSIONS, SERVER_INFO_KEY, type Era } from "../../jsonrpc/eras.ts";
+import { isRecord } from "../../jsonrpc/frames.ts";
+import { VERSION } from "../../version.ts";
+import type { ServerPool } from "../pool/pool.ts";
 
 export const INSTRUCTIONS_PREAMBLE = [
   "This connection goes through Synartesis, which records every tool call together with the state it replaced, so that a person can undo what was done.",

@@ -2,12 +2,12 @@
 // session's own (one id space per connection), and the proxy's own questions
 // (a sign-in offered by URL elicitation). Each answer goes back where its
 // request came from, with the id its sender wrote.
-import { numberKey, type InvalidFrame, type MessageId, type NotificationFrame, type RequestFrame, type ResponseFrame } from "../jsonrpc/frames.ts";
-import { idKey } from "../jsonrpc/json-check.ts";
-import { ErrorCode, errorLine, messageLine } from "../jsonrpc/messages.ts";
-import { rawMember, withId, withIdText } from "../jsonrpc/raw-json.ts";
-import type { Logger } from "../log.ts";
-import type { Upstream } from "../servers/upstream.ts";
+import { numberKey, type InvalidFrame, type MessageId, type NotificationFrame, type RequestFrame, type ResponseFrame } from "../../jsonrpc/frames.ts";
+import { idKey } from "../../jsonrpc/json-check.ts";
+import { ErrorCode, errorLine, messageLine } from "../../jsonrpc/messages.ts";
+import { rawMember, withId, withIdText } from "../../jsonrpc/raw-json.ts";
+import type { Logger } from "../../log.ts";
+import type { Upstream } from "../../servers/upstream.ts";
 
 /** A server's own request id, unique across servers. */
 const originalKey = (upstream: Upstream, key: string) => `${upstream.name}\u0000${key}`;

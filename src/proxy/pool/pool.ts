@@ -4,21 +4,21 @@
 // (R-PROXY-6), and what a server sends on its own routed to the session it is
 // for: a request to the session whose call caused it, never a guess; a
 // notification to every session (R-HTTP-4).
-import type { SignInRequired } from "../auth/provider.ts";
-import { SynartesisError } from "../errors.ts";
-import { frameOf, type NotificationFrame, type RequestFrame } from "../jsonrpc/frames.ts";
-import { ErrorCode, errorLine, messageLine } from "../jsonrpc/messages.ts";
-import type { Logger } from "../log.ts";
-import { createMatcher, type Matcher } from "../manifest/match.ts";
-import type { Manifest } from "../manifest/types.ts";
-import type { Connector } from "../servers/link.ts";
-import { listTools, policyFit, toolNames } from "../servers/tools.ts";
-import { startFailure, Upstream, UpstreamError } from "../servers/upstream.ts";
+import type { SignInRequired } from "../../auth/provider.ts";
+import { SynartesisError } from "../../errors.ts";
+import { frameOf, type NotificationFrame, type RequestFrame } from "../../jsonrpc/frames.ts";
+import { ErrorCode, errorLine, messageLine } from "../../jsonrpc/messages.ts";
+import type { Logger } from "../../log.ts";
+import { createMatcher, type Matcher } from "../../manifest/match.ts";
+import type { Manifest } from "../../manifest/types.ts";
+import type { Connector } from "../../servers/link.ts";
+import { listTools, policyFit, toolNames } from "../../servers/tools.ts";
+import { startFailure, Upstream, UpstreamError } from "../../servers/upstream.ts";
 import { Router } from "./router.ts";
 import { ServerSubscriptions } from "./server-subscriptions.ts";
 import { ServerTurns, type ServerTurn } from "./server-turns.ts";
 import { ToolCatalog } from "./tool-catalog.ts";
-import type { Era } from "../jsonrpc/eras.ts";
+import type { Era } from "../../jsonrpc/eras.ts";
 
 /** What the pool needs of a client session. */
 export interface PoolMember {

@@ -3,10 +3,12 @@
 // the request again with the client's answers (asked in the client's own era)
 // and its own requestState, until it gives a final answer. The client never
 // sees the server's requestState; each retry is a fresh request to the server.
-import { inputRequiredOf, withParams } from "../jsonrpc/eras.ts";
-import type { Reply, Upstream } from "../servers/upstream.ts";
-import type { Asked, ClientRequest } from "./client-request.ts";
-import { MAX_INPUT_ROUNDS } from "./input.ts";
+import { inputRequiredOf, withParams } from "../../jsonrpc/eras.ts";
+import type { Reply, Upstream } from "../../servers/upstream.ts";
+import type { Asked, ClientRequest } from "../session/client-request.ts";
+
+/** Rounds of input one request may take before Synartesis stops asking (a server that never has enough). */
+export const MAX_INPUT_ROUNDS = 8;
 
 export interface ExchangeOptions {
   /** The client's request this is for: its envelope goes to the server, and the client is asked through it. */

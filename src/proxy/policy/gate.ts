@@ -1,12 +1,11 @@
 // Gates (R-GATE): decide whether a call must wait for a person, and speak to
 // the agent about held and denied calls. Approvals live in the journal.
-import { callKey } from "../canonical.ts";
-import type { Journal } from "../journal/journal.ts";
-import { shortId, type Action } from "../journal/types.ts";
-import type { Classification } from "../manifest/match.ts";
-import type { ToolClass } from "../manifest/types.ts";
+import { callKey } from "../../canonical.ts";
+import type { Journal } from "../../journal/journal.ts";
+import { shortId, type Action } from "../../journal/types.ts";
+import type { Classification } from "../../manifest/match.ts";
+import type { ToolClass } from "../../manifest/types.ts";
 import { classifySql, extractSql } from "./readonly-sql.ts";
-import type { ArrivalTicket } from "./arrival.ts";
 
 /** An approval covers one retry within this window (R-GATE-3). */
 export const APPROVAL_TTL_MS = 60 * 60 * 1000;
@@ -53,8 +52,8 @@ export interface HeldCall {
   tool: string;
   args: unknown;
   class: ToolClass;
-  /** Its number in the run, taken as its request arrived. */
-  arrival?: ArrivalTicket;
+  /** Its number in the run, taken as its request arrived (calls/arrival.ts). */
+  arrival?: { take(): number | undefined };
 }
 
 /** What a refusal was, for the log (R-PROXY-15). */

@@ -5,17 +5,16 @@
 // that carries that state continues the same request. And a 2025-era server's
 // requests during a 2026-era client's call are asked of the client that way,
 // the server's call kept open meanwhile.
-import { capabilityFor } from "../jsonrpc/eras.ts";
-import { isRecord, type RequestFrame } from "../jsonrpc/frames.ts";
-import { idKey } from "../jsonrpc/json-check.ts";
-import { ErrorCode, errorLine, resultLine } from "../jsonrpc/messages.ts";
-import type { Upstream } from "../servers/upstream.ts";
+import { capabilityFor } from "../../jsonrpc/eras.ts";
+import { isRecord, type RequestFrame } from "../../jsonrpc/frames.ts";
+import { idKey } from "../../jsonrpc/json-check.ts";
+import { ErrorCode, errorLine, resultLine } from "../../jsonrpc/messages.ts";
+import type { Upstream } from "../../servers/upstream.ts";
 import type { Asked, AskClient, ClientRequest, InputRequests } from "./client-request.ts";
+import { MAX_INPUT_ROUNDS } from "../calls/exchange.ts";
 
 /** How long a 2026-era client has to retry with the input it was asked for (a person may be answering). */
 export const INPUT_WAIT_MS = 10 * 60_000;
-/** Rounds of input one request may take before Synartesis stops asking (a server that never has enough). */
-export const MAX_INPUT_ROUNDS = 8;
 const STATE_PREFIX = "synartesis.";
 
 /** Why the client cannot be asked these, if it cannot: it did not declare the capability for this request. */

@@ -1,13 +1,13 @@
 // What the tools/call pipeline works with (calls.ts, pre-read.ts): the
 // context a session gives it, and one call as the client made it.
-import type { JournalError } from "../journal/journal.ts";
-import type { Logger } from "../log.ts";
-import type { Matcher } from "../manifest/match.ts";
-import type { Upstream } from "../servers/upstream.ts";
+import type { JournalError } from "../../journal/journal.ts";
+import type { Logger } from "../../log.ts";
+import type { Matcher } from "../../manifest/match.ts";
+import type { Upstream } from "../../servers/upstream.ts";
 import type { ArrivalTicket } from "./arrival.ts";
-import type { ClientRequest } from "./client-request.ts";
-import type { GateContext } from "./gate.ts";
-import type { ServerTurn } from "./server-turns.ts";
+import type { ClientRequest } from "../session/client-request.ts";
+import type { GateContext } from "../policy/gate.ts";
+import type { ServerTurn } from "../pool/server-turns.ts";
 
 export interface CallContext extends GateContext {
   log: Logger;

@@ -3,11 +3,11 @@
 // the proxy offers the authorization URL through the client, waits for the
 // browser to come back, and lets the call be sent again. One sign-in per
 // server at a time: calls that need it meanwhile wait for the same one.
-import type { OAuthServerSpec } from "../auth/connection.ts";
-import type { SignInRequired } from "../auth/provider.ts";
-import { SynartesisError } from "../errors.ts";
-import type { Logger } from "../log.ts";
-import { UpstreamError, type Upstream } from "../servers/upstream.ts";
+import type { OAuthServerSpec } from "../../auth/connection.ts";
+import type { SignInRequired } from "../../auth/provider.ts";
+import { SynartesisError } from "../../errors.ts";
+import type { Logger } from "../../log.ts";
+import { UpstreamError, type Upstream } from "../../servers/upstream.ts";
 
 export interface ClientChannel {
   /** Whether the client said it can show a URL (capabilities.elicitation.url). */
@@ -37,7 +37,7 @@ async function offer(client: ClientChannel, log: Logger, spec: OAuthServerSpec, 
   log.info("offering a sign-in through the client", { server: spec.name });
   try {
     // Loaded only when a sign-in is offered: the OAuth client and the SDK's schemas cost every proxy memory and start-up time.
-    const { signIn } = await import("../auth/sign-in.ts");
+    const { signIn } = await import("../../auth/sign-in.ts");
     await signIn(spec, {
       scope: needed.scope,
       present: async (url) => {

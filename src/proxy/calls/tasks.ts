@@ -5,12 +5,12 @@
 // completed, failed or cancelled; a task that needs input asks the client and
 // answers with tasks/update. What follows the end is the call's ordinary
 // answer, as if the server had given it at once.
-import { ErrorCode } from "../jsonrpc/messages.ts";
-import { TASKS_EXTENSION, type Envelope } from "../jsonrpc/eras.ts";
-import { errorOf, frameOf, isRecord, resultOf, type Response } from "../jsonrpc/frames.ts";
-import { rawMember } from "../jsonrpc/raw-json.ts";
-import { UpstreamError, type Reply, type Upstream } from "../servers/upstream.ts";
-import type { ClientRequest, InputRequests } from "./client-request.ts";
+import { ErrorCode } from "../../jsonrpc/messages.ts";
+import { TASKS_EXTENSION, type Envelope } from "../../jsonrpc/eras.ts";
+import { errorOf, frameOf, isRecord, resultOf, type Response } from "../../jsonrpc/frames.ts";
+import { rawMember } from "../../jsonrpc/raw-json.ts";
+import { UpstreamError, type Reply, type Upstream } from "../../servers/upstream.ts";
+import type { ClientRequest, InputRequests } from "../session/client-request.ts";
 
 /** Bounds on the server's suggested poll interval: not a busy loop, not minutes between looks. */
 const MIN_POLL_MS = 10;

@@ -2,14 +2,14 @@
 // tools/call (a session that only lists leaves none), closed when the session
 // ends; and the context each of its calls is recorded with.
 import { hostname } from "node:os";
-import { isDatabaseUrl, JournalError, type Journal } from "../journal/journal.ts";
-import type { Run } from "../journal/types.ts";
-import type { Logger } from "../log.ts";
-import { approveCommandFor } from "../self.ts";
-import type { CallContext } from "./calls.ts";
-import type { ServerPool } from "./pool.ts";
-import { credentialsFolder, ProtectedPaths } from "./protected-paths.ts";
-import { ArrivalTicket } from "./arrival.ts";
+import { isDatabaseUrl, JournalError, type Journal } from "../../journal/journal.ts";
+import type { Run } from "../../journal/types.ts";
+import type { Logger } from "../../log.ts";
+import { approveCommandFor } from "../../self.ts";
+import type { CallContext } from "../calls/calls.ts";
+import type { ServerPool } from "../pool/pool.ts";
+import { credentialsFolder, ProtectedPaths } from "../policy/protected-paths.ts";
+import { ArrivalTicket } from "../calls/arrival.ts";
 
 /** What a session's calls are recorded with. */
 export interface RecordingOptions {

@@ -3,12 +3,12 @@
 // before each retry of a call that needed input, so the journal holds the
 // state from right before the attempt that executed. And the reads around a
 // write that one call hands the next in its server's queue.
-import { readFailed, type Observation, type VerifyCall } from "../journal/types.ts";
-import { ResolveError, resolveTemplate } from "../manifest/refs.ts";
-import type { Rule } from "../manifest/types.ts";
-import { readKey, readState, type StateRead } from "../servers/observe.ts";
-import type { Upstream } from "../servers/upstream.ts";
-import type { RunningTurn } from "./server-turns.ts";
+import { readFailed, type Observation, type VerifyCall } from "../../journal/types.ts";
+import { ResolveError, resolveTemplate } from "../../manifest/refs.ts";
+import type { Rule } from "../../manifest/types.ts";
+import { readKey, readState, type StateRead } from "../../servers/observe.ts";
+import type { Upstream } from "../../servers/upstream.ts";
+import type { RunningTurn } from "../pool/server-turns.ts";
 import type { CallContext, ToolCall } from "./call-types.ts";
 
 export type PreRead =

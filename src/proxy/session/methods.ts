@@ -2,19 +2,19 @@
 // the call pipeline (calls.ts); list methods over several servers are answered
 // from all of them (names become SERVER__NAME); everything else is routed to
 // the server it belongs to and forwarded untouched (R-PROXY-1, R-PROXY-2).
-import { JournalError } from "../journal/journal.ts";
-import { errorCodeOf, isRecord, paramsOf, type RequestFrame } from "../jsonrpc/frames.ts";
-import { firstAmbiguity } from "../jsonrpc/json-check.ts";
-import { ErrorCode, errorLine, resultLine, type Code } from "../jsonrpc/messages.ts";
-import { rawMember, withIdText } from "../jsonrpc/raw-json.ts";
-import { LISTEN } from "../jsonrpc/subscriptions.ts";
-import type { Logger } from "../log.ts";
-import { UpstreamError, type Upstream } from "../servers/upstream.ts";
-import { handleToolCall, unrecordedLine, type CallContext } from "./calls.ts";
+import { JournalError } from "../../journal/journal.ts";
+import { errorCodeOf, isRecord, paramsOf, type RequestFrame } from "../../jsonrpc/frames.ts";
+import { firstAmbiguity } from "../../jsonrpc/json-check.ts";
+import { ErrorCode, errorLine, resultLine, type Code } from "../../jsonrpc/messages.ts";
+import { rawMember, withIdText } from "../../jsonrpc/raw-json.ts";
+import { LISTEN } from "../../jsonrpc/subscriptions.ts";
+import type { Logger } from "../../log.ts";
+import { UpstreamError, type Upstream } from "../../servers/upstream.ts";
+import { handleToolCall, unrecordedLine, type CallContext } from "../calls/calls.ts";
 import type { ClientRequest } from "./client-request.ts";
-import { exchange } from "./exchange.ts";
-import type { ServerPool } from "./pool.ts";
-import type { ServerTurn } from "./server-turns.ts";
+import { exchange } from "../calls/exchange.ts";
+import type { ServerPool } from "../pool/pool.ts";
+import type { ServerTurn } from "../pool/server-turns.ts";
 import type { SessionRun } from "./session-run.ts";
 
 export interface MethodContext {
