@@ -61,7 +61,8 @@ export class JournalError extends SynartesisError {
   }
 }
 
-export interface Journal {
+/** Where the journal is and its life: opening checks, changes, closing. */
+export interface JournalStore {
   /** Where it is, as people should see it and can paste it (a file path, or a URL without its password). */
   readonly path: string;
   /** Things about the journal a person should know (e.g. other users can read it). */
@@ -81,6 +82,10 @@ export interface Journal {
    * wakes on LISTEN/NOTIFY). Resolves to the function that stops it.
    */
   watchChanges(onChange: () => void): Promise<() => Promise<void>>;
+}
+
+/** Runs: one per client session, from its first call to its end, and after an undo. */
+export interface RunsRole {
   startRun(run: { id: string; label: string; startedAt: string; host?: string; pid?: number; manifest?: string }): Promise<Run>;
   /** A run's session ended: active → complete (a run undo already marked keeps its status). */
   completeRun(id: string, endedAt: string): Promise<void>;
@@ -90,6 +95,10 @@ export interface Journal {
   /** A run by any unique prefix of its id, or the most recent when no prefix is given. */
   findRun(prefix: string | undefined): Promise<Run>;
   listRuns(): Promise<RunSummary[]>;
+}
+
+/** Recording: a call's row from its intent to its outcome, and reading rows back. */
+export interface RecordingRole {
   /**
    * Insert an action with the next seq of its run, in one transaction, so
    * several proxies and CLIs sharing the file never collide (R-JOURNAL-4).
@@ -105,6 +114,10 @@ export interface Journal {
   actionsOfRun(runId: string): Promise<Action[]>;
   /** The most recent actions across runs (for `watch`). */
   recentActions(limit: number): Promise<Action[]>;
+}
+
+/** Approvals: calls held for a person, decided, spent by the retry they allow, withdrawn. */
+export interface ApprovalsRole {
   /** Calls held for a decision, oldest first. */
   waiting(): Promise<Action[]>;
   /**
@@ -136,6 +149,10 @@ export interface Journal {
    * agent is ever told of them as a denial. Returns the withdrawn requests.
    */
   withdrawRequests(runId: string, fromSeq: number, by: string, at: string): Promise<Action[]>;
+}
+
+/** Undo: the claims that make each inverse go once, what undo found, what a person settled or kept. */
+export interface UndoRole {
   /**
    * Claim an action for undo: only one undo process at a time may work on it.
    * `from` lists the statuses it may be claimed from.
@@ -186,6 +203,9 @@ export interface Journal {
   /** `--replan`: store a rebuilt inverse and verification read. */
   replan(id: string, inverse: ResolvedCall | undefined, verify: VerifyCall | undefined, warnings: string[]): Promise<void>;
 }
+
+/** The journal: every role, over one connection (a SQLite file, or a PostgreSQL database). */
+export interface Journal extends JournalStore, RunsRole, RecordingRole, ApprovalsRole, UndoRole {}
 
 /**
  * The journal, once the variables it took a secret from (PGPASSWORD) are gone

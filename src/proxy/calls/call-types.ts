@@ -1,6 +1,6 @@
 // What the tools/call pipeline works with (calls.ts, pre-read.ts): the
 // context a session gives it, and one call as the client made it.
-import type { JournalError } from "../../journal/journal.ts";
+import type { Journal, JournalError } from "../../journal/journal.ts";
 import type { Logger } from "../../log.ts";
 import type { Matcher } from "../../manifest/match.ts";
 import type { Upstream } from "../../servers/upstream.ts";
@@ -10,6 +10,7 @@ import type { GateContext } from "../policy/gate.ts";
 import type { ServerTurn } from "../pool/server-turns.ts";
 
 export interface CallContext extends GateContext {
+  journal: Journal;
   log: Logger;
   matcher: Matcher;
   upstream(server: string): Upstream;

@@ -1,7 +1,7 @@
 // Gates (R-GATE): decide whether a call must wait for a person, and speak to
 // the agent about held and denied calls. Approvals live in the journal.
 import { callKey } from "../../canonical.ts";
-import type { Journal } from "../../journal/journal.ts";
+import type { ApprovalsRole, RecordingRole } from "../../journal/journal.ts";
 import { shortId, type Action } from "../../journal/types.ts";
 import type { Classification } from "../../manifest/match.ts";
 import type { ToolClass } from "../../manifest/types.ts";
@@ -39,7 +39,8 @@ export function gateVerdict(classification: Classification, server: string, tool
 }
 
 export interface GateContext {
-  journal: Journal;
+  /** The gate needs only the approvals, and to record the request it raises. */
+  journal: ApprovalsRole & Pick<RecordingRole, "insertAction">;
   runId: string;
   now: () => Date;
   newId: () => string;
