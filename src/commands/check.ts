@@ -2,7 +2,7 @@
 // snapshot and inverse tool it names exists (R-CLI-3, R-MAN-7).
 import { defineCommand } from "citty";
 import { SynartesisError } from "../errors.ts";
-import { findManifest } from "../manifest/discover.ts";
+import { findManifest } from "../workspace/discover.ts";
 import { loadManifest } from "../manifest/load.ts";
 import type { Manifest } from "../manifest/types.ts";
 import { checkExitCode, renderCheck } from "../render/check.ts";

@@ -4,7 +4,7 @@ import { defineCommand } from "citty";
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { dirname, isAbsolute, resolve } from "node:path";
 import { SynartesisError } from "../errors.ts";
-import { findManifest, MANIFEST_NAME } from "../manifest/discover.ts";
+import { findManifest, MANIFEST_NAME } from "../workspace/discover.ts";
 import { signInCommands, type OAuthServerSpec } from "../auth/connection.ts";
 import { writeServer, type CommandBlock, type ServerBlock, type ToolInfo, type UrlBlock } from "../manifest/draft.ts";
 import { ManifestError, parseManifest } from "../manifest/load.ts";

@@ -5,7 +5,7 @@ import { oauthServer, signInCommands } from "../auth/connection.ts";
 import { openInBrowser } from "../browser.ts";
 import { SIGN_IN_TIMEOUT_MS, signIn } from "../auth/sign-in.ts";
 import { SynartesisError } from "../errors.ts";
-import { findManifest } from "../manifest/discover.ts";
+import { findManifest } from "../workspace/discover.ts";
 import { loadManifest } from "../manifest/load.ts";
 import { manifestArg, writeLines } from "./shared.ts";
 

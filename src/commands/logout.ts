@@ -3,7 +3,7 @@ import { defineCommand } from "citty";
 import { oauthServer, signInCommands } from "../auth/connection.ts";
 import { CredentialStore } from "../auth/store.ts";
 import { SynartesisError } from "../errors.ts";
-import { findManifest } from "../manifest/discover.ts";
+import { findManifest } from "../workspace/discover.ts";
 import { loadManifest } from "../manifest/load.ts";
 import { manifestArg, writeLines } from "./shared.ts";
 

@@ -3,7 +3,7 @@
 import { defineCommand } from "citty";
 import { describeError, SynartesisError } from "../errors.ts";
 import { openJournal, withheldSecrets } from "../journal/journal.ts";
-import { findJournal, findManifest } from "../manifest/discover.ts";
+import { findJournal, findManifest } from "../workspace/discover.ts";
 import { loadManifest } from "../manifest/load.ts";
 import { DEFAULT_HTTP_HOST, DEFAULT_IDLE_MINUTES, DEFAULT_MAX_SESSIONS, httpSettings, MIN_TOKEN_LENGTH, repeatedFlag } from "../http/options.ts";
 import { createLogger, LOG_LEVELS, type LogLevel } from "../log.ts";

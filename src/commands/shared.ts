@@ -6,7 +6,7 @@ import { userInfo } from "node:os";
 import { SynartesisError } from "../errors.ts";
 import type { Journal } from "../journal/journal.ts";
 import type { Run } from "../journal/types.ts";
-import { manifestForRun } from "../manifest/discover.ts";
+import { manifestForRun } from "../workspace/discover.ts";
 import { printable } from "../render/style.ts";
 
 export const manifestArg = {
@@ -127,7 +127,7 @@ export function didYouMean(word: string, candidates: string[], shown: (candidate
 
 /** The journal for a command that only reads: it must exist already (R-CLI-1). */
 export async function openExistingJournal(flags: { journal?: string; manifest?: string }) {
-  const [{ openJournal, withheldSecrets }, { existingJournal }] = await Promise.all([import("../journal/journal.ts"), import("../manifest/discover.ts")]);
+  const [{ openJournal, withheldSecrets }, { existingJournal }] = await Promise.all([import("../journal/journal.ts"), import("../workspace/discover.ts")]);
   return withheldSecrets(await openJournal(existingJournal(process.cwd(), flags), { create: false }));
 }
 

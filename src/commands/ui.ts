@@ -5,7 +5,7 @@ import { defineCommand } from "citty";
 import { openInBrowser } from "../browser.ts";
 import { SynartesisError } from "../errors.ts";
 import { journalMayExist, shownLocation } from "../journal/journal.ts";
-import { findJournal, findManifest } from "../manifest/discover.ts";
+import { findJournal, findManifest } from "../workspace/discover.ts";
 import { decisionCommandFor } from "../self.ts";
 import { startUiServer } from "../ui/server.ts";
 import { startupOver } from "../jit.ts";

@@ -5,7 +5,7 @@
 import { defineCommand } from "citty";
 import { SynartesisError } from "../errors.ts";
 import { shownLocation } from "../journal/journal.ts";
-import { findJournal } from "../manifest/discover.ts";
+import { findJournal } from "../workspace/discover.ts";
 import { Screen } from "../render/screen.ts";
 import { styleFor, type Style } from "../render/style.ts";
 import { ONCE_COLUMNS, renderWatch, watchMode, type WatchState } from "../render/watch.ts";

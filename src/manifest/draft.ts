@@ -5,7 +5,7 @@
 import { isMap, isScalar, isSeq, parseDocument, YAMLMap, YAMLSeq, type Document } from "yaml";
 import { SynartesisError } from "../errors.ts";
 import { createMatcher } from "./match.ts";
-import { MANIFEST_NAME } from "./discover.ts";
+import { MANIFEST_NAME } from "../workspace/discover.ts";
 import type { ShippedManifest } from "./shipped.ts";
 
 export interface ToolInfo {

@@ -3,6 +3,9 @@
 // place that decides, for every command and for help. Pure apart from it.
 import type { ActionStatus } from "../journal/types.ts";
 import type { ToolClass } from "../manifest/types.ts";
+import { formatTime, printable } from "../text.ts";
+
+export { formatTime, printable } from "../text.ts";
 
 export interface Style {
   bold(text: string): string;
@@ -77,15 +80,6 @@ export function colourStatus(style: Style, status: string): string {
     default:
       return status;
   }
-}
-
-/** Local "YYYY-MM-DD HH:MM:SS" for a timestamp. */
-export function formatTime(iso: string | undefined): string {
-  if (!iso) return "";
-  const d = new Date(iso);
-  if (Number.isNaN(d.getTime())) return iso;
-  const pad = (n: number) => String(n).padStart(2, "0");
-  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
 }
 
 /** Columns `text` takes on a terminal: colour codes take none, wide characters (CJK, most emoji) two. */
@@ -168,21 +162,6 @@ export function fitWidth(text: string, max: number): string {
     i += chunk.length;
   }
   return out + "…" + (coloured ? "\x1b[0m" : "");
-}
-
-const NAMED_ESCAPES: Record<string, string> = { "\n": "\\n", "\r": "\\r", "\t": "\\t" };
-
-/**
- * Text from outside (tool names, client names, arguments, results, reasons)
- * made safe to print on a terminal: control characters, C1 codes and bidi
- * overrides are shown as escapes (`\x1b`, `\n`, `\u202e`), so an agent can
- * neither drive the terminal nor start a line of its own.
- */
-export function printable(text: string): string {
-  return text.replace(/[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/g, (c) => {
-    const code = c.charCodeAt(0);
-    return NAMED_ESCAPES[c] ?? (code <= 0xff ? `\\x${code.toString(16).padStart(2, "0")}` : `\\u${code.toString(16).padStart(4, "0")}`);
-  });
 }
 
 /** `server.tool`, safe to print (the tool name is the agent's choice). */

@@ -6,7 +6,7 @@ import { hostname } from "node:os";
 import { isSynartesisError, SynartesisError, type ErrorCode } from "../errors.ts";
 import { shownLocation, type Journal } from "../journal/journal.ts";
 import { shortId, type Run } from "../journal/types.ts";
-import { manifestForRun } from "../manifest/discover.ts";
+import { manifestForRun } from "../workspace/discover.ts";
 import { loadManifest } from "../manifest/load.ts";
 import type { Logger } from "../log.ts";
 import { processAlive } from "../processes.ts";

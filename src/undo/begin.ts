@@ -6,7 +6,7 @@ import { SynartesisError } from "../errors.ts";
 import type { Journal } from "../journal/journal.ts";
 import { shortId, type Action, type Run } from "../journal/types.ts";
 import { processAlive } from "../processes.ts";
-import { formatTime, printable } from "../render/style.ts";
+import { formatTime, printable } from "../text.ts";
 import { checkScope, hasWork, inScope, staticVerdict } from "./plan.ts";
 
 export type UndoOpening =

@@ -3,7 +3,7 @@
 import { describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { existingJournal, findJournal, findManifest, JOURNAL_NAME, MANIFEST_NAME } from "../../src/manifest/discover.ts";
+import { existingJournal, findJournal, findManifest, JOURNAL_NAME, MANIFEST_NAME } from "../../src/workspace/discover.ts";
 import { SynartesisError } from "../../src/errors.ts";
 import { tempDir } from "../helpers.ts";
 

@@ -91,6 +91,19 @@ describe("the import graph of src/", () => {
     expect(imports.filter((i) => within(i.from, "http") && within(i.to, "commands")).map((i) => `${i.from} → ${i.to}`)).toEqual([]);
   });
 
+  test("no arrow runs back up: the policy and the undo core print nothing, the manifest knows no journal", () => {
+    const up: Array<[string, string]> = [
+      ["manifest", "journal"],
+      ["manifest", "render"],
+      ["undo", "render"],
+      ["undo", "commands"],
+      ["journal", "render"],
+      ["servers", "render"],
+      ["jsonrpc", "render"],
+    ];
+    expect(imports.filter((i) => up.some(([from, to]) => within(i.from, from) && within(i.to, to))).map((i) => `${i.from} → ${i.to}`)).toEqual([]);
+  });
+
   test("the proxy's wings: the pool and the policy stand below the sessions and the calls", () => {
     const wing = (path: string) => /^src\/proxy\/(session|pool|calls|policy)\//.exec(path)?.[1];
     const below: Record<string, string[]> = { pool: ["session", "calls"], policy: ["session", "pool", "calls"] };

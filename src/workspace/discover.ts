@@ -6,7 +6,7 @@ import { parseDocument } from "yaml";
 import { SynartesisError } from "../errors.ts";
 import { isDatabaseUrl } from "../journal/journal.ts";
 import { shortId, type Run } from "../journal/types.ts";
-import { loadManifest } from "./load.ts";
+import { loadManifest } from "../manifest/load.ts";
 
 export const MANIFEST_NAME = "synartesis.yaml";
 export const JOURNAL_NAME = "synartesis.db";
