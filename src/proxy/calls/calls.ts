@@ -3,7 +3,7 @@
 // record outcome. Returns the line to send back to the agent.
 import { canonicalJson } from "../../canonical.ts";
 import { JournalError, type NewAction } from "../../journal/journal.ts";
-import { readFailed, type Observation, type ResolvedCall } from "../../journal/types.ts";
+import { readFailed, type Action, type Observation, type ResolvedCall, type VerifyCall } from "../../journal/types.ts";
 import type { Matcher } from "../../manifest/match.ts";
 import { payloadOf, readsSnapshot, ResolveError, resolveTemplate, textOf } from "../../manifest/refs.ts";
 import type { Rule, ToolClass } from "../../manifest/types.ts";
@@ -225,6 +225,11 @@ async function awaitTask(ctx: CallContext, call: ToolCall, upstream: Upstream, t
   });
 }
 
+/**
+ * A mutating call, in stages: check and pre-read (which may send it round
+ * again: to read once the write before is over, or through the gate when
+ * there is nothing to restore), write-ahead, forward, post-read and record.
+ */
 async function runMutating(
   ctx: CallContext,
   call: ToolCall,
@@ -233,19 +238,60 @@ async function runMutating(
   gate: GateOutcome | undefined,
   running: RunningTurn,
 ): Promise<Answer> {
+  for (;;) {
+    const step = await prepare(ctx, call, rule, toolClass, gate, running);
+    switch (step.kind) {
+      case "read again":
+        running = running.afresh();
+        continue;
+      case "passed the gate":
+        gate = step.gate;
+        continue;
+      case "answered":
+        return step.answer;
+      case "ready":
+        return forwardAndRecord(ctx, call, rule, running, step);
+    }
+  }
+}
+
+/** What preparing a mutating call came to: go round again, an answer already, or its intent written and ready to forward. */
+type Prepared =
+  | { kind: "read again" }
+  | { kind: "passed the gate"; gate: GateOutcome }
+  | { kind: "answered"; answer: Answer }
+  | {
+      kind: "ready";
+      upstream: Upstream;
+      intent: { id: string };
+      approval: Action | undefined;
+      snapshot: Observation | undefined;
+      verify: VerifyCall | undefined;
+      /** A call that never ran did not use up its approval: the person's yes still stands for a retry. */
+      giveBackApproval(): Promise<void>;
+    };
+
+/** Pre-read the state the call will replace, check it may go, and write its intent ahead (R-PROXY-5). */
+async function prepare(
+  ctx: CallContext,
+  call: ToolCall,
+  rule: Rule | undefined,
+  toolClass: ToolClass,
+  gate: GateOutcome | undefined,
+  running: RunningTurn,
+): Promise<Prepared> {
   const upstream = ctx.upstream(call.server);
   const actionId = gate?.proceed ? gate.actionId : ctx.newId();
   const approval = gate?.proceed ? gate.approval : undefined;
   const approvedBy = approval ? { approvedBy: approval.approvedBy, approvedAt: approval.approvedAt } : {};
   const base = { id: actionId, runId: ctx.runId, server: call.server, tool: call.tool, args: call.args, class: toolClass, ...approvedBy };
-  // A call that never ran did not use up its approval: the person's yes still stands for a retry.
   const giveBackApproval = async () => {
     if (approval) await ctx.journal.returnApproval(approval.id, actionId);
   };
-  const refuse = async (error: string, agentText: string): Promise<Answer> => {
+  const refuse = async (error: string, agentText: string): Promise<Prepared> => {
     await giveBackApproval();
     await ctx.journal.insertAction({ ...base, seq: call.arrival?.take(), status: "failed", error, ts: ctx.now().toISOString() });
-    return { line: toolErrorLine(call.clientId, agentText) };
+    return { kind: "answered", answer: { line: toolErrorLine(call.clientId, agentText) } };
   };
 
   // Pre-read: capture the state this call is about to replace.
@@ -253,16 +299,15 @@ async function runMutating(
   // Read while the write before was still at its server (server-turns.ts): it stands once that call is done, if that write was
   // over when answered and this read was of the same server; else it is read again then. A failure or an absence is not acted on before.
   const standsOnceDone = async () => (await running.mayWrite()) && !(running.beganEarly && "verify" in read && read.verify?.server !== call.server);
-  const readAgainOnceDone = () => runMutating(ctx, call, rule, toolClass, gate, running.afresh());
-  if (running.beganEarly && ("refused" in read || "absent" in read) && !(await standsOnceDone())) return readAgainOnceDone();
+  if (running.beganEarly && ("refused" in read || "absent" in read) && !(await standsOnceDone())) return { kind: "read again" };
   if ("refused" in read) return refuse(read.refused, read.agentText);
   if ("absent" in read && toolClass === "reversible" && !approval) {
     const reason = `${call.server}.${call.tool} is reversible, but its pre-read ${read.verify.server}.${read.verify.tool} found nothing to restore (${read.absent.split("\n")[0]})`;
     const held = await passGate(ctx, { ...call, class: toolClass }, reason);
-    if (!held.proceed) return { line: refused(ctx, call, held) };
-    return runMutating(ctx, call, rule, toolClass, held, running);
+    if (!held.proceed) return { kind: "answered", answer: { line: refused(ctx, call, held) } };
+    return { kind: "passed the gate", gate: held };
   }
-  let snapshot: Observation | undefined = "absent" in read ? { absent: true } : read.snapshot;
+  const snapshot: Observation | undefined = "absent" in read ? { absent: true } : read.snapshot;
   const verify = read.verify;
 
   // A server that cannot be (re)started means the call never leaves: that is a failure, not an unknown.
@@ -277,7 +322,7 @@ async function runMutating(
   }
 
   // The call before may still be reading back what it wrote.
-  if (!(await standsOnceDone())) return readAgainOnceDone();
+  if (!(await standsOnceDone())) return { kind: "read again" };
   // Write-ahead: the intent is committed before the call leaves (R-PROXY-5).
   const intent = await ctx.journal.insertAction({
     ...base,
@@ -287,7 +332,19 @@ async function runMutating(
     verify,
     ts: ctx.now().toISOString(),
   });
+  return { kind: "ready", upstream, intent, approval, snapshot, verify, giveBackApproval };
+}
 
+/** Forward a call whose intent is written; then read back what it left and record its outcome. */
+async function forwardAndRecord(
+  ctx: CallContext,
+  call: ToolCall,
+  rule: Rule | undefined,
+  running: RunningTurn,
+  ready: Extract<Prepared, { kind: "ready" }>,
+): Promise<Answer> {
+  const { upstream, intent, approval, verify, giveBackApproval } = ready;
+  let snapshot = ready.snapshot;
   // At a server that answers in order, the post-read and the next call follow the write at once.
   const early = EarlyReads.at(upstream, call, verify, running);
   let exchanged: Exchanged;
@@ -350,23 +407,7 @@ async function runMutating(
   if (!early) running.written(handOn(call.server, verify, postRead));
 
   const warnings: string[] = [];
-  let inverse: ResolvedCall | undefined;
-  // Nothing existed before: an inverse that writes back the state from before has nothing to write,
-  // which is no fault of the manifest (undo says it leaves this call in place).
-  if (rule?.inverse && !(snapshot?.absent && readsSnapshot(rule.inverse.args))) {
-    try {
-      const args = resolveTemplate(rule.inverse.args, {
-        args: call.args,
-        snapshot: snapshot && !snapshot.absent ? snapshot.payload : undefined,
-        result: payloadOf(resultOf(reply.msg)),
-      });
-      inverse = { server: rule.inverse.server, tool: rule.inverse.tool, args };
-    } catch (error) {
-      if (!(error instanceof ResolveError)) throw error;
-      warnings.push(`the inverse could not be resolved (${error.message}); undo has no usable inverse for this call`);
-    }
-  }
-
+  const inverse = resolveInverse(rule, call, snapshot, reply, warnings);
   let postState: Observation | undefined;
   if (verify && postRead) {
     const { read: after } = await postRead;
@@ -381,4 +422,26 @@ async function runMutating(
   );
   for (const warning of warnings) ctx.log.warn(warning, { server: call.server, tool: call.tool, action: intent.id });
   return { line: answer.withIdText(call.clientId), recorded };
+}
+
+/**
+ * The call that undoes this one, with literal values, or undefined (with a
+ * warning when the rule's inverse could not be resolved). Nothing existed
+ * before: an inverse that writes back the state from before has nothing to
+ * write, which is no fault of the manifest (undo says it leaves this call in place).
+ */
+function resolveInverse(rule: Rule | undefined, call: ToolCall, snapshot: Observation | undefined, reply: Reply, warnings: string[]): ResolvedCall | undefined {
+  if (!rule?.inverse || (snapshot?.absent && readsSnapshot(rule.inverse.args))) return undefined;
+  try {
+    const args = resolveTemplate(rule.inverse.args, {
+      args: call.args,
+      snapshot: snapshot && !snapshot.absent ? snapshot.payload : undefined,
+      result: payloadOf(resultOf(reply.msg)),
+    });
+    return { server: rule.inverse.server, tool: rule.inverse.tool, args };
+  } catch (error) {
+    if (!(error instanceof ResolveError)) throw error;
+    warnings.push(`the inverse could not be resolved (${error.message}); undo has no usable inverse for this call`);
+    return undefined;
+  }
 }
