@@ -114,8 +114,17 @@ async function probeRacing(upstream: Greeted, params: Record<string, unknown>): 
   }
   // An initialize that failed, or was refused (a 2026-era server slow to start), decides nothing: the probe does.
   if ("error" in winner.init || errorOf(winner.init.value.msg)) return probeOutcome(await probed);
+  // A server of both eras may answer the second request first (its handlers run side by side): the probe
+  // gets another moment, and a 2026-era answer to it still decides.
+  const late = await Promise.race([probed, delay(PROBE_MS)]);
+  if (late) {
+    const outcome = probeOutcome(late);
+    if ("modern" in outcome) return outcome;
+  }
   return { legacy: `it did not answer server/discover within ${PROBE_MS / 1000} s, and answered initialize`, initialized: winner.init.value };
 }
+
+const delay = (ms: number) => new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), ms).unref?.());
 
 function probeMeta(params: Record<string, unknown>): Record<string, unknown> {
   return {
