@@ -64,16 +64,80 @@ function serveAsset(asset: Asset, cache: string): Response {
   return new Response(asset.body, { headers: { "Content-Type": asset.type, "Cache-Control": cache } });
 }
 
+/**
+ * The session's credentials (R-UI-5): the token the page sends as a bearer
+ * token, the printed code that trades for it in any number of tabs, and the
+ * codes handed to a browser opener, each good once.
+ */
+class PageSignIn {
+  readonly token = newToken();
+  readonly printedCode = newToken();
+  private readonly oneTimeCodes = new Set<string>();
+
+  /** A code for a browser opener (its argv is readable by other users): it trades for the token once. */
+  oneTimeCode(): string {
+    const code = newToken();
+    this.oneTimeCodes.add(code);
+    return code;
+  }
+
+  /** The token for a code, or undefined for one that is not valid or was used. */
+  trade(code: unknown): string | undefined {
+    return typeof code === "string" && (tokenMatches(code, this.printedCode) || this.oneTimeCodes.delete(code)) ? this.token : undefined;
+  }
+
+  /** Whether a request presents the token. */
+  admits(request: Request): boolean {
+    return tokenMatches(bearerToken(request.headers.get("authorization")), this.token);
+  }
+}
+
+/** The page and its files, which hold no data: served to anyone who may reach this address. */
+function pageOrAsset(assets: Awaited<ReturnType<typeof loadAssets>>, path: string): Response {
+  const asset = assets.files.get(path);
+  if (asset) return serveAsset(asset, "private, max-age=3600");
+  if (PAGE_PATH.test(path)) return serveAsset(assets.html, "no-store");
+  return text(404, "Not found.");
+}
+
+/** POST /api/session: the page trades the code in its address for the session's token. */
+async function tradeCode(request: Request, signIn: PageSignIn): Promise<Response> {
+  if (request.method !== "POST") return jsonResponse(405, { error: "/api/session takes POST" });
+  const token = signIn.trade((await readBody(request).catch(() => ({}) as Record<string, unknown>)).code);
+  if (!token)
+    return jsonResponse(403, { error: "This link's code is not valid, or was used already (was synartesis ui restarted?). Open the address it printed last." });
+  return jsonResponse(200, { token });
+}
+
+/** Bun.serve on the loopback address, its failure to bind said as a person can act on it. */
+function listen(port: number, fetch: (request: Request) => Promise<Response>): Server<undefined> {
+  try {
+    return Bun.serve({
+      hostname: UI_ADDRESS,
+      port,
+      async fetch(request) {
+        const response = await fetch(request);
+        for (const [name, value] of Object.entries(SECURITY_HEADERS)) response.headers.set(name, value);
+        return response;
+      },
+      error: (error) => jsonResponse(500, { error: `internal error: ${error.message}` }),
+    });
+  } catch (error) {
+    const message = (error as Error).message ?? String(error);
+    if ((error as { code?: string }).code === "EADDRINUSE" || /in use/i.test(message)) {
+      throw new SynartesisError("config", `port ${port} on ${UI_ADDRESS} is in use`, { hint: "Choose another with --port, or --port 0 for any free port." });
+    }
+    throw new SynartesisError("config", `cannot serve on ${UI_ADDRESS}:${port}: ${message}`);
+  }
+}
+
 export async function startUiServer(options: UiServerOptions): Promise<UiServer> {
   const assets = await loadAssets();
-  const token = newToken();
-  const printedCode = newToken();
-  const oneTimeCodes = new Set<string>();
+  const signIn = new PageSignIn();
   const apiSource = new JournalSource(options.journalPath);
   // The feed polls on a connection of its own, so the page's own writes move its data version too.
   const feed = new ChangeFeed(new JournalSource(options.journalPath));
   const undos = new Set<Promise<void>>();
-  let server: Server<undefined>;
   const ctx: ApiContext = {
     source: apiSource,
     ...(options.manifest ? { manifest: options.manifest } : {}),
@@ -85,71 +149,29 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
     keepOpen: (request) => server.timeout(request, 0),
   };
 
-  async function route(request: Request): Promise<Response> {
-    if (!hostAllowed(request.headers.get("host"), UI_NAMES)) {
-      return text(403, `Refused: this page answers only to ${UI_ADDRESS} and localhost.`);
-    }
+  const server = listen(options.port, async (request) => {
+    if (!hostAllowed(request.headers.get("host"), UI_NAMES)) return text(403, `Refused: this page answers only to ${UI_ADDRESS} and localhost.`);
     const path = new URL(request.url).pathname;
-    // The page and its files hold no data: they are served to anyone who may reach this address.
-    if (!path.startsWith("/api/")) {
-      const asset = assets.files.get(path);
-      if (asset) return serveAsset(asset, "private, max-age=3600");
-      if (PAGE_PATH.test(path)) return serveAsset(assets.html, "no-store");
-      return text(404, "Not found.");
-    }
+    if (!path.startsWith("/api/")) return pageOrAsset(assets, path);
     if (request.method !== "GET" && request.method !== "HEAD") {
       const origin = sameOrigin(request.headers);
       if (!origin.ok) return jsonResponse(403, { error: `refused: ${origin.why}` });
     }
-    if (path === "/api/session") {
-      if (request.method !== "POST") return jsonResponse(405, { error: "/api/session takes POST" });
-      const code = (await readBody(request).catch(() => ({}) as Record<string, unknown>)).code;
-      const valid = typeof code === "string" && (tokenMatches(code, printedCode) || oneTimeCodes.delete(code));
-      if (!valid)
-        return jsonResponse(403, {
-          error: "This link's code is not valid, or was used already (was synartesis ui restarted?). Open the address it printed last.",
-        });
-      return jsonResponse(200, { token });
-    }
-    if (!tokenMatches(bearerToken(request.headers.get("authorization")), token)) {
+    if (path === "/api/session") return tradeCode(request, signIn);
+    if (!signIn.admits(request))
       return jsonResponse(401, { error: "Not signed in: open the address synartesis ui printed (it carries the code that signs this browser in)." });
-    }
     if (path === "/api/events") {
       if (request.method !== "GET") return jsonResponse(405, { error: "/api/events takes GET" });
       server.timeout(request, 0);
       return feed.subscribe();
     }
     return handleApi(ctx, request, path);
-  }
+  });
 
-  try {
-    server = Bun.serve({
-      hostname: UI_ADDRESS,
-      port: options.port,
-      async fetch(request) {
-        const response = await route(request);
-        for (const [name, value] of Object.entries(SECURITY_HEADERS)) response.headers.set(name, value);
-        return response;
-      },
-      error: (error) => jsonResponse(500, { error: `internal error: ${error.message}` }),
-    });
-  } catch (error) {
-    const message = (error as Error).message ?? String(error);
-    if ((error as { code?: string }).code === "EADDRINUSE" || /in use/i.test(message)) {
-      throw new SynartesisError("config", `port ${options.port} on ${UI_ADDRESS} is in use`, {
-        hint: "Choose another with --port, or --port 0 for any free port.",
-      });
-    }
-    throw new SynartesisError("config", `cannot serve on ${UI_ADDRESS}:${options.port}: ${message}`);
-  }
-
+  const address = (code: string) => `http://${UI_ADDRESS}:${server.port}/#code=${code}`;
   return {
-    url: `http://${UI_ADDRESS}:${server.port}/#code=${printedCode}`,
-    oneTimeUrl() {
-      const code = newToken();
-      oneTimeCodes.add(code);
-      return `http://${UI_ADDRESS}:${server.port}/#code=${code}`;
-    },
+    url: address(signIn.printedCode),
+    oneTimeUrl: () => address(signIn.oneTimeCode()),
     port: server.port!,
     busy: () => undos.size > 0,
     async stop() {
