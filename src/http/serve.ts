@@ -57,76 +57,158 @@ function endpointUrl(host: string, port: number): string {
 
 /** Serve until a signal; throws why when the proxy could not go on (a server would not start, the journal broke, …). */
 export async function serveHttp(options: HttpOptions): Promise<void> {
-  const { log, journal } = options;
-  const pool = new ServerPool({ manifest: options.manifest, log });
-  const signals = onStopSignals(log, options.drainMs);
-  let failure: SynartesisError | undefined;
-  // Until a client comes, nobody else hears of a server that dies: then that is why the proxy stops (exit 1, naming it),
-  // as over stdio. Once a session is initializing, it hears of it itself; later a dead server is restarted on next use.
-  const stopWatching = pool.watchClosed((upstream, reason) => {
-    if (reason === "stopped") return;
-    failure ??= startFailure(upstream, new UpstreamError(reason, "closed"));
-    signals.stop();
-  });
-  try {
-    // A server that cannot start is known before anyone is told where to connect.
-    await pool.open();
-  } catch (error) {
-    await journal.close().catch(() => {});
-    throw error;
+  const proxy = new HttpProxy(options);
+  await proxy.open();
+  const server = await proxy.listen();
+  if (!isLoopback(options.host)) {
+    options.log.warn("serving beyond this machine: anyone who can reach this address and holds the token can write through every server in the manifest", {
+      host: options.host,
+    });
   }
-  const recording = recordingOptions({ pool, journal, log, cwd: options.cwd });
-  const names = allowedNames(options.host, [...options.allowHosts, ...(WILDCARDS.has(options.host) ? interfaceAddresses() : [])]);
-  const sessions = new Map<string, HttpSession>();
-  let stopping = false;
+  // Scripts read where to connect from this line, whatever the log level.
+  createLogger("info").info("listening", { url: endpointUrl(options.host, server.port!) });
+  startupOver();
+  await proxy.serveUntilStopped(server);
+}
 
-  const endSession = async (session: HttpSession) => {
+/**
+ * The proxy over HTTP: one pool of servers, the sessions open on it, and the
+ * one decision of who may send what to /mcp. Stopping is its own: the first
+ * signal drains every session and ends its run, a second stops at once.
+ */
+class HttpProxy {
+  private readonly pool: ServerPool;
+  private readonly signals: ReturnType<typeof onStopSignals>;
+  private readonly sessions = new Map<string, HttpSession>();
+  private readonly sessionless: SessionlessRuns;
+  private readonly names: ReadonlySet<string>;
+  private readonly recording: ReturnType<typeof recordingOptions>;
+  /** Why the proxy stopped, when something made it stop. */
+  private failure: SynartesisError | undefined;
+  private stopping = false;
+  private malformedHostLogged = false;
+  private readonly stopWatching: () => void;
+
+  constructor(private readonly options: HttpOptions) {
+    const { log, journal } = options;
+    this.pool = new ServerPool({ manifest: options.manifest, log });
+    this.signals = onStopSignals(log, options.drainMs);
+    // Until a client comes, nobody else hears of a server that dies: then that is why the proxy stops (exit 1, naming it),
+    // as over stdio. Once a session is initializing, it hears of it itself; later a dead server is restarted on next use.
+    this.stopWatching = this.pool.watchClosed((upstream, reason) => {
+      if (reason === "stopped") return;
+      this.failure ??= startFailure(upstream, new UpstreamError(reason, "closed"));
+      this.signals.stop();
+    });
+    this.recording = recordingOptions({ pool: this.pool, journal, log, cwd: options.cwd });
+    this.names = allowedNames(options.host, [...options.allowHosts, ...(WILDCARDS.has(options.host) ? interfaceAddresses() : [])]);
+    this.sessionless = new SessionlessRuns(
+      () => this.full() ?? this.openSession("sessionless"),
+      log,
+      (method) => methodNotFound(method, this.pool.router.single !== undefined),
+    );
+  }
+
+  /** Start the servers: one that cannot start is known before anyone is told where to connect. */
+  async open(): Promise<void> {
     try {
-      await session.end(options.drainMs, signals.forced);
-    } finally {
-      sessions.delete(session.id);
-      sessionless.ended(session);
+      await this.pool.open();
+    } catch (error) {
+      await this.options.journal.close().catch(() => {});
+      throw error;
     }
-  };
+  }
+
+  async listen(): Promise<Server<undefined>> {
+    const { host, port, log } = this.options;
+    try {
+      return Bun.serve({
+        hostname: host,
+        port,
+        development: false,
+        fetch: (request, server) => this.route(request, server),
+        error: (error) => {
+          log.error("internal error", { error: error.message });
+          return refusal(500, "Internal Server Error: Synartesis could not handle this request");
+        },
+      });
+    } catch (error) {
+      await this.pool.stop();
+      const message = (error as Error).message ?? String(error);
+      if ((error as { code?: string }).code === "EADDRINUSE" || /in use/i.test(message)) {
+        throw new SynartesisError("config", `port ${port} on ${host} is in use`, { hint: "Choose another port, or 0 for any free port." });
+      }
+      throw new SynartesisError("config", `cannot serve on ${host}:${port}: ${message}`);
+    }
+  }
+
+  async serveUntilStopped(server: Server<undefined>): Promise<void> {
+    const { drainMs, log, journal } = this.options;
+    const keepAlive = setInterval(() => this.sessions.forEach((session) => session.keepAlive()), KEEP_ALIVE_MS);
+    await this.signals.stopRequested;
+    this.stopping = true;
+    void server.stop();
+    const ends = await Promise.all([...this.sessions.values()].map((session) => session.end(drainMs, this.signals.forced)));
+    clearInterval(keepAlive);
+    await this.pool.stop({ quick: ends.includes("second signal") });
+    try {
+      await journal.close();
+    } catch {}
+    await Promise.race([server.stop(true), this.signals.forced]);
+    if (this.failure) throw this.failure;
+    log.debug("proxy stopped");
+  }
+
+  // ---- sessions ----
+
+  private async endSession(session: HttpSession): Promise<void> {
+    try {
+      await session.end(this.options.drainMs, this.signals.forced);
+    } finally {
+      this.sessions.delete(session.id);
+      this.sessionless.ended(session);
+    }
+  }
+
   /** Why no session can be opened now: as many are open as --http-max-sessions allows. */
-  const full = () =>
-    sessions.size >= options.maxSessions
-      ? refusal(
-          503,
-          `Service Unavailable: ${options.maxSessions} sessions are open, the most --http-max-sessions allows; one more can start when one ends (DELETE, or --http-idle)`,
-        )
-      : undefined;
-  const openSession = (kind: "session" | "sessionless" = "session") => {
-    stopWatching();
+  private full(): Response | undefined {
+    const most = this.options.maxSessions;
+    if (this.sessions.size < most) return undefined;
+    return refusal(
+      503,
+      `Service Unavailable: ${most} sessions are open, the most --http-max-sessions allows; one more can start when one ends (DELETE, or --http-idle)`,
+    );
+  }
+
+  private openSession(kind: "session" | "sessionless" = "session"): HttpSession {
+    this.stopWatching();
     const session = new HttpSession({
       id: crypto.randomUUID(),
       sessionless: kind === "sessionless",
-      recording,
-      idleMs: options.idleMs,
+      recording: this.recording,
+      idleMs: this.options.idleMs,
       onIdle: (idle) => {
-        log.info(`${kind === "session" ? "session" : "run"} ended: no request for --http-idle`, { client: idle.label, idleMinutes: options.idleMs / 60_000 });
-        void endSession(idle);
+        this.options.log.info(`${kind === "session" ? "session" : "run"} ended: no request for --http-idle`, {
+          client: idle.label,
+          idleMinutes: this.options.idleMs / 60_000,
+        });
+        void this.endSession(idle);
       },
     });
-    sessions.set(session.id, session);
+    this.sessions.set(session.id, session);
     // What stops one session (a server that would not start, a broken journal) stops them all: stop, and say why.
     session.client.fatal.catch(() => {
-      failure ??= session.client.failure;
-      signals.stop();
+      this.failure ??= session.client.failure;
+      this.signals.stop();
     });
     return session;
-  };
-  const sessionless = new SessionlessRuns(
-    () => full() ?? openSession("sessionless"),
-    log,
-    (method) => methodNotFound(method, pool.router.single !== undefined),
-  );
+  }
 
   /** The session a request names, or why not. */
-  const sessionFor = (request: Request): HttpSession | Response => {
+  private sessionFor(request: Request): HttpSession | Response {
     const id = request.headers.get(SESSION_HEADER);
     if (id === null) return refusal(400, "Bad Request: the Mcp-Session-Id header is missing; start a session with initialize");
-    const session = sessions.get(id);
+    const session = this.sessions.get(id);
     if (!session || session.ended || session.sessionless)
       return refusal(404, "Session not found: it ended (DELETE, --http-idle or a restart); start a new one with initialize", { code: SESSION_GONE });
     const version = request.headers.get("mcp-protocol-version");
@@ -134,9 +216,65 @@ export async function serveHttp(options: HttpOptions): Promise<void> {
       return refusal(400, `Bad Request: unsupported MCP-Protocol-Version ${JSON.stringify(version)} (supported: ${ACCEPTED_LEGACY_VERSIONS.join(", ")})`);
     }
     return session;
-  };
+  }
 
-  const post = async (request: Request, server: Server<undefined>): Promise<Response> => {
+  // ---- requests ----
+
+  private async route(request: Request, server: Server<undefined>): Promise<Response> {
+    const path = pathOf(request.url);
+    if (path === HEALTH_PATH) {
+      if (request.method !== "GET" && request.method !== "HEAD") return plainText(405, "Method Not Allowed", { Allow: "GET, HEAD" });
+      return this.stopping ? plainText(503, "shutting down") : plainText(200, "ok");
+    }
+    if (path !== MCP_PATH) return plainText(404, `Not found: the MCP endpoint is ${MCP_PATH}`);
+    const refused = this.refusal(request);
+    if (refused) return refused;
+    if (this.stopping) return refusal(503, SHUTTING_DOWN);
+    switch (request.method) {
+      case "POST":
+        return this.post(request, server);
+      case "GET": {
+        if (!(request.headers.get("accept") ?? "").includes("text/event-stream"))
+          return refusal(406, "Not Acceptable: the client must accept text/event-stream");
+        const session = this.sessionFor(request);
+        if (session instanceof Response) return session;
+        server.timeout(request, 0);
+        return session.listen();
+      }
+      case "DELETE": {
+        const session = this.sessionFor(request);
+        if (session instanceof Response) return session;
+        await this.endSession(session);
+        return new Response(null, { status: 200 });
+      }
+      default:
+        return refusal(405, "Method Not Allowed: /mcp takes POST, GET and DELETE", { headers: { Allow: "GET, POST, DELETE" } });
+    }
+  }
+
+  /** Why /mcp will not serve this request (R-HTTP-2/3): its Host, its Origin, its token; undefined when it may. */
+  private refusal(request: Request): Response | undefined {
+    const host = request.headers.get("host");
+    if (hostName(host) === undefined) {
+      // Said once: a client that sends it will send it again.
+      if (!this.malformedHostLogged)
+        this.options.log.warn("a request's Host header is not a host name with an optional port; answered 400", { host: clipped(host ?? "") });
+      this.malformedHostLogged = true;
+      return refusal(400, "Bad Request: the Host header is not a host name with an optional port");
+    }
+    if (!hostAllowed(host, this.names)) {
+      return refusal(403, "Forbidden: the Host header names none of this server's names (its address, localhost, --http-allow-host)");
+    }
+    if (!originAllowed(request.headers.get("origin"), this.names)) {
+      return refusal(403, "Forbidden: the Origin header names none of this server's names (its address, localhost, --http-allow-host)");
+    }
+    const presented = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(request.headers.get("authorization") ?? "")?.[1];
+    if (tokenMatches(presented, this.options.token)) return undefined;
+    const challenge = presented === undefined ? 'Bearer realm="synartesis"' : 'Bearer realm="synartesis", error="invalid_token"';
+    return refusal(401, "Unauthorized: send Authorization: Bearer with the token this proxy was started with", { headers: { "WWW-Authenticate": challenge } });
+  }
+
+  private async post(request: Request, server: Server<undefined>): Promise<Response> {
     const accept = request.headers.get("accept") ?? "";
     if (!accept.includes("application/json") || !accept.includes("text/event-stream")) {
       return refusal(406, "Not Acceptable: the client must accept both application/json and text/event-stream");
@@ -148,118 +286,23 @@ export async function serveHttp(options: HttpOptions): Promise<void> {
     const batch = /^\s*\[/.test(body);
     const read = readMessages(body, "body");
     // The body may have taken a while: a session opened now would outlive the shutdown.
-    if (stopping) return refusal(503, SHUTTING_DOWN);
+    if (this.stopping) return refusal(503, SHUTTING_DOWN);
     if ("refused" in read) return jsonAnswer(400, read.refused);
     const initializing = read.frames.some((frame) => frame.kind === "request" && frame.msg.method === "initialize");
     const alone = !batch && read.frames.length === 1 && read.frames[0]!.kind === "request" ? read.frames[0] : undefined;
+    // An answer may take as long as its call (or a person's approval of what it asks): no idle cut-off.
     // initialize under a 2026-07-28 MCP-Protocol-Version header is that era's, where it does not exist.
     if ((!initializing || namesModernVersion(request.headers)) && isSessionless(request.headers, alone, request.headers.has(SESSION_HEADER))) {
-      // An answer may take as long as its call (or a person's approval of what it asks): no idle cut-off.
       server.timeout(request, 0);
-      return sessionless.post(request, read.frames, batch);
+      return this.sessionless.post(request, read.frames, batch);
     }
     let session: HttpSession | Response;
-    if (!initializing) session = sessionFor(request);
+    if (!initializing) session = this.sessionFor(request);
     else if (read.frames.length > 1) return refusal(400, "Invalid Request: initialize must come alone, not in a batch", { code: ErrorCode.InvalidRequest });
     else if (request.headers.has(SESSION_HEADER)) return refusal(400, "Bad Request: initialize starts a new session; send it without Mcp-Session-Id");
-    else session = full() ?? openSession();
+    else session = this.full() ?? this.openSession();
     if (session instanceof Response) return session;
-    // An answer may take as long as its call (or a person's approval of what it asks): no idle cut-off.
     server.timeout(request, 0);
     return session.post(read.frames);
-  };
-
-  let malformedHostLogged = false;
-  const route = async (request: Request, server: Server<undefined>): Promise<Response> => {
-    const path = pathOf(request.url);
-    if (path === HEALTH_PATH) {
-      if (request.method !== "GET" && request.method !== "HEAD") return plainText(405, "Method Not Allowed", { Allow: "GET, HEAD" });
-      return stopping ? plainText(503, "shutting down") : plainText(200, "ok");
-    }
-    if (path !== MCP_PATH) return plainText(404, `Not found: the MCP endpoint is ${MCP_PATH}`);
-    if (hostName(request.headers.get("host")) === undefined) {
-      // Said once: a client that sends it will send it again.
-      if (!malformedHostLogged)
-        log.warn("a request's Host header is not a host name with an optional port; answered 400", { host: clipped(request.headers.get("host") ?? "") });
-      malformedHostLogged = true;
-      return refusal(400, "Bad Request: the Host header is not a host name with an optional port");
-    }
-    if (!hostAllowed(request.headers.get("host"), names)) {
-      return refusal(403, "Forbidden: the Host header names none of this server's names (its address, localhost, --http-allow-host)");
-    }
-    if (!originAllowed(request.headers.get("origin"), names)) {
-      return refusal(403, "Forbidden: the Origin header names none of this server's names (its address, localhost, --http-allow-host)");
-    }
-    const presented = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(request.headers.get("authorization") ?? "")?.[1];
-    if (!tokenMatches(presented, options.token)) {
-      const challenge = presented === undefined ? 'Bearer realm="synartesis"' : 'Bearer realm="synartesis", error="invalid_token"';
-      return refusal(401, "Unauthorized: send Authorization: Bearer with the token this proxy was started with", {
-        headers: { "WWW-Authenticate": challenge },
-      });
-    }
-    if (stopping) return refusal(503, SHUTTING_DOWN);
-    switch (request.method) {
-      case "POST":
-        return post(request, server);
-      case "GET": {
-        if (!(request.headers.get("accept") ?? "").includes("text/event-stream"))
-          return refusal(406, "Not Acceptable: the client must accept text/event-stream");
-        const session = sessionFor(request);
-        if (session instanceof Response) return session;
-        server.timeout(request, 0);
-        return session.listen();
-      }
-      case "DELETE": {
-        const session = sessionFor(request);
-        if (session instanceof Response) return session;
-        await endSession(session);
-        return new Response(null, { status: 200 });
-      }
-      default:
-        return refusal(405, "Method Not Allowed: /mcp takes POST, GET and DELETE", { headers: { Allow: "GET, POST, DELETE" } });
-    }
-  };
-
-  let server: Server<undefined>;
-  try {
-    server = Bun.serve({
-      hostname: options.host,
-      port: options.port,
-      development: false,
-      fetch: route,
-      error: (error) => {
-        log.error("internal error", { error: error.message });
-        return refusal(500, "Internal Server Error: Synartesis could not handle this request");
-      },
-    });
-  } catch (error) {
-    await pool.stop();
-    const message = (error as Error).message ?? String(error);
-    if ((error as { code?: string }).code === "EADDRINUSE" || /in use/i.test(message)) {
-      throw new SynartesisError("config", `port ${options.port} on ${options.host} is in use`, { hint: "Choose another port, or 0 for any free port." });
-    }
-    throw new SynartesisError("config", `cannot serve on ${options.host}:${options.port}: ${message}`);
   }
-  if (!isLoopback(options.host)) {
-    log.warn("serving beyond this machine: anyone who can reach this address and holds the token can write through every server in the manifest", {
-      host: options.host,
-    });
-  }
-  // Scripts read where to connect from this line, whatever the log level.
-  createLogger("info").info("listening", { url: endpointUrl(options.host, server.port!) });
-  startupOver();
-  const keepAlive = setInterval(() => sessions.forEach((session) => session.keepAlive()), KEEP_ALIVE_MS);
-
-  await signals.stopRequested;
-  stopping = true;
-  void server.stop();
-  const ends = await Promise.all([...sessions.values()].map((session) => session.end(options.drainMs, signals.forced)));
-  clearInterval(keepAlive);
-  await pool.stop({ quick: ends.includes("second signal") });
-  try {
-    await journal.close();
-  } catch {}
-  await Promise.race([server.stop(true), signals.forced]);
-  if (failure) throw failure;
-  log.debug("proxy stopped");
 }

@@ -3,7 +3,8 @@
 // answers with its versions is spoken to in that era, one that answers
 // anything else (or nothing, or exits) gets the 2025 initialize handshake.
 // Some servers ignore a request they do not know: a probe not answered
-// within PROBE_MS is raced by initialize, and the first answer decides. A
+// soon after a ping is, or within PROBE_MS, is raced by initialize, and the
+// first useful answer decides. A
 // server found to be of the 2025 era is not probed again when it restarts.
 // A server reached over HTTP is probed the same way unless it signs in (OAuth
 // lives in the SDK transport, which speaks only the 2025 era).
@@ -40,8 +41,10 @@ export interface Greeted {
 
 type ProbeOutcome = { modern: Hello } | { legacy: string; version?: string; initialized?: Reply };
 
-/** How long a probe waits for its answer before initialize joins the race. */
-export const PROBE_MS = 1500;
+/** How long a probe waits for its answer, with no sign of the server, before initialize joins the race. */
+export const PROBE_MS = 2000;
+/** How long after its answer to a ping the server has to answer the probe (its handlers may run side by side). */
+const PING_GRACE_MS = 500;
 
 /** Probe (a process), then initialize when the server is not of the 2026 era. */
 export async function greet(upstream: Greeted, initParams: unknown, clientEra?: Era): Promise<Hello> {
@@ -84,10 +87,10 @@ export async function greet(upstream: Greeted, initParams: unknown, clientEra?: 
 }
 
 /**
- * The probe, raced by initialize once it has gone PROBE_MS unanswered: a
- * 2026-era server answers the probe first (it reads in order), one that
- * ignores what it does not know answers initialize, and the probe's late
- * answer, if any, is dropped.
+ * The probe, raced by initialize once it has gone unanswered (PING_GRACE_MS
+ * after the server answered a ping, or PROBE_MS with no sign of it): a
+ * 2026-era server answers the probe, one that ignores what it does not know
+ * answers initialize, and the probe's late answer, if any, is dropped.
  */
 async function probeRacing(upstream: Greeted, params: Record<string, unknown>): Promise<ProbeOutcome> {
   const settled = <T>(promise: Promise<T>) =>
@@ -96,11 +99,17 @@ async function probeRacing(upstream: Greeted, params: Record<string, unknown>): 
       (error: unknown) => ({ error }),
     );
   const probed = settled(upstream.request("server/discover", { _meta: probeMeta(params) }));
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const slow = new Promise<"slow">((resolve) => (timer = setTimeout(() => resolve("slow"), PROBE_MS)));
-  const first = await Promise.race([probed, slow]);
-  clearTimeout(timer);
-  if (first !== "slow") return probeOutcome(first);
+  // A ping (allowed before initialize in either era) says when the server is up: one that answers it and not the
+  // probe ignored the probe. Without that sign (a server still starting, or one that ignores everything before
+  // initialize) the race starts after PROBE_MS.
+  // It carries the 2026 envelope as the probe does: a server of both eras would take a bare one as a 2025 client's.
+  const pinged = settled(upstream.request("ping", { _meta: probeMeta(params) }));
+  const first = await Promise.race([probed, pinged.then(() => "up" as const), delay(PROBE_MS)]);
+  if (first !== undefined && first !== "up") return probeOutcome(first);
+  if (first === "up") {
+    const answered = await Promise.race([probed, delay(PING_GRACE_MS)]);
+    if (answered) return probeOutcome(answered);
+  }
   const initializing = settled(upstream.request("initialize", params));
   const winner = await Promise.race([probed.then((outcome) => ({ probe: outcome })), initializing.then((outcome) => ({ init: outcome }))]);
   if ("probe" in winner) {
@@ -121,7 +130,7 @@ async function probeRacing(upstream: Greeted, params: Record<string, unknown>): 
     const outcome = probeOutcome(late);
     if ("modern" in outcome) return outcome;
   }
-  return { legacy: `it did not answer server/discover within ${PROBE_MS / 1000} s, and answered initialize`, initialized: winner.init.value };
+  return { legacy: "it did not answer server/discover, and answered initialize", initialized: winner.init.value };
 }
 
 const delay = (ms: number) => new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), ms).unref?.());
