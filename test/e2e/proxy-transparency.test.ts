@@ -260,7 +260,7 @@ describe.concurrent("server-everything through the proxy: the whole protocol, bo
         INITIALIZED,
         jsonFrame("call-1", "tools/call", {
           name: "trigger-long-running-operation",
-          arguments: { duration: 0.2, steps: 2 },
+          arguments: { duration: 2, steps: 4 },
           _meta: { progressToken: "my-token-\u00e9" },
         }),
         "",
@@ -274,8 +274,9 @@ describe.concurrent("server-everything through the proxy: the whole protocol, bo
     // Even with every frame piped in at once, nothing comes before the initialize result (the server
     // may announce tools/list_changed while it starts: whether it does before its call ends is its timing).
     expect(lines[0].id).toBe(0);
-    // The server sends its last progress without waiting for it, so its answer may overtake it (on a busy
-    // machine it does); progress for a request already answered is not passed on. What arrives has the client's token.
+    // The server sends its progress without waiting for it, so its answer may overtake the last of it (on a busy
+    // machine it does; half a second between steps leaves the first well before); progress for a request already
+    // answered is not passed on. What arrives has the client's token.
     const progress = lines.filter((m) => m.method === "notifications/progress");
     expect(progress[0]?.params).toMatchObject({ progressToken: "my-token-\u00e9", progress: 1 });
     expect(progress.map((m) => m.params.progressToken)).toEqual(progress.map(() => "my-token-\u00e9"));
