@@ -40,6 +40,18 @@ export type Call = (i: number) => { name: string; arguments: Record<string, unkn
 export const read: Call = (i) => ({ name: "get_customer", arguments: { id: `c_00${(i % 3) + 1}` } });
 export const write: Call = (i) => ({ name: "update_customer", arguments: { id: `c_00${(i % 3) + 1}`, notes: `bench note ${i}` } });
 
+/** The milliseconds each of `count` sequential calls took, in order; a call that fails stops the bench. */
+export async function timed(client: Client, call: Call, count: number): Promise<number[]> {
+  const taken: number[] = [];
+  for (let i = 0; i < count; i++) {
+    const start = Bun.nanoseconds();
+    const result = await client.callTool(call(i));
+    taken.push((Bun.nanoseconds() - start) / 1e6);
+    if (result.isError) throw new Error(`${call(i).name} failed: ${JSON.stringify(result.content)}`);
+  }
+  return taken;
+}
+
 /** The value at quantile `q` of sorted times. */
 export const at = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
 export const ms = (n: number) => n.toFixed(3);

@@ -17,7 +17,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { at, BINARY, ms, open, read, ROOT, SEED_STATE, write, type Call } from "./calls.ts";
+import { at, BINARY, ms, open, read, ROOT, SEED_STATE, timed, write } from "./calls.ts";
 
 await import("../test/preload.ts"); // rebuilds dist/synartesis when the sources are newer
 
@@ -51,17 +51,6 @@ function baseline(): { binary: string; name: string; manifest: string } {
   return { binary, name: ref, manifest };
 }
 
-async function times(client: Client, call: Call, count: number): Promise<number[]> {
-  const taken: number[] = [];
-  for (let i = 0; i < count; i++) {
-    const start = Bun.nanoseconds();
-    const result = await client.callTool(call(i));
-    taken.push((Bun.nanoseconds() - start) / 1e6);
-    if (result.isError) throw new Error(`${call(i).name} failed: ${JSON.stringify(result.content)}`);
-  }
-  return taken;
-}
-
 /** A folder with the toy's seed state and `manifest`; a client of `args` started there with `binary`. */
 async function target(binary: string, args: string[], manifest: string): Promise<{ client: Client; dir: string }> {
   const dir = mkdtempSync(join(tmpdir(), "syn-compare-"));
@@ -89,9 +78,9 @@ for (let round = 0; round < ROUNDS; round++) {
     ["reversible", write],
   ] as const) {
     for (const index of order) {
-      await times(targets[index]!.client, call, WARMUP);
+      await timed(targets[index]!.client, call, WARMUP);
       const key = `${kind} ${names[index]}`;
-      samples.set(key, [...(samples.get(key) ?? []), ...(await times(targets[index]!.client, call, CALLS))]);
+      samples.set(key, [...(samples.get(key) ?? []), ...(await timed(targets[index]!.client, call, CALLS))]);
     }
   }
   for (const { client, dir } of targets) {

@@ -11,7 +11,7 @@ import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { at, ms, open, openHttp, read, ROOT as root, SEED_STATE, write, type Call } from "./calls.ts";
+import { at, ms, open, openHttp, read, ROOT as root, SEED_STATE, timed, write, type Call } from "./calls.ts";
 import { serve } from "./conformance.ts";
 
 await import("../test/preload.ts"); // rebuilds dist/synartesis when the sources are newer
@@ -21,15 +21,8 @@ const WARMUP = Number(process.env.WARMUP ?? 100);
 const TOKEN = "bench-token-0123456789abcdef";
 
 async function measure(client: Client, call: Call): Promise<number[]> {
-  for (let i = 0; i < WARMUP; i++) await client.callTool(call(i));
-  const times: number[] = [];
-  for (let i = 0; i < CALLS; i++) {
-    const start = Bun.nanoseconds();
-    const result = await client.callTool(call(i));
-    times.push((Bun.nanoseconds() - start) / 1e6);
-    if (result.isError) throw new Error(`${call(i).name} failed: ${JSON.stringify(result.content)}`);
-  }
-  return times.sort((a, b) => a - b);
+  await timed(client, call, WARMUP);
+  return (await timed(client, call, CALLS)).sort((a, b) => a - b);
 }
 
 /** Both calls, direct then proxied. */
