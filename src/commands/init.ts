@@ -80,6 +80,101 @@ async function discoverRemoteTools(name: string, url: string, manifestPath: stri
   }
 }
 
+/** The name and the server's command or URL, checked before anything starts. */
+function checkInitArgs(name: string, url: string | undefined, argv: string[] | undefined): void {
+  if (!/^[A-Za-z0-9_-]+$/.test(name) || name.includes("__")) {
+    throw new SynartesisError("usage", `server name "${name}" may contain only letters, digits, "-" and "_" (and no "__")`);
+  }
+  if (url !== undefined && argv !== undefined) throw new SynartesisError("usage", "give either --url URL or a command after --, not both");
+  if (url !== undefined && !/^https?:\/\//i.test(url)) throw new SynartesisError("usage", `--url must be an http:// or https:// URL (got "${url}")`);
+  if (url === undefined && !argv?.length) {
+    throw new SynartesisError(
+      "usage",
+      "give the server's command after --, e.g. synartesis init crm -- synartesis toy-crm --state ./crm.json (or --url URL for a remote server)",
+    );
+  }
+}
+
+/** The manifest to write or extend: --manifest, else the one found upwards, else a new one in this folder. */
+function manifestToWrite(cwd: string, given: string | undefined): string {
+  if (given) return resolve(cwd, given);
+  try {
+    return findManifest(cwd);
+  } catch {
+    return resolve(cwd, MANIFEST_NAME);
+  }
+}
+
+/** A server started as a command: how to start it, written so the manifest works from any folder, and its tools. */
+async function discoverLocalTools(name: string, argv: string[], cwd: string, manifestPath: string): Promise<{ block: ServerBlock; tools: ToolInfo[] }> {
+  const local = serverBlock(argv, cwd);
+  const tools = await discoverTools({
+    name,
+    kind: "command",
+    command: local.command,
+    args: local.args,
+    env: local.env ?? {},
+    cwd: dirname(manifestPath),
+    timeoutMs: DEFAULT_TIMEOUT_SECONDS * 1000,
+    line: 0,
+  });
+  return { block: local, tools };
+}
+
+/** Write the manifest whole (a temporary file renamed over it), only once it loads: it never writes one that does not (R-CLI-2). */
+function writeManifest(manifestPath: string, text: string): ReturnType<typeof parseManifest> {
+  let written;
+  try {
+    // A ${VAR} unset here may well be set where the client starts the proxy: warned about, not refused.
+    written = parseManifest(text, manifestPath, process.env, { unsetVariables: "warn" });
+  } catch (error) {
+    if (error instanceof ManifestError) {
+      throw new SynartesisError("manifest", `nothing was written: the manifest init would write does not load`, {
+        details: error.problems.map((p) => `${manifestPath}:${p.line}:${p.col}: ${p.message}`),
+      });
+    }
+    throw error;
+  }
+  mkdirSync(dirname(manifestPath), { recursive: true });
+  const partial = `${manifestPath}.${process.pid}.tmp`;
+  writeFileSync(partial, text);
+  renameSync(partial, manifestPath);
+  return written;
+}
+
+/** What init says it did, and the client block to paste. */
+function summaryLines(done: {
+  name: string;
+  manifestPath: string;
+  existing: boolean;
+  block: ServerBlock;
+  toolCount: number;
+  draft: ReturnType<typeof writeServer>;
+}): string[] {
+  const { name, manifestPath, block, draft } = done;
+  const self = clientCommand();
+  const client = { mcpServers: { synartesis: { command: self.argv[0], args: [...self.argv.slice(1), "proxy", "--manifest", manifestPath] } } };
+  const { adopted, readonly, todo } = draft.counts;
+  const lines = [`${done.existing ? "Extended" : "Wrote"} ${manifestPath}: server "${name}" (${done.toolCount} tools).`];
+  if ("url" in block && block.auth) {
+    const { login } = signInCommands({ name, kind: "url", url: block.url, headers: {}, timeoutMs: 0, line: 0, auth: { scopes: [], manifestPath } });
+    lines.push(`  it signs in with OAuth (auth: oauth); when it asks again, run: ${login}`);
+  }
+  if (draft.adoptedFrom) lines.push(`  ${adopted} rules adopted from the shipped policy for ${draft.adoptedFrom.title} (manifests/${draft.adoptedFrom.file})`);
+  lines.push(
+    `  ${readonly} readonly (the server's readOnlyHint, trusted)`,
+    `  ${todo} gated with a TODO: decide reversible, compensable, or leave them gated`,
+    `TODOs left in the manifest: ${draft.todosInFile}`,
+    "",
+    "Point your MCP client at the proxy: add this to its configuration (e.g. claude_desktop_config.json, .cursor/mcp.json):",
+    JSON.stringify(client, null, 2),
+    ...(self.caveat ? [self.caveat] : []),
+    "",
+    `Check the policy any time with: synartesis check --manifest ${manifestPath}`,
+  );
+  return lines;
+}
+
 export default defineCommand({
   meta: {
     name: "init",
@@ -103,92 +198,18 @@ export default defineCommand({
   },
   async run({ args, data }) {
     const name = args.name;
-    if (!/^[A-Za-z0-9_-]+$/.test(name) || name.includes("__")) {
-      throw new SynartesisError("usage", `server name "${name}" may contain only letters, digits, "-" and "_" (and no "__")`);
-    }
     const argv = (data as CommandData).afterDashes;
-    if (args.url !== undefined && argv !== undefined) throw new SynartesisError("usage", "give either --url URL or a command after --, not both");
-    if (args.url !== undefined && !/^https?:\/\//i.test(args.url))
-      throw new SynartesisError("usage", `--url must be an http:// or https:// URL (got "${args.url}")`);
-    if (args.url === undefined && !argv?.length) {
-      throw new SynartesisError(
-        "usage",
-        "give the server's command after --, e.g. synartesis init crm -- synartesis toy-crm --state ./crm.json (or --url URL for a remote server)",
-      );
-    }
+    checkInitArgs(name, args.url, argv);
     const cwd = process.cwd();
-    let manifestPath: string;
-    if (args.manifest) manifestPath = resolve(cwd, args.manifest);
-    else {
-      try {
-        manifestPath = findManifest(cwd);
-      } catch {
-        manifestPath = resolve(cwd, MANIFEST_NAME);
-      }
-    }
-    let block: ServerBlock;
-    let tools: ToolInfo[];
-    if (args.url !== undefined) {
-      ({ block, tools } = await discoverRemoteTools(name, args.url, manifestPath));
-    } else {
-      const local = serverBlock(argv!, cwd);
-      block = local;
-      tools = await discoverTools({
-        name,
-        kind: "command",
-        command: local.command,
-        args: local.args,
-        env: local.env ?? {},
-        cwd: dirname(manifestPath),
-        timeoutMs: DEFAULT_TIMEOUT_SECONDS * 1000,
-        line: 0,
-      });
-    }
+    const manifestPath = manifestToWrite(cwd, args.manifest);
+    const { block, tools } =
+      args.url !== undefined ? await discoverRemoteTools(name, args.url, manifestPath) : await discoverLocalTools(name, argv!, cwd, manifestPath);
     if (tools.length === 0) throw new SynartesisError("server", `server "${name}" exposes no tools; there is nothing to write a policy for`);
 
     const existing = existsSync(manifestPath) ? readFileSync(manifestPath, "utf8") : undefined;
     const draft = writeServer({ existing, name, server: block, tools, shipped: SHIPPED_MANIFESTS, force: Boolean(args.force), draftOnly: Boolean(args.draft) });
-    let written;
-    try {
-      // A ${VAR} unset here may well be set where the client starts the proxy: warned about below, not refused.
-      written = parseManifest(draft.text, manifestPath, process.env, { unsetVariables: "warn" });
-    } catch (error) {
-      if (error instanceof ManifestError) {
-        throw new SynartesisError("manifest", `nothing was written: the manifest init would write does not load`, {
-          details: error.problems.map((p) => `${manifestPath}:${p.line}:${p.col}: ${p.message}`),
-        });
-      }
-      throw error;
-    }
-    mkdirSync(dirname(manifestPath), { recursive: true });
-    const partial = `${manifestPath}.${process.pid}.tmp`;
-    writeFileSync(partial, draft.text);
-    renameSync(partial, manifestPath);
-
-    const self = clientCommand();
-    const client = { mcpServers: { synartesis: { command: self.argv[0], args: [...self.argv.slice(1), "proxy", "--manifest", manifestPath] } } };
-    const { adopted, readonly, todo } = draft.counts;
-    const lines = [`${existing === undefined ? "Wrote" : "Extended"} ${manifestPath}: server "${name}" (${tools.length} tools).`];
-    if ("url" in block && block.auth) {
-      const { login } = signInCommands({ name, kind: "url", url: block.url, headers: {}, timeoutMs: 0, line: 0, auth: { scopes: [], manifestPath } });
-      lines.push(`  it signs in with OAuth (auth: oauth); when it asks again, run: ${login}`);
-    }
-    if (draft.adoptedFrom)
-      lines.push(`  ${adopted} rules adopted from the shipped policy for ${draft.adoptedFrom.title} (manifests/${draft.adoptedFrom.file})`);
-    lines.push(
-      `  ${readonly} readonly (the server's readOnlyHint, trusted)`,
-      `  ${todo} gated with a TODO: decide reversible, compensable, or leave them gated`,
-    );
-    lines.push(
-      `TODOs left in the manifest: ${draft.todosInFile}`,
-      "",
-      "Point your MCP client at the proxy: add this to its configuration (e.g. claude_desktop_config.json, .cursor/mcp.json):",
-      JSON.stringify(client, null, 2),
-      ...(self.caveat ? [self.caveat] : []),
-      "",
-      `Check the policy any time with: synartesis check --manifest ${manifestPath}`,
-    );
-    writeLines(lines);
+    const written = writeManifest(manifestPath, draft.text);
+    writeLines(summaryLines({ name, manifestPath, existing: existing !== undefined, block, toolCount: tools.length, draft }));
     for (const unset of written.unsetVariables) {
       process.stderr.write(
         `synartesis: warning: ${unset.variable} is not set. The manifest keeps \${${unset.variable}} (${manifestPath}:${unset.line}:${unset.col}); ` +

@@ -318,77 +318,7 @@ export function createToyCrmServer(store: CrmStore): ToyCrmServer {
 const ORPHAN_CHECK_MS = 250;
 
 export async function serveStdio(store: CrmStore): Promise<void> {
-  const crm = new ToyCrmServer(store);
-  /** Requests read and not yet answered (or given up), by id. */
-  const unanswered = new Map<string, number>();
-  /** Ids the client cancelled: their answers are never sent (the work may still be done). */
-  const cancelled = new Set<string>();
-  let stopping = false;
-  let stopped!: () => void;
-  const done = new Promise<void>((resolve) => (stopped = resolve));
-  // Done once every request is answered (or given up) and every answer, an error's too, is written.
-  const check = () => {
-    if (stopping && unanswered.size === 0 && outgoing.length === 0 && !writing) stopped();
-  };
-  const forget = (key: string) => {
-    const left = (unanswered.get(key) ?? 0) - 1;
-    if (left > 0) unanswered.set(key, left);
-    else {
-      unanswered.delete(key);
-      cancelled.delete(key);
-    }
-    check();
-  };
-
-  // The answers of one turn of the event loop (a batch) leave in one write, and one write at a time.
-  const outgoing: Array<{ line: string; key?: string }> = [];
-  let writing = false;
-  const write = async () => {
-    writing = true;
-    while (outgoing.length > 0) {
-      await new Promise((resolve) => setImmediate(resolve));
-      const lines = outgoing.splice(0);
-      if (!process.stdout.write(lines.map(({ line }) => line + "\n").join(""))) {
-        await new Promise((resolve) => process.stdout.once("drain", resolve));
-      }
-      for (const { key } of lines) if (key !== undefined) forget(key);
-    }
-    writing = false;
-    check();
-  };
-  const send = (line: string, key?: string) => {
-    outgoing.push({ line, key });
-    if (!writing) void write();
-  };
-
-  const answer = async (id: MessageId, method: string, params: Record<string, unknown>) => {
-    unanswered.set(id.key, (unanswered.get(id.key) ?? 0) + 1);
-    const reply = await crm.answer(method, params);
-    if (cancelled.has(id.key)) return forget(id.key);
-    send("result" in reply ? resultLine(id, reply.result) : errorLine(id, reply.error.code as ErrorCode, reply.error.message, reply.error.data), id.key);
-  };
-  const receive = (frame: Frame) => {
-    if (frame.kind === "request") void answer(frame.id, frame.msg.method, paramsOf(frame.msg));
-    else if (frame.kind === "invalid") {
-      if (deservesAnswer(frame)) send(errorLine(frame.id, frame.code, frame.message));
-    } else if (frame.kind === "notification" && frame.msg.method === "notifications/cancelled") {
-      // The id as written: 9007199254740993 names that request, not …992.
-      const idText = isId(paramsOf(frame.msg).requestId) ? rawMember(rawMember(frame.raw, "params") ?? "", "requestId") : undefined;
-      const key = idText === undefined ? undefined : idKey(idText);
-      if (key !== undefined && unanswered.has(key)) cancelled.add(key);
-    }
-  };
-  const onLine = (line: string) => {
-    if (line.trim() === "") return;
-    const read = readMessages(line, "line");
-    if ("refused" in read) send(read.refused);
-    else read.frames.forEach(receive);
-  };
-
-  const stop = () => {
-    stopping = true;
-    check();
-  };
+  const session = new StdioSession(new ToyCrmServer(store));
   // Nobody is left to answer when the client's end of stdout is gone (EPIPE), or when the
   // process that started this one died without closing its pipes (kill -9 of synartesis undo):
   // then it exits, instead of waiting on a write that never drains.
@@ -398,14 +328,14 @@ export async function serveStdio(store: CrmStore): Promise<void> {
   const orphaned = setInterval(() => process.ppid !== parent && gone(), ORPHAN_CHECK_MS);
   orphaned.unref();
   // A second signal means "now", even if an answer is still owed.
-  const signalled = () => (stopping ? stopped() : stop());
+  const signalled = () => session.stop();
   process.on("SIGTERM", signalled);
   process.on("SIGINT", signalled);
-  void readLines(Bun.stdin.stream(), onLine)
+  void readLines(Bun.stdin.stream(), (line) => session.onLine(line))
     .catch(() => {})
-    .finally(stop);
+    .finally(() => session.stop(false));
   try {
-    await done;
+    await session.done;
   } finally {
     process.off("SIGTERM", signalled);
     process.off("SIGINT", signalled);
@@ -414,4 +344,91 @@ export async function serveStdio(store: CrmStore): Promise<void> {
   await replacedVersionsRemoved();
   // The caller exits the process next: let every answer reach the pipe first.
   await new Promise<void>((resolve) => process.stdout.write("", () => resolve()));
+}
+
+/**
+ * One client over stdio: its lines read, each request answered, a cancelled
+ * one's answer never sent; done once asked to stop and every request is
+ * answered (or given up) and every answer written.
+ */
+class StdioSession {
+  /** Requests read and not yet answered (or given up), by id. */
+  private readonly unanswered = new Map<string, number>();
+  /** Ids the client cancelled: their answers are never sent (the work may still be done). */
+  private readonly cancelled = new Set<string>();
+  /** The answers of one turn of the event loop (a batch) leave in one write, and one write at a time. */
+  private readonly outgoing: Array<{ line: string; key?: string }> = [];
+  private writing = false;
+  private stopping = false;
+  private stopped!: () => void;
+  readonly done = new Promise<void>((resolve) => (this.stopped = resolve));
+
+  constructor(private readonly crm: ToyCrmServer) {}
+
+  onLine(line: string): void {
+    if (line.trim() === "") return;
+    const read = readMessages(line, "line");
+    if ("refused" in read) this.send(read.refused);
+    else read.frames.forEach((frame) => this.receive(frame));
+  }
+
+  /** Stop once what is owed is written; asked again (`now`, a second signal), stop at once. */
+  stop(now = true): void {
+    if (this.stopping && now) return this.stopped();
+    this.stopping = true;
+    this.check();
+  }
+
+  private receive(frame: Frame): void {
+    if (frame.kind === "request") void this.answer(frame.id, frame.msg.method, paramsOf(frame.msg));
+    else if (frame.kind === "invalid") {
+      if (deservesAnswer(frame)) this.send(errorLine(frame.id, frame.code, frame.message));
+    } else if (frame.kind === "notification" && frame.msg.method === "notifications/cancelled") {
+      // The id as written: 9007199254740993 names that request, not …992.
+      const idText = isId(paramsOf(frame.msg).requestId) ? rawMember(rawMember(frame.raw, "params") ?? "", "requestId") : undefined;
+      const key = idText === undefined ? undefined : idKey(idText);
+      if (key !== undefined && this.unanswered.has(key)) this.cancelled.add(key);
+    }
+  }
+
+  private async answer(id: MessageId, method: string, params: Record<string, unknown>): Promise<void> {
+    this.unanswered.set(id.key, (this.unanswered.get(id.key) ?? 0) + 1);
+    const reply = await this.crm.answer(method, params);
+    if (this.cancelled.has(id.key)) return this.forget(id.key);
+    this.send("result" in reply ? resultLine(id, reply.result) : errorLine(id, reply.error.code as ErrorCode, reply.error.message, reply.error.data), id.key);
+  }
+
+  private send(line: string, key?: string): void {
+    this.outgoing.push({ line, key });
+    if (!this.writing) void this.write();
+  }
+
+  private async write(): Promise<void> {
+    this.writing = true;
+    while (this.outgoing.length > 0) {
+      await new Promise((resolve) => setImmediate(resolve));
+      const lines = this.outgoing.splice(0);
+      if (!process.stdout.write(lines.map(({ line }) => line + "\n").join(""))) {
+        await new Promise((resolve) => process.stdout.once("drain", resolve));
+      }
+      for (const { key } of lines) if (key !== undefined) this.forget(key);
+    }
+    this.writing = false;
+    this.check();
+  }
+
+  private forget(key: string): void {
+    const left = (this.unanswered.get(key) ?? 0) - 1;
+    if (left > 0) this.unanswered.set(key, left);
+    else {
+      this.unanswered.delete(key);
+      this.cancelled.delete(key);
+    }
+    this.check();
+  }
+
+  // Done once every request is answered (or given up) and every answer, an error's too, is written.
+  private check(): void {
+    if (this.stopping && this.unanswered.size === 0 && this.outgoing.length === 0 && !this.writing) this.stopped();
+  }
 }

@@ -64,13 +64,18 @@ export function hasWork(actions: Action[], fromSeq = 1): boolean {
 
 /** What can be decided from the journal row alone. */
 export function staticVerdict(action: Action): StaticVerdict {
-  const name = `${action.server}.${action.tool}`;
   if (action.keptAt && (action.status === "applied" || action.status === "pending" || action.status === "unrecoverable")) {
     return {
       kind: "skip",
       why: `kept by ${action.keptBy ?? "a person"} (${action.keptAt})${action.keptReason ? `: ${action.keptReason}` : ""}; its effect stays`,
     };
   }
+  return statusVerdict(action) ?? ranVerdict(action);
+}
+
+/** What a row's status alone decides (it never ran, it is undone, its outcome is unknown); undefined for a call that ran. */
+function statusVerdict(action: Action): StaticVerdict | undefined {
+  const name = `${action.server}.${action.tool}`;
   switch (action.status) {
     case "gated":
       return { kind: "skip", why: "held for approval; it never ran (a real undo withdraws the request)" };
@@ -107,8 +112,13 @@ export function staticVerdict(action: Action): StaticVerdict {
       };
     case "applied":
     case "rolling_back":
-      break;
+      return undefined;
   }
+}
+
+/** A call that ran: what its class, its inverse and what was read around it allow. */
+function ranVerdict(action: Action): StaticVerdict {
+  const name = `${action.server}.${action.tool}`;
   if (action.class === "readonly") return { kind: "skip", why: "read only; nothing to undo" };
   if (action.class === "irreversible") {
     const by = action.approvedBy ? ` (approved by ${action.approvedBy})` : "";

@@ -9,6 +9,50 @@ import type { Page } from "./types.ts";
 
 const DECIDER_KEY = "synartesis.decider";
 
+/** A person's decision on a held call, made from its card: the reason field and the card's status line go with it. */
+type Decide = (gate: GateView, verb: "approve" | "deny", reasonInput: HTMLInputElement, status: HTMLElement) => Promise<void>;
+
+/** One held call: what it is, why it is held, its arguments, Approve and Deny with a reason, and the shell commands. */
+function gateCard(gate: GateView, decide: Decide): HTMLElement {
+  const title = `gate-${gate.id}`;
+  const reason = h("input", { type: "text", id: `reason-${gate.id}`, maxlength: "2000" });
+  const status = h("p", { class: "gate-status", role: "status" });
+  return h(
+    "li",
+    {},
+    h(
+      "article",
+      { class: "gate", "aria-labelledby": title },
+      h("h2", { id: title }, h("code", {}, gate.name), " ", h("span", { class: "class" }, gate.classLabel)),
+      h("p", { class: "reason" }, h("b", {}, "Held: "), gate.reason),
+      h(
+        "p",
+        { class: "facts" },
+        "Action ",
+        h("code", {}, gate.ref),
+        ` · since ${gate.since} · run `,
+        h("a", { href: `/runs/${encodeURIComponent(gate.run.id)}` }, h("code", {}, gate.run.ref), ` (${gate.run.label})`),
+      ),
+      h("h3", {}, "Arguments"),
+      jsonBlock(gate.args),
+      h(
+        "div",
+        { class: "decide" },
+        h("button", { type: "button", class: "approve", onclick: () => void decide(gate, "approve", reason, status) }, "Approve"),
+        h(
+          "span",
+          { class: "deny-group" },
+          h("label", { for: `reason-${gate.id}` }, "Reason (told to the agent)"),
+          reason,
+          h("button", { type: "button", class: "deny", onclick: () => void decide(gate, "deny", reason, status) }, "Deny"),
+        ),
+      ),
+      status,
+      h("details", {}, h("summary", {}, "From a shell instead"), h("pre", {}, h("code", {}, `${gate.approveCommand}\n${gate.denyCommand}`))),
+    ),
+  );
+}
+
 export function gatesPage(main: HTMLElement): Page {
   const decider = h("input", { id: "decider", type: "text", autocomplete: "name", maxlength: "100", "aria-describedby": "decider-help" });
   decider.value = localStorage.getItem(DECIDER_KEY) ?? "";
@@ -52,52 +96,17 @@ export function gatesPage(main: HTMLElement): Page {
     }
   }
 
-  function gateCard(gate: GateView): HTMLElement {
-    const title = `gate-${gate.id}`;
-    const reason = h("input", { type: "text", id: `reason-${gate.id}`, maxlength: "2000" });
-    const status = h("p", { class: "gate-status", role: "status" });
-    return h(
-      "li",
-      {},
-      h(
-        "article",
-        { class: "gate", "aria-labelledby": title },
-        h("h2", { id: title }, h("code", {}, gate.name), " ", h("span", { class: "class" }, gate.classLabel)),
-        h("p", { class: "reason" }, h("b", {}, "Held: "), gate.reason),
-        h(
-          "p",
-          { class: "facts" },
-          "Action ",
-          h("code", {}, gate.ref),
-          ` · since ${gate.since} · run `,
-          h("a", { href: `/runs/${encodeURIComponent(gate.run.id)}` }, h("code", {}, gate.run.ref), ` (${gate.run.label})`),
-        ),
-        h("h3", {}, "Arguments"),
-        jsonBlock(gate.args),
-        h(
-          "div",
-          { class: "decide" },
-          h("button", { type: "button", class: "approve", onclick: () => void decide(gate, "approve", reason, status) }, "Approve"),
-          h(
-            "span",
-            { class: "deny-group" },
-            h("label", { for: `reason-${gate.id}` }, "Reason (told to the agent)"),
-            reason,
-            h("button", { type: "button", class: "deny", onclick: () => void decide(gate, "deny", reason, status) }, "Deny"),
-          ),
-        ),
-        status,
-        h("details", {}, h("summary", {}, "From a shell instead"), h("pre", {}, h("code", {}, `${gate.approveCommand}\n${gate.denyCommand}`))),
-      ),
-    );
-  }
-
   async function refresh(): Promise<number> {
     const answer = await getView<GatesView>("/api/gates");
     const view = answer.view ?? { gates: [], decider: "" };
     if (!decider.value && view.decider && localStorage.getItem(DECIDER_KEY) === null) decider.value = view.decider;
     empty.hidden = view.gates.length > 0;
-    reconcile(list, view.gates, (gate) => gate.id, gateCard);
+    reconcile(
+      list,
+      view.gates,
+      (gate) => gate.id,
+      (gate) => gateCard(gate, decide),
+    );
     return answer.waiting;
   }
 
