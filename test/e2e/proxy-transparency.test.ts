@@ -253,7 +253,8 @@ describe.concurrent("server-everything through the proxy: the whole protocol, bo
     const ws = workspace(
       manifestText({ servers: { everything: { command: "node", args: [EVERYTHING, "stdio"] } }, tools: [{ match: "everything.*", class: "readonly" }] }),
     );
-    const result = await run(proxyArgs(ws.manifest), {
+    // Its stdin closes at once: the long operation gets what the machine needs, not the 5 s drain.
+    const result = await run([...proxyArgs(ws.manifest), "--drain", "600"], {
       cwd: ws.dir,
       stdin: [
         initializeFrame(0),
