@@ -31,6 +31,8 @@ export interface Hello {
 /** What opening needs of the upstream. */
 export interface Greeted {
   readonly probes: boolean;
+  /** A process (it may still be starting when probed); else a server reached over HTTP, up already. */
+  readonly startsProcess: boolean;
   request(method: string, params?: unknown): Promise<Reply>;
   /** Whether the connection is still open (a server may exit on the probe). */
   readonly alive: boolean;
@@ -103,7 +105,8 @@ async function probeRacing(upstream: Greeted, params: Record<string, unknown>): 
   // probe ignored the probe. Without that sign (a server still starting, or one that ignores everything before
   // initialize) the race starts after PROBE_MS.
   // It carries the 2026 envelope as the probe does: a server of both eras would take a bare one as a 2025 client's.
-  const pinged = settled(upstream.request("ping", { _meta: probeMeta(params) }));
+  // Only a process may still be starting: an HTTP server is up, and its probe is raced on the clock alone.
+  const pinged = upstream.startsProcess ? settled(upstream.request("ping", { _meta: probeMeta(params) })) : new Promise<never>(() => {});
   const first = await Promise.race([probed, pinged.then(() => "up" as const), delay(PROBE_MS)]);
   if (first !== undefined && first !== "up") return probeOutcome(first);
   if (first === "up") {

@@ -149,6 +149,10 @@ export class Upstream {
     return this.spec.kind === "command" || !this.spec.auth;
   }
 
+  get startsProcess(): boolean {
+    return this.spec.kind === "command";
+  }
+
   /** Who Synartesis is on its own requests (reads, lists) to a 2026-era server: the client it was started for, asking for nothing. */
   private ownEnvelope(): Envelope {
     const params = isRecord(this.initParams) ? this.initParams : {};
