@@ -4,8 +4,6 @@
 // (the SDK's InMemoryTransport) through the same seam.
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
-import type { Logger } from "../log.ts";
-import type { ServerSpec } from "../manifest/types.ts";
 import { stdioLink } from "./stdio-link.ts";
 import type { Connector, Link, LinkEvents } from "./link-types.ts";
 

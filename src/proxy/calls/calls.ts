@@ -4,21 +4,18 @@
 import { canonicalJson } from "../../canonical.ts";
 import { JournalError, type NewAction } from "../../journal/journal.ts";
 import { readFailed, type Action, type Observation, type ResolvedCall, type VerifyCall } from "../../journal/types.ts";
-import type { Matcher } from "../../manifest/match.ts";
 import { payloadOf, readsSnapshot, ResolveError, resolveTemplate, textOf } from "../../manifest/refs.ts";
 import type { Rule, ToolClass } from "../../manifest/types.ts";
-import { gateVerdict, passGate, type GateContext, type GateOutcome } from "../policy/gate.ts";
+import { gateVerdict, passGate, type GateOutcome } from "../policy/gate.ts";
 import { errorOf, resultOf } from "../../jsonrpc/frames.ts";
 import { toolErrorLine } from "../../jsonrpc/messages.ts";
 import { answerParts, withIdText } from "../../jsonrpc/raw-json.ts";
-import type { Logger } from "../../log.ts";
 import { readState } from "../../servers/observe.ts";
 import { UpstreamError, type Reply, type Upstream } from "../../servers/upstream.ts";
-import type { ClientRequest } from "../session/client-request.ts";
 import { exchange, type Exchanged, type ExchangeOptions } from "./exchange.ts";
 import { EarlyReads, handOn, preRead, readAgain, type HandedRead } from "./pre-read.ts";
 import { followTask, takesTasks, taskOf, type TaskEnd, type TaskHandle } from "./tasks.ts";
-import type { RunningTurn, ServerTurn } from "../pool/server-turns.ts";
+import type { RunningTurn } from "../pool/server-turns.ts";
 import type { CallContext, ToolCall } from "./call-types.ts";
 
 export type { CallContext, ToolCall } from "./call-types.ts";
