@@ -11,7 +11,7 @@
 import type { Result } from "@modelcontextprotocol/sdk/types.js";
 import { errorOf, isRecord, resultOf } from "../jsonrpc/frames.ts";
 import { CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, LEGACY_VERSIONS, MODERN_VERSION, PROTOCOL_VERSION_KEY, SERVER_INFO_KEY, type Era } from "../jsonrpc/eras.ts";
-import { UNSUPPORTED_PROTOCOL_VERSION } from "../jsonrpc/messages.ts";
+import { ErrorCode, UNSUPPORTED_PROTOCOL_VERSION } from "../jsonrpc/messages.ts";
 import type { Reply } from "./pending.ts";
 import { UpstreamError } from "./pending.ts";
 
@@ -41,7 +41,7 @@ export interface Greeted {
   open(): Promise<void>;
 }
 
-type ProbeOutcome = { modern: Hello } | { legacy: string; version?: string; initialized?: Reply };
+type ProbeOutcome = { modern: Hello } | { legacy: string; version?: string; initialized?: Reply; unanswered?: true };
 
 /** How long a probe waits for its answer, with no sign of the server, before initialize joins the race. */
 export const PROBE_MS = 2000;
@@ -54,6 +54,7 @@ export async function greet(upstream: Greeted, initParams: unknown, clientEra?: 
   let version: string | undefined;
   let why: string | undefined;
   let initialized: Reply | undefined;
+  let unanswered = false;
   if (upstream.probes && clientEra === "legacy" && upstream.knownEra !== "modern") {
     // A 2025-era client gets a server that speaks both eras in its own: logging levels, sampling,
     // elicitation and subscriptions then pass through as they are. A server that refuses initialize
@@ -70,11 +71,18 @@ export async function greet(upstream: Greeted, initParams: unknown, clientEra?: 
     const outcome = await probeRacing(upstream, params);
     if ("modern" in outcome) return outcome.modern;
     ({ legacy: why, version, initialized } = outcome);
+    unanswered = outcome.unanswered === true;
     // A server that exits on a request before initialize is of the 2025 era: start it again for that.
     if (!upstream.alive) await upstream.open();
   }
   const reply = initialized ?? (await upstream.request("initialize", version ? { ...params, protocolVersion: version } : params));
   const refusal = errorOf(reply.msg);
+  if (refusal && unanswered && refusal.code === ErrorCode.MethodNotFound && upstream.alive) {
+    // A 2026-era server too slow to start to answer the probe within its timeout (a busy machine): it is up now.
+    const again = await settledOf(upstream.request("server/discover", { _meta: probeMeta(params) }));
+    const outcome = probeOutcome(again);
+    if ("modern" in outcome) return outcome.modern;
+  }
   if (refusal) throw new UpstreamError(`it refused initialize: ${refusal.message} (code ${refusal.code})`, "start");
   const result = resultOf(reply.msg) ?? {};
   return {
@@ -95,25 +103,20 @@ export async function greet(upstream: Greeted, initParams: unknown, clientEra?: 
  * answers initialize, and the probe's late answer, if any, is dropped.
  */
 async function probeRacing(upstream: Greeted, params: Record<string, unknown>): Promise<ProbeOutcome> {
-  const settled = <T>(promise: Promise<T>) =>
-    promise.then(
-      (value) => ({ value }),
-      (error: unknown) => ({ error }),
-    );
-  const probed = settled(upstream.request("server/discover", { _meta: probeMeta(params) }));
+  const probed = settledOf(upstream.request("server/discover", { _meta: probeMeta(params) }));
   // A ping (allowed before initialize in either era) says when the server is up: one that answers it and not the
   // probe ignored the probe. Without that sign (a server still starting, or one that ignores everything before
   // initialize) the race starts after PROBE_MS.
   // It carries the 2026 envelope as the probe does: a server of both eras would take a bare one as a 2025 client's.
   // Only a process may still be starting: an HTTP server is up, and its probe is raced on the clock alone.
-  const pinged = upstream.startsProcess ? settled(upstream.request("ping", { _meta: probeMeta(params) })) : new Promise<never>(() => {});
+  const pinged = upstream.startsProcess ? settledOf(upstream.request("ping", { _meta: probeMeta(params) })) : new Promise<never>(() => {});
   const first = await Promise.race([probed, pinged.then(() => "up" as const), delay(PROBE_MS)]);
   if (first !== undefined && first !== "up") return probeOutcome(first);
   if (first === "up") {
     const answered = await Promise.race([probed, delay(PING_GRACE_MS)]);
     if (answered) return probeOutcome(answered);
   }
-  const initializing = settled(upstream.request("initialize", params));
+  const initializing = settledOf(upstream.request("initialize", params));
   const winner = await Promise.race([probed.then((outcome) => ({ probe: outcome })), initializing.then((outcome) => ({ init: outcome }))]);
   if ("probe" in winner) {
     const outcome = probeOutcome(winner.probe);
@@ -136,6 +139,13 @@ async function probeRacing(upstream: Greeted, params: Record<string, unknown>): 
   return { legacy: "it did not answer server/discover, and answered initialize", initialized: winner.init.value };
 }
 
+/** A promise's value or error, as a value. */
+const settledOf = <T>(promise: Promise<T>): Promise<{ value: T } | { error: unknown }> =>
+  promise.then(
+    (value) => ({ value }),
+    (error: unknown) => ({ error }),
+  );
+
 const delay = (ms: number) => new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), ms).unref?.());
 
 function probeMeta(params: Record<string, unknown>): Record<string, unknown> {
@@ -151,7 +161,9 @@ function probeOutcome(probed: { value: Reply } | { error: unknown }): ProbeOutco
   if ("error" in probed) {
     const error = probed.error;
     if (!(error instanceof UpstreamError)) throw error;
-    return { legacy: error.kind === "timeout" ? "it did not answer server/discover" : `it closed on server/discover (${error.message})` };
+    return error.kind === "timeout"
+      ? { legacy: "it did not answer server/discover", unanswered: true }
+      : { legacy: `it closed on server/discover (${error.message})` };
   }
   const reply = probed.value;
   const refusal = errorOf(reply.msg);

@@ -130,6 +130,22 @@ describe.concurrent("a server that ignores requests it does not know (issue 28 i
   });
 });
 
+test("a 2026-era server too slow to start to answer the probe within its timeout is probed again once it refuses initialize, and serves", async () => {
+  const ws = workspace(
+    manifestText({
+      servers: { slow: fixtureServer("silent-listens-server.ts", [], { timeout: 1, env: { START_DELAY_MS: "1500" } }) },
+      tools: [{ match: "slow.*", class: "readonly" }],
+    }),
+    "syn-era-",
+  );
+  // A 2026-era client: the probe goes first, and its 1 s run out before the server reads it.
+  const { client, stderr } = await connectModern(ws, { args: ["--log-level", "debug"] });
+  expect(text(await client.callTool({ name: "echo", arguments: {} }))).toBe("echo");
+  const started = logLines(stderr()).filter((line) => line.msg === "server started");
+  expect(started.map((line) => line.protocol)).toEqual(["2026-07-28"]);
+  await client.close();
+});
+
 describe.concurrent("2025-era servers meet the probe in their own ways", () => {
   for (const [how, why] of [
     ["exit", /^it closed on server\/discover/],
