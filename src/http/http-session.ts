@@ -285,7 +285,7 @@ export class HttpSession {
    * End the session: requests in flight get the drain (R-PROXY-13), its run
    * is closed complete, its streams closed. Once.
    */
-  end(drainMs: number, forced: Promise<void>): Promise<DrainEnd> {
+  end(drainMs: number, forced: AbortSignal): Promise<DrainEnd> {
     if (this.ending) return this.ending;
     this.closing = true;
     this.stopIdleTimer?.();

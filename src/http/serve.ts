@@ -15,7 +15,7 @@ import { ACCEPTED_LEGACY_VERSIONS } from "../jsonrpc/eras.ts";
 import { readMessages } from "../jsonrpc/frames.ts";
 import { ErrorCode } from "../jsonrpc/messages.ts";
 import { clipped, createLogger } from "../log.ts";
-import { onStopSignals } from "../proxy/drain.ts";
+import { onStopSignals, whenAborted } from "../proxy/drain.ts";
 import { methodNotFound } from "../proxy/session/methods.ts";
 import { ServerPool } from "../proxy/pool/pool.ts";
 import { recordingOptions } from "../proxy/session/session-run.ts";
@@ -145,7 +145,7 @@ class HttpProxy {
   async serveUntilStopped(server: Server<undefined>): Promise<void> {
     const { drainMs, log, journal } = this.options;
     const keepAlive = setInterval(() => this.sessions.forEach((session) => session.keepAlive()), KEEP_ALIVE_MS);
-    await this.signals.stopRequested;
+    await whenAborted(this.signals.stopRequested);
     this.stopping = true;
     void server.stop();
     const ends = await Promise.all([...this.sessions.values()].map((session) => session.end(drainMs, this.signals.forced)));
@@ -154,7 +154,7 @@ class HttpProxy {
     try {
       await journal.close();
     } catch {}
-    await Promise.race([server.stop(true), this.signals.forced]);
+    await Promise.race([server.stop(true), whenAborted(this.signals.forced)]);
     if (this.failure) throw this.failure;
     log.debug("proxy stopped");
   }

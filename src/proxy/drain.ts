@@ -19,46 +19,52 @@ export interface Drainable {
 
 export type DrainEnd = "finished" | "drain time over" | "second signal";
 
-export async function drain(work: Drainable, drainMs: number, forced: Promise<void>): Promise<DrainEnd> {
+/** A promise that resolves when `signal` aborts (at once when it has). */
+export function whenAborted(signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => signal.addEventListener("abort", () => resolve(), { once: true }));
+}
+
+/** Let the calls in flight finish for `drainMs` (or until `forced` aborts), then abandon what still waits and answer the rest. */
+export async function drain(work: Drainable, drainMs: number, forced: AbortSignal): Promise<DrainEnd> {
   const settled = work.settled().then(() => "finished" as const);
-  const end = await Promise.race([settled, Bun.sleep(drainMs).then(() => "drain time over" as const), forced.then(() => "second signal" as const)]);
+  const givenUp = AbortSignal.any([AbortSignal.timeout(drainMs), forced]);
+  const end = await Promise.race([settled, whenAborted(givenUp).then(() => (forced.aborted ? ("second signal" as const) : ("drain time over" as const)))]);
   if (end === "finished") return end;
   const reason =
     end === "second signal"
       ? "the proxy was stopped by a second signal before the server answered"
       : `the proxy was shutting down and stopped waiting for the server after ${drainMs / 1000} s (--drain)`;
   work.abandon(reason);
-  await Promise.race([settled, Bun.sleep(end === "second signal" ? 50 : ANSWER_GRACE_MS)]);
+  await Promise.race([settled, whenAborted(AbortSignal.timeout(end === "second signal" ? 50 : ANSWER_GRACE_MS))]);
   work.answerRest(reason);
   return end;
 }
 
 export interface StopSignals {
-  /** Resolves at the first SIGINT or SIGTERM (or stop()): time to shut down. */
-  stopRequested: Promise<void>;
-  /** Resolves at a second one: stop waiting for anything. */
-  forced: Promise<void>;
+  /** Aborts at the first SIGINT or SIGTERM (or stop()): time to shut down. */
+  stopRequested: AbortSignal;
+  /** Aborts at a second one: stop waiting for anything. */
+  forced: AbortSignal;
   /** Shut down as if a signal had come (the client went away). */
   stop(): void;
 }
 
 /** The first signal starts a bounded shutdown; a second one cuts it short (R-PROXY-13). */
 export function onStopSignals(log: Logger, drainMs: number): StopSignals {
-  let stop!: () => void;
-  let force!: () => void;
-  const stopRequested = new Promise<void>((resolve) => (stop = resolve));
-  const forced = new Promise<void>((resolve) => (force = resolve));
+  const stopping = new AbortController();
+  const forcing = new AbortController();
   let signals = 0;
   const onSignal = (signal: string) => {
     if (++signals === 1) {
       log.info("shutting down", { signal, drainSeconds: drainMs / 1000 });
-      stop();
+      stopping.abort(signal);
     } else {
       log.warn("a second signal: stopping now", { signal });
-      force();
+      forcing.abort(signal);
     }
   };
   process.on("SIGINT", () => onSignal("SIGINT"));
   process.on("SIGTERM", () => onSignal("SIGTERM"));
-  return { stopRequested, forced, stop };
+  return { stopRequested: stopping.signal, forced: forcing.signal, stop: () => stopping.abort("stopped") };
 }

@@ -8,7 +8,7 @@ import { LineBatch } from "../jsonrpc/line-batch.ts";
 import type { Logger } from "../log.ts";
 import type { Manifest } from "../manifest/types.ts";
 import { ClientSession } from "./session/client-session.ts";
-import { onStopSignals } from "./drain.ts";
+import { onStopSignals, whenAborted } from "./drain.ts";
 import { ServerPool } from "./pool/pool.ts";
 import { recordingOptions } from "./session/session-run.ts";
 
@@ -71,14 +71,14 @@ export async function serveStdio(options: StdioOptions): Promise<void> {
     log.warn("the client stopped reading the proxy's output", { error: error.code ?? error.message });
     stop();
   });
-  await Promise.race([input.catch(() => {}), stopRequested, session.fatal.catch(() => {})]);
+  await Promise.race([input.catch(() => {}), whenAborted(stopRequested), session.fatal.catch(() => {})]);
   const end = await session.finish({ drainMs: options.drainMs, forced });
   await pool.stop({ quick: end === "second signal" });
   try {
     await journal.close();
   } catch {}
   toClient.flush(true);
-  await Promise.race([flushStdout(), forced]);
+  await Promise.race([flushStdout(), whenAborted(forced)]);
   // stdin may close while a server is failing to start: that still ends with its error (R-PROXY-10).
   if (session.failure) throw session.failure;
   log.debug("proxy stopped");

@@ -39,10 +39,12 @@ export interface Reply {
 /** On whose behalf a request is sent: a server request that arrives meanwhile is routed back to that client session. */
 export interface Origin {
   readonly session: object;
-  /** The client cancelled the request it carries: it is not forwarded (the reads around it still run). */
-  readonly cancelled: boolean;
-  /** The client's request left for the server under this id (so a cancellation can follow it). */
-  sent?(upstreamId: number, cancel: (reason?: string) => void): void;
+  /**
+   * Aborts when the client cancels the request it carries: not forwarded
+   * when it has not been yet, cancelled at the server while it is (the reads
+   * around it still run). The abort's reason, when a string, is the client's.
+   */
+  readonly signal?: AbortSignal;
 }
 
 export interface Pending {

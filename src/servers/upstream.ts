@@ -209,10 +209,16 @@ export class Upstream {
   ): Promise<Reply> {
     const { origin } = options;
     return this.withRestart(origin, () => {
-      if (origin?.cancelled) throw new UpstreamError(`the client cancelled the ${method} request before it was sent`, "not_sent");
+      const signal = origin?.signal;
+      if (signal?.aborted) throw new UpstreamError(`the client cancelled the ${method} request before it was sent`, "not_sent");
       const id = this.nextId++;
       const reply = this.send(id, method, this.forEra(withId(rawLine, id), options.envelope), origin, options.progressToken);
-      origin?.sent?.(id, (reason) => this.cancel(id, reason));
+      if (signal) {
+        const cancel = () => this.cancel(id, typeof signal.reason === "string" ? signal.reason : undefined);
+        signal.addEventListener("abort", cancel, { once: true });
+        const answered = () => signal.removeEventListener("abort", cancel);
+        reply.then(answered, answered);
+      }
       options.onSent?.();
       return reply;
     });

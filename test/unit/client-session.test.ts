@@ -9,7 +9,8 @@ import { ClientSession } from "../../src/proxy/session/client-session.ts";
 import { notesPools, recordingIn, type NotesPool } from "../fixtures/in-memory-notes.ts";
 import { journalRows } from "../fixtures/proxy-kit.ts";
 
-const NEVER = new Promise<void>(() => {});
+/** A signal that never aborts: no second signal. */
+const NEVER = new AbortController().signal;
 /** Each test takes milliseconds; a routing bug shows as a wait that never ends, cut short here. */
 const HANG = 10_000;
 

@@ -13,7 +13,8 @@ import { HttpSession } from "../../src/http/http-session.ts";
 import { readMessages, type RequestFrame } from "../../src/jsonrpc/frames.ts";
 import { notesPools, recordingIn, type NotesPool } from "../fixtures/in-memory-notes.ts";
 
-const NEVER = new Promise<void>(() => {});
+/** A signal that never aborts: no second signal. */
+const NEVER = new AbortController().signal;
 
 /** The messages of an event stream, read as they arrive. */
 class Events {

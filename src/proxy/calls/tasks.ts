@@ -41,8 +41,8 @@ export interface FollowOptions {
   origin: ClientRequest;
   /** Ask the client for the input the task needs (false: the client follows the task itself and answers). */
   askClient: boolean;
-  /** Resolves when Synartesis must stop following (the session is ending), with why. */
-  stop: Promise<string>;
+  /** Aborts when Synartesis must stop following (the session is ending), its reason saying why. */
+  stop: AbortSignal;
   /** Wakes the follower when a notification says the task changed. */
   nudges: (taskId: string, wake: () => void) => () => void;
 }
@@ -65,11 +65,9 @@ export async function followTask(upstream: Upstream, handle: TaskHandle, options
   const { taskId } = handle;
   let wake: () => void = () => {};
   const stopNudges = options.nudges(taskId, () => wake());
-  let stopped: string | undefined;
-  void options.stop.then((why) => {
-    stopped = why;
-    wake();
-  });
+  const stopFollowing = () => wake();
+  options.stop.addEventListener("abort", stopFollowing, { once: true });
+  const stopped = () => (options.stop.aborted ? String(options.stop.reason) : undefined);
   let interval = handle.pollIntervalMs;
   try {
     for (;;) {
@@ -81,15 +79,15 @@ export async function followTask(upstream: Upstream, handle: TaskHandle, options
           resolve();
         };
       });
-      const gaveUp = () => ({ unknown: `task ${taskId} had not ended when Synartesis stopped following it (${stopped})` });
-      if (stopped) return gaveUp();
+      const gaveUp = () => ({ unknown: `task ${taskId} had not ended when Synartesis stopped following it (${stopped()})` });
+      if (stopped()) return gaveUp();
       let reply: Reply;
       try {
         reply = await upstream.ask("tasks/get", { taskId }, options.origin, options.origin.envelope);
       } catch (error) {
         if (!(error instanceof UpstreamError)) throw error;
         // A look refused because the session is ending is the session giving up, not the server.
-        return stopped ? gaveUp() : { unknown: `Synartesis could not follow task ${taskId} (${error.message})` };
+        return stopped() ? gaveUp() : { unknown: `Synartesis could not follow task ${taskId} (${error.message})` };
       }
       const refusal = errorOf(reply.msg);
       if (refusal) return { unknown: `the server answered tasks/get for task ${taskId} with an error (${refusal.message})` };
@@ -110,6 +108,7 @@ export async function followTask(upstream: Upstream, handle: TaskHandle, options
     }
   } finally {
     stopNudges();
+    options.stop.removeEventListener("abort", stopFollowing);
   }
 }
 

@@ -1,6 +1,6 @@
 // One request of a client, from its arrival until it is answered: the id it
-// came with, whether the client cancelled it, how to cancel it at its server
-// once it was forwarded, what the client said of itself for it, and the
+// came with, its AbortSignal (the client cancelled it: whatever was forwarded
+// for it is cancelled at its server), what the client said of itself for it, and the
 // channel its answer (and whatever a server sends on its behalf meanwhile)
 // goes out on. A 2026-era client answers a server's request for input by
 // retrying (SEP-2322): the retry continues this request under its own id (and
@@ -46,10 +46,13 @@ export type InputRequests = Record<string, { method: string; params?: unknown }>
 /** How a request's client is asked for input: server→client requests (2025 era) or input_required and a retry (2026). */
 export type AskClient = (request: ClientRequest, requests: InputRequests) => Promise<Asked>;
 
+/** A signal that never aborts (a request outside any session's end). */
+const NEVER = new AbortController().signal;
+
 export class ClientRequest implements Origin {
-  /** The client cancelled it (MCP cancellation: it gets no answer), or it was answered at shutdown; nothing more is forwarded for it. */
-  cancelled = false;
-  private cancelForwarded: ((reason?: string) => void) | undefined;
+  private readonly cancellation = new AbortController();
+  /** Aborts when the client cancels it (MCP cancellation: it gets no answer) or it is answered at shutdown; nothing more is forwarded for it. */
+  readonly signal: AbortSignal = this.cancellation.signal;
   private endOverwhelmed: (() => void) | undefined;
   /** A tools/call's place in its server's queue, taken as it arrived (given up when it is answered, if not before). */
   turn: ServerTurn | undefined;
@@ -63,8 +66,8 @@ export class ClientRequest implements Origin {
   finalLine: string | undefined;
   /** Answered for good (a task handle may be answered while Synartesis goes on following the task): nothing more is sent. */
   done = false;
-  /** Resolves, with why, when the session stops waiting on its servers (it is ending): work still going on stops. */
-  ending: Promise<string> = new Promise(() => {});
+  /** Aborts, with why, when the session stops waiting on its servers (it is ending): work still going on stops. */
+  ending: AbortSignal = NEVER;
   private readonly firstId: MessageId;
   private identityKey: string | undefined;
   /** Whether the current attempt's channel has ended (it carried its answer, or was closed without one). */
@@ -128,19 +131,20 @@ export class ClientRequest implements Origin {
     return this.channel.idText ?? this.id.text;
   }
 
-  sent(_upstreamId: number, cancel: (reason?: string) => void): void {
-    this.cancelForwarded = cancel;
+  /** Whether the client cancelled it, or it was answered at shutdown. */
+  get cancelled(): boolean {
+    return this.signal.aborted;
   }
 
   /** What a cancellation stops, for a request that is not forwarded (a subscription): at once when it was cancelled already. */
   whenCancelled(cancel: () => void): void {
-    this.cancelForwarded = cancel;
-    if (this.cancelled) cancel();
+    if (this.signal.aborted) cancel();
+    else this.signal.addEventListener("abort", cancel, { once: true });
   }
 
+  /** The client cancelled it (`reason`, as it said), or nothing more is to be sent for it (answered at shutdown). */
   cancel(reason?: string): void {
-    this.cancelled = true;
-    this.cancelForwarded?.(reason);
+    this.cancellation.abort(reason);
   }
 
   /** How it ends when its channel cannot keep up (a subscription: gracefully). */

@@ -56,9 +56,8 @@ export class ClientSession implements PoolMember {
   private readonly methods: MethodContext;
   private finishing = false;
   private finished: Promise<DrainEnd> | undefined;
-  /** Resolves, with why, when the session gives up on its calls still going on (tasks it follows, R-ERA-4). */
-  private readonly ending: Promise<string>;
-  private endCalls!: (why: string) => void;
+  /** Aborts, with why, when the session gives up on its calls still going on (tasks it follows, R-ERA-4). */
+  private readonly ending = new AbortController();
   /** The opening request (initialize, or a 2026-era client's first) not answered yet: a failure is told to it (R-PROXY-14). */
   private pendingOpening: ClientRequest | undefined;
   /** Lines of requests that came without a channel of their own (stdio): all on the one output. */
@@ -86,7 +85,6 @@ export class ClientSession implements PoolMember {
       listen: (request, params) => this.subscriptions.listen(request, params, this.client.era === "modern"),
     };
     this.ready = new Promise((resolve) => (this.markReady = resolve));
-    this.ending = new Promise((resolve) => (this.endCalls = resolve));
     this.fatal = new Promise<never>((_, reject) => {
       this.raiseFatal = () => {
         clearTimeout(this.fatalTimer);
@@ -206,7 +204,7 @@ export class ClientSession implements PoolMember {
     const request = new ClientRequest(this, id, msg.method, params, envelope, this.client.ask, channel);
     request.turn = placeInQueue(this.options.pool, frame);
     if (msg.method === "tools/call") request.arrival = this.run.arrive();
-    request.ending = this.ending;
+    request.ending = this.ending.signal;
     this.requests.set(id.key, request);
     try {
       if (msg.method === "initialize") return await this.initialize(frame, request);
@@ -361,12 +359,12 @@ export class ClientSession implements PoolMember {
    * and close the run; the session then leaves the pool. `forced` resolves on
    * a second signal. Stopping the servers is for whoever owns the pool.
    */
-  finish(options: { drainMs: number; forced: Promise<void> }): Promise<DrainEnd> {
+  finish(options: { drainMs: number; forced: AbortSignal }): Promise<DrainEnd> {
     this.finished ??= this.shutDown(options.drainMs, options.forced);
     return this.finished;
   }
 
-  private async shutDown(drainMs: number, forced: Promise<void>): Promise<DrainEnd> {
+  private async shutDown(drainMs: number, forced: AbortSignal): Promise<DrainEnd> {
     // A client that leaves at once must still learn that a server could not start (R-PROXY-10).
     if (this.phase === "waiting") await Promise.race([this.fatal.catch(() => {}), Bun.sleep(START_GRACE_MS)]);
     this.finishing = true;
@@ -383,7 +381,7 @@ export class ClientSession implements PoolMember {
         },
         abandon: (reason) => {
           this.options.log.warn("calls still in flight are given up; their outcome is unknown", { calls: this.requests.size, reason });
-          this.endCalls(reason);
+          this.ending.abort(reason);
           this.options.pool.abandon(this, reason);
         },
         answerRest: (reason) => this.answerUnanswered(reason),
@@ -409,7 +407,7 @@ export class ClientSession implements PoolMember {
             )
           : errorLine(request.id, ErrorCode.InternalError, `Synartesis: ${reason}`),
       );
-      request.cancelled = true;
+      request.cancel();
     }
   }
 }
