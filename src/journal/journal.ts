@@ -1,10 +1,11 @@
 // The journal as the rest of the program sees it: runs and actions, claims
 // and approvals, each change one transaction (R-JOURNAL). Every method is
-// async; all SQL lives in this folder: sqlite.ts (a file, the embedded
-// default) and postgres.ts (a database a team shares, R-TEAM).
+// async; all SQL lives in this folder: sqlite/ (a file, the embedded
+// default) and postgres/ (a database a team shares, R-TEAM), each a store and
+// one file per role, assembled by roles.ts.
 import { existsSync, statSync } from "node:fs";
 import { SynartesisError } from "../errors.ts";
-import { withoutPassword } from "./postgres-connection.ts";
+import { withoutPassword } from "./postgres/connection.ts";
 import type { Action, ActionStatus, Observation, ResolvedCall, Run, RunStatus, RunSummary, Settled, VerifyCall } from "./types.ts";
 
 /** What a caller gives to record a new action; seq and the rest come from the journal. */
@@ -61,6 +62,82 @@ export class JournalError extends SynartesisError {
   }
 }
 
+/** One exact call (its server, tool and canonical arguments): what an approval or a denial is for. */
+export interface CallIdentity {
+  server: string;
+  tool: string;
+  argsKey: string;
+}
+
+/** Spend an unexpired approval (given since `approvedSince`) of `call` for the action `spender`. */
+export interface SpendApproval {
+  call: CallIdentity;
+  approvedSince: string;
+  spender: string;
+  now: string;
+}
+
+/** Take a denial of `call` not yet told to run `runId`'s agent. */
+export interface TakeDenial {
+  call: CallIdentity;
+  runId: string;
+  now: string;
+}
+
+/** Withdraw run `runId`'s open requests from seq `fromSeq` on (an undo of the run, `by` whom). */
+export interface WithdrawRequests {
+  runId: string;
+  fromSeq: number;
+  by: string;
+  at: string;
+}
+
+/** Undo's verdict on a run; `undoneBy` when this undo is done with it. */
+export interface RunVerdict {
+  id: string;
+  status: RunStatus;
+  at: string;
+  undoneBy?: string;
+}
+
+/** Claim action `id` for the undo `owner`, from one of the statuses `from`. */
+export interface Claim {
+  id: string;
+  owner: string;
+  now: string;
+  from: ActionStatus[];
+}
+
+export type ClaimMany = Omit<Claim, "id"> & { ids: string[] };
+
+/** Take over the claim on `id` the caller judged gone (`judged`: its owner and stamp then). */
+export interface TakeOverClaim {
+  id: string;
+  judged: { owner: string; at: string | undefined };
+  owner: string;
+  now: string;
+}
+
+/** A claimed action's new status, and what stopped this attempt (none: the note is cleared). */
+export interface SettleClaim {
+  id: string;
+  owner: string;
+  status: ActionStatus;
+  undoNote?: string;
+}
+
+export interface InverseSent {
+  id: string;
+  owner: string;
+  at: string;
+}
+
+export interface ClaimNote {
+  id: string;
+  owner: string;
+  undoNote: string;
+}
+
 /** Where the journal is and its life: opening checks, changes, closing. */
 export interface JournalStore {
   /** Where it is, as people should see it and can paste it (a file path, or a URL without its password). */
@@ -90,7 +167,7 @@ export interface RunsRole {
   /** A run's session ended: active → complete (a run undo already marked keeps its status). */
   completeRun(id: string, endedAt: string): Promise<void>;
   /** Undo's verdict on a run (rolled_back or partial); `undoneBy` when this undo is done with it. */
-  setRunStatus(id: string, status: RunStatus, at: string, undoneBy?: string): Promise<void>;
+  setRunStatus(verdict: RunVerdict): Promise<void>;
   getRun(id: string): Promise<Run | undefined>;
   /** A run by any unique prefix of its id, or the most recent when no prefix is given. */
   findRun(prefix: string | undefined): Promise<Run>;
@@ -125,16 +202,16 @@ export interface ApprovalsRole {
    * run: a client that restarts and retries must not raise a second request
    * (two approvals would let the call run twice).
    */
-  openRequest(server: string, tool: string, argsKey: string): Promise<Action | undefined>;
+  openRequest(call: CallIdentity): Promise<Action | undefined>;
   /**
    * Atomically spend an unexpired approval for this exact call: the approval is
    * marked spent by `spender`; returns it, or undefined when there is none.
    */
-  spendApproval(server: string, tool: string, argsKey: string, approvedSince: string, spender: string, now: string): Promise<Action | undefined>;
+  spendApproval(request: SpendApproval): Promise<Action | undefined>;
   /** Give back an approval spent by a call that then never ran (cancelled, server unavailable, failed pre-read). */
   returnApproval(approvalId: string, spender: string): Promise<void>;
   /** A denial of this exact call the agent has not been told about; marks it told. */
-  takeDenial(server: string, tool: string, argsKey: string, runId: string, now: string): Promise<Action | undefined>;
+  takeDenial(request: TakeDenial): Promise<Action | undefined>;
   /**
    * Approve or deny a held call. Returns the updated action, or the current
    * status when it is no longer awaiting a decision.
@@ -148,7 +225,7 @@ export interface ApprovalsRole {
    * `fromSeq` on (R-GATE-7): they leave `gates`, are settled as denied, and no
    * agent is ever told of them as a denial. Returns the withdrawn requests.
    */
-  withdrawRequests(runId: string, fromSeq: number, by: string, at: string): Promise<Action[]>;
+  withdrawRequests(request: WithdrawRequests): Promise<Action[]>;
 }
 
 /** Undo: the claims that make each inverse go once, what undo found, what a person settled or kept. */
@@ -157,28 +234,28 @@ export interface UndoRole {
    * Claim an action for undo: only one undo process at a time may work on it.
    * `from` lists the statuses it may be claimed from.
    */
-  claim(id: string, owner: string, now: string, from: ActionStatus[]): Promise<boolean>;
+  claim(claim: Claim): Promise<boolean>;
   /** Claim each of `ids` that is in one of `from`, in one transaction; returns the claimed ones as they now stand. */
-  claimMany(ids: string[], owner: string, now: string, from: ActionStatus[]): Promise<Action[]>;
+  claimMany(claim: ClaimMany): Promise<Action[]>;
   /**
    * Take over a claim left by an undo that is gone (or restamp one's own):
    * only while it is still the claim the caller judged, the same owner and
    * the same stamp — an undo that restamped it meanwhile is not gone.
    */
-  takeOverClaim(id: string, judged: { owner: string; at: string | undefined }, owner: string, now: string): Promise<boolean>;
+  takeOverClaim(takeover: TakeOverClaim): Promise<boolean>;
   /**
    * Settle a claimed action (rolled_back, back to applied, …). `undoNote` says
    * what stopped this attempt; it replaces the previous note (none: cleared).
    */
-  settleClaim(id: string, owner: string, status: ActionStatus, undoNote?: string, options?: WriteOptions): Promise<void>;
+  settleClaim(settled: SettleClaim, options?: WriteOptions): Promise<void>;
   /**
    * Written before a claimed action's inverse leaves (like a call's intent):
    * an undo killed before it records the outcome leaves an unknown outcome,
    * not a row that looks untouched.
    */
-  markInverseSent(id: string, owner: string, at: string): Promise<boolean>;
+  markInverseSent(sent: InverseSent): Promise<boolean>;
   /** Keep a claim whose inverse's outcome is unknown, saying why undo stopped there. */
-  noteClaim(id: string, owner: string, undoNote: string, options?: WriteOptions): Promise<void>;
+  noteClaim(note: ClaimNote, options?: WriteOptions): Promise<void>;
   /** Say why undo stepped over an action, without changing its status. */
   noteUndo(id: string, note: string, options?: WriteOptions): Promise<void>;
   /**
@@ -244,9 +321,9 @@ export function journalMayExist(location: string): boolean {
  */
 export async function openJournal(location: string, options: { create: boolean }): Promise<Journal> {
   if (isDatabaseUrl(location)) {
-    const { PostgresJournal } = await import("./postgres.ts");
-    return PostgresJournal.open(location, options);
+    const { openPostgresJournal } = await import("./postgres/journal.ts");
+    return openPostgresJournal(location, options);
   }
-  const { SqliteJournal } = await import("./sqlite.ts");
-  return SqliteJournal.open(location, options);
+  const { openSqliteJournal } = await import("./sqlite/journal.ts");
+  return openSqliteJournal(location, options);
 }

@@ -42,7 +42,7 @@ export async function openUndo(journal: Journal, run: Run, actions: Action[], op
   const openRequests = inScope(actions, fromSeq).filter((a) => a.status === "gated" || (a.status === "approved" && !a.spentBy));
   if (hasWork(actions, fromSeq)) {
     // Requests go first, so none of them can be approved and run while the run is undone.
-    const withdrawn = dryRun ? [] : await journal.withdrawRequests(run.id, fromSeq, by, options.now().toISOString());
+    const withdrawn = dryRun ? [] : await journal.withdrawRequests({ runId: run.id, fromSeq, by, at: options.now().toISOString() });
     return { kind: "work", actions: withWithdrawn(actions, withdrawn) };
   }
   if (run.status === "rolled_back") {
@@ -60,13 +60,13 @@ export async function openUndo(journal: Journal, run: Run, actions: Action[], op
   if (openRequests.length === 0) {
     // What an undo stopped at is settled now (kept, or found not to have run): the run is finished.
     if (run.status === "partial" && !actions.some((action) => staticVerdict(action).kind !== "skip")) {
-      await journal.setRunStatus(run.id, "rolled_back", options.now().toISOString(), by);
+      await journal.setRunStatus({ id: run.id, status: "rolled_back", at: options.now().toISOString(), undoneBy: by });
     }
     return { kind: "nothing", withdrawn: [], wouldWithdraw: [] };
   }
   const at = options.now().toISOString();
-  const withdrawn = await journal.withdrawRequests(run.id, fromSeq, by, at);
-  await journal.setRunStatus(run.id, "rolled_back", at, by);
+  const withdrawn = await journal.withdrawRequests({ runId: run.id, fromSeq, by, at });
+  await journal.setRunStatus({ id: run.id, status: "rolled_back", at, undoneBy: by });
   return { kind: "nothing", withdrawn, wouldWithdraw: [] };
 }
 

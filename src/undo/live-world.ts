@@ -52,12 +52,7 @@ export class LiveWorld implements UndoWorld {
     const reverts = upcoming.filter((action) => action.status === "applied" && ["check", "revert"].includes(staticVerdict(action).kind));
     if (reverts.length === 0) return;
     const now = this.setting.now().toISOString();
-    for (const action of await this.journal.claimMany(
-      reverts.map((a) => a.id),
-      this.undo.owner,
-      now,
-      ["applied"],
-    ))
+    for (const action of await this.journal.claimMany({ ids: reverts.map((a) => a.id), owner: this.undo.owner, now, from: ["applied"] }))
       this.held.set(action.id, action);
   }
 
@@ -69,7 +64,9 @@ export class LiveWorld implements UndoWorld {
     if (now.getTime() - new Date(held.claimedAt ?? 0).getTime() < RESTAMP_AFTER_MS) return held;
     const stamped = now.toISOString();
     const judged = { owner: this.undo.owner, at: held.claimedAt };
-    return (await this.journal.takeOverClaim(held.id, judged, this.undo.owner, stamped)) ? { ...held, claimedAt: stamped } : this.current(action);
+    return (await this.journal.takeOverClaim({ id: held.id, judged, owner: this.undo.owner, now: stamped }))
+      ? { ...held, claimedAt: stamped }
+      : this.current(action);
   }
 
   read(verify: VerifyCall): Promise<Read> {
@@ -96,16 +93,19 @@ export class LiveWorld implements UndoWorld {
         return "again";
       }
       // An undo that is gone: take over. If it had sent the inverse, that inverse's outcome is unknown.
-      if (!(await this.journal.takeOverClaim(action.id, { owner: action.claimedBy ?? "", at: action.claimedAt }, owner, now.toISOString()))) return "again";
+      if (
+        !(await this.journal.takeOverClaim({ id: action.id, judged: { owner: action.claimedBy ?? "", at: action.claimedAt }, owner, now: now.toISOString() }))
+      )
+        return "again";
       return action.inverseSentAt !== undefined ? "interrupted" : "claimed";
     }
-    if (action.status === "applied" && !(await this.journal.claim(action.id, owner, now.toISOString(), ["applied"]))) return "again";
+    if (action.status === "applied" && !(await this.journal.claim({ id: action.id, owner, now: now.toISOString(), from: ["applied"] }))) return "again";
     return "claimed";
   }
 
   async invert(action: Action, call: ResolvedCall): Promise<InverseOutcome> {
     // Written before the inverse leaves: an undo killed before it learns the outcome leaves an unknown outcome, not an untouched row.
-    if (!(await this.journal.markInverseSent(action.id, this.undo.owner, this.setting.now().toISOString()))) {
+    if (!(await this.journal.markInverseSent({ id: action.id, owner: this.undo.owner, at: this.setting.now().toISOString() }))) {
       // Its claim is no longer this undo's (another undo judged it stale and took it over): nothing is sent.
       throw new SynartesisError("refused", `another undo took over #${action.seq} while this one worked; nothing was sent for it`, {
         hint: "Let the other undo finish, then run undo again to see what is left.",
@@ -125,11 +125,11 @@ export class LiveWorld implements UndoWorld {
     const later = { group: "with-next" } as const;
     switch (entry.kind) {
       case "done":
-        return this.journal.settleClaim(action.id, owner, entry.status, entry.why, later);
+        return this.journal.settleClaim({ id: action.id, owner, status: entry.status, undoNote: entry.why }, later);
       case "released":
-        return this.journal.settleClaim(action.id, owner, "applied", entry.why, later);
+        return this.journal.settleClaim({ id: action.id, owner, status: "applied", undoNote: entry.why }, later);
       case "kept":
-        return this.journal.noteClaim(action.id, owner, entry.why, later);
+        return this.journal.noteClaim({ id: action.id, owner, undoNote: entry.why }, later);
       case "left":
         return this.journal.markUnrecoverable(action.id, later);
       case "stepped-over":
@@ -141,20 +141,20 @@ export class LiveWorld implements UndoWorld {
   async giveBack(): Promise<void> {
     // One commit for them all (and for the last step's record, still waiting for a next write).
     for (const action of this.held.values())
-      this.recording.push(this.journal.settleClaim(action.id, this.undo.owner, "applied", action.undoNote, { group: "soon" }));
+      this.recording.push(this.journal.settleClaim({ id: action.id, owner: this.undo.owner, status: "applied", undoNote: action.undoNote }, { group: "soon" }));
     this.held.clear();
     await Promise.all(this.recording.splice(0));
     if (this.recordFailure !== undefined) throw this.recordFailure;
   }
 
   touchRun(): Promise<void> {
-    return this.journal.setRunStatus(this.run.id, "partial", this.setting.now().toISOString());
+    return this.journal.setRunStatus({ id: this.run.id, status: "partial", at: this.setting.now().toISOString() });
   }
 
   async endRun(halted: Step | undefined): Promise<RunStatus> {
     const remaining = (await this.journal.actionsOfRun(this.run.id)).filter((action) => staticVerdict(action).kind !== "skip");
     const status: RunStatus = halted || remaining.length > 0 ? "partial" : "rolled_back";
-    await this.journal.setRunStatus(this.run.id, status, this.setting.now().toISOString(), this.undo.by);
+    await this.journal.setRunStatus({ id: this.run.id, status, at: this.setting.now().toISOString(), undoneBy: this.undo.by });
     return status;
   }
 }

@@ -11,7 +11,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { BIN, LineSession, run, tempDir, until, type RunResult } from "../helpers.ts";
 import { countingLog, countingManifest, frames, SEED, type Call } from "../fixtures/counting-support.ts";
-import { POSTGRES_MIGRATIONS } from "../../src/journal/postgres-migrations.ts";
+import { POSTGRES_MIGRATIONS } from "../../src/journal/postgres/migrations.ts";
 import { clientFor, firstMigrationOnly, freshDatabase, POSTGRES_URL, readableRows, testPassword, urlFor } from "../fixtures/postgres.ts";
 import { shellWord, Tmux } from "../fixtures/tmux.ts";
 

@@ -10,7 +10,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { closeSync, openSync } from "node:fs";
 import { join } from "node:path";
 import { JournalError } from "../../src/journal/journal.ts";
-import { openJournalFile } from "../../src/journal/sqlite-file.ts";
+import { openJournalFile } from "../../src/journal/sqlite/file.ts";
 import { tempDir } from "../helpers.ts";
 
 const open: Database[] = [];

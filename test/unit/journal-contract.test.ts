@@ -10,7 +10,7 @@ import { existsSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { JournalError, openJournal, type Journal, type NewAction } from "../../src/journal/journal.ts";
 import { MIGRATIONS } from "../../src/journal/migrations.ts";
-import { POSTGRES_MIGRATIONS } from "../../src/journal/postgres-migrations.ts";
+import { POSTGRES_MIGRATIONS } from "../../src/journal/postgres/migrations.ts";
 import { DICTIONARY_SAMPLES, dictionaryIdOf } from "../../src/journal/packing.ts";
 import type { Action } from "../../src/journal/types.ts";
 import { tempDir } from "../helpers.ts";
@@ -419,10 +419,10 @@ function contract(backend: Backend): void {
 
       await journal.completeRun(later.id, T1);
       expect(await journal.getRun(later.id)).toMatchObject({ status: "complete", endedAt: T1 });
-      await journal.setRunStatus(runId, "partial", T0, "ann");
+      await journal.setRunStatus({ id: runId, status: "partial", at: T0, undoneBy: "ann" });
       await journal.completeRun(runId, T1);
       expect(await journal.getRun(runId)).toMatchObject({ status: "partial", endedAt: T0, undoneBy: "ann", undoneAt: T0 });
-      await journal.setRunStatus(runId, "rolled_back", T1);
+      await journal.setRunStatus({ id: runId, status: "rolled_back", at: T1 });
       expect(await journal.getRun(runId)).toMatchObject({ status: "rolled_back", endedAt: T0, undoneBy: "ann", undoneAt: T0 });
     });
   });
@@ -434,9 +434,9 @@ function contract(backend: Backend): void {
       const c = await journal.insertAction(action(runId, { ts: T1 }));
       expect((await journal.recentActions(2)).map((x) => x.id)).toEqual([c.id, b.id]);
       expect((await journal.waiting()).map((x) => x.id)).toEqual([a.id, b.id]);
-      expect((await journal.openRequest("crm", "send_email", '{"to":"b"}'))?.id).toBe(b.id);
-      expect(await journal.openRequest("crm", "send_email", '{"to":"z"}')).toBeUndefined();
-      expect(await journal.openRequest("crm", "send_other", '{"to":"b"}')).toBeUndefined();
+      expect((await journal.openRequest({ server: "crm", tool: "send_email", argsKey: '{"to":"b"}' }))?.id).toBe(b.id);
+      expect(await journal.openRequest({ server: "crm", tool: "send_email", argsKey: '{"to":"z"}' })).toBeUndefined();
+      expect(await journal.openRequest({ server: "crm", tool: "send_other", argsKey: '{"to":"b"}' })).toBeUndefined();
     });
   });
 
@@ -457,17 +457,54 @@ function contract(backend: Backend): void {
       const request = await journals[0]!.insertAction(held(run.id));
       await journals[1]!.decide(request.id, { status: "approved", by: "ann", at: T1 });
       const spenders = journals.map(() => crypto.randomUUID());
-      const spent = await Promise.all(journals.map((j, i) => j.spendApproval("crm", "send_email", '{"to":"ada@example.com"}', T0, spenders[i]!, T1)));
+      const spent = await Promise.all(
+        journals.map((j, i) =>
+          j.spendApproval({
+            call: { server: "crm", tool: "send_email", argsKey: '{"to":"ada@example.com"}' },
+            approvedSince: T0,
+            spender: spenders[i]!,
+            now: T1,
+          }),
+        ),
+      );
       const winners = spent.filter((a): a is Action => a !== undefined);
       expect(winners).toHaveLength(1);
       expect(winners[0]).toMatchObject({ id: request.id, spentBy: spenders[spent.indexOf(winners[0])], spentAt: T1 });
       // Not spendable again; an expired one never; given back by its spender only.
-      expect(await journals[2]!.spendApproval("crm", "send_email", '{"to":"ada@example.com"}', T0, "late", T1)).toBeUndefined();
+      expect(
+        await journals[2]!.spendApproval({
+          call: { server: "crm", tool: "send_email", argsKey: '{"to":"ada@example.com"}' },
+          approvedSince: T0,
+          spender: "late",
+          now: T1,
+        }),
+      ).toBeUndefined();
       await journals[3]!.returnApproval(request.id, "not-the-spender");
-      expect(await journals[3]!.spendApproval("crm", "send_email", '{"to":"ada@example.com"}', T0, "late", T1)).toBeUndefined();
+      expect(
+        await journals[3]!.spendApproval({
+          call: { server: "crm", tool: "send_email", argsKey: '{"to":"ada@example.com"}' },
+          approvedSince: T0,
+          spender: "late",
+          now: T1,
+        }),
+      ).toBeUndefined();
       await journals[3]!.returnApproval(request.id, winners[0]!.spentBy!);
-      expect(await journals[4]!.spendApproval("crm", "send_email", '{"to":"ada@example.com"}', "2026-11-29T11:30:00.000Z", "late", T1)).toBeUndefined();
-      expect(await journals[4]!.spendApproval("crm", "send_email", '{"to":"ada@example.com"}', T0, "again", T1)).toMatchObject({ spentBy: "again" });
+      expect(
+        await journals[4]!.spendApproval({
+          call: { server: "crm", tool: "send_email", argsKey: '{"to":"ada@example.com"}' },
+          approvedSince: "2026-11-29T11:30:00.000Z",
+          spender: "late",
+          now: T1,
+        }),
+      ).toBeUndefined();
+      expect(
+        await journals[4]!.spendApproval({
+          call: { server: "crm", tool: "send_email", argsKey: '{"to":"ada@example.com"}' },
+          approvedSince: T0,
+          spender: "again",
+          now: T1,
+        }),
+      ).toMatchObject({ spentBy: "again" });
     });
   });
 
@@ -477,7 +514,9 @@ function contract(backend: Backend): void {
       const run = await journals[0]!.startRun({ id: crypto.randomUUID(), label: "agent", startedAt: T0 });
       const request = await journals[0]!.insertAction(held(run.id));
       await journals[1]!.decide(request.id, { status: "denied", by: "bob", at: T1, reason: "no emails" });
-      const told = await Promise.all(journals.map((j, i) => j.takeDenial("crm", "send_email", '{"to":"ada@example.com"}', `run-${i}`, T1)));
+      const told = await Promise.all(
+        journals.map((j, i) => j.takeDenial({ call: { server: "crm", tool: "send_email", argsKey: '{"to":"ada@example.com"}' }, runId: `run-${i}`, now: T1 })),
+      );
       const winners = told.filter((a): a is Action => a !== undefined);
       expect(winners).toHaveLength(1);
       expect(winners[0]).toMatchObject({ id: request.id, approvedBy: "bob", reason: "no emails", toldRun: `run-${told.indexOf(winners[0])}`, toldAt: T1 });
@@ -485,10 +524,13 @@ function contract(backend: Backend): void {
 
       const withdrawn = await journals[0]!.insertAction(held(run.id, { args: { to: "w" }, argsKey: '{"to":"w"}' }));
       const later = await journals[0]!.insertAction(held(run.id, { args: { to: "v" }, argsKey: '{"to":"v"}' }));
-      expect((await journals[3]!.withdrawRequests(run.id, withdrawn.seq, "undo by ann", T1)).map((a) => a.id)).toEqual([withdrawn.id, later.id]);
+      expect((await journals[3]!.withdrawRequests({ runId: run.id, fromSeq: withdrawn.seq, by: "undo by ann", at: T1 })).map((a) => a.id)).toEqual([
+        withdrawn.id,
+        later.id,
+      ]);
       expect(await journals[3]!.waiting()).toEqual([]);
       expect(await journals[4]!.getAction(withdrawn.id)).toMatchObject({ status: "denied", withdrawnBy: "undo by ann", withdrawnAt: T1 });
-      expect(await journals[4]!.takeDenial("crm", "send_email", '{"to":"w"}', "run-x", T1)).toBeUndefined();
+      expect(await journals[4]!.takeDenial({ call: { server: "crm", tool: "send_email", argsKey: '{"to":"w"}' }, runId: "run-x", now: T1 })).toBeUndefined();
       expect(await journals[4]!.decide(withdrawn.id, { status: "approved", by: "ann", at: T1 })).toEqual({ settled: "denied" });
     });
   });
@@ -499,37 +541,37 @@ function contract(backend: Backend): void {
       const run = await journals[0]!.startRun({ id: crypto.randomUUID(), label: "agent", startedAt: T0 });
       const done = await journals[0]!.insertAction(action(run.id));
       await journals[0]!.finishAction(done.id, { status: "applied" });
-      const claims = await Promise.all(journals.map((j, i) => j.claim(done.id, `owner-${i}`, T1, ["applied"])));
+      const claims = await Promise.all(journals.map((j, i) => j.claim({ id: done.id, owner: `owner-${i}`, now: T1, from: ["applied"] })));
       expect(claims.filter(Boolean)).toHaveLength(1);
       const owner = `owner-${claims.indexOf(true)}`;
       expect(await journals[0]!.getAction(done.id)).toMatchObject({ status: "rolling_back", claimedBy: owner, claimedAt: T1 });
       // Another status, or a claim already held: no.
-      expect(await journals[1]!.claim(done.id, "late", T1, ["applied"])).toBe(false);
+      expect(await journals[1]!.claim({ id: done.id, owner: "late", now: T1, from: ["applied"] })).toBe(false);
 
       // Only the owner writes on the claim.
-      expect(await journals[2]!.markInverseSent(done.id, "someone-else", T1)).toBe(false);
-      await journals[2]!.noteClaim(done.id, "someone-else", "not mine");
+      expect(await journals[2]!.markInverseSent({ id: done.id, owner: "someone-else", at: T1 })).toBe(false);
+      await journals[2]!.noteClaim({ id: done.id, owner: "someone-else", undoNote: "not mine" });
       expect((await journals[2]!.getAction(done.id))!.inverseSentAt).toBeUndefined();
-      expect(await journals[2]!.markInverseSent(done.id, owner, T1)).toBe(true);
-      await journals[2]!.noteClaim(done.id, owner, "no answer");
+      expect(await journals[2]!.markInverseSent({ id: done.id, owner, at: T1 })).toBe(true);
+      await journals[2]!.noteClaim({ id: done.id, owner, undoNote: "no answer" });
       expect(await journals[2]!.getAction(done.id)).toMatchObject({ inverseSentAt: T1, undoNote: "no answer" });
 
       // The owner is gone: many take over at once, one wins; naming the wrong owner never does, nor the
       // claim as it was before its owner restamped it (that owner is alive, and its claim stays its own).
-      expect(await journals[3]!.takeOverClaim(done.id, { owner: "not-the-owner", at: T1 }, "new", T1)).toBe(false);
-      expect(await journals[3]!.takeOverClaim(done.id, { owner, at: T1 }, owner, T2)).toBe(true);
-      expect(await journals[3]!.takeOverClaim(done.id, { owner, at: T1 }, "judged-too-early", T2)).toBe(false);
-      expect(await journals[3]!.markInverseSent(done.id, owner, T2)).toBe(true);
-      const takeovers = await Promise.all(journals.map((j, i) => j.takeOverClaim(done.id, { owner, at: T2 }, `heir-${i}`, T2)));
+      expect(await journals[3]!.takeOverClaim({ id: done.id, judged: { owner: "not-the-owner", at: T1 }, owner: "new", now: T1 })).toBe(false);
+      expect(await journals[3]!.takeOverClaim({ id: done.id, judged: { owner, at: T1 }, owner, now: T2 })).toBe(true);
+      expect(await journals[3]!.takeOverClaim({ id: done.id, judged: { owner, at: T1 }, owner: "judged-too-early", now: T2 })).toBe(false);
+      expect(await journals[3]!.markInverseSent({ id: done.id, owner, at: T2 })).toBe(true);
+      const takeovers = await Promise.all(journals.map((j, i) => j.takeOverClaim({ id: done.id, judged: { owner, at: T2 }, owner: `heir-${i}`, now: T2 })));
       expect(takeovers.filter(Boolean)).toHaveLength(1);
       const heir = `heir-${takeovers.indexOf(true)}`;
-      await journals[4]!.settleClaim(done.id, owner, "rolled_back");
+      await journals[4]!.settleClaim({ id: done.id, owner, status: "rolled_back" });
       expect((await journals[4]!.getAction(done.id))!.status).toBe("rolling_back");
-      await journals[4]!.settleClaim(done.id, heir, "applied", "drift");
+      await journals[4]!.settleClaim({ id: done.id, owner: heir, status: "applied", undoNote: "drift" });
       expect(await journals[4]!.getAction(done.id)).toMatchObject({ status: "applied", undoNote: "drift" });
       expect((await journals[4]!.getAction(done.id))!.inverseSentAt).toBeUndefined();
-      expect(await journals[4]!.claim(done.id, "again", T1, ["applied"])).toBe(true);
-      await journals[4]!.settleClaim(done.id, "again", "rolled_back");
+      expect(await journals[4]!.claim({ id: done.id, owner: "again", now: T1, from: ["applied"] })).toBe(true);
+      await journals[4]!.settleClaim({ id: done.id, owner: "again", status: "rolled_back" });
       expect(await journals[0]!.getAction(done.id)).toMatchObject({ status: "rolled_back" });
       expect((await journals[0]!.getAction(done.id))!.undoNote).toBeUndefined();
     });
@@ -553,7 +595,7 @@ function contract(backend: Backend): void {
       expect(settled.undoNote).toBeUndefined();
 
       // A claimed inverse is settled only by the holder named.
-      expect(await journal.claim(unknown.id, "undo-1", T1, ["applied"])).toBe(true);
+      expect(await journal.claim({ id: unknown.id, owner: "undo-1", now: T1, from: ["applied"] })).toBe(true);
       expect(
         await journal.settle(
           unknown.id,

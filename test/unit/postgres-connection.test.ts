@@ -5,7 +5,7 @@ import { describe, expect, test } from "bun:test";
 import { chmodSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { SynartesisError } from "../../src/errors.ts";
-import { postgresTarget, redact, withoutPassword } from "../../src/journal/postgres-connection.ts";
+import { postgresTarget, redact, withoutPassword } from "../../src/journal/postgres/connection.ts";
 import { tempDir } from "../helpers.ts";
 
 function passfile(lines: string[], mode = 0o600): string {

@@ -5,7 +5,7 @@
 import { expect, test } from "bun:test";
 import { hostname } from "node:os";
 import { join } from "node:path";
-import { SqliteJournal } from "../../src/journal/sqlite.ts";
+import { openSqliteJournal } from "../../src/journal/sqlite/journal.ts";
 import type { UndoSetting } from "../../src/undo/claims.ts";
 import { LiveWorld } from "../../src/undo/live-world.ts";
 import type { UndoServers } from "../../src/undo/servers.ts";
@@ -13,7 +13,7 @@ import { tempDir } from "../helpers.ts";
 
 test("an undo that judged a batch claim stale does not take it over once its owner restamped it: the inverse is sent once", async () => {
   const path = join(tempDir("syn-claims-"), "synartesis.db");
-  const [journalA, journalB] = [SqliteJournal.open(path, { create: true }), SqliteJournal.open(path, { create: true })];
+  const [journalA, journalB] = [openSqliteJournal(path, { create: true }), openSqliteJournal(path, { create: true })];
   try {
     const run = await journalA.startRun({ id: crypto.randomUUID(), label: "agent", startedAt: new Date().toISOString() });
     const inserted = await journalA.insertAction({

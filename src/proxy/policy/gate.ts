@@ -93,15 +93,20 @@ export async function passGate(ctx: GateContext, call: HeldCall, reason: string)
   const argsKey = callKey(call.args);
   const actionId = ctx.newId();
   const since = new Date(now.getTime() - APPROVAL_TTL_MS).toISOString();
-  const approval = await ctx.journal.spendApproval(call.server, call.tool, argsKey, since, actionId, now.toISOString());
+  const approval = await ctx.journal.spendApproval({
+    call: { server: call.server, tool: call.tool, argsKey },
+    approvedSince: since,
+    spender: actionId,
+    now: now.toISOString(),
+  });
   if (approval) return { proceed: true, approval, actionId };
 
-  const denial = await ctx.journal.takeDenial(call.server, call.tool, argsKey, ctx.runId, now.toISOString());
+  const denial = await ctx.journal.takeDenial({ call: { server: call.server, tool: call.tool, argsKey }, runId: ctx.runId, now: now.toISOString() });
   if (denial) {
     return { proceed: false, text: deniedText(denial), event: { kind: "denied", action: shortId(denial.id), by: denial.approvedBy, reason: denial.reason } };
   }
 
-  const open = await ctx.journal.openRequest(call.server, call.tool, argsKey);
+  const open = await ctx.journal.openRequest({ server: call.server, tool: call.tool, argsKey });
   if (open) {
     const approve = ctx.approveCommand(shortId(open.id));
     const why = open.heldReason ?? reason;

@@ -8,7 +8,7 @@
 import { readFileSync, statSync } from "node:fs";
 import { homedir, userInfo } from "node:os";
 import { join } from "node:path";
-import { SynartesisError } from "../errors.ts";
+import { SynartesisError } from "../../errors.ts";
 
 const SSL_MODES = ["disable", "allow", "prefer", "require", "verify-ca", "verify-full"] as const;
 type SslMode = (typeof SSL_MODES)[number];

@@ -3,9 +3,9 @@
 // (the dictionaries they name read first, once each), and the bodies of this
 // connection's pending calls kept until they finish.
 import type { SQL } from "bun";
-import { dictionaryIdOf, ToolDictionaries, type Body } from "./packing.ts";
-import { readBody, rebuiltBody, storedBody, toAction, unpackedRow, type PendingBody, type Row, type StoredBody } from "./rows.ts";
-import type { Action } from "./types.ts";
+import { dictionaryIdOf, ToolDictionaries, type Body } from "../packing.ts";
+import { readBody, rebuiltBody, storedBody, toAction, unpackedRow, type PendingBody, type Row, type StoredBody } from "../rows.ts";
+import type { Action } from "../types.ts";
 
 /**
  * PostgreSQL's text cannot hold U+0000. Text an agent or a server chose (a

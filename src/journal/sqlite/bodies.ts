@@ -2,9 +2,9 @@
 // dictionary found or made once, rows read back with their bodies unpacked,
 // and the bodies of this connection's pending calls kept until they finish.
 import type { Database } from "bun:sqlite";
-import { ToolDictionaries, type Body, type Dictionary } from "./packing.ts";
-import { readBody, rebuiltBody, storedBody, toAction, unpackedRow, type PendingBody, type Row, type StoredBody } from "./rows.ts";
-import type { Action } from "./types.ts";
+import { ToolDictionaries, type Body, type Dictionary } from "../packing.ts";
+import { readBody, rebuiltBody, storedBody, toAction, unpackedRow, type PendingBody, type Row, type StoredBody } from "../rows.ts";
+import type { Action } from "../types.ts";
 
 export class SqliteBodies {
   private readonly dictionaries = new ToolDictionaries();

@@ -7,7 +7,7 @@
 // only once it is committed. Each runs in a savepoint of its own, so one that
 // fails fails alone.
 import type { Database } from "bun:sqlite";
-import type { Grouping } from "./journal.ts";
+import type { Grouping } from "../journal.ts";
 
 /** The longest a "with-next" write waits for the write it was promised. */
 const GROUP_DELAY_MS = 20;

@@ -6,10 +6,10 @@
 import { Database } from "bun:sqlite";
 import { closeSync, existsSync, mkdirSync, openSync, statSync } from "node:fs";
 import { dirname } from "node:path";
-import { SynartesisError } from "../errors.ts";
-import { JournalFiles } from "./file-identity.ts";
-import { JournalError } from "./journal.ts";
-import { isBusy, journalFailure } from "./sqlite-failures.ts";
+import { SynartesisError } from "../../errors.ts";
+import { JournalFiles } from "../file-identity.ts";
+import { JournalError } from "../journal.ts";
+import { isBusy, journalFailure } from "./failures.ts";
 
 /** How long a connection waits for another one's lock before the journal counts as busy. */
 const BUSY_TIMEOUT_MS = 10_000;

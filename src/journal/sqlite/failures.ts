@@ -1,6 +1,6 @@
 // SQLite's failures as the journal reports them: a JournalError that names
 // the file and says whether a later write may succeed (full, busy) or not (broken).
-import { JournalError } from "./journal.ts";
+import { JournalError } from "../journal.ts";
 
 const BROKEN_CODES = [
   "SQLITE_CORRUPT",

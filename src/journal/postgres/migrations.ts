@@ -4,8 +4,8 @@
 // old ones: an older journal is upgraded in place. They run in the schema
 // `synartesis`, under an advisory lock (migrate, below).
 import type { SQL } from "bun";
-import { SynartesisError } from "../errors.ts";
-import { MIGRATIONS, type Migration } from "./migrations.ts";
+import { SynartesisError } from "../../errors.ts";
+import { MIGRATIONS, type Migration } from "../migrations.ts";
 
 /** The schema the journal's tables live in. */
 export const SCHEMA = "synartesis";

@@ -1,0 +1,111 @@
+// The SQLite journal's store: the file (file.ts opens it), its schema
+// brought up to date, the writes (one IMMEDIATE transaction each, or queued
+// to be grouped: commits.ts) and reads its roles share.
+import type { Database } from "bun:sqlite";
+import { MIGRATIONS, runIdPrefix } from "../migrations.ts";
+import type { JournalStore, WriteOptions } from "../journal.ts";
+import { toRun, type Row } from "../rows.ts";
+import { SqliteBodies } from "./bodies.ts";
+import { CommitQueue } from "./commits.ts";
+import type { JournalFiles } from "../file-identity.ts";
+import { openJournalFile, watchDataVersion } from "./file.ts";
+import { journalFailure } from "./failures.ts";
+import type { Action, Run } from "../types.ts";
+
+/** The actions of the run whose id is parameter ?1 (found through the actions_of_run index, or in an older journal its (run_id, seq) index). */
+export const OF_RUN = `${runIdPrefix("run_id")} = ${runIdPrefix("?1")} AND run_id = ?1`;
+
+/** The Sqlite journal's connection and what its roles share: opening, closing, writing, reading rows. */
+export class SqliteStore implements JournalStore {
+  readonly secretsFromEnvironment: string[] = [];
+  readonly bodies: SqliteBodies;
+  readonly commits: CommitQueue;
+
+  private constructor(
+    readonly path: string,
+    readonly db: Database,
+    readonly files: JournalFiles,
+    /** Things about the file a person should know (e.g. other users can read it). */
+    readonly warnings: string[],
+  ) {
+    this.bodies = new SqliteBodies(db, path);
+    this.commits = new CommitQueue(db);
+  }
+
+  /** Open a journal file (file.ts says how) and bring its schema up to date. */
+  static open(path: string, options: { create: boolean }): SqliteStore {
+    const { db, files, warnings } = openJournalFile(path, options);
+    const journal = new SqliteStore(path, db, files, warnings);
+    try {
+      journal.migrate();
+    } catch (error) {
+      throw journalFailure(path, error);
+    }
+    return journal;
+  }
+
+  async proveWritable(): Promise<void> {
+    this.write(() => this.db.run("UPDATE migrations SET applied_at = applied_at WHERE rowid = (SELECT MIN(rowid) FROM migrations)"));
+  }
+
+  /** Why the files at `path` are no longer the journal this connection writes into (deleted or replaced), if they are not. */
+  async identityLost(): Promise<string | undefined> {
+    return this.files.lost();
+  }
+
+  async close(): Promise<void> {
+    this.commits.flush();
+    this.db.close();
+  }
+
+  migrate(): void {
+    const apply = this.db.transaction(() => {
+      this.db.run("CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL) STRICT");
+      const done = new Set((this.db.query("SELECT name FROM migrations").all() as Row[]).map((r) => String(r.name)));
+      for (const migration of MIGRATIONS) {
+        if (done.has(migration.name)) continue;
+        if (migration.onlyIf === undefined || this.db.query(migration.onlyIf).get() !== null) this.db.run(migration.sql);
+        this.db.query("INSERT INTO migrations (name, applied_at) VALUES (?, ?)").run(migration.name, new Date().toISOString());
+      }
+    });
+    apply.immediate();
+  }
+
+  /** A change: one IMMEDIATE transaction, with the queued writes before it. */
+  write<T>(work: () => T): T {
+    return this.commits.transaction(work);
+  }
+
+  /** A change that may wait to be committed with others (`options.group`), or is committed now. */
+  writeGrouped<T>(work: () => T, options: WriteOptions | undefined): Promise<T> | T {
+    return options?.group ? this.commits.add(work, options.group) : this.write(work);
+  }
+
+  /** The database to read: the queued writes are committed first. */
+  get reader(): Database {
+    this.commits.flush();
+    return this.db;
+  }
+
+  async appliedMigrations(): Promise<string[]> {
+    return (this.reader.query("SELECT name FROM migrations ORDER BY rowid").all() as Row[]).map((r) => String(r.name));
+  }
+
+  async watchChanges(onChange: () => void): Promise<() => Promise<void>> {
+    return watchDataVersion(this.db, onChange);
+  }
+
+  runById(id: string): Run | undefined {
+    const row = this.reader.query("SELECT * FROM runs WHERE id = ?").get(id) as Row | null;
+    return row ? toRun(row) : undefined;
+  }
+
+  actionById(id: string): Action | undefined {
+    const row = this.reader.query("SELECT * FROM actions WHERE id = ?").get(id) as Row | null;
+    return row ? this.bodies.action(row) : undefined;
+  }
+
+  actions(rows: Row[]): Action[] {
+    return rows.map((row) => this.bodies.action(row));
+  }
+}
