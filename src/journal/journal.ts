@@ -20,6 +20,8 @@ export interface Outcome {
   resultText?: string;
   inverse?: ResolvedCall;
   postState?: Observation;
+  /** The read that checks for drift, when it could only be known once the call ran (the rows an INSERT added). */
+  verify?: VerifyCall;
   error?: string;
   warnings?: string[];
 }

@@ -79,6 +79,7 @@ export function finishedBody(before: Body, outcome: Outcome): Body {
     result: outcome.resultText ?? before.result,
     inverse: json(outcome.inverse),
     post_state: observationPayload(outcome.postState),
+    verify: outcome.verify ? json(outcome.verify) : before.verify,
   });
 }
 

@@ -5,7 +5,7 @@ import { patternToRegExp } from "./match.ts";
 import type { Path } from "./problems.ts";
 import { parseTemplate, refsOf, type Namespace } from "./refs.ts";
 import type { RawRule } from "./schema.ts";
-import type { CallSpec, Rule } from "./types.ts";
+import { DEFAULT_MAX_ROWS, type CallSpec, type Rule, type SqlSpec } from "./types.ts";
 
 const withArticle = (word: string) => (/^[aeiou]/.test(word) ? `an ${word}` : `a ${word}`);
 
@@ -41,6 +41,11 @@ export function parseRules(raw: RawRule[], serverNames: string[], ctx: SectionCo
     }
     if (!ctx.shapeOk(...path)) return;
     checkMatch(rule.match, [...path, "match"], serverNames, ctx);
+    if (rule.sql) {
+      const sql = parseSql(rule, path, serverNames, ctx);
+      if (sql) rules.push({ match: rule.match, class: rule.class, gate: rule.gate ?? "never", sql, line });
+      return;
+    }
     checkClass(rule, path, ctx);
     const parsed: Rule = {
       match: rule.match,
@@ -124,5 +129,42 @@ function parseCall(rule: RawRule, part: "snapshot" | "inverse", rulePath: Path, 
     tool: target?.tool ?? "",
     args,
     absentWhen: absent === undefined ? [] : [absent].flat(),
+  };
+}
+
+/**
+ * A rule's `sql:` block: its snapshot and inverse come from each statement,
+ * so the rule declares neither; it is reversible (what cannot be undone is
+ * held statement by statement).
+ */
+function parseSql(rule: RawRule, rulePath: Path, serverNames: string[], ctx: SectionContext): SqlSpec | undefined {
+  const raw = rule.sql!;
+  const path: Path = [...rulePath, "sql"];
+  let ok = true;
+  const report = (at: Path, message: string) => {
+    ctx.report(at, message);
+    ok = false;
+  };
+  for (const part of ["snapshot", "inverse"] as const) {
+    if (rule[part]) report([...rulePath, part], `a rule with "sql" takes no "${part}": it comes from each statement`);
+  }
+  if (rule.class !== "reversible")
+    report([...rulePath, "class"], `a rule with "sql" is reversible (a statement that cannot be undone is held): set class: reversible`);
+  if (raw.dialect !== "sqlite")
+    report([...path, "dialect"], `dialect "${raw.dialect}" is not undone by this version yet (sqlite is); gate its tool with gate: on_write meanwhile`);
+  const arg = /^\$\.([A-Za-z_][\w-]*)$/.exec(raw.statement)?.[1];
+  if (!arg) report([...path, "statement"], `statement "${raw.statement}" must name the argument that carries the SQL, as "$.name" (e.g. "$.query")`);
+  const target = splitTool(raw.read.tool);
+  if (!target || raw.read.tool.includes("*")) {
+    report([...path, "read", "tool"], `read tool "${raw.read.tool}" must name one tool as "server.tool" (no "*")`);
+  } else if (serverNames.length && !serverNames.includes(target.server)) {
+    report([...path, "read", "tool"], `read tool "${raw.read.tool}" names an undeclared server "${target.server}" (declared: ${serverNames.join(", ")})`);
+  }
+  if (!ok || !arg || !target) return undefined;
+  return {
+    dialect: "sqlite",
+    statementArg: arg,
+    read: { server: target.server, tool: target.tool, arg: raw.read.arg, args: raw.read.args ?? {} },
+    maxRows: raw.max_rows ?? DEFAULT_MAX_ROWS,
   };
 }

@@ -48,6 +48,24 @@ export const ServerSchema = Type.Object(
   { additionalProperties: false },
 );
 
+/** A rule's `sql:` block (SPEC §14): the tool runs SQL, and Synartesis reads and restores the rows it touches. */
+export const SqlSchema = Type.Object(
+  {
+    dialect: Type.Enum(["sqlite", "postgres"]),
+    statement: Type.String({ minLength: 1 }),
+    read: Type.Object(
+      {
+        tool: Type.String({ minLength: 1 }),
+        arg: Type.String({ minLength: 1 }),
+        args: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+      },
+      { additionalProperties: false },
+    ),
+    max_rows: Type.Optional(Type.Integer({ minimum: 1 })),
+  },
+  { additionalProperties: false },
+);
+
 export const RuleSchema = Type.Object(
   {
     match: Type.String({ minLength: 1 }),
@@ -56,6 +74,7 @@ export const RuleSchema = Type.Object(
     snapshot: Type.Optional(CallSchema),
     inverse: Type.Optional(CallSchema),
     idempotent: Type.Optional(Type.Boolean()),
+    sql: Type.Optional(SqlSchema),
   },
   { additionalProperties: false },
 );
@@ -80,3 +99,4 @@ export type RawManifest = Static<typeof ManifestSchema>;
 export type RawServer = Static<typeof ServerSchema>;
 export type RawRule = Static<typeof RuleSchema>;
 export type RawCall = Static<typeof CallSchema>;
+export type RawSql = Static<typeof SqlSchema>;

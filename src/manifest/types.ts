@@ -74,8 +74,23 @@ export interface Rule {
    * outcome is unknown may be sent again with the same key (issue 13 item 5).
    */
   idempotent?: boolean;
+  /** The tool runs SQL (SPEC §14): its snapshot and inverse come from each statement. */
+  sql?: SqlSpec;
   /** 1-based line of the rule in the manifest, for messages. */
   line: number;
+}
+
+export const DEFAULT_MAX_ROWS = 10_000;
+
+/** A rule's `sql:` block, checked. */
+export interface SqlSpec {
+  dialect: "sqlite";
+  /** The argument that carries the SQL text (`statement: "$.query"` → query). */
+  statementArg: string;
+  /** The tool that runs a SELECT for Synartesis: the SQL goes in `arg`, with `args` beside it. */
+  read: { server: string; tool: string; arg: string; args: Record<string, unknown> };
+  /** A statement that would touch more rows is held. */
+  maxRows: number;
 }
 
 /** A ${VAR} the environment does not set (only when loaded to warn about it rather than fail). */

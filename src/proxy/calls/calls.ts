@@ -13,7 +13,8 @@ import { answerParts, withIdText } from "../../jsonrpc/raw-json.ts";
 import { readState } from "../../servers/observe.ts";
 import { UpstreamError, type Reply, type Upstream } from "../../servers/upstream.ts";
 import { exchange, type Exchanged, type ExchangeOptions } from "./exchange.ts";
-import { EarlyReads, handOn, preRead, readAgain, type HandedRead } from "./pre-read.ts";
+import { EarlyReads, handOn, preRead, readAgain, type HandedRead, type PreRead } from "./pre-read.ts";
+import { judgeSql, type SqlCall } from "./sql-call.ts";
 import { followTask, takesTasks, taskOf, type TaskEnd, type TaskHandle } from "./tasks.ts";
 import type { RunningTurn } from "../pool/server-turns.ts";
 import type { CallContext, ToolCall } from "./call-types.ts";
@@ -98,6 +99,21 @@ function refused(ctx: CallContext, call: ToolCall, outcome: Extract<GateOutcome,
 async function classifyAndRun(ctx: CallContext, call: ToolCall): Promise<string> {
   const classification = ctx.matcher.classify(call.server, call.tool);
   let verdict = gateVerdict(classification, call.server, call.tool, call.args);
+  let rule = classification.rule;
+  let toolClass = classification.class;
+  let sql: SqlCall | undefined;
+  if (rule?.sql) {
+    const judged = await judgeSql(ctx, call, rule.sql);
+    if ("readOnly" in judged) {
+      call.turn.release();
+      return forwardReadOnly(ctx, call);
+    }
+    if ("held" in judged) {
+      // What cannot be undone runs, once a person approved it, as what it is: irreversible.
+      verdict = { gated: true, reason: `${call.server}.${call.tool} runs SQL that Synartesis cannot undo: ${judged.held}` };
+      [rule, toolClass] = [undefined, "irreversible"];
+    } else sql = judged.sql;
+  }
   const named = ctx.protectedTarget?.(call.server, call.args);
   if (named) {
     verdict = {
@@ -105,9 +121,9 @@ async function classifyAndRun(ctx: CallContext, call: ToolCall): Promise<string>
       reason: `${call.server}.${call.tool} names ${named.what}, ${named.path}; such a call is held whatever its class, so that an agent cannot change its own policy or record unattended`,
     };
   }
-  ctx.log.debug("call", { server: call.server, tool: call.tool, class: classification.class, gated: verdict.gated });
+  ctx.log.debug("call", { server: call.server, tool: call.tool, class: toolClass, gated: verdict.gated });
   const turn = call.turn;
-  if (!verdict.gated && (classification.class === "readonly" || verdict.readOnlySql)) {
+  if (!verdict.gated && (toolClass === "readonly" || verdict.readOnlySql)) {
     turn.release();
     return forwardReadOnly(ctx, call);
   }
@@ -123,13 +139,13 @@ async function classifyAndRun(ctx: CallContext, call: ToolCall): Promise<string>
     }
     let approval: GateOutcome | undefined;
     if (verdict.gated) {
-      approval = await passGate(ctx, { ...call, class: classification.class }, verdict.reason);
+      approval = await passGate(ctx, { ...call, class: toolClass }, verdict.reason);
       if (!approval.proceed) {
         turn.release();
         return refused(ctx, call, approval);
       }
     }
-    const answer = await turn.run((running) => runMutating(ctx, call, classification.rule, classification.class, approval, running));
+    const answer = await turn.run((running) => runMutating(ctx, call, { rule, toolClass, sql }, approval, running));
     // The agent hears of a call only once its outcome is in the journal.
     await answer.recorded;
     return answer.line;
@@ -227,35 +243,37 @@ async function awaitTask(ctx: CallContext, call: ToolCall, upstream: Upstream, t
  * again: to read once the write before is over, or through the gate when
  * there is nothing to restore), write-ahead, forward, post-read and record.
  */
-async function runMutating(
-  ctx: CallContext,
-  call: ToolCall,
-  rule: Rule | undefined,
-  toolClass: ToolClass,
-  gate: GateOutcome | undefined,
-  running: RunningTurn,
-): Promise<Answer> {
+async function runMutating(ctx: CallContext, call: ToolCall, how: HowRecorded, gate: GateOutcome | undefined, running: RunningTurn): Promise<Answer> {
   for (;;) {
-    const step = await prepare(ctx, call, rule, toolClass, gate, running);
+    const step = await prepare(ctx, call, how, gate, running);
     switch (step.kind) {
       case "read again":
         running = running.afresh();
         continue;
       case "passed the gate":
         gate = step.gate;
+        // A statement held at its pre-read (too many rows) runs, once approved, as what it is: irreversible.
+        if (step.untracked) how = { rule: undefined, toolClass: "irreversible", sql: undefined };
         continue;
       case "answered":
         return step.answer;
       case "ready":
-        return forwardAndRecord(ctx, call, rule, running, step);
+        return forwardAndRecord(ctx, call, how, running, step);
     }
   }
+}
+
+/** How a mutating call is recorded: its rule and class, and for a statement of SQL, its recording (sql-call.ts). */
+interface HowRecorded {
+  rule: Rule | undefined;
+  toolClass: ToolClass;
+  sql: SqlCall | undefined;
 }
 
 /** What preparing a mutating call came to: go round again, an answer already, or its intent written and ready to forward. */
 type Prepared =
   | { kind: "read again" }
-  | { kind: "passed the gate"; gate: GateOutcome }
+  | { kind: "passed the gate"; gate: GateOutcome; untracked?: boolean }
   | { kind: "answered"; answer: Answer }
   | {
       kind: "ready";
@@ -269,14 +287,8 @@ type Prepared =
     };
 
 /** Pre-read the state the call will replace, check it may go, and write its intent ahead (R-PROXY-5). */
-async function prepare(
-  ctx: CallContext,
-  call: ToolCall,
-  rule: Rule | undefined,
-  toolClass: ToolClass,
-  gate: GateOutcome | undefined,
-  running: RunningTurn,
-): Promise<Prepared> {
+async function prepare(ctx: CallContext, call: ToolCall, how: HowRecorded, gate: GateOutcome | undefined, running: RunningTurn): Promise<Prepared> {
+  const { rule, toolClass, sql } = how;
   const upstream = ctx.upstream(call.server);
   const actionId = gate?.proceed ? gate.actionId : ctx.newId();
   const approval = gate?.proceed ? gate.approval : undefined;
@@ -292,7 +304,19 @@ async function prepare(
   };
 
   // Pre-read: capture the state this call is about to replace.
-  const read = await preRead(ctx, call, rule, running.handed as HandedRead | undefined);
+  let read: PreRead;
+  if (sql) {
+    const rows = await sql.preRead();
+    if ("held" in rows) {
+      const held = await passGate(ctx, { ...call, class: "irreversible" }, `${call.server}.${call.tool} runs SQL that Synartesis cannot undo: ${rows.held}`);
+      if (!held.proceed) return { kind: "answered", answer: { line: refused(ctx, call, held) } };
+      return { kind: "passed the gate", gate: held, untracked: true };
+    }
+    read =
+      "failed" in rows
+        ? { refused: rows.failed, agentText: `Synartesis did not run ${call.tool}, because it could not record the rows it would change: ${rows.failed}` }
+        : rows;
+  } else read = await preRead(ctx, call, rule, running.handed as HandedRead | undefined);
   // Read while the write before was still at its server (server-turns.ts): it stands once that call is done, if that write was
   // over when answered and this read was of the same server; else it is read again then. A failure or an absence is not acted on before.
   const standsOnceDone = async () => (await running.mayWrite()) && !(running.beganEarly && "verify" in read && read.verify?.server !== call.server);
@@ -336,22 +360,25 @@ async function prepare(
 async function forwardAndRecord(
   ctx: CallContext,
   call: ToolCall,
-  rule: Rule | undefined,
+  how: HowRecorded,
   running: RunningTurn,
   ready: Extract<Prepared, { kind: "ready" }>,
 ): Promise<Answer> {
+  const { rule, sql } = how;
   const { upstream, intent, approval, verify, giveBackApproval } = ready;
   let snapshot = ready.snapshot;
-  // At a server that answers in order, the post-read and the next call follow the write at once.
-  const early = EarlyReads.at(upstream, call, verify, running);
+  // At a server that answers in order, the post-read and the next call follow the write at once (not a statement of SQL:
+  // what it changed is read right after it, before anything else reaches its database).
+  const early = sql ? undefined : EarlyReads.at(upstream, call, verify, running);
   let exchanged: Exchanged;
   try {
-    exchanged = await forward(upstream, call, approval ? approvedLine(call) : call.line, {
+    exchanged = await forward(upstream, call, sql ? sql.line() : approval ? approvedLine(call) : call.line, {
       ...(early && { onSent: () => early.sent(), onInputRequired: async () => early.notOver() }),
       // Nothing of the call is at the server while the client answers: other calls may go meanwhile.
       whileAsking: (asking) => call.turn.pause(asking),
       // The attempt that executes is the one after the client's answer: its state is the one to keep (R-ERA-3).
       beforeRetry: async () => {
+        if (sql) return "the database's server asked for input midway: Synartesis records a statement that runs at once";
         if (!verify || !snapshot) return undefined;
         const again = await readAgain(ctx, call, verify, snapshot);
         if ("stop" in again) return again.stop;
@@ -398,6 +425,8 @@ async function forwardAndRecord(
     return { line: answer.withIdText(call.clientId) };
   }
 
+  if (sql) return recordSql(ctx, call, sql, intent.id, resultText, answer.withIdText(call.clientId), verify, running);
+
   // Post-read: the state this call left, for undo's drift check; the next call may begin beside it. One that
   // followed the write at once stands when the write was over when answered: sent once, no task.
   const postRead = early?.standing(task !== undefined) ?? (verify && readState(ctx.upstream(verify.server), verify, call.origin));
@@ -419,6 +448,32 @@ async function forwardAndRecord(
   );
   for (const warning of warnings) ctx.log.warn(warning, { server: call.server, tool: call.tool, action: intent.id });
   return { line: answer.withIdText(call.clientId), recorded };
+}
+
+/** A statement of SQL that ran: what it left and its inverse (sql-call.ts), recorded. */
+async function recordSql(
+  ctx: CallContext,
+  call: ToolCall,
+  sql: SqlCall,
+  actionId: string,
+  resultText: string | undefined,
+  line: string,
+  verify: VerifyCall | undefined,
+  running: RunningTurn,
+): Promise<Answer> {
+  const after = await sql.afterWrite(verify);
+  running.written(undefined);
+  const { warnings } = after;
+  const group = running.followed() ? "with-next" : "soon";
+  const recorded = recordOutcome(ctx, call, actionId, () =>
+    ctx.journal.finishAction(
+      actionId,
+      { status: "applied", resultText, inverse: after.inverse, postState: after.postState, verify: after.verify, warnings },
+      { group },
+    ),
+  );
+  for (const warning of warnings) ctx.log.warn(warning, { server: call.server, tool: call.tool, action: actionId });
+  return { line, recorded };
 }
 
 /**

@@ -1,6 +1,6 @@
 // The `gate: on_write` heuristic (R-GATE-5): SQL text counts as read-only only when it can
 // confidently be read as one read-only statement; anything else is gated for a person.
-import { CROSS_CHECKS, lex, POSTGRES, type Dialect, type Token } from "./sql-lexer.ts";
+import { CROSS_CHECKS, lex, POSTGRES, type Dialect, type Token } from "../../sql/lexer.ts";
 
 export interface SqlClassification {
   readOnly: boolean;

@@ -1,5 +1,6 @@
 // Splitting SQL text into tokens the way a database would, for the read-only
-// heuristic (readonly-sql.ts). Each dialect differs in what starts a comment,
+// heuristic (proxy/policy/readonly-sql.ts) and the reading of a statement SQL
+// undo records (statement.ts), which needs where each token is. Each dialect differs in what starts a comment,
 // a string or a quoted name: a difference an agent could use to hide a write.
 
 type TokenKind = "word" | "quoted" | "string" | "number" | "param" | "punct";
@@ -8,6 +9,9 @@ export interface Token {
   kind: TokenKind;
   /** word: upper-cased; quoted identifier: its name; punct: the character; otherwise unused. */
   text: string;
+  /** Where it is in the text: [start, end). */
+  start: number;
+  end: number;
 }
 
 /** How one SQL dialect splits text into tokens. */
@@ -71,6 +75,8 @@ const SQLITE_OR_MSSQL: Dialect = {
   executableComments: false,
 };
 export const CROSS_CHECKS: readonly Dialect[] = [MYSQL, SQLITE_OR_MSSQL];
+/** SQLite's own reading ('…' strings, "…", […] and `…` names, no backslash escapes). */
+export const SQLITE: Dialect = SQLITE_OR_MSSQL;
 
 export interface Lexed {
   tokens: Token[];
@@ -80,9 +86,10 @@ export interface Lexed {
 
 export function lex(sql: string, d: Dialect): Lexed {
   const tokens: Token[] = [];
+  let i = 0;
+  const push = (token: { kind: TokenKind; text: string }, end: number) => tokens.push({ ...token, start: i, end });
   const fail = (reason: string, hazard = false): Lexed => ({ tokens, error: { reason, hazard } });
   const n = sql.length;
-  let i = 0;
   while (i < n) {
     const c = sql[i]!;
     const next = sql[i + 1];
@@ -102,29 +109,29 @@ export function lex(sql: string, d: Dialect): Lexed {
     } else if (c === "'") {
       const end = quotedEnd(sql, i, "'", d.backslashEscapes);
       if (end < 0) return fail("unterminated string literal");
-      tokens.push({ kind: "string", text: "" });
+      push({ kind: "string", text: "" }, end);
       i = end;
     } else if (c === '"') {
       const end = quotedEnd(sql, i, '"', d.doubleQuoteIsString && d.backslashEscapes);
       if (end < 0) return fail(d.doubleQuoteIsString ? "unterminated string literal" : "unterminated quoted identifier");
-      tokens.push(d.doubleQuoteIsString ? { kind: "string", text: "" } : quotedName(sql, i, end, '"'));
+      push(d.doubleQuoteIsString ? { kind: "string", text: "" } : quotedName(sql, i, end, '"'), end);
       i = end;
     } else if ((c === "`" && d.backticks) || (c === "[" && d.brackets)) {
       const close = c === "[" ? "]" : "`";
       const end = quotedEnd(sql, i, close, false);
       if (end < 0) return fail("unterminated quoted identifier");
-      tokens.push(quotedName(sql, i, end, close));
+      push(quotedName(sql, i, end, close), end);
       i = end;
     } else if (c === "$" && d.dollarQuotes && next !== undefined && isDigit(next)) {
       let j = i + 1;
       while (j < n && isDigit(sql[j]!)) j++;
-      tokens.push({ kind: "param", text: sql.slice(i, j) });
+      push({ kind: "param", text: sql.slice(i, j) }, j);
       i = j;
     } else if (c === "$" && d.dollarQuotes && dollarTag(sql, i)) {
       const tag = dollarTag(sql, i)!;
       const close = sql.indexOf(tag, i + tag.length);
       if (close < 0) return fail("unterminated dollar-quoted string");
-      tokens.push({ kind: "string", text: "" });
+      push({ kind: "string", text: "" }, close + tag.length);
       i = close + tag.length;
     } else if (isWordStart(c, d)) {
       let j = i + 1;
@@ -133,20 +140,20 @@ export function lex(sql: string, d: Dialect): Lexed {
       if (d.eStrings && (word === "e" || word === "E") && sql[j] === "'") {
         const end = quotedEnd(sql, j, "'", true);
         if (end < 0) return fail("unterminated string literal");
-        tokens.push({ kind: "string", text: "" });
+        push({ kind: "string", text: "" }, end);
         i = end;
       } else {
-        tokens.push({ kind: "word", text: word.toUpperCase() });
+        push({ kind: "word", text: word.toUpperCase() }, j);
         i = j;
       }
     } else if (isDigit(c)) {
       // Letters after the digits start a new word, so `1INTO` still shows its INTO.
       let j = i + 1;
       while (j < n && (isDigit(sql[j]!) || sql[j] === ".")) j++;
-      tokens.push({ kind: "number", text: sql.slice(i, j) });
+      push({ kind: "number", text: sql.slice(i, j) }, j);
       i = j;
     } else {
-      tokens.push({ kind: "punct", text: c });
+      push({ kind: "punct", text: c }, i + 1);
       i++;
     }
   }
@@ -194,7 +201,7 @@ function quotedEnd(sql: string, open: number, close: string, backslashEscapes: b
   return -1;
 }
 
-function quotedName(sql: string, open: number, end: number, close: string): Token {
+function quotedName(sql: string, open: number, end: number, close: string): { kind: TokenKind; text: string } {
   return { kind: "quoted", text: sql.slice(open + 1, end - 1).replaceAll(close + close, close) };
 }
 

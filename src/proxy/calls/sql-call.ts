@@ -1,0 +1,269 @@
+// A tool call that runs SQL (SPEC §14, a rule with `sql:`): judged against
+// SQLite's own reading of the database's schema, then recorded row by row —
+// the rows it will touch read first (by its own WHERE), the statement pinned
+// to their keys, what it left read after by key, and the statement that puts
+// them back built from the values the database encoded. Whatever cannot be
+// known with certainty is held before it runs, or recorded without an
+// inverse with the reason (R-SQL-3).
+import { canonicalJson } from "../../canonical.ts";
+import { isRecord } from "../../jsonrpc/frames.ts";
+import { readFailed, type Observation, type ResolvedCall, type VerifyCall } from "../../journal/types.ts";
+import type { SqlSpec } from "../../manifest/types.ts";
+import { readState } from "../../servers/observe.ts";
+import type { Upstream } from "../../servers/upstream.ts";
+import {
+  CHANGES_COLUMN,
+  CHANGES_QUERY,
+  inverseStatement,
+  keysGiven,
+  namesKey,
+  parseRows,
+  pinned,
+  ROWS_COLUMN,
+  rowsBefore,
+  rowsByKey,
+  rowsQuery,
+  ident,
+  type RowLiterals,
+} from "../../sql/plan.ts";
+import { CATALOGUE_QUERY, SchemaCopy, type CatalogueEntry, type TableInfo } from "../../sql/schema.ts";
+import { readStatement, type Statement } from "../../sql/statement.ts";
+import { classifySql } from "../policy/readonly-sql.ts";
+import type { CallContext, ToolCall } from "./call-types.ts";
+
+/** How a statement is to be run: as a read, held for a person (why), or recorded for undo. */
+export type SqlDecision = { readOnly: true } | { held: string } | { sql: SqlCall };
+
+/** A read of Synartesis's own fails as a read: no error of the tool means "absent" here. */
+const NO_ABSENCE = ["\u0000"];
+/** Undo's check for drift: a table that is gone is drift. */
+const GONE = ["no such table"];
+
+/** Each server's schema, read once and again after it changed (a statement that no longer compiles against it). */
+const schemas = new WeakMap<Upstream, SchemaCopy>();
+
+export async function judgeSql(ctx: CallContext, call: ToolCall, spec: SqlSpec): Promise<SqlDecision> {
+  const text = call.args[spec.statementArg];
+  if (typeof text !== "string") return { held: `its argument "${spec.statementArg}" carries no SQL text` };
+  if (classifySql(text).readOnly) return { readOnly: true };
+  const reading = readStatement(text);
+  if ("held" in reading) return reading;
+  for (const fresh of [false, true]) {
+    const schema = await schemaOf(ctx, call, spec, fresh);
+    if ("error" in schema) return { held: `Synartesis could not read the database's schema to record it (${schema.error})` };
+    const judged = judgeOn(schema, reading.statement, reading.text);
+    if ("stale" in judged) {
+      if (fresh) return { held: `SQLite would not run it against the database's schema: ${judged.stale}` };
+      continue;
+    }
+    if ("held" in judged) return judged;
+    return { sql: new SqlCall(ctx, call, spec, schema, reading.statement, reading.text, judged.table, judged.insertKeys) };
+  }
+  throw new Error("unreachable");
+}
+
+type Judged = { held: string } | { stale: string } | { table: TableInfo; insertKeys?: "range" | string[][] };
+
+/** The statement against the schema: whether SQLite compiles it, what it reaches, how its rows are known. */
+function judgeOn(schema: SchemaCopy, statement: Statement, text: string): Judged {
+  const error = schema.compileError(text);
+  if (error) return /no such (table|column)/i.test(error) ? { stale: error } : { held: `SQLite would not run it: ${error}` };
+  const table = schema.table(statement.table.name);
+  if ("unknown" in table) return { held: `its table cannot be read (${table.unknown})` };
+  if (!table.key) return { held: `table "${table.name}" has no key (no primary key, and no rowid): its rows cannot be identified` };
+  const { tables, subprograms } = schema.tablesWritten(text);
+  tables.delete(table.name.toLowerCase());
+  if (subprograms || tables.size) {
+    const others = tables.size ? ` (${[...tables].join(", ")})` : "";
+    return { held: `it reaches beyond table "${table.name}"${others}: a trigger or a cascading foreign key would change rows Synartesis does not read` };
+  }
+  if (statement.kind === "update") {
+    const keys = new Set([...(table.key.kind === "columns" ? table.key.columns : []), "rowid", "_rowid_", "oid"].map((name) => name.toLowerCase()));
+    const changed = statement.columns.find((column) => keys.has(column.toLowerCase()));
+    if (changed) return { held: `it changes the rows' key ("${changed}"): not yet undone` };
+  }
+  if (statement.kind !== "insert") return { table };
+  if (!namesKey(statement, table)) {
+    if (!table.rowid) return { held: `the keys of the rows it inserts are chosen by the database and table "${table.name}" has no rowid to find them by` };
+    return { table, insertKeys: "range" };
+  }
+  const given = keysGiven(statement, text, table);
+  if (!given) return { held: "the keys of the rows it inserts are not all plain values: they cannot be identified with certainty" };
+  if (/^\s*INSERT\s+OR\s+IGNORE\b/i.test(text))
+    return { held: "INSERT OR IGNORE with given keys may skip rows that exist: which rows it inserted cannot be known" };
+  return { table, insertKeys: given };
+}
+
+/** The server's schema, as a copy SQLite can judge statements against. */
+async function schemaOf(ctx: CallContext, call: ToolCall, spec: SqlSpec, fresh: boolean): Promise<SchemaCopy | { error: string }> {
+  const upstream = ctx.upstream(spec.read.server);
+  const known = schemas.get(upstream);
+  if (known && !fresh) return known;
+  const value = await readValue(ctx, call, spec, CATALOGUE_QUERY, "synartesis_catalogue");
+  if ("error" in value) return value;
+  let entries: CatalogueEntry[];
+  try {
+    const parsed = JSON.parse(value.value) as unknown[];
+    entries = parsed.map((entry) => {
+      const [type, name, table, sql] = entry as string[];
+      return { type: String(type), name: String(name), table: String(table), sql: String(sql) };
+    });
+  } catch {
+    return { error: "its catalogue did not come back as the JSON it was asked for" };
+  }
+  const schema = SchemaCopy.of(entries);
+  schemas.set(upstream, schema);
+  return schema;
+}
+
+/** One value Synartesis asked the database for (a JSON text in column `column`), read through the rule's read tool. */
+async function readValue(ctx: CallContext, call: ToolCall, spec: SqlSpec, sql: string, column: string): Promise<{ value: string } | { error: string }> {
+  const read: VerifyCall = { ...readCall(spec, sql), absentWhen: NO_ABSENCE };
+  const { read: state } = await readState(ctx.upstream(spec.read.server), read, call.origin);
+  if (readFailed(state)) return { error: `${spec.read.server}.${spec.read.tool} failed: ${state.error}` };
+  if (state.absent) return { error: `${spec.read.server}.${spec.read.tool} found nothing` };
+  const value = valueNamed(state.payload, column);
+  return value === undefined ? { error: `${spec.read.server}.${spec.read.tool} did not answer with the column ${column}` } : { value };
+}
+
+function readCall(spec: SqlSpec, sql: string): ResolvedCall {
+  return { server: spec.read.server, tool: spec.read.tool, args: { ...spec.read.args, [spec.read.arg]: sql } };
+}
+
+/** The string under `name` anywhere in a read's answer (rows as JSON objects, perhaps inside JSON text). */
+export function valueNamed(payload: unknown, name: string, depth = 0): string | undefined {
+  if (depth > 8) return undefined;
+  if (typeof payload === "string") {
+    try {
+      return valueNamed(JSON.parse(payload), name, depth + 1);
+    } catch {
+      return undefined;
+    }
+  }
+  const children = Array.isArray(payload) ? payload : isRecord(payload) ? Object.values(payload) : [];
+  if (isRecord(payload) && typeof payload[name] === "string") return payload[name];
+  for (const child of children) {
+    const found = valueNamed(child, name, depth + 1);
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}
+
+/** What the statement left, and how to put it back. */
+export interface SqlAfter {
+  postState?: Observation;
+  verify?: VerifyCall;
+  inverse?: ResolvedCall;
+  warnings: string[];
+}
+
+/** One statement being recorded: read before, pinned, forwarded, read after. */
+export class SqlCall {
+  private before: RowLiterals[] = [];
+  private sent: string;
+
+  constructor(
+    private readonly ctx: CallContext,
+    private readonly call: ToolCall,
+    private readonly spec: SqlSpec,
+    private readonly schema: SchemaCopy,
+    private readonly statement: Statement,
+    private readonly text: string,
+    private readonly table: TableInfo,
+    private readonly insertKeys: "range" | string[][] | undefined,
+  ) {
+    this.sent = text;
+  }
+
+  /** Read the rows the statement will touch and pin it to them; or why it must be held (too many rows, a reading that fails). */
+  async preRead(): Promise<{ snapshot: Observation; verify?: VerifyCall } | { held: string } | { failed: string }> {
+    const { statement, table } = this;
+    const payload = (rows: RowLiterals[]) => ({
+      statement: this.text,
+      ...(this.sent !== this.text && { pinned: this.sent }),
+      table: table.name,
+      columns: table.columns,
+      rows: rows.map((row) => [...row.key, ...row.values]),
+    });
+    if (statement.kind === "insert") {
+      if (Array.isArray(this.insertKeys))
+        return { snapshot: { absent: false, payload: payload([]) }, verify: this.verifyCall(rowsByKey(table, this.insertKeys)) };
+      return { snapshot: { absent: false, payload: payload([]) } };
+    }
+    const read = await readValue(this.ctx, this.call, this.spec, rowsBefore(statement, this.text, table, this.spec.maxRows), ROWS_COLUMN);
+    if ("error" in read) return { failed: `the rows it would touch could not be read: ${read.error}` };
+    const rows = parseRows(read.value, table);
+    if ("wrong" in rows) return { failed: rows.wrong };
+    if (rows.length > this.spec.maxRows) return { held: `it would touch more than ${this.spec.maxRows} rows of "${table.name}" (max_rows)` };
+    this.before = rows;
+    const keys = rows.map((row) => row.key);
+    this.sent = pinned(statement, this.text, table, keys);
+    const verifyText = rowsByKey(table, keys);
+    for (const built of [this.sent, verifyText]) {
+      const error = this.schema.compileError(built);
+      if (error) return { held: `Synartesis could not narrow it to the rows it read (${error})` };
+    }
+    return { snapshot: { absent: false, payload: payload(rows) }, verify: this.verifyCall(verifyText) };
+  }
+
+  /** The request line to forward: the statement as pinned, arguments otherwise the agent's. */
+  line(): string {
+    const { call } = this;
+    const args = { ...call.args, [this.spec.statementArg]: this.sent };
+    const rest = JSON.stringify(call.otherParams).slice(1, -1);
+    return `{"jsonrpc":"2.0","id":0,"method":"tools/call","params":{"name":${JSON.stringify(call.tool)},"arguments":${canonicalJson(args)}${rest ? `,${rest}` : ""}}}`;
+  }
+
+  /** After the statement ran: how many rows it changed, what it left, the statement that puts it back (none, with why, when its rows are not certain). */
+  async afterWrite(verify: VerifyCall | undefined): Promise<SqlAfter> {
+    const { table, statement } = this;
+    const warnings: string[] = [];
+    const changes = await readValue(this.ctx, this.call, this.spec, CHANGES_QUERY, CHANGES_COLUMN);
+    let counted: [number, number] | undefined;
+    if ("value" in changes) {
+      const parsed = JSON.parse(changes.value) as unknown;
+      if (Array.isArray(parsed) && parsed.length === 2 && parsed.every((n) => typeof n === "number")) counted = parsed as [number, number];
+    }
+    if (!counted)
+      return {
+        warnings: [
+          `unverified: how many rows it changed could not be read (${"error" in changes ? changes.error : "an answer of the wrong shape"}); undo will not touch its rows`,
+        ],
+      };
+    const [changed, lastRowid] = counted;
+    if (statement.kind === "insert" && this.insertKeys === "range") {
+      if (changed === 0) return { warnings };
+      verify = this.verifyCall(rowsQuery(table, ident(table.name), `${table.rowid} BETWEEN ${lastRowid - changed + 1} AND ${lastRowid}`));
+    }
+    if (!verify) return { warnings };
+    const { read: after } = await readState(this.ctx.upstream(verify.server), verify, this.call.origin);
+    if (readFailed(after) || after.absent) {
+      return {
+        verify,
+        warnings: [`unverified: the rows it left could not be read (${readFailed(after) ? after.error : "the table is gone"}); undo will not touch them`],
+      };
+    }
+    const postState: Observation = after;
+    const value = valueNamed(after.payload, ROWS_COLUMN);
+    const rows = value === undefined ? { wrong: "the rows it left came back without their column" } : parseRows(value, table);
+    if ("wrong" in rows) return { verify, postState, warnings: [`unverified: ${rows.wrong}; undo will not touch its rows`] };
+    const expected = statement.kind === "insert" ? rows.length : this.before.length;
+    const left = statement.kind === "delete" ? 0 : expected;
+    if (changed !== expected || (statement.kind === "delete" && rows.length !== left) || (statement.kind === "update" && rows.length !== this.before.length)) {
+      warnings.push(
+        `unverified: SQLite says it changed ${changed} row(s), and ${statement.kind === "insert" ? `${rows.length} were found` : `it was pinned to ${this.before.length}`}; which rows are this statement's is not certain, so undo will not touch them`,
+      );
+      return { verify, postState, warnings };
+    }
+    const text = inverseStatement(statement.kind, table, this.before, rows);
+    if (text === undefined) return { verify, postState, warnings };
+    const error = this.schema.compileError(text);
+    if (error) return { verify, postState, warnings: [`the statement that would put the rows back does not compile (${error}); undo has no inverse for it`] };
+    const inverse: ResolvedCall = { server: this.call.server, tool: this.call.tool, args: { ...this.call.args, [this.spec.statementArg]: text } };
+    return { verify, postState, inverse, warnings };
+  }
+
+  private verifyCall(sql: string): VerifyCall {
+    return { ...readCall(this.spec, sql), absentWhen: GONE };
+  }
+}

@@ -1,0 +1,328 @@
+// Reading one SQLite data-changing statement for undo (R-SQL-1): its kind,
+// its table, and where its clauses are in the text, so that Synartesis can
+// read the rows it will touch (the same WHERE, verbatim) and pin it to them.
+// The reading is structural, over SQLite's tokens; SQLite itself then
+// compiles the statement and every text built from it (schema.ts), so a
+// reading that differs from the database's fails there instead of guessing.
+import { lex, SQLITE, type Token } from "./lexer.ts";
+
+/** A stretch of the statement's text: [start, end). */
+export type Span = readonly [number, number];
+
+export interface TableRef {
+  name: string;
+  /** The alias the statement gives it (its WHERE may use it). */
+  alias?: string;
+  /** The table and its alias as written (`customers AS c`). */
+  span: Span;
+}
+
+export type Statement =
+  | { kind: "delete"; table: TableRef; where?: Span; returning?: Span }
+  | { kind: "update"; table: TableRef; columns: string[]; where?: Span; returning?: Span; setEnd: number }
+  | {
+      kind: "insert";
+      table: TableRef;
+      /** The columns it names, when it names them. */
+      columns?: string[];
+      source: "values" | "select" | "default";
+      /** The SELECT that gives the rows (INSERT … SELECT). */
+      select?: Span;
+      /** Each VALUES row's expressions, as spans. */
+      rows?: Span[][];
+      returning?: Span;
+    };
+
+/** What a text is, for undo: one statement it can record, or why a person must decide (held). */
+export type Reading = { statement: Statement; text: string } | { held: string };
+
+const TRANSACTION = new Set(["BEGIN", "COMMIT", "END", "ROLLBACK", "SAVEPOINT", "RELEASE"]);
+const SCHEMA = new Set(["CREATE", "DROP", "ALTER"]);
+
+/** Read `text` as one SQLite statement that changes data. */
+export function readStatement(text: string): Reading {
+  const lexed = lex(text, SQLITE);
+  if (lexed.error) return { held: `the SQL cannot be read (${lexed.error.reason})` };
+  const tokens = lexed.tokens;
+  const ends = tokens.findIndex((token, index) => token.kind === "punct" && token.text === ";" && depthAt(tokens, index) === 0);
+  if (ends >= 0 && tokens.slice(ends + 1).some((token) => !(token.kind === "punct" && token.text === ";"))) {
+    return { held: "it runs several statements in one call" };
+  }
+  const body = ends >= 0 ? tokens.slice(0, ends) : tokens;
+  if (body.length === 0) return { held: "there is no statement" };
+  const first = body[0]!;
+  const word = first.kind === "word" ? first.text : "";
+  if (TRANSACTION.has(word)) return { held: "it controls a transaction (BEGIN, COMMIT, ROLLBACK, SAVEPOINT)" };
+  if (SCHEMA.has(word)) return { held: `it changes the schema (${word}): a schema change is not undone` };
+  if (word === "WITH") return { held: "a statement with a WITH clause is not yet undone by Synartesis" };
+  if (word === "REPLACE") return { held: "REPLACE may delete rows other than those it names: not undone" };
+  const reader = new Reader(text, body);
+  try {
+    const statement = word === "DELETE" ? reader.delete() : word === "UPDATE" ? reader.update() : word === "INSERT" ? reader.insert() : undefined;
+    if (!statement) return { held: `${word || "this statement"} is not one Synartesis can undo (it undoes INSERT, UPDATE and DELETE)` };
+    return { statement, text: text.slice(0, body.at(-1)!.end) };
+  } catch (error) {
+    if (error instanceof Unreadable) return { held: error.message };
+    throw error;
+  }
+}
+
+/** The parenthesis depth just before tokens[index]. */
+function depthAt(tokens: Token[], index: number): number {
+  let depth = 0;
+  for (let i = 0; i < index; i++) {
+    const token = tokens[i]!;
+    if (token.kind !== "punct") continue;
+    if (token.text === "(") depth++;
+    else if (token.text === ")") depth--;
+  }
+  return depth;
+}
+
+class Unreadable extends Error {}
+
+/** Walks the tokens of one statement, clause by clause, at parenthesis depth 0. */
+class Reader {
+  private at = 0;
+
+  constructor(
+    private readonly text: string,
+    private readonly tokens: Token[],
+  ) {}
+
+  delete(): Statement {
+    this.expect("DELETE");
+    this.expect("FROM");
+    const table = this.tableRef();
+    return { kind: "delete", table, ...this.whereAndReturning() };
+  }
+
+  update(): Statement {
+    this.expect("UPDATE");
+    if (this.isWord("OR")) throw new Unreadable("UPDATE OR … may delete rows other than those it names: not undone");
+    const table = this.tableRef();
+    this.expect("SET");
+    const columns: string[] = [];
+    for (;;) {
+      if (this.isPunct("(")) {
+        this.next();
+        for (;;) {
+          columns.push(this.name());
+          if (!this.isPunct(",")) break;
+          this.next();
+        }
+        this.expectPunct(")");
+      } else {
+        columns.push(this.name());
+      }
+      this.expectPunct("=");
+      this.skipExpression(["WHERE", "FROM", "RETURNING", "ORDER", "LIMIT"], [","]);
+      if (!this.isPunct(",")) break;
+      this.next();
+    }
+    const setEnd = this.previousEnd();
+    if (this.isWord("FROM")) throw new Unreadable("an UPDATE … FROM (a join) is not yet undone by Synartesis");
+    return { kind: "update", table, columns, setEnd, ...this.whereAndReturning() };
+  }
+
+  insert(): Statement {
+    this.expect("INSERT");
+    if (this.isWord("OR")) {
+      this.next();
+      const action = this.word();
+      if (action === "REPLACE") throw new Unreadable("INSERT OR REPLACE may delete rows other than those it names: not undone");
+      if (action !== "IGNORE" && action !== "ABORT" && action !== "FAIL" && action !== "ROLLBACK") throw new Unreadable(`INSERT OR ${action} cannot be read`);
+    }
+    this.expect("INTO");
+    const table = this.tableRef(true);
+    let columns: string[] | undefined;
+    if (this.isPunct("(")) {
+      this.next();
+      columns = [];
+      for (;;) {
+        columns.push(this.name());
+        if (!this.isPunct(",")) break;
+        this.next();
+      }
+      this.expectPunct(")");
+    }
+    let source: "values" | "select" | "default";
+    let rows: Span[][] | undefined;
+    let select: Span | undefined;
+    if (this.isWord("DEFAULT")) {
+      this.next();
+      this.expect("VALUES");
+      source = "default";
+    } else if (this.isWord("VALUES")) {
+      this.next();
+      source = "values";
+      rows = [];
+      for (;;) {
+        this.expectPunct("(");
+        const row: Span[] = [];
+        for (;;) {
+          const start = this.current().start;
+          this.skipExpression([], [",", ")"]);
+          row.push([start, this.previousEnd()]);
+          if (!this.isPunct(",")) break;
+          this.next();
+        }
+        this.expectPunct(")");
+        rows.push(row);
+        if (!this.isPunct(",")) break;
+        this.next();
+      }
+    } else if (this.isWord("SELECT") || this.isWord("WITH")) {
+      source = "select";
+      const start = this.current().start;
+      this.skipExpression(["ON", "RETURNING"], []);
+      select = [start, this.previousEnd()];
+    } else {
+      throw new Unreadable("the INSERT gives its rows in a form that cannot be read");
+    }
+    if (this.isWord("ON")) throw new Unreadable("an upsert (ON CONFLICT … DO) may change rows other than those it inserts: not yet undone");
+    const returning = this.returning();
+    this.end();
+    return { kind: "insert", table, ...(columns && { columns }), source, ...(rows && { rows }), ...(select && { select }), ...(returning && { returning }) };
+  }
+
+  // ---- clauses ----
+
+  /** `[schema.]table [AS alias] [INDEXED BY name | NOT INDEXED]`. */
+  private tableRef(insert = false): TableRef {
+    const start = this.current().start;
+    let name = this.name();
+    if (this.isPunct(".")) {
+      this.next();
+      const schema = name;
+      name = this.name();
+      if (schema.toLowerCase() !== "main") throw new Unreadable(`a table of the attached database "${schema}" is not undone by Synartesis`);
+    }
+    let alias: string | undefined;
+    const following = this.tokens[this.at];
+    if (this.isWord("AS")) {
+      this.next();
+      alias = this.name();
+    } else if (!insert && following?.kind === "quoted") {
+      alias = this.name();
+    } else if (!insert && following?.kind === "word" && !KEYWORDS_AFTER_TABLE.has(following.text)) {
+      alias = this.name();
+    }
+    const end = this.previousEnd();
+    if (this.isWord("INDEXED") || this.isWord("NOT")) throw new Unreadable("INDEXED BY / NOT INDEXED is not read by Synartesis");
+    return { name, ...(alias && { alias }), span: [start, end] };
+  }
+
+  private whereAndReturning(): { where?: Span; returning?: Span } {
+    let where: Span | undefined;
+    if (this.isWord("WHERE")) {
+      this.next();
+      const start = this.current().start;
+      this.skipExpression(["RETURNING", "ORDER", "LIMIT"], []);
+      where = [start, this.previousEnd()];
+    }
+    const returning = this.returning();
+    if (this.isWord("ORDER") || this.isWord("LIMIT")) throw new Unreadable("ORDER BY / LIMIT on a DELETE or UPDATE is not read by Synartesis");
+    this.end();
+    return { ...(where && { where }), ...(returning && { returning }) };
+  }
+
+  private returning(): Span | undefined {
+    if (!this.isWord("RETURNING")) return undefined;
+    const start = this.current().start;
+    this.next();
+    this.skipExpression(["ORDER", "LIMIT"], []);
+    return [start, this.previousEnd()];
+  }
+
+  /** Past an expression: up to one of `stopWords` or `stopPuncts` at depth 0 (or the end). Parentheses must balance. */
+  private skipExpression(stopWords: string[], stopPuncts: string[]): void {
+    let depth = 0;
+    const start = this.at;
+    while (this.at < this.tokens.length) {
+      const token = this.current();
+      if (depth === 0 && token.kind === "word" && stopWords.includes(token.text)) break;
+      if (depth === 0 && token.kind === "punct" && stopPuncts.includes(token.text)) break;
+      if (token.kind === "punct" && token.text === "(") depth++;
+      if (token.kind === "punct" && token.text === ")") {
+        if (depth === 0) break;
+        depth--;
+      }
+      this.at++;
+    }
+    if (depth !== 0) throw new Unreadable("its parentheses do not balance");
+    if (this.at === start) throw new Unreadable(`an expression is missing near ${this.near()}`);
+  }
+
+  // ---- tokens ----
+
+  private current(): Token {
+    const token = this.tokens[this.at];
+    if (!token) throw new Unreadable("the statement ends too soon");
+    return token;
+  }
+
+  private next(): void {
+    this.at++;
+  }
+
+  private previousEnd(): number {
+    return this.tokens[this.at - 1]!.end;
+  }
+
+  private isWord(word: string): boolean {
+    const token = this.tokens[this.at];
+    return token?.kind === "word" && token.text === word;
+  }
+
+  private isPunct(punct: string): boolean {
+    const token = this.tokens[this.at];
+    return token?.kind === "punct" && token.text === punct;
+  }
+
+  private expect(word: string): void {
+    if (!this.isWord(word)) throw new Unreadable(`${word} was expected near ${this.near()}`);
+    this.next();
+  }
+
+  private expectPunct(punct: string): void {
+    if (!this.isPunct(punct)) throw new Unreadable(`"${punct}" was expected near ${this.near()}`);
+    this.next();
+  }
+
+  private word(): string {
+    const token = this.current();
+    if (token.kind !== "word") throw new Unreadable(`a keyword was expected near ${this.near()}`);
+    this.next();
+    return token.text;
+  }
+
+  /** An identifier: a bare word as written, or a quoted name. */
+  private name(): string {
+    const token = this.current();
+    if (token.kind === "quoted") {
+      this.next();
+      return token.text;
+    }
+    if (token.kind === "word" && !RESERVED.has(token.text)) {
+      this.next();
+      return this.text.slice(token.start, token.end);
+    }
+    throw new Unreadable(`a name was expected near ${this.near()}`);
+  }
+
+  private end(): void {
+    if (this.at < this.tokens.length) throw new Unreadable(`the statement goes on where it should end, near ${this.near()}`);
+  }
+
+  private near(): string {
+    const token = this.tokens[this.at];
+    return token ? JSON.stringify(this.text.slice(token.start, Math.min(token.end, token.start + 20))) : "its end";
+  }
+}
+
+/** Words that follow a table name and are not its alias. */
+const KEYWORDS_AFTER_TABLE = new Set(["WHERE", "SET", "RETURNING", "ORDER", "LIMIT", "INDEXED", "NOT", "AS", "FROM"]);
+
+/** Words that are never a bare name here. */
+const RESERVED = new Set(["SELECT", "FROM", "WHERE", "SET", "VALUES", "DEFAULT", "RETURNING", "ORDER", "LIMIT", "AND", "OR", "NOT", "NULL", "ON"]);
