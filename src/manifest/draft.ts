@@ -112,25 +112,26 @@ export function adoptShipped(
       if (!isMap(rule)) continue;
       const match = String(rule.get("match"));
       if (!match.includes("*")) referenced.push(match);
-      for (const part of ["snapshot", "inverse"]) {
-        const call = rule.get(part, true);
-        if (isMap(call)) referenced.push(String(call.get("tool")));
-      }
+      for (const call of callsOf(rule)) referenced.push(String(call.get("tool")));
     }
     const fits = referenced.every((ref) => ref.startsWith(`${original}.`) && available.has(ref.slice(original.length + 1)));
     if (!fits || referenced.length === 0) continue;
     const renamed = rules.items.filter(isMap).map((rule) => {
       const copy = rule.clone() as YAMLMap;
       copy.set("match", renameServer(String(copy.get("match")), original, name));
-      for (const part of ["snapshot", "inverse"]) {
-        const call = copy.get(part, true);
-        if (isMap(call)) call.set("tool", renameServer(String(call.get("tool")), original, name));
-      }
+      for (const call of callsOf(copy)) call.set("tool", renameServer(String(call.get("tool")), original, name));
       return copy;
     });
     return { from: manifest, rules: renamed, header: headerComment(doc), server: shippedSetting(doc, original) };
   }
   return undefined;
+}
+
+/** The calls a rule names besides its match: its snapshot, its inverse, and the read tool of its `sql:`. */
+function callsOf(rule: YAMLMap): YAMLMap[] {
+  const sql = rule.get("sql", true);
+  const calls: unknown[] = [rule.get("snapshot", true), rule.get("inverse", true), isMap(sql) ? sql.get("read", true) : undefined];
+  return calls.filter((call): call is YAMLMap => isMap(call));
 }
 
 function hintLine(tool: ToolInfo): string {

@@ -6,18 +6,16 @@
 // its statement's undo.
 import { Database } from "bun:sqlite";
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { BIN, connect, manifestText, run } from "../helpers.ts";
-import { fixtureServer, journalRows, workspace, type Workspace } from "../fixtures/proxy-kit.ts";
+import { parse } from "yaml";
+import { BIN, connect, manifestText, run, tempDir } from "../helpers.ts";
+import { BUN, fixtureScript, fixtureServer, journalRows, workspace, type Workspace } from "../fixtures/proxy-kit.ts";
+import { dump, SQL_RULE, shopDatabase } from "../fixtures/sql-kit.ts";
 
 setDefaultTimeout(60_000);
 
-const SQL_RULE = {
-  match: "db.write_query",
-  class: "reversible",
-  sql: { dialect: "sqlite", statement: "$.query", read: { tool: "db.read_query", arg: "query" }, max_rows: 25 },
-};
-
+/** A workspace whose server "db" is the SQLite fixture server over ./shop.db (shopDatabase). */
 function shop(): Workspace & { db: string } {
   const ws = workspace(
     manifestText({
@@ -26,37 +24,7 @@ function shop(): Workspace & { db: string } {
     } as never),
     "syn-sql-",
   );
-  const path = join(ws.dir, "shop.db");
-  const db = new Database(path);
-  db.run(`CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT, big INTEGER, balance REAL, photo BLOB, note TEXT);
-          CREATE TABLE products (sku TEXT PRIMARY KEY, price NUMERIC, stock INTEGER) WITHOUT ROWID;
-          CREATE TABLE accounts (id INTEGER PRIMARY KEY);
-          CREATE TABLE sessions (id INTEGER PRIMARY KEY, account INTEGER REFERENCES accounts(id) ON DELETE CASCADE);
-          INSERT INTO accounts VALUES (1);`);
-  const insert = db.prepare("INSERT INTO customers VALUES (?, ?, ?, ?, ?, ?)");
-  insert.run(1, "Ada 😀", 9007199254740993n, 0.1 + 0.2, new Uint8Array([0, 255]), null);
-  insert.run(2, "O'Brien", -42, 1e-300, null, "vip");
-  insert.run(3, "Zoë \u202e", 0, -1.5, new Uint8Array([]), "vip");
-  for (let i = 4; i <= 30; i++) insert.run(i, `c${i}`, i * 1000, i / 3, null, i % 3 ? null : "vip");
-  const product = db.prepare("INSERT INTO products VALUES (?, ?, ?)");
-  for (let i = 1; i <= 20; i++) product.run(`p${i}`, i * 1.25, i);
-  db.close();
-  return { ...ws, db: path };
-}
-
-/** The whole database: schema and every row, each value as SQLite quotes it. */
-function dump(path: string): string {
-  const db = new Database(path, { readonly: true });
-  try {
-    const lines = [JSON.stringify(db.query("SELECT type, name, sql FROM sqlite_master ORDER BY name").all())];
-    for (const { name } of db.query("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as Array<{ name: string }>) {
-      const columns = (db.query(`SELECT name FROM pragma_table_info('${name}')`).all() as Array<{ name: string }>).map((c) => `quote("${c.name}")`);
-      lines.push(JSON.stringify(db.query(`SELECT ${columns.join(", ")} FROM "${name}" ORDER BY 1`).values()));
-    }
-    return lines.join("\n");
-  } finally {
-    db.close();
-  }
+  return { ...ws, db: shopDatabase(join(ws.dir, "shop.db")) };
 }
 
 const text = (result: any) => result.content[0].text as string;
@@ -136,5 +104,52 @@ describe.concurrent("SQL undo through the binary", () => {
       { id: 3, name: "Zoë \u202e", note: "agent" },
     ]);
     after.close();
+  });
+});
+
+describe.concurrent("the sql: block", () => {
+  test("init adopts the shipped policy for an SQLite server: write_query recorded row by row, create_table held; check agrees", async () => {
+    const dir = tempDir("syn-sql-init-");
+    const result = await run(["init", "shop", "--", BUN, fixtureScript("sqlite-server.ts"), "./shop.db"], { cwd: dir });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain("rules adopted from the shipped policy for mcp-server-sqlite-npx (manifests/sqlite.yaml)");
+    const doc = parse(readFileSync(join(dir, "synartesis.yaml"), "utf8"));
+    const write = doc.tools.find((rule: any) => rule.match === "shop.write_query");
+    expect(write).toEqual({
+      match: "shop.write_query",
+      class: "reversible",
+      sql: { dialect: "sqlite", statement: "$.query", read: { tool: "shop.read_query", arg: "query" }, max_rows: 10000 },
+    });
+    expect(doc.tools.find((rule: any) => rule.match === "shop.create_table")).toMatchObject({ class: "irreversible", gate: "always" });
+    expect((await run(["check"], { cwd: dir })).code).toBe(0);
+  });
+
+  test("check names each mistake of a sql: block at its line", async () => {
+    const ws = workspace(
+      manifestText({
+        servers: { db: { command: "true" } },
+        tools: [
+          {
+            match: "db.write_query",
+            class: "compensable",
+            inverse: { tool: "db.write_query" },
+            sql: { dialect: "postgres", statement: "query", read: { tool: "other.read_query", arg: "query" }, max_rows: 0 },
+          },
+        ],
+      } as never),
+      "syn-sql-check-",
+    );
+    const check = await run(["check", "--manifest", ws.manifest], { cwd: ws.dir });
+    expect(check.code).toBe(2);
+    const lines = check.stderr.split("\n").filter((line) => line.includes("synartesis.yaml:"));
+    expect(lines.map((line) => line.slice(line.indexOf("synartesis.yaml:")))).toEqual([expect.stringMatching(/^synartesis\.yaml:\d+:\d+: "max_rows" must be/)]);
+    writeFileSync(ws.manifest, readFileSync(ws.manifest, "utf8").replace("max_rows: 0", "max_rows: 5"));
+    const again = await run(["check", "--manifest", ws.manifest], { cwd: ws.dir });
+    expect(again.code).toBe(2);
+    expect(again.stderr).toContain('a rule with "sql" takes no "inverse": it comes from each statement');
+    expect(again.stderr).toContain('a rule with "sql" is reversible');
+    expect(again.stderr).toContain('dialect "postgres" is not undone by this version yet');
+    expect(again.stderr).toContain('statement "query" must name the argument that carries the SQL, as "$.name"');
+    expect(again.stderr).toContain('read tool "other.read_query" names an undeclared server "other"');
   });
 });
