@@ -4,6 +4,7 @@ import { shortId, type Action, type Run, type RunSummary, type Settled } from ".
 import type { DecisionCommand } from "../self.ts";
 import { isStop, staticVerdict, type Step } from "../undo/plan.ts";
 import { sideBySide } from "./diff.ts";
+import { sqlDrift, sqlNotes } from "./sql-rows.ts";
 import { callName, classLabel, colourStatus, displayStatus, formatTime, oneLine, padVisible, printable, table, type Style } from "./style.ts";
 
 export function renderRunList(runs: RunSummary[], style: Style): string[] {
@@ -100,6 +101,7 @@ export function actionNotes(action: Action, decisionCommand: DecisionCommand): N
     if ("why" in verdict) note("undo", verdict.why, true);
   }
   if (action.verify) note("verify", callText(action.verify));
+  for (const sql of sqlNotes(action)) notes.push(sql);
   return notes;
 }
 
@@ -246,7 +248,9 @@ export function renderStep(step: Step, style: Style, options: { dryRun: boolean;
   if (view.caution) lines.push(`${indent}${style.yellow(view.caution)}`);
   if (view.labels) {
     lines.push(`${indent}${view.read}`);
-    lines.push(...sideBySide(step.expected, step.actual, style, options.width, view.labels));
+    const rows = step.outcome === "drift" ? sqlDrift(step.action, step.expected, step.actual) : undefined;
+    if (rows) lines.push(...rows.map((line) => `${indent}${style.yellow(line)}`));
+    else lines.push(...sideBySide(step.expected, step.actual, style, options.width, view.labels));
   }
   if (view.hint) lines.push(`${indent}${view.hint}`);
   return lines;

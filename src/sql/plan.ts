@@ -5,6 +5,7 @@
 // (quote(): an SQL literal that reads back exactly — integers of any size,
 // reals to the last bit, text, blobs, NULL), checked to be a literal before
 // it is written into any statement. Pure: no I/O.
+import { isRecord } from "../jsonrpc/frames.ts";
 import type { RowKey, TableInfo } from "./schema.ts";
 import type { Statement } from "./statement.ts";
 
@@ -169,4 +170,23 @@ export function parseRows(json: string, table: TableInfo): RowLiterals[] | { wro
     rows.push({ key: row.slice(0, width), values: row.slice(width) });
   }
   return rows;
+}
+
+/** The string under `name` anywhere in a read's answer (rows as JSON objects, perhaps inside JSON text). */
+export function valueNamed(payload: unknown, name: string, depth = 0): string | undefined {
+  if (depth > 8) return undefined;
+  if (typeof payload === "string") {
+    try {
+      return valueNamed(JSON.parse(payload), name, depth + 1);
+    } catch {
+      return undefined;
+    }
+  }
+  const children = Array.isArray(payload) ? payload : isRecord(payload) ? Object.values(payload) : [];
+  if (isRecord(payload) && typeof payload[name] === "string") return payload[name];
+  for (const child of children) {
+    const found = valueNamed(child, name, depth + 1);
+    if (found !== undefined) return found;
+  }
+  return undefined;
 }

@@ -58,6 +58,11 @@ describe.concurrent("SQL undo through the binary", () => {
       `DELETE FROM customers WHERE (note = 'vip' AND id > 1) AND "id" IN (2, 3, 6, 9, 12, 15, 18, 21, 24, 27, 30)`,
     );
 
+    const show = await run(["show"], { cwd: ws.dir });
+    expect(show.stdout).toContain(`pinned   DELETE FROM customers WHERE (note = 'vip' AND id > 1) AND "id" IN (2, 3, 6,`);
+    expect(show.stdout).toContain("rows     table customers: 11 row(s) changed\n                row id = 2: deleted\n");
+    expect(show.stdout).toContain("rows     table products: 20 row(s) changed\n                row sku = 'p1': price: 1.25 → 2.5; stock: 1 → 0\n");
+    expect(show.stdout).toContain("row id = 30: inserted: id 30, name 'new', big 1.8446744073709552e+19, balance NULL, photo NULL, note NULL");
     const undo = await run(["undo"], { cwd: ws.dir });
     expect(undo.stderr).toBe("");
     expect(undo.code).toBe(0);
@@ -97,6 +102,8 @@ describe.concurrent("SQL undo through the binary", () => {
     const undo = await run(["undo"], { cwd: ws.dir });
     expect(undo.code).toBe(1);
     expect(undo.stdout).toContain("DRIFT");
+    // Row by row, column by column: only what someone else changed.
+    expect(undo.stdout).toContain("table customers, as the agent's statement left it → now:\n        row id = 2: name: 'O''Brien' → 'someone else'\n");
     const after = new Database(ws.db, { readonly: true });
     expect(after.query("SELECT id, name, note FROM customers WHERE id <= 3 ORDER BY id").all()).toEqual([
       { id: 1, name: "Ada 😀", note: "agent" },

@@ -6,7 +6,6 @@
 // known with certainty is held before it runs, or recorded without an
 // inverse with the reason (R-SQL-3).
 import { canonicalJson } from "../../canonical.ts";
-import { isRecord } from "../../jsonrpc/frames.ts";
 import { readFailed, type Observation, type ResolvedCall, type VerifyCall } from "../../journal/types.ts";
 import type { SqlSpec } from "../../manifest/types.ts";
 import { readState } from "../../servers/observe.ts";
@@ -25,6 +24,7 @@ import {
   rowsQuery,
   ident,
   type RowLiterals,
+  valueNamed,
 } from "../../sql/plan.ts";
 import { CATALOGUE_QUERY, SchemaCopy, type CatalogueEntry, type TableInfo } from "../../sql/schema.ts";
 import { readStatement, type Statement } from "../../sql/statement.ts";
@@ -130,25 +130,6 @@ function readCall(spec: SqlSpec, sql: string): ResolvedCall {
   return { server: spec.read.server, tool: spec.read.tool, args: { ...spec.read.args, [spec.read.arg]: sql } };
 }
 
-/** The string under `name` anywhere in a read's answer (rows as JSON objects, perhaps inside JSON text). */
-export function valueNamed(payload: unknown, name: string, depth = 0): string | undefined {
-  if (depth > 8) return undefined;
-  if (typeof payload === "string") {
-    try {
-      return valueNamed(JSON.parse(payload), name, depth + 1);
-    } catch {
-      return undefined;
-    }
-  }
-  const children = Array.isArray(payload) ? payload : isRecord(payload) ? Object.values(payload) : [];
-  if (isRecord(payload) && typeof payload[name] === "string") return payload[name];
-  for (const child of children) {
-    const found = valueNamed(child, name, depth + 1);
-    if (found !== undefined) return found;
-  }
-  return undefined;
-}
-
 /** What the statement left, and how to put it back. */
 export interface SqlAfter {
   postState?: Observation;
@@ -182,6 +163,7 @@ export class SqlCall {
       statement: this.text,
       ...(this.sent !== this.text && { pinned: this.sent }),
       table: table.name,
+      key: table.key!.kind === "rowid" ? [table.key!.name] : table.key!.columns,
       columns: table.columns,
       rows: rows.map((row) => [...row.key, ...row.values]),
     });
