@@ -19,7 +19,7 @@ setDefaultTimeout(60_000);
 function shop(): Workspace & { db: string } {
   const ws = workspace(
     manifestText({
-      servers: { db: fixtureServer("sqlite-server.ts", ["./shop.db"]) },
+      servers: { db: fixtureServer("sqlite-server.ts", ["./shop.db"], { env: { QUERY_LOG: "./queries.jsonl" } }) },
       tools: [{ match: "db.read_query", class: "readonly" }, { match: "db.list_tables", class: "readonly" }, SQL_RULE],
     } as never),
     "syn-sql-",
@@ -58,6 +58,21 @@ describe.concurrent("SQL undo through the binary", () => {
       `DELETE FROM customers WHERE (note = 'vip' AND id > 1) AND "id" IN (2, 3, 6, 9, 12, 15, 18, 21, 24, 27, 30)`,
     );
 
+    // What reached the server: the catalogue once, then per UPDATE or DELETE three reads (the rows before, changes(), the rows after).
+    const sent = readFileSync(join(ws.dir, "queries.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as { tool: string; query: string });
+    const writes = sent.flatMap((entry, i) => (entry.tool === "write_query" ? [i] : []));
+    expect(writes).toHaveLength(5);
+    expect(sent.slice(0, writes[0]).map((entry) => entry.query.slice(0, 40))).toEqual([
+      "SELECT json_group_array(json_array(type,",
+      "SELECT json_group_array(json_array(k0, c",
+    ]);
+    // Between the DELETE and the UPDATE: the DELETE's changes() and rows after, the UPDATE's rows before.
+    expect(sent.slice(writes[0]! + 1, writes[1]).map((entry) => entry.tool)).toEqual(["read_query", "read_query", "read_query"]);
+    expect(sent[writes[0]! + 1]!.query).toBe("SELECT json_array(changes(), last_insert_rowid()) AS synartesis_changes");
+    expect(sent[writes[1]! - 1]!.query).toStartWith("SELECT json_group_array(json_array(k0, c0, c1, c2)) AS synartesis_rows FROM (SELECT quote");
     const show = await run(["show"], { cwd: ws.dir });
     expect(show.stdout).toContain(`pinned   DELETE FROM customers WHERE (note = 'vip' AND id > 1) AND "id" IN (2, 3, 6,`);
     expect(show.stdout).toContain("rows     table customers: 11 row(s) changed\n                row id = 2: deleted\n");
