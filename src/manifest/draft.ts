@@ -11,6 +11,7 @@ import type { ShippedManifest } from "./shipped.ts";
 export interface ToolInfo {
   name: string;
   description?: string;
+  inputSchema?: unknown;
   annotations?: {
     readOnlyHint?: boolean;
     destructiveHint?: boolean;
@@ -144,7 +145,38 @@ function oneLineText(text: string | undefined): string {
   return (text ?? "").replace(/\s+/g, " ").trim() || "(no description)";
 }
 
-export function draftRule(doc: Document, server: string, tool: ToolInfo): DraftRule {
+/** The argument that carries SQL, when the tool takes exactly one string argument named for it (query, sql, statement). */
+export function sqlArgument(tool: ToolInfo): string | undefined {
+  const properties = (tool.inputSchema as { properties?: Record<string, { type?: unknown }> } | undefined)?.properties;
+  if (!properties || typeof properties !== "object") return undefined;
+  const named = Object.entries(properties).filter(([name, schema]) => /^(sql|query|statement|sql_?query)$/i.test(name) && schema?.type === "string");
+  return named.length === 1 ? named[0]![0] : undefined;
+}
+
+/** A tool of the same server that takes SQL and only reads (its hint, or its name): what an `sql:` rule would read rows with. */
+function sqlReader(tools: ToolInfo[], writer: ToolInfo): { tool: ToolInfo; arg: string } | undefined {
+  for (const tool of tools) {
+    const arg = sqlArgument(tool);
+    if (!arg || tool === writer) continue;
+    if (tool.annotations?.readOnlyHint === true || /^(read|select)(_|$)|_(read|select)$|^read_query$/i.test(tool.name)) return { tool, arg };
+  }
+  return undefined;
+}
+
+/** The `sql:` block a person may confirm for a tool that takes SQL, as comment lines (nothing is trusted until they do). */
+function sqlProposal(server: string, tool: ToolInfo, tools: ToolInfo[]): string[] {
+  const arg = sqlArgument(tool);
+  const reader = arg && sqlReader(tools, tool);
+  if (!arg || !reader) return [];
+  return [
+    `   It takes SQL in "${arg}": to record each statement row by row and undo it (SQLite only, so far: docs/sql.md),`,
+    `   confirm the database is SQLite and replace this rule's class and gate with:`,
+    `     class: reversible`,
+    `     sql: { dialect: sqlite, statement: "$.${arg}", read: { tool: "${server}.${reader.tool.name}", arg: ${reader.arg} } }`,
+  ];
+}
+
+export function draftRule(doc: Document, server: string, tool: ToolInfo, tools: ToolInfo[] = [tool]): DraftRule {
   const match = `${server}.${tool.name}`;
   if (tool.annotations?.readOnlyHint === true) {
     const node = doc.createNode({ match, class: "readonly" }) as YAMLMap;
@@ -155,6 +187,7 @@ export function draftRule(doc: Document, server: string, tool: ToolInfo): DraftR
   node.commentBefore = [
     ` TODO ${match}: gated until you decide. ${oneLineText(tool.description)}`,
     `   Server hints: ${hintLine(tool)}`,
+    ...sqlProposal(server, tool, tools),
     `   Choose one:`,
     `   - reversible: add a snapshot (a read of what it replaces) and an inverse that writes it back;`,
     `   - compensable: add an inverse built from $result (a call that cancels it);`,
@@ -256,7 +289,7 @@ export function writeServer(options: {
   });
   for (const tool of options.tools) {
     if (adopted && matcher.classify(options.name, tool.name).rule) continue;
-    const rule = draftRule(doc, options.name, tool);
+    const rule = draftRule(doc, options.name, tool, options.tools);
     seq.items.push(rule.node);
     counts[rule.kind === "readonly" ? "readonly" : "todo"]++;
   }

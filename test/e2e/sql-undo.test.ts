@@ -146,6 +146,33 @@ describe.concurrent("the sql: block", () => {
     expect((await run(["check"], { cwd: dir })).code).toBe(0);
   });
 
+  test("init --draft proposes a sql: block for a tool that takes SQL, in its TODO, for a person to confirm; confirmed, check agrees", async () => {
+    const dir = tempDir("syn-sql-draft-");
+    const result = await run(["init", "shop", "--draft", "--", BUN, fixtureScript("sqlite-server.ts"), "./shop.db"], { cwd: dir });
+    expect(result.code).toBe(0);
+    const text = readFileSync(join(dir, "synartesis.yaml"), "utf8");
+    expect(text).toContain(
+      [
+        `  # TODO shop.write_query: gated until you decide. Execute an INSERT, UPDATE, or DELETE query on the SQLite database`,
+        `  #   Server hints: none given`,
+        `  #   It takes SQL in "query": to record each statement row by row and undo it (SQLite only, so far: docs/sql.md),`,
+        `  #   confirm the database is SQLite and replace this rule's class and gate with:`,
+        `  #     class: reversible`,
+        `  #     sql: { dialect: sqlite, statement: "$.query", read: { tool: "shop.read_query", arg: query } }`,
+      ].join("\n"),
+    );
+    // Nothing proposed runs unattended: the rule stays gated until a person edits it.
+    const doc = parse(text);
+    expect(doc.tools.find((rule: any) => rule.match === "shop.write_query")).toEqual({ match: "shop.write_query", class: "irreversible", gate: "always" });
+    const confirmed = text.replace(
+      /- match: shop\.write_query\n(\s+)class: irreversible\n\s+gate: always/,
+      '- match: shop.write_query\n$1class: reversible\n$1sql: { dialect: sqlite, statement: "$.query", read: { tool: "shop.read_query", arg: query } }',
+    );
+    expect(confirmed).not.toBe(text);
+    writeFileSync(join(dir, "synartesis.yaml"), confirmed);
+    expect((await run(["check"], { cwd: dir })).code).toBe(0);
+  });
+
   test("check names each mistake of a sql: block at its line", async () => {
     const ws = workspace(
       manifestText({
