@@ -6,7 +6,7 @@
 // reals to the last bit, text, blobs, NULL), checked to be a literal before
 // it is written into any statement. Pure: no I/O.
 import { isRecord } from "../jsonrpc/frames.ts";
-import type { RowKey, TableInfo } from "./schema.ts";
+import { SCHEMA_VERSION, SCHEMA_VERSION_COLUMN, type RowKey, type TableInfo } from "./schema.ts";
 import type { Statement } from "./statement.ts";
 
 /** A row as read: its key's literals, then every column's (in the table's column order). */
@@ -64,11 +64,16 @@ export function rowsByKey(table: TableInfo, keys: string[][]): string {
   return rowsQuery(table, ident(table.name), keyCondition(table.key!, keys));
 }
 
-/** The read of the rows an UPDATE or DELETE will touch: its own table, alias and WHERE; one row more than `maxRows` shows it would touch too many. */
+/**
+ * The read of the rows an UPDATE or DELETE will touch: its own table, alias
+ * and WHERE (one row more than `maxRows` shows it would touch too many), and
+ * the schema's version then.
+ */
 export function rowsBefore(statement: Extract<Statement, { kind: "update" | "delete" }>, text: string, table: TableInfo, maxRows: number): string {
   const from = text.slice(...statement.table.span);
   const where = statement.where && text.slice(...statement.where);
-  return rowsQuery(table, from, where, maxRows + 1);
+  // With the schema's version: rows read by a copy of the schema that is out of date would miss a column.
+  return `SELECT (${rowsQuery(table, from, where, maxRows + 1)}) AS ${ROWS_COLUMN}, ${SCHEMA_VERSION} AS ${SCHEMA_VERSION_COLUMN}`;
 }
 
 /** The statement narrowed to the rows read (R-SQL-8 "pinned"): it touches those rows, and no other. */

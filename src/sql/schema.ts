@@ -27,18 +27,25 @@ export interface TableInfo {
   rowid?: string;
 }
 
-/** The catalogue as one JSON text, read through a tool that takes a SELECT. */
+/** The schema's version (PRAGMA schema_version, as text): SQLite changes it with every change to the schema. */
+export const SCHEMA_VERSION = "(SELECT CAST(schema_version AS TEXT) FROM pragma_schema_version)";
+export const SCHEMA_VERSION_COLUMN = "synartesis_schema_version";
+
+/** The catalogue as one JSON text, and the schema's version, read through a tool that takes a SELECT. */
 export const CATALOGUE_QUERY =
-  "SELECT json_group_array(json_array(type, name, tbl_name, sql)) AS synartesis_catalogue FROM (SELECT type, name, tbl_name, sql FROM sqlite_master WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY rowid)";
+  "SELECT (SELECT json_group_array(json_array(type, name, tbl_name, sql)) FROM (SELECT type, name, tbl_name, sql FROM sqlite_master WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY rowid)) AS synartesis_catalogue, " +
+  `${SCHEMA_VERSION} AS ${SCHEMA_VERSION_COLUMN}`;
 
 export class SchemaCopy {
   private constructor(
+    /** The schema_version this copy was made at. */
+    readonly version: string,
     private readonly db: Database,
     /** Entries that could not be made here (e.g. a virtual table of a module this build lacks), with why. */
     readonly missing: Map<string, string>,
   ) {}
 
-  static of(entries: CatalogueEntry[]): SchemaCopy {
+  static of(entries: CatalogueEntry[], version: string): SchemaCopy {
     const db = new Database(":memory:");
     // A cascade counts whether or not the server's connection turns foreign keys on: the reading that holds more.
     db.run("PRAGMA foreign_keys = ON");
@@ -50,7 +57,7 @@ export class SchemaCopy {
         missing.set(entry.name.toLowerCase(), (error as Error).message);
       }
     }
-    return new SchemaCopy(db, missing);
+    return new SchemaCopy(version, db, missing);
   }
 
   /** Why SQLite would not compile `sql` against this schema, or undefined when it would. */

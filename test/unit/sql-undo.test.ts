@@ -58,9 +58,9 @@ function dump(db: Database): string {
 }
 
 function schemaOf(db: Database): SchemaCopy {
-  const value = (db.query(CATALOGUE_QUERY).get() as { synartesis_catalogue: string }).synartesis_catalogue;
-  const entries = (JSON.parse(value) as string[][]).map(([type, name, table, sql]) => ({ type, name, table, sql }) as CatalogueEntry);
-  return SchemaCopy.of(entries);
+  const read = db.query(CATALOGUE_QUERY).get() as { synartesis_catalogue: string; synartesis_schema_version: string };
+  const entries = (JSON.parse(read.synartesis_catalogue) as string[][]).map(([type, name, table, sql]) => ({ type, name, table, sql }) as CatalogueEntry);
+  return SchemaCopy.of(entries, read.synartesis_schema_version);
 }
 
 function rowsOf(db: Database, sql: string, table: TableInfo): RowLiterals[] {

@@ -26,7 +26,7 @@ import {
   type RowLiterals,
   valueNamed,
 } from "../../sql/plan.ts";
-import { CATALOGUE_QUERY, SchemaCopy, type CatalogueEntry, type TableInfo } from "../../sql/schema.ts";
+import { CATALOGUE_QUERY, SCHEMA_VERSION_COLUMN, SchemaCopy, type CatalogueEntry, type TableInfo } from "../../sql/schema.ts";
 import { readStatement, type Statement } from "../../sql/statement.ts";
 import { classifySql } from "../policy/readonly-sql.ts";
 import type { CallContext, ToolCall } from "./call-types.ts";
@@ -101,6 +101,8 @@ async function schemaOf(ctx: CallContext, call: ToolCall, spec: SqlSpec, fresh: 
   if (known && !fresh) return known;
   const value = await readValue(ctx, call, spec, CATALOGUE_QUERY, "synartesis_catalogue");
   if ("error" in value) return value;
+  const version = valueNamed(value.payload, SCHEMA_VERSION_COLUMN);
+  if (version === undefined) return { error: "its schema version did not come back with the catalogue" };
   let entries: CatalogueEntry[];
   try {
     const parsed = JSON.parse(value.value) as unknown[];
@@ -111,19 +113,25 @@ async function schemaOf(ctx: CallContext, call: ToolCall, spec: SqlSpec, fresh: 
   } catch {
     return { error: "its catalogue did not come back as the JSON it was asked for" };
   }
-  const schema = SchemaCopy.of(entries);
+  const schema = SchemaCopy.of(entries, version);
   schemas.set(upstream, schema);
   return schema;
 }
 
-/** One value Synartesis asked the database for (a JSON text in column `column`), read through the rule's read tool. */
-async function readValue(ctx: CallContext, call: ToolCall, spec: SqlSpec, sql: string, column: string): Promise<{ value: string } | { error: string }> {
+/** One value Synartesis asked the database for (a JSON text in column `column`), and the read's whole answer, read through the rule's read tool. */
+async function readValue(
+  ctx: CallContext,
+  call: ToolCall,
+  spec: SqlSpec,
+  sql: string,
+  column: string,
+): Promise<{ value: string; payload: unknown } | { error: string }> {
   const read: VerifyCall = { ...readCall(spec, sql), absentWhen: NO_ABSENCE };
   const { read: state } = await readState(ctx.upstream(spec.read.server), read, call.origin);
   if (readFailed(state)) return { error: `${spec.read.server}.${spec.read.tool} failed: ${state.error}` };
   if (state.absent) return { error: `${spec.read.server}.${spec.read.tool} found nothing` };
   const value = valueNamed(state.payload, column);
-  return value === undefined ? { error: `${spec.read.server}.${spec.read.tool} did not answer with the column ${column}` } : { value };
+  return value === undefined ? { error: `${spec.read.server}.${spec.read.tool} did not answer with the column ${column}` } : { value, payload: state.payload };
 }
 
 function readCall(spec: SqlSpec, sql: string): ResolvedCall {
@@ -174,6 +182,11 @@ export class SqlCall {
     }
     const read = await readValue(this.ctx, this.call, this.spec, rowsBefore(statement, this.text, table, this.spec.maxRows), ROWS_COLUMN);
     if ("error" in read) return { failed: `the rows it would touch could not be read: ${read.error}` };
+    if (valueNamed(read.payload, SCHEMA_VERSION_COLUMN) !== this.schema.version) {
+      // Its copy of the schema may lack a column the rows have: read afresh by the next call.
+      schemas.delete(this.ctx.upstream(this.spec.read.server));
+      return { failed: "the database's schema changed since Synartesis last read it; the call can be sent again as it is" };
+    }
     const rows = parseRows(read.value, table);
     if ("wrong" in rows) return { failed: rows.wrong };
     if (rows.length > this.spec.maxRows) return { held: `it would touch more than ${this.spec.maxRows} rows of "${table.name}" (max_rows)` };
