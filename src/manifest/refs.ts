@@ -1,7 +1,10 @@
 // The reference language of snapshot/inverse args (R-REF): parse "$…" strings
-// into templates at load time, resolve them against a call's data later. Pure.
+// into templates at load time, resolve them against a call's data later. A
+// map `{ $each: REF, $as: TEMPLATE }` builds one item per element of the
+// list REF names, `$item` being that element (a field renamed, an object
+// reshaped). Pure.
 
-export type Namespace = "args" | "snapshot" | "result";
+export type Namespace = "args" | "snapshot" | "result" | "item";
 
 export type Segment = { key: string } | { index: number } | { each: true };
 
@@ -17,7 +20,9 @@ export type Template =
   | { kind: "ref"; ref: Ref }
   | { kind: "text"; parts: Array<string | Ref> }
   | { kind: "array"; items: Template[] }
-  | { kind: "object"; entries: Array<[string, Template]> };
+  | { kind: "object"; entries: Array<[string, Template]> }
+  /** One `as` per element of the list `source` names, the element being `$item`. */
+  | { kind: "each"; source: Ref; as: Template };
 
 export interface RefProblem {
   /** Path inside the args value where the problem is (keys and indexes). */
@@ -31,7 +36,7 @@ const KEY_CHAR = /[A-Za-z0-9_-]/;
 function readRef(text: string, start: number): { ref: Ref; end: number } | { error: string } | undefined {
   let i = start + 1;
   let namespace: Namespace = "args";
-  for (const word of ["snapshot", "result"] as const) {
+  for (const word of ["snapshot", "result", "item"] as const) {
     if (text.startsWith(word, i) && !KEY_CHAR.test(text[i + word.length] ?? "")) {
       namespace = word;
       i += word.length;
@@ -93,7 +98,7 @@ export function parseString(text: string): { template: Template } | { error: str
     if (!read) {
       const word = /^\$[^\s]*/.exec(text.slice(i))![0];
       return {
-        error: `"${word}" is not a reference (use $, $.path, $snapshot.path or $result.path; write $$ for a literal dollar sign)`,
+        error: `"${word}" is not a reference (use $, $.path, $snapshot.path, $result.path, or $item.path inside $as; write $$ for a literal dollar sign)`,
       };
     }
     if (literal) parts.push(literal);
@@ -107,26 +112,49 @@ export function parseString(text: string): { template: Template } | { error: str
   return { template: { kind: "text", parts } };
 }
 
-/** Parse a whole args value (any JSON) into a template, collecting every problem. */
-export function parseTemplate(value: unknown, problems: RefProblem[] = [], at: Array<string | number> = []): Template {
+/** Parse a whole args value (any JSON) into a template, collecting every problem. `inEach`: inside an `$as`, where `$item` is defined. */
+export function parseTemplate(value: unknown, problems: RefProblem[] = [], at: Array<string | number> = [], inEach = false): Template {
   if (typeof value === "string") {
     const parsed = parseString(value);
     if ("error" in parsed) {
       problems.push({ at, message: parsed.error });
       return { kind: "literal", value };
     }
+    if (!inEach && refsOf(parsed.template).some(({ ref }) => ref.namespace === "item")) {
+      problems.push({ at, message: `"${value}": $item is the element of an $each, and is only defined inside its $as` });
+      return { kind: "literal", value };
+    }
     return parsed.template;
   }
   if (Array.isArray(value)) {
-    return { kind: "array", items: value.map((item, index) => parseTemplate(item, problems, [...at, index])) };
+    return { kind: "array", items: value.map((item, index) => parseTemplate(item, problems, [...at, index], inEach)) };
   }
   if (value !== null && typeof value === "object") {
+    if (Object.hasOwn(value, "$each") || Object.hasOwn(value, "$as")) return parseEach(value as Record<string, unknown>, problems, at, inEach);
     return {
       kind: "object",
-      entries: Object.entries(value).map(([key, item]) => [key, parseTemplate(item, problems, [...at, key])]),
+      entries: Object.entries(value).map(([key, item]) => [key, parseTemplate(item, problems, [...at, key], inEach)]),
     };
   }
   return { kind: "literal", value };
+}
+
+/** `{ $each: "$…", $as: … }`: exactly these two keys, $each one reference to a list. */
+function parseEach(value: Record<string, unknown>, problems: RefProblem[], at: Array<string | number>, inEach: boolean): Template {
+  const extra = Object.keys(value).filter((key) => key !== "$each" && key !== "$as");
+  if (extra.length || !Object.hasOwn(value, "$each") || !Object.hasOwn(value, "$as")) {
+    problems.push({
+      at,
+      message: `an $each map has exactly two keys, $each (the list) and $as (what each element becomes)${extra.length ? `; found also ${extra.join(", ")}` : ""}`,
+    });
+    return { kind: "literal", value };
+  }
+  const source = typeof value.$each === "string" ? parseString(value.$each) : undefined;
+  if (!source || "error" in source || source.template.kind !== "ref" || (source.template.ref.namespace === "item" && !inEach)) {
+    problems.push({ at: [...at, "$each"], message: `$each must be one reference to a list (e.g. "$result.results"), found ${JSON.stringify(value.$each)}` });
+    return { kind: "literal", value };
+  }
+  return { kind: "each", source: source.template.ref, as: parseTemplate(value.$as, problems, [...at, "$as"], true) };
 }
 
 /** Every reference a template uses, with where it sits. */
@@ -142,6 +170,9 @@ export function refsOf(template: Template, at: Array<string | number> = []): Arr
       return template.items.flatMap((item, index) => refsOf(item, [...at, index]));
     case "object":
       return template.entries.flatMap(([key, item]) => refsOf(item, [...at, key]));
+    case "each":
+      // `$item` inside is the element, not data of the call: what the call's data is read for is the list.
+      return [{ ref: template.source, at: [...at, "$each"] }, ...refsOf(template.as, [...at, "$as"]).filter(({ ref }) => ref.namespace !== "item")];
   }
 }
 
@@ -159,11 +190,13 @@ export interface RefContext {
   args: unknown;
   snapshot?: unknown;
   result?: unknown;
+  /** The element of the list an $each goes over. */
+  item?: unknown;
 }
 
 export class ResolveError extends Error {}
 
-const NAMESPACE_LABEL: Record<Namespace, string> = { args: "the call's arguments", snapshot: "the snapshot", result: "the result" };
+const NAMESPACE_LABEL: Record<Namespace, string> = { args: "the call's arguments", snapshot: "the snapshot", result: "the result", item: "the element" };
 
 function describeType(value: unknown): string {
   if (value === null) return "null";
@@ -229,6 +262,11 @@ export function resolveTemplate(template: Template, context: RefContext): unknow
       return template.items.map((item) => resolveTemplate(item, context));
     case "object":
       return Object.fromEntries(template.entries.map(([key, item]) => [key, resolveTemplate(item, context)]));
+    case "each": {
+      const list = resolveRef(template.source, context);
+      if (!Array.isArray(list)) throw new ResolveError(`${template.source.text}: $each needs a list, found ${describeType(list)}`);
+      return list.map((item) => resolveTemplate(template.as, { ...context, item }));
+    }
   }
 }
 

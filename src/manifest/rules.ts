@@ -20,7 +20,7 @@ const ALLOWED_NAMESPACES: Record<"snapshot" | "inverse", (hasSnapshot: boolean) 
   inverse: (hasSnapshot) => (hasSnapshot ? ["args", "result", "snapshot"] : ["args", "result"]),
 };
 
-const NAMESPACE_TEXT: Record<Namespace, string> = { args: "$.", result: "$result", snapshot: "$snapshot" };
+const NAMESPACE_TEXT: Record<Namespace, string> = { args: "$.", result: "$result", snapshot: "$snapshot", item: "$item" };
 
 /**
  * The rules whose shape was right, checked against each other and against

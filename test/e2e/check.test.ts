@@ -319,7 +319,7 @@ describe.concurrent("synartesis check: a malformed manifest (exit 2, nothing sta
         `  ${manifest}:1:10: "version" must be 1 (found 2)`,
         `  ${manifest}:6:14: "TOKEN" uses \${SYN_TEST_UNSET_TOKEN}, which is not set in the environment`,
         `  ${manifest}:9:12: "class" must be one of readonly, reversible, compensable, irreversible (found "irreversable")`,
-        `  ${manifest}:12:49: "$5" is not a reference (use $, $.path, $snapshot.path or $result.path; write $$ for a literal dollar sign)`,
+        `  ${manifest}:12:49: "$5" is not a reference (use $, $.path, $snapshot.path, $result.path, or $item.path inside $as; write $$ for a literal dollar sign)`,
       ),
     );
   });

@@ -102,8 +102,8 @@ describe.concurrent("manifests/memory.yaml", () => {
       const classOf = (name: string) => matcher.classify("memory", name);
       for (const name of names) expect(classOf(name).rule?.match).toBe(`memory.${name}`);
       for (const name of ["read_graph", "search_nodes", "open_nodes"]) expect(classOf(name).class).toBe("readonly");
-      for (const name of ["create_entities", "create_relations", "delete_relations"]) expect(classOf(name).class).toBe("compensable");
-      for (const name of ["delete_entities", "add_observations", "delete_observations"]) {
+      for (const name of ["create_entities", "create_relations", "delete_relations", "add_observations"]) expect(classOf(name).class).toBe("compensable");
+      for (const name of ["delete_entities", "delete_observations"]) {
         expect(classOf(name)).toMatchObject({ class: "irreversible", gate: "always" });
       }
     },
@@ -202,14 +202,54 @@ describe.concurrent("manifests/memory.yaml", () => {
   );
 
   test(
-    "delete_entities, add_observations and delete_observations are held and change nothing",
+    "add_observations of one existing and two new observations: undo deletes exactly the two new ones",
+    async () => {
+      const ws = workspace([ADA, BABBAGE]);
+      const before = readFileSync(ws.graph, "utf8");
+      const client = await agent(ws);
+      const added = (await client.callTool({
+        name: "add_observations",
+        arguments: {
+          observations: [
+            { entityName: ADA.name, contents: [ADA.observations[0], "translated Menabrea"] },
+            { entityName: BABBAGE.name, contents: ["built the Difference Engine"] },
+          ],
+        },
+      })) as any;
+      expect(added.isError).toBeFalsy();
+      expect(added.structuredContent).toEqual({
+        results: [
+          { entityName: ADA.name, addedObservations: ["translated Menabrea"] },
+          { entityName: BABBAGE.name, addedObservations: ["built the Difference Engine"] },
+        ],
+      });
+      await endSession(client);
+      const shown = JSON.parse((await run(["show", "--json"], { cwd: ws.dir })).stdout);
+      expect(shown.actions[0].inverse).toEqual({
+        server: "memory",
+        tool: "delete_observations",
+        args: {
+          deletions: [
+            { entityName: ADA.name, observations: ["translated Menabrea"] },
+            { entityName: BABBAGE.name, observations: ["built the Difference Engine"] },
+          ],
+        },
+      });
+      const report = await undo(ws);
+      expect(report).toContain("rolled back: 1 call reverted");
+      expect(readFileSync(ws.graph, "utf8")).toBe(before);
+    },
+    SLOW,
+  );
+
+  test(
+    "delete_entities and delete_observations are held and change nothing",
     async () => {
       const ws = workspace([ADA, BABBAGE], [{ from: ADA.name, to: BABBAGE.name, relationType: "corresponded with" }]);
       const before = readFileSync(ws.graph, "utf8");
       const client = await agent(ws);
       const calls = [
         { name: "delete_entities", arguments: { entityNames: [BABBAGE.name] } },
-        { name: "add_observations", arguments: { observations: [{ entityName: ADA.name, contents: ["new"] }] } },
         { name: "delete_observations", arguments: { deletions: [{ entityName: ADA.name, observations: ADA.observations }] } },
       ];
       for (const call of calls) {
@@ -222,7 +262,7 @@ describe.concurrent("manifests/memory.yaml", () => {
       expect(readFileSync(ws.graph, "utf8")).toBe(before);
 
       const gates = JSON.parse((await run(["gates", "--json"], { cwd: ws.dir })).stdout);
-      expect(gates.map((g: any) => g.tool).sort()).toEqual(["add_observations", "delete_entities", "delete_observations"]);
+      expect(gates.map((g: any) => g.tool).sort()).toEqual(["delete_entities", "delete_observations"]);
     },
     SLOW,
   );

@@ -554,8 +554,8 @@ describe("cross-field rules (R-MAN-3)", () => {
         "        index: $.items[-1]",
       ),
     ).toEqual([
-      '11:16: "$5" is not a reference (use $, $.path, $snapshot.path or $result.path; write $$ for a literal dollar sign)',
-      '12:30: "$id" is not a reference (use $, $.path, $snapshot.path or $result.path; write $$ for a literal dollar sign)',
+      '11:16: "$5" is not a reference (use $, $.path, $snapshot.path, $result.path, or $item.path inside $as; write $$ for a literal dollar sign)',
+      '12:30: "$id" is not a reference (use $, $.path, $snapshot.path, $result.path, or $item.path inside $as; write $$ for a literal dollar sign)',
       '13:16: "$.items[-1]": [-1] is not a path step (use [n] for one item, counting from 0, or [] for every item)',
     ]);
   });
@@ -848,7 +848,7 @@ describe("YAML and the file as a whole (R-MAN-2)", () => {
       `${FILE}:6:3: server name "mail.out" must not be empty or contain "." or "__" (they separate server and tool names)`,
       `${FILE}:11:5: unknown key "colour" in a tool rule (allowed: match, class, gate, snapshot, inverse, idempotent, sql)`,
       `${FILE}:14:44: $result.id cannot be used in snapshot args (allowed here: $.)`,
-      `${FILE}:15:49: "$5" is not a reference (use $, $.path, $snapshot.path or $result.path; write $$ for a literal dollar sign)`,
+      `${FILE}:15:49: "$5" is not a reference (use $, $.path, $snapshot.path, $result.path, or $item.path inside $as; write $$ for a literal dollar sign)`,
       `${FILE}:16:5: a compensable rule needs an "inverse" (the call that puts the state back)`,
       `${FILE}:18:12: duplicate match "crm.send_*" (already used by the rule at line 9)`,
       `${FILE}:20:12: match "files.write" names no declared server (declared: crm, mail.out)`,
@@ -1096,7 +1096,7 @@ const malformed: Row[] = [
     name: '"$5" in args',
     text: RULE("    class: compensable", "    inverse:", "      tool: crm.update", "      args:", '        amount: "$5"'),
     at: "11:17",
-    message: '"$5" is not a reference (use $, $.path, $snapshot.path or $result.path; write $$ for a literal dollar sign)',
+    message: '"$5" is not a reference (use $, $.path, $snapshot.path, $result.path, or $item.path inside $as; write $$ for a literal dollar sign)',
   },
   {
     name: "$result in snapshot args",

@@ -20,7 +20,7 @@ import {
 } from "../../src/manifest/refs.ts";
 
 const RUNS = { numRuns: 300 };
-const NOT_A_REFERENCE = "is not a reference (use $, $.path, $snapshot.path or $result.path; write $$ for a literal dollar sign)";
+const NOT_A_REFERENCE = "is not a reference (use $, $.path, $snapshot.path, $result.path, or $item.path inside $as; write $$ for a literal dollar sign)";
 
 function template(text: string): Template {
   const parsed = parseString(text);
@@ -309,6 +309,69 @@ describe("projection [] (R-REF-3)", () => {
     expect(resolve("$.items[].id", { args: { items: [] } })).toEqual([]);
     expect(resolve("ids: $.items[].id", { args: { items: [] } })).toBe("ids: []");
     expect(resolve("ids: $.items[].id", { args: { items: [{ id: 1 }, { id: "b" }] } })).toBe('ids: [1,"b"]');
+  });
+});
+
+describe("$each: one item per element of a list, $item being the element", () => {
+  const parse = (value: unknown) => {
+    const problems: RefProblem[] = [];
+    return { template: parseTemplate(value, problems), problems };
+  };
+
+  test("a field renamed and an object reshaped, per element (memory's add_observations taken back by delete_observations)", () => {
+    const { template, problems } = parse({
+      deletions: { $each: "$result.results", $as: { entityName: "$item.entityName", observations: "$item.addedObservations" } },
+    });
+    expect(problems).toEqual([]);
+    const result = {
+      results: [
+        { entityName: "Ada", addedObservations: ["a", "b"] },
+        { entityName: "Bob", addedObservations: [] },
+      ],
+    };
+    expect(resolveTemplate(template, { args: {}, result })).toEqual({
+      deletions: [
+        { entityName: "Ada", observations: ["a", "b"] },
+        { entityName: "Bob", observations: [] },
+      ],
+    });
+    // What the call's data is read for is the list; $item is the element, not data of the call.
+    expect(refsOf(template).map(({ ref, at }) => [ref.text, at])).toEqual([["$result.results", ["deletions", "$each"]]]);
+  });
+
+  test("property: $as of $item is the list itself; $as may read the call's data and text beside $item, and nest", () => {
+    fc.assert(
+      fc.property(fc.array(json, { maxLength: 8 }), (items) => {
+        expect(resolveTemplate(parse({ $each: "$.items", $as: "$item" }).template, { args: { items } })).toEqual(items);
+      }),
+      RUNS,
+    );
+    const nested = parse({ $each: "$.groups", $as: { name: "group $item.name of $.owner", members: { $each: "$item.members", $as: "$item.id" } } });
+    expect(nested.problems).toEqual([]);
+    expect(resolveTemplate(nested.template, { args: { owner: "ann", groups: [{ name: "a", members: [{ id: 1 }, { id: 2 }] }] } })).toEqual([
+      { name: "group a of ann", members: [1, 2] },
+    ]);
+  });
+
+  test("mistakes are found when the manifest loads, each at its place", () => {
+    expect(parse({ x: "$item.name" }).problems).toEqual([
+      { at: ["x"], message: '"$item.name": $item is the element of an $each, and is only defined inside its $as' },
+    ]);
+    expect(parse({ x: { $each: "$.a" } }).problems).toEqual([
+      { at: ["x"], message: "an $each map has exactly two keys, $each (the list) and $as (what each element becomes)" },
+    ]);
+    expect(parse({ x: { $each: "$.a", $as: 1, y: 2 } }).problems[0]!.message).toBe(
+      "an $each map has exactly two keys, $each (the list) and $as (what each element becomes); found also y",
+    );
+    expect(parse({ x: { $each: "ids: $.a", $as: 1 } }).problems).toEqual([
+      { at: ["x", "$each"], message: '$each must be one reference to a list (e.g. "$result.results"), found "ids: $.a"' },
+    ]);
+  });
+
+  test("an $each over something that is not a list says so when it resolves", () => {
+    expect(() => resolveTemplate(parse({ $each: "$.a", $as: "$item" }).template, { args: { a: { b: 1 } } })).toThrow(
+      "$.a: $each needs a list, found an object",
+    );
   });
 });
 
