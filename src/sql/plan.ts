@@ -21,6 +21,13 @@ export const CHANGES_COLUMN = "synartesis_changes";
 /** What SQLite reports of the connection's last write: rows changed, the rowid it last inserted. */
 export const CHANGES_QUERY = `SELECT json_array(changes(), last_insert_rowid()) AS ${CHANGES_COLUMN}`;
 
+export const COUNT_COLUMN = "synartesis_count";
+
+/** How many rows the SELECT of an INSERT … SELECT yields now (as text: the read's one value). */
+export function insertedCount(select: string): string {
+  return `SELECT CAST(count(*) AS TEXT) AS ${COUNT_COLUMN} FROM (${select})`;
+}
+
 /** An identifier as SQL: double-quoted, quotes doubled. */
 export function ident(name: string): string {
   return `"${name.replaceAll('"', '""')}"`;

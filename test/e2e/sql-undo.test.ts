@@ -93,6 +93,7 @@ describe.concurrent("SQL undo through the binary", () => {
       "UPDATE customers SET note = 'x' WHERE id > 0",
       "DELETE FROM nowhere",
       "DELETE FROM customers WHERE (id = 1",
+      "INSERT INTO customers (name, note) SELECT name, 'copy' FROM customers",
     ]);
     expect(answers.every((answer) => answer.startsWith("HELD FOR APPROVAL — Synartesis did not run this call."))).toBe(true);
     expect(answers[0]).toContain("it changes the schema (DROP)");
@@ -101,8 +102,9 @@ describe.concurrent("SQL undo through the binary", () => {
     expect(answers[3]).toContain('it would touch more than 25 rows of "customers" (max_rows)');
     expect(answers[4]).toContain("no such table: nowhere");
     expect(answers[5]).toContain("its parentheses do not balance");
+    expect(answers[6]).toContain('it would insert 30 rows into "customers", more than 25 (max_rows)');
     expect(dump(ws.db)).toBe(before);
-    expect(journalRows(ws.journal).map((row) => row.status)).toEqual(Array(6).fill("gated"));
+    expect(journalRows(ws.journal).map((row) => row.status)).toEqual(Array(7).fill("gated"));
   });
 
   test("a schema changed by someone else meanwhile is read afresh: the call is refused once, then recorded with the new column, and undone", async () => {

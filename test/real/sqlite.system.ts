@@ -80,6 +80,7 @@ describe.concurrent("mcp-server-sqlite-npx behind Synartesis", () => {
       "DELETE FROM accounts WHERE id = 1",
       "UPDATE customers SET note = 'x'",
       "DELETE FROM customers WHERE (id = 1",
+      "INSERT INTO customers (name, note) SELECT name, 'copy' FROM customers",
     ]);
     for (const answer of answers) expect(answer).toStartWith("HELD FOR APPROVAL — Synartesis did not run this call.");
     expect(answers[0]).toContain("it changes the schema (DROP)");
@@ -87,6 +88,7 @@ describe.concurrent("mcp-server-sqlite-npx behind Synartesis", () => {
     expect(answers[2]).toContain('it reaches beyond table "accounts" (sessions)');
     expect(answers[3]).toContain('it would touch more than 25 rows of "customers" (max_rows)');
     expect(answers[4]).toContain("its parentheses do not balance");
+    expect(answers[5]).toContain('it would insert 30 rows into "customers", more than 25 (max_rows)');
     expect(dump(db.db)).toBe(before);
   });
 

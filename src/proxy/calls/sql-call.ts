@@ -13,6 +13,8 @@ import type { Upstream } from "../../servers/upstream.ts";
 import {
   CHANGES_COLUMN,
   CHANGES_QUERY,
+  COUNT_COLUMN,
+  insertedCount,
   inverseStatement,
   keysGiven,
   namesKey,
@@ -176,6 +178,9 @@ export class SqlCall {
       rows: rows.map((row) => [...row.key, ...row.values]),
     });
     if (statement.kind === "insert") {
+      const count = await this.rowsToInsert(statement);
+      if (typeof count === "object") return count;
+      if (count > this.spec.maxRows) return { held: `it would insert ${count} rows into "${table.name}", more than ${this.spec.maxRows} (max_rows)` };
       if (Array.isArray(this.insertKeys))
         return { snapshot: { absent: false, payload: payload([]) }, verify: this.verifyCall(rowsByKey(table, this.insertKeys)) };
       return { snapshot: { absent: false, payload: payload([]) } };
@@ -199,6 +204,15 @@ export class SqlCall {
       if (error) return { held: `Synartesis could not narrow it to the rows it read (${error})` };
     }
     return { snapshot: { absent: false, payload: payload(rows) }, verify: this.verifyCall(verifyText) };
+  }
+
+  /** How many rows an INSERT will insert at most (R-SQL-8): its VALUES rows, or what its SELECT yields now, counted by the database. */
+  private async rowsToInsert(statement: Extract<Statement, { kind: "insert" }>): Promise<number | { failed: string }> {
+    if (statement.source !== "select" || !statement.select) return statement.rows?.length ?? 1;
+    const read = await readValue(this.ctx, this.call, this.spec, insertedCount(this.text.slice(...statement.select)), COUNT_COLUMN);
+    if ("error" in read) return { failed: `the rows it would insert could not be counted: ${read.error}` };
+    const count = Number(read.value);
+    return Number.isInteger(count) ? count : { failed: "the rows it would insert could not be counted: the count is not a number" };
   }
 
   /** The request line to forward: the statement as pinned, arguments otherwise the agent's. */
