@@ -1,15 +1,21 @@
-// Reading one SQLite data-changing statement for undo (R-SQL-1): its kind,
-// its table, and where its clauses are in the text, so that Synartesis can
-// read the rows it will touch (the same WHERE, verbatim) and pin it to them.
-// The reading is structural, over SQLite's tokens; SQLite itself then
-// compiles the statement and every text built from it (schema.ts), so a
-// reading that differs from the database's fails there instead of guessing.
-import { lex, SQLITE, type Token } from "./lexer.ts";
+// Reading one data-changing statement for undo (R-SQL-1): its kind, its
+// table, and where its clauses are in the text, so that Synartesis can read
+// the rows it will touch (the same WHERE, verbatim) and pin it to them. The
+// reading is structural, over the dialect's tokens; the database's own parser
+// then judges the statement and every text built from it (SQLite compiles
+// them against a copy of the schema, schema.ts; PostgreSQL's grammar reads
+// them, postgres/statement.ts), so a reading that differs from the
+// database's is held instead of guessed.
+import { lex, POSTGRES, SQLITE, type Token } from "./lexer.ts";
+
+export type SqlDialect = "sqlite" | "postgres";
 
 /** A stretch of the statement's text: [start, end). */
 export type Span = readonly [number, number];
 
 export interface TableRef {
+  /** PostgreSQL: the schema it names, if it names one. */
+  schema?: string;
   name: string;
   /** The alias the statement gives it (its WHERE may use it). */
   alias?: string;
@@ -39,9 +45,9 @@ export type Reading = { statement: Statement; text: string } | { held: string };
 const TRANSACTION = new Set(["BEGIN", "COMMIT", "END", "ROLLBACK", "SAVEPOINT", "RELEASE"]);
 const SCHEMA = new Set(["CREATE", "DROP", "ALTER"]);
 
-/** Read `text` as one SQLite statement that changes data. */
-export function readStatement(text: string): Reading {
-  const lexed = lex(text, SQLITE);
+/** Read `text` as one statement that changes data, in `dialect`. */
+export function readStatement(text: string, dialect: SqlDialect = "sqlite"): Reading {
+  const lexed = lex(text, dialect === "postgres" ? POSTGRES : SQLITE);
   if (lexed.error) return { held: `the SQL cannot be read (${lexed.error.reason})` };
   const tokens = lexed.tokens;
   const ends = tokens.findIndex((token, index) => token.kind === "punct" && token.text === ";" && depthAt(tokens, index) === 0);
@@ -55,8 +61,8 @@ export function readStatement(text: string): Reading {
   if (TRANSACTION.has(word)) return { held: "it controls a transaction (BEGIN, COMMIT, ROLLBACK, SAVEPOINT)" };
   if (SCHEMA.has(word)) return { held: `it changes the schema (${word}): a schema change is not undone` };
   if (word === "WITH") return { held: "a statement with a WITH clause is not yet undone by Synartesis" };
-  if (word === "REPLACE") return { held: "REPLACE may delete rows other than those it names: not undone" };
-  const reader = new Reader(text, body);
+  if (word === "REPLACE" && dialect === "sqlite") return { held: "REPLACE may delete rows other than those it names: not undone" };
+  const reader = new Reader(text, body, dialect);
   try {
     const statement = word === "DELETE" ? reader.delete() : word === "UPDATE" ? reader.update() : word === "INSERT" ? reader.insert() : undefined;
     if (!statement) return { held: `${word || "this statement"} is not one Synartesis can undo (it undoes INSERT, UPDATE and DELETE)` };
@@ -88,12 +94,14 @@ class Reader {
   constructor(
     private readonly text: string,
     private readonly tokens: Token[],
+    private readonly dialect: SqlDialect,
   ) {}
 
   delete(): Statement {
     this.expect("DELETE");
     this.expect("FROM");
     const table = this.tableRef();
+    if (this.isWord("USING")) throw new Unreadable("a DELETE … USING (a join) is not yet undone by Synartesis");
     return { kind: "delete", table, ...this.whereAndReturning() };
   }
 
@@ -146,6 +154,12 @@ class Reader {
       }
       this.expectPunct(")");
     }
+    if (this.dialect === "postgres" && this.isWord("OVERRIDING")) {
+      // OVERRIDING SYSTEM VALUE | OVERRIDING USER VALUE: which values an identity column takes.
+      this.next();
+      this.word();
+      this.expect("VALUE");
+    }
     let source: "values" | "select" | "default";
     let rows: Span[][] | undefined;
     let select: Span | undefined;
@@ -188,16 +202,21 @@ class Reader {
 
   // ---- clauses ----
 
-  /** `[schema.]table [AS alias] [INDEXED BY name | NOT INDEXED]`. */
+  /** `[schema.]table [AS alias] [INDEXED BY name | NOT INDEXED]`; PostgreSQL: `[ONLY] [schema.]table [*] [[AS] alias]`. */
   private tableRef(insert = false): TableRef {
+    const postgres = this.dialect === "postgres";
+    if (postgres && this.isWord("ONLY")) throw new Unreadable("ONLY (a table without its inheritors) is not read by Synartesis");
     const start = this.current().start;
     let name = this.name();
+    let schema: string | undefined;
     if (this.isPunct(".")) {
       this.next();
-      const schema = name;
+      schema = name;
       name = this.name();
-      if (schema.toLowerCase() !== "main") throw new Unreadable(`a table of the attached database "${schema}" is not undone by Synartesis`);
+      if (!postgres && schema.toLowerCase() !== "main") throw new Unreadable(`a table of the attached database "${schema}" is not undone by Synartesis`);
+      if (!postgres) schema = undefined;
     }
+    if (postgres && this.isPunct("*")) throw new Unreadable("table * (a table with its inheritors, said so) is not read by Synartesis");
     let alias: string | undefined;
     const following = this.tokens[this.at];
     if (this.isWord("AS")) {
@@ -210,13 +229,14 @@ class Reader {
     }
     const end = this.previousEnd();
     if (this.isWord("INDEXED") || this.isWord("NOT")) throw new Unreadable("INDEXED BY / NOT INDEXED is not read by Synartesis");
-    return { name, ...(alias && { alias }), span: [start, end] };
+    return { ...(schema !== undefined && { schema }), name, ...(alias && { alias }), span: [start, end] };
   }
 
   private whereAndReturning(): { where?: Span; returning?: Span } {
     let where: Span | undefined;
     if (this.isWord("WHERE")) {
       this.next();
+      if (this.isWord("CURRENT")) throw new Unreadable("WHERE CURRENT OF (a cursor's row) is not read by Synartesis");
       const start = this.current().start;
       this.skipExpression(["RETURNING", "ORDER", "LIMIT"], []);
       where = [start, this.previousEnd()];
@@ -306,7 +326,9 @@ class Reader {
     }
     if (token.kind === "word" && !RESERVED.has(token.text)) {
       this.next();
-      return this.text.slice(token.start, token.end);
+      const written = this.text.slice(token.start, token.end);
+      // PostgreSQL folds a name that is not quoted to lower case.
+      return this.dialect === "postgres" ? written.toLowerCase() : written;
     }
     throw new Unreadable(`a name was expected near ${this.near()}`);
   }
@@ -322,7 +344,7 @@ class Reader {
 }
 
 /** Words that follow a table name and are not its alias. */
-const KEYWORDS_AFTER_TABLE = new Set(["WHERE", "SET", "RETURNING", "ORDER", "LIMIT", "INDEXED", "NOT", "AS", "FROM"]);
+const KEYWORDS_AFTER_TABLE = new Set(["WHERE", "SET", "RETURNING", "ORDER", "LIMIT", "INDEXED", "NOT", "AS", "FROM", "USING"]);
 
 /** Words that are never a bare name here. */
 const RESERVED = new Set(["SELECT", "FROM", "WHERE", "SET", "VALUES", "DEFAULT", "RETURNING", "ORDER", "LIMIT", "AND", "OR", "NOT", "NULL", "ON"]);

@@ -1,0 +1,74 @@
+// One PostgreSQL statement, read twice: by PostgreSQL's own grammar
+// (parser.ts: what it is, which table, whether it has a WHERE, a USING, a
+// WITH, an ON CONFLICT…) and structurally over its tokens (statement.ts:
+// where each clause is in the text, to read its rows and pin it). The two
+// readings must agree; where they do not, or the grammar finds what undo does
+// not handle, the statement is held with the reason.
+import { readStatement, type Reading, type Statement } from "../statement.ts";
+import { parsePostgres, type ParsedStatement } from "./parser.ts";
+
+const KINDS: Record<string, Statement["kind"]> = { DeleteStmt: "delete", UpdateStmt: "update", InsertStmt: "insert" };
+
+/** Read `text` as one PostgreSQL statement that changes data, or why it is held. */
+export async function readPostgresStatement(text: string): Promise<Reading> {
+  const parsed = await parsePostgres(text);
+  if ("error" in parsed) return { held: `PostgreSQL would not run it: ${parsed.error}` };
+  if (parsed.statements.length === 0) return { held: "there is no statement" };
+  if (parsed.statements.length > 1) return { held: "it runs several statements in one call" };
+  const node = parsed.statements[0]!;
+  const grammar = judgedByGrammar(node);
+  if ("held" in grammar) return grammar;
+  const reading = readStatement(text, "postgres");
+  if ("held" in reading) return reading;
+  const disagreement = disagreementWith(grammar, reading.statement);
+  return disagreement ? { held: `Synartesis and PostgreSQL read it differently (${disagreement}): not recorded` } : reading;
+}
+
+/** What PostgreSQL's grammar says the statement is, or why it is held. */
+function judgedByGrammar(node: ParsedStatement): Grammar | { held: string } {
+  const [type, body] = Object.entries(node.stmt)[0] as [string, Record<string, unknown>];
+  const kind = KINDS[type];
+  if (type === "TransactionStmt") return { held: "it controls a transaction (BEGIN, COMMIT, ROLLBACK, SAVEPOINT)" };
+  if (type === "TruncateStmt") return { held: "TRUNCATE empties tables without their rows being read: not undone" };
+  if (body.withClause) return { held: "a statement with a WITH clause is not yet undone by Synartesis" };
+  if (!kind) {
+    const what = type.replace(/Stmt$/, "");
+    return {
+      held: /^(Create|Alter|Drop|Rename|Truncate|Comment|Grant|Index|View)/.test(type)
+        ? `it changes the schema (${what})`
+        : `${what} is not one Synartesis can undo (it undoes INSERT, UPDATE and DELETE)`,
+    };
+  }
+  if (body.usingClause) return { held: "a DELETE … USING (a join) is not yet undone by Synartesis" };
+  if (Array.isArray(body.fromClause) && body.fromClause.length) return { held: "an UPDATE … FROM (a join) is not yet undone by Synartesis" };
+  if (body.onConflictClause) return { held: "an upsert (ON CONFLICT … DO) may change rows other than those it inserts: not yet undone" };
+  const relation = body.relation as { relname: string; schemaname?: string; inh?: boolean; alias?: { aliasname: string } };
+  return {
+    kind,
+    table: relation.relname,
+    ...(relation.schemaname !== undefined && { schema: relation.schemaname }),
+    ...(relation.alias && { alias: relation.alias.aliasname }),
+    where: body.whereClause !== undefined,
+    returning: Array.isArray((body.returningClause as { exprs?: unknown[] } | undefined)?.exprs) || Array.isArray(body.returningList),
+  };
+}
+
+interface Grammar {
+  kind: Statement["kind"];
+  schema?: string;
+  table: string;
+  alias?: string;
+  where: boolean;
+  returning: boolean;
+}
+
+/** Where the structural reading differs from the grammar's, in words; undefined when they agree. */
+function disagreementWith(grammar: Grammar, statement: Statement): string | undefined {
+  if (grammar.kind !== statement.kind) return `a ${grammar.kind} or a ${statement.kind}`;
+  if (grammar.table !== statement.table.name || grammar.schema !== statement.table.schema) return "which table";
+  if (grammar.alias !== statement.table.alias) return "its alias";
+  const where = statement.kind === "insert" ? false : statement.where !== undefined;
+  if (grammar.where !== where) return "whether it has a WHERE";
+  if (grammar.returning !== (statement.returning !== undefined)) return "whether it has a RETURNING";
+  return undefined;
+}
