@@ -150,8 +150,6 @@ function parseSql(rule: RawRule, rulePath: Path, serverNames: string[], ctx: Sec
   }
   if (rule.class !== "reversible")
     report([...rulePath, "class"], `a rule with "sql" is reversible (a statement that cannot be undone is held): set class: reversible`);
-  if (raw.dialect !== "sqlite")
-    report([...path, "dialect"], `dialect "${raw.dialect}" is not undone by this version yet (sqlite is); gate its tool with gate: on_write meanwhile`);
   const arg = /^\$\.([A-Za-z_][\w-]*)$/.exec(raw.statement)?.[1];
   if (!arg) report([...path, "statement"], `statement "${raw.statement}" must name the argument that carries the SQL, as "$.name" (e.g. "$.query")`);
   const target = splitTool(raw.read.tool);
@@ -162,7 +160,7 @@ function parseSql(rule: RawRule, rulePath: Path, serverNames: string[], ctx: Sec
   }
   if (!ok || !arg || !target) return undefined;
   return {
-    dialect: "sqlite",
+    dialect: raw.dialect,
     statementArg: arg,
     read: { server: target.server, tool: target.tool, arg: raw.read.arg, args: raw.read.args ?? {} },
     maxRows: raw.max_rows ?? DEFAULT_MAX_ROWS,

@@ -84,7 +84,7 @@ export const DEFAULT_MAX_ROWS = 10_000;
 
 /** A rule's `sql:` block, checked. */
 export interface SqlSpec {
-  dialect: "sqlite";
+  dialect: "sqlite" | "postgres";
   /** The argument that carries the SQL text (`statement: "$.query"` → query). */
   statementArg: string;
   /** The tool that runs a SELECT for Synartesis: the SQL goes in `arg`, with `args` beside it. */

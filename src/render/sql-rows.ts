@@ -51,7 +51,8 @@ export function rowDifferences(
 ): { lines: string[]; rows: number } {
   const width = record.key.length;
   const keyOf = (row: string[]) => row.slice(0, width).join(", ");
-  const byKey = (rows: string[][]) => new Map(rows.map((row) => [keyOf(row), row.slice(width)]));
+  // A PostgreSQL row read carries its xmin after the columns: not a value of the row.
+  const byKey = (rows: string[][]) => new Map(rows.map((row) => [keyOf(row), row.slice(width, width + record.columns.length)]));
   const [was, is] = [byKey(left), byKey(right)];
   const keyName = width === 1 ? record.key[0]! : `(${record.key.join(", ")})`;
   const lines: string[] = [];

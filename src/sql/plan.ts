@@ -188,8 +188,11 @@ export function parseRows(json: string, table: TableInfo): RowLiterals[] | { wro
 export function valueNamed(payload: unknown, name: string, depth = 0): string | undefined {
   if (depth > 8) return undefined;
   if (typeof payload === "string") {
+    // JSON text, or JSON after a server's words about it ("Retrieved 1 rows.\n\nResults:\n[…]").
+    const start = payload.search(/[[{]/);
+    if (start < 0) return undefined;
     try {
-      return valueNamed(JSON.parse(payload), name, depth + 1);
+      return valueNamed(JSON.parse(payload.slice(start)), name, depth + 1);
     } catch {
       return undefined;
     }

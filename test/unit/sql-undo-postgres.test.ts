@@ -97,6 +97,7 @@ async function recordAndUndo(sql: SQL, text: string) {
     verify = rowsByKey(
       table,
       before.map((row) => row.key),
+      true,
     );
   } else largest = await one(sql, largestKey(table));
   const done = await sql.unsafe(sent);

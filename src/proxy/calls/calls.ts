@@ -14,7 +14,8 @@ import { readState } from "../../servers/observe.ts";
 import { UpstreamError, type Reply, type Upstream } from "../../servers/upstream.ts";
 import { exchange, type Exchanged, type ExchangeOptions } from "./exchange.ts";
 import { EarlyReads, handOn, preRead, readAgain, type HandedRead, type PreRead } from "./pre-read.ts";
-import { judgeSql, type SqlCall } from "./sql-call.ts";
+import { judgeSql } from "./sql-call.ts";
+import type { StatementAnswer, StatementRecording } from "./sql-reads.ts";
 import { followTask, takesTasks, taskOf, type TaskEnd, type TaskHandle } from "./tasks.ts";
 import type { RunningTurn } from "../pool/server-turns.ts";
 import type { CallContext, ToolCall } from "./call-types.ts";
@@ -101,7 +102,7 @@ async function classifyAndRun(ctx: CallContext, call: ToolCall): Promise<string>
   let verdict = gateVerdict(classification, call.server, call.tool, call.args);
   let rule = classification.rule;
   let toolClass = classification.class;
-  let sql: SqlCall | undefined;
+  let sql: StatementRecording | undefined;
   if (rule?.sql) {
     const judged = await judgeSql(ctx, call, rule.sql);
     if ("readOnly" in judged) {
@@ -267,7 +268,7 @@ async function runMutating(ctx: CallContext, call: ToolCall, how: HowRecorded, g
 interface HowRecorded {
   rule: Rule | undefined;
   toolClass: ToolClass;
-  sql: SqlCall | undefined;
+  sql: StatementRecording | undefined;
 }
 
 /** What preparing a mutating call came to: go round again, an answer already, or its intent written and ready to forward. */
@@ -425,7 +426,11 @@ async function forwardAndRecord(
     return { line: answer.withIdText(call.clientId) };
   }
 
-  if (sql) return recordSql(ctx, call, sql, intent.id, resultText, answer.withIdText(call.clientId), verify, running);
+  if (sql) {
+    const result = resultOf(reply.msg);
+    const said = { payload: payloadOf(result), text: textOf(result) };
+    return recordSql(ctx, call, sql, { id: intent.id, resultText, said }, answer.withIdText(call.clientId), verify, running);
+  }
 
   // Post-read: the state this call left, for undo's drift check; the next call may begin beside it. One that
   // followed the write at once stands when the write was over when answered: sent once, no task.
@@ -454,14 +459,14 @@ async function forwardAndRecord(
 async function recordSql(
   ctx: CallContext,
   call: ToolCall,
-  sql: SqlCall,
-  actionId: string,
-  resultText: string | undefined,
+  sql: StatementRecording,
+  outcome: { id: string; resultText: string | undefined; said: StatementAnswer },
   line: string,
   verify: VerifyCall | undefined,
   running: RunningTurn,
 ): Promise<Answer> {
-  const after = await sql.afterWrite(verify);
+  const { id: actionId, resultText } = outcome;
+  const after = await sql.afterWrite(verify, outcome.said);
   running.written(undefined);
   const { warnings } = after;
   const group = running.followed() ? "with-next" : "soon";

@@ -1,12 +1,4 @@
-// A tool call that runs SQL (SPEC §14, a rule with `sql:`): judged against
-// SQLite's own reading of the database's schema, then recorded row by row —
-// the rows it will touch read first (by its own WHERE), the statement pinned
-// to their keys, what it left read after by key, and the statement that puts
-// them back built from the values the database encoded. Whatever cannot be
-// known with certainty is held before it runs, or recorded without an
-// inverse with the reason (R-SQL-3).
-import { canonicalJson } from "../../canonical.ts";
-import { readFailed, type Observation, type ResolvedCall, type VerifyCall } from "../../journal/types.ts";
+import { readFailed, type Observation, type VerifyCall } from "../../journal/types.ts";
 import type { SqlSpec } from "../../manifest/types.ts";
 import { readState } from "../../servers/observe.ts";
 import type { Upstream } from "../../servers/upstream.ts";
@@ -31,15 +23,18 @@ import {
 import { CATALOGUE_QUERY, SCHEMA_VERSION_COLUMN, SchemaCopy, type CatalogueEntry, type TableInfo } from "../../sql/schema.ts";
 import { readStatement, type Statement } from "../../sql/statement.ts";
 import { classifySql } from "../policy/readonly-sql.ts";
+import { judgePostgres } from "./sql-postgres.ts";
+import {
+  readValue,
+  statementCall,
+  statementLine,
+  verifyCall,
+  type SqlAfter,
+  type SqlDecision,
+  type StatementAnswer,
+  type StatementRecording,
+} from "./sql-reads.ts";
 import type { CallContext, ToolCall } from "./call-types.ts";
-
-/** How a statement is to be run: as a read, held for a person (why), or recorded for undo. */
-export type SqlDecision = { readOnly: true } | { held: string } | { sql: SqlCall };
-
-/** A read of Synartesis's own fails as a read: no error of the tool means "absent" here. */
-const NO_ABSENCE = ["\u0000"];
-/** Undo's check for drift: a table that is gone is drift. */
-const GONE = ["no such table"];
 
 /** Each server's schema, read once and again after it changed (a statement that no longer compiles against it). */
 const schemas = new WeakMap<Upstream, SchemaCopy>();
@@ -48,6 +43,11 @@ export async function judgeSql(ctx: CallContext, call: ToolCall, spec: SqlSpec):
   const text = call.args[spec.statementArg];
   if (typeof text !== "string") return { held: `its argument "${spec.statementArg}" carries no SQL text` };
   if (classifySql(text).readOnly) return { readOnly: true };
+  return spec.dialect === "postgres" ? judgePostgres(ctx, call, spec, text) : judgeSqlite(ctx, call, spec, text);
+}
+
+/** A statement for an SQLite database, judged against a copy of its schema. */
+async function judgeSqlite(ctx: CallContext, call: ToolCall, spec: SqlSpec, text: string): Promise<SqlDecision> {
   const reading = readStatement(text);
   if ("held" in reading) return reading;
   for (const fresh of [false, true]) {
@@ -59,7 +59,7 @@ export async function judgeSql(ctx: CallContext, call: ToolCall, spec: SqlSpec):
       continue;
     }
     if ("held" in judged) return judged;
-    return { sql: new SqlCall(ctx, call, spec, schema, reading.statement, reading.text, judged.table, judged.insertKeys) };
+    return { sql: new SqliteStatement(ctx, call, spec, schema, reading.statement, reading.text, judged.table, judged.insertKeys) };
   }
   throw new Error("unreachable");
 }
@@ -120,36 +120,8 @@ async function schemaOf(ctx: CallContext, call: ToolCall, spec: SqlSpec, fresh: 
   return schema;
 }
 
-/** One value Synartesis asked the database for (a JSON text in column `column`), and the read's whole answer, read through the rule's read tool. */
-async function readValue(
-  ctx: CallContext,
-  call: ToolCall,
-  spec: SqlSpec,
-  sql: string,
-  column: string,
-): Promise<{ value: string; payload: unknown } | { error: string }> {
-  const read: VerifyCall = { ...readCall(spec, sql), absentWhen: NO_ABSENCE };
-  const { read: state } = await readState(ctx.upstream(spec.read.server), read, call.origin);
-  if (readFailed(state)) return { error: `${spec.read.server}.${spec.read.tool} failed: ${state.error}` };
-  if (state.absent) return { error: `${spec.read.server}.${spec.read.tool} found nothing` };
-  const value = valueNamed(state.payload, column);
-  return value === undefined ? { error: `${spec.read.server}.${spec.read.tool} did not answer with the column ${column}` } : { value, payload: state.payload };
-}
-
-function readCall(spec: SqlSpec, sql: string): ResolvedCall {
-  return { server: spec.read.server, tool: spec.read.tool, args: { ...spec.read.args, [spec.read.arg]: sql } };
-}
-
-/** What the statement left, and how to put it back. */
-export interface SqlAfter {
-  postState?: Observation;
-  verify?: VerifyCall;
-  inverse?: ResolvedCall;
-  warnings: string[];
-}
-
-/** One statement being recorded: read before, pinned, forwarded, read after. */
-export class SqlCall {
+/** One SQLite statement being recorded: read before, pinned, forwarded, changes() and the rows after read. */
+class SqliteStatement implements StatementRecording {
   private before: RowLiterals[] = [];
   private sent: string;
 
@@ -217,14 +189,11 @@ export class SqlCall {
 
   /** The request line to forward: the statement as pinned, arguments otherwise the agent's. */
   line(): string {
-    const { call } = this;
-    const args = { ...call.args, [this.spec.statementArg]: this.sent };
-    const rest = JSON.stringify(call.otherParams).slice(1, -1);
-    return `{"jsonrpc":"2.0","id":0,"method":"tools/call","params":{"name":${JSON.stringify(call.tool)},"arguments":${canonicalJson(args)}${rest ? `,${rest}` : ""}}}`;
+    return statementLine(this.call, this.spec, this.sent);
   }
 
   /** After the statement ran: how many rows it changed, what it left, the statement that puts it back (none, with why, when its rows are not certain). */
-  async afterWrite(verify: VerifyCall | undefined): Promise<SqlAfter> {
+  async afterWrite(verify: VerifyCall | undefined, _answer: StatementAnswer): Promise<SqlAfter> {
     const { table, statement } = this;
     const warnings: string[] = [];
     const changes = await readValue(this.ctx, this.call, this.spec, CHANGES_QUERY, CHANGES_COLUMN);
@@ -268,11 +237,11 @@ export class SqlCall {
     if (text === undefined) return { verify, postState, warnings };
     const error = this.schema.compileError(text);
     if (error) return { verify, postState, warnings: [`the statement that would put the rows back does not compile (${error}); undo has no inverse for it`] };
-    const inverse: ResolvedCall = { server: this.call.server, tool: this.call.tool, args: { ...this.call.args, [this.spec.statementArg]: text } };
+    const inverse = statementCall(this.call, this.spec, text);
     return { verify, postState, inverse, warnings };
   }
 
   private verifyCall(sql: string): VerifyCall {
-    return { ...readCall(this.spec, sql), absentWhen: GONE };
+    return verifyCall(this.spec, sql, "no such table");
   }
 }

@@ -27,11 +27,11 @@ export interface PgTable {
   integerKey: boolean;
 }
 
-/** A row as read: its key's literals, every column's, and the xmin that last wrote it. */
+/** A row as read: its key's literals, every column's, and (when asked for) the xmin that last wrote it. */
 export interface PgRow {
   key: string[];
   values: string[];
-  xmin: string;
+  xmin?: string;
 }
 
 /** An identifier as SQL: double-quoted, quotes doubled. */
@@ -117,16 +117,22 @@ function typeOf(table: PgTable, column: string): string {
   return table.types[table.columns.indexOf(column)]!;
 }
 
-/** One SELECT whose single value is the JSON array of the rows (each: key literals, column literals, xmin), ordered by key. */
-export function rowsQuery(table: PgTable, from: string, where: string | undefined, limit?: number): string {
+/**
+ * One SELECT whose single value is the JSON array of the rows (each: key
+ * literals, column literals, and with `writers` the xmin), ordered by key.
+ * Undo's check for drift reads them without the xmin: an undo of a later
+ * statement rewrites a row with the values it had, not the transaction.
+ */
+export function rowsQuery(table: PgTable, from: string, where: string | undefined, options: { limit?: number; writers?: boolean } = {}): string {
+  const { limit, writers = true } = options;
   const keys = table.key.map(ident);
   const selected = [
     ...keys.map((key, i) => `format('%L', ${key}) AS k${i}`),
     ...table.columns.map((column, i) => `format('%L', ${ident(column)}) AS c${i}`),
-    "xmin::text AS x",
+    ...(writers ? ["xmin::text AS x"] : []),
     ...keys.map((key, i) => `${key} AS o${i}`),
   ];
-  const names = [...keys.map((_, i) => `k${i}`), ...table.columns.map((_, i) => `c${i}`), "x"];
+  const names = [...keys.map((_, i) => `k${i}`), ...table.columns.map((_, i) => `c${i}`), ...(writers ? ["x"] : [])];
   const order = keys.map((_, i) => `o${i}`).join(", ");
   const inner = `SELECT ${selected.join(", ")} FROM ${from}${where === undefined ? "" : ` WHERE ${where}`} ORDER BY ${keys.join(", ")}${limit === undefined ? "" : ` LIMIT ${limit}`}`;
   return `SELECT coalesce(json_agg(json_build_array(${names.join(", ")}) ORDER BY ${order}), '[]')::text AS ${ROWS_COLUMN} FROM (${inner}) AS synartesis_read`;
@@ -141,13 +147,14 @@ export function keyCondition(table: PgTable, keys: string[][]): string {
   return `(${table.key.map(ident).join(", ")}) IN (${keys.map((key) => `(${tuple(key).join(", ")})`).join(", ")})`;
 }
 
-export function rowsByKey(table: PgTable, keys: string[][]): string {
-  return rowsQuery(table, qualified(table), keyCondition(table, keys));
+/** The rows of `table` whose keys are `keys`: with the xmin that wrote each (`writers`), or as undo reads them for drift. */
+export function rowsByKey(table: PgTable, keys: string[][], writers: boolean): string {
+  return rowsQuery(table, qualified(table), keyCondition(table, keys), { writers });
 }
 
 /** The rows an UPDATE or DELETE will touch: its own table, alias and WHERE; one more than `maxRows` shows it would touch too many. */
 export function rowsBefore(statement: Extract<Statement, { kind: "update" | "delete" }>, sql: string, table: PgTable, maxRows: number): string {
-  return rowsQuery(table, sql.slice(...statement.table.span), statement.where && sql.slice(...statement.where), maxRows + 1);
+  return rowsQuery(table, sql.slice(...statement.table.span), statement.where && sql.slice(...statement.where), { limit: maxRows + 1 });
 }
 
 /** The statement narrowed to the rows read: it touches those, and no other. */
@@ -204,8 +211,8 @@ export function inverseStatement(kind: Statement["kind"], table: PgTable, before
   }
 }
 
-/** The rows in a read's value, or why it is not that. */
-export function parseRows(json: string, table: PgTable): PgRow[] | { wrong: string } {
+/** The rows in a read's value (with their xmin, when read with `writers`), or why it is not that. */
+export function parseRows(json: string, table: PgTable, writers = true): PgRow[] | { wrong: string } {
   let parsed: unknown;
   try {
     parsed = JSON.parse(json);
@@ -216,14 +223,15 @@ export function parseRows(json: string, table: PgTable): PgRow[] | { wrong: stri
   const width = table.key.length;
   const rows: PgRow[] = [];
   for (const row of parsed) {
+    const columns = width + table.columns.length;
     const ok =
       Array.isArray(row) &&
-      row.length === width + table.columns.length + 1 &&
+      row.length === columns + (writers ? 1 : 0) &&
       row.every((value) => typeof value === "string") &&
-      row.slice(0, -1).every((value: string) => isLiteral(value)) &&
-      /^\d+$/.test(row.at(-1) as string);
-    if (!ok) return { wrong: "a row read is not a list of SQL literals of the table's columns and its xmin" };
-    rows.push({ key: row.slice(0, width), values: row.slice(width, -1), xmin: String(row.at(-1)) });
+      row.slice(0, columns).every((value: string) => isLiteral(value)) &&
+      (!writers || /^\d+$/.test(row.at(-1) as string));
+    if (!ok) return { wrong: "a row read is not a list of SQL literals of the table's columns (and its xmin)" };
+    rows.push({ key: row.slice(0, width), values: row.slice(width, columns), ...(writers && { xmin: String(row.at(-1)) }) });
   }
   return rows;
 }

@@ -1,0 +1,238 @@
+// A statement for a PostgreSQL database (SPEC §14, dialect postgres): read by
+// PostgreSQL's own grammar and over its tokens, its table described by the
+// catalogue, then recorded row by row — the rows it will touch read by its
+// own WHERE, the statement pinned to their keys (the pinned text read again
+// by the grammar, its WHERE unchanged), the rows it left read by key. Certain
+// when one transaction wrote every row it left (xmin) and, where the server
+// reports it, as many as it counted; otherwise recorded without an inverse,
+// saying why (R-SQL-3).
+import type { Observation, VerifyCall } from "../../journal/types.ts";
+import type { SqlSpec } from "../../manifest/types.ts";
+import { parsePostgres } from "../../sql/postgres/parser.ts";
+import {
+  inverseStatement,
+  isLiteral,
+  largestKey,
+  parseRows,
+  parseTable,
+  pinned,
+  qualified,
+  reportedCount,
+  ROWS_COLUMN,
+  rowsAbove,
+  rowsBefore,
+  rowsByKey,
+  TABLE_COLUMN,
+  tableQuery,
+  type PgRow,
+  type PgTable,
+} from "../../sql/postgres/plan.ts";
+import { readPostgresStatement } from "../../sql/postgres/statement.ts";
+import type { Span, Statement } from "../../sql/statement.ts";
+import type { CallContext, ToolCall } from "./call-types.ts";
+import {
+  readAfter,
+  readValue,
+  statementCall,
+  statementLine,
+  verifyCall,
+  type SqlAfter,
+  type SqlDecision,
+  type StatementAnswer,
+  type StatementRecording,
+} from "./sql-reads.ts";
+
+/** What PostgreSQL says when a read's table is gone (undo's check for drift). */
+const GONE = "does not exist";
+
+export async function judgePostgres(ctx: CallContext, call: ToolCall, spec: SqlSpec, text: string): Promise<SqlDecision> {
+  const reading = await readPostgresStatement(text);
+  if ("held" in reading) return reading;
+  const { statement } = reading;
+  const described = await readValue(ctx, call, spec, tableQuery(statement.table), TABLE_COLUMN);
+  if ("error" in described) return { held: `Synartesis could not read its table's description to record it (${described.error})` };
+  const table = parseTable(described.value);
+  if ("held" in table) return table;
+  if (statement.kind === "update") {
+    const changed = statement.columns.find((column) => table.key.includes(column));
+    if (changed) return { held: `it changes the rows' key ("${changed}"): not yet undone` };
+  }
+  let keys: "above" | string[][] | undefined;
+  if (statement.kind === "insert") {
+    const given = keysGiven(statement, reading.text, table);
+    if (given) keys = given;
+    else if (!statement.columns?.some((column) => table.key.includes(column)) && table.integerKey) keys = "above";
+    else return { held: "the keys of the rows it inserts are neither given as plain values nor an integer the database counts up: they cannot be identified" };
+  }
+  return { sql: new PostgresStatement(ctx, call, spec, statement, reading.text, table, keys) };
+}
+
+/** The key values an INSERT gives, one list per VALUES row, when every key column is given as a plain constant. */
+function keysGiven(statement: Extract<Statement, { kind: "insert" }>, text: string, table: PgTable): string[][] | undefined {
+  if (!statement.columns || !statement.rows) return undefined;
+  const positions = table.key.map((column) => statement.columns!.indexOf(column));
+  if (positions.some((position) => position < 0)) return undefined;
+  const keys: string[][] = [];
+  for (const row of statement.rows) {
+    const literals = positions.map((position) => literalOf(row[position], text));
+    if (literals.some((literal) => literal === undefined)) return undefined;
+    keys.push(literals as string[]);
+  }
+  return keys;
+}
+
+/** A constant as a literal: a number is quoted (its column's type reads it back), a string kept. */
+function literalOf(span: Span | undefined, text: string): string | undefined {
+  const written = span && text.slice(...span).trim();
+  if (!written || written === "NULL") return undefined;
+  if (/^-?\d+(\.\d+)?$/.test(written)) return `'${written}'`;
+  return isLiteral(written) ? written : undefined;
+}
+
+class PostgresStatement implements StatementRecording {
+  private before: PgRow[] = [];
+  private sent: string;
+  private largest: string | undefined;
+
+  constructor(
+    private readonly ctx: CallContext,
+    private readonly call: ToolCall,
+    private readonly spec: SqlSpec,
+    private readonly statement: Statement,
+    private readonly text: string,
+    private readonly table: PgTable,
+    private readonly keys: "above" | string[][] | undefined,
+  ) {
+    this.sent = text;
+  }
+
+  async preRead(): Promise<{ snapshot: Observation; verify?: VerifyCall } | { held: string } | { failed: string }> {
+    const { statement, table } = this;
+    if (statement.kind === "insert") {
+      const count = statement.rows?.length;
+      if (count !== undefined && count > this.spec.maxRows)
+        return { held: `it would insert ${count} rows into ${qualified(table)}, more than ${this.spec.maxRows} (max_rows)` };
+      if (statement.source === "select") return { held: "an INSERT … SELECT into a PostgreSQL table is not yet undone by Synartesis" };
+      if (Array.isArray(this.keys)) return { snapshot: this.snapshot([]), verify: this.verify(rowsByKey(table, this.keys, false)) };
+      const largest = await readValue(this.ctx, this.call, this.spec, largestKey(table), ROWS_COLUMN);
+      if ("error" in largest) return { failed: `the largest key of ${qualified(table)} could not be read: ${largest.error}` };
+      if (!/^-?\d+$/.test(largest.value)) return { failed: "the largest key came back as something other than an integer" };
+      this.largest = largest.value;
+      return { snapshot: this.snapshot([]) };
+    }
+    const read = await readValue(this.ctx, this.call, this.spec, rowsBefore(statement, this.text, table, this.spec.maxRows), ROWS_COLUMN);
+    if ("error" in read) return { failed: `the rows it would touch could not be read: ${read.error}` };
+    const rows = parseRows(read.value, table);
+    if ("wrong" in rows) return { failed: rows.wrong };
+    if (rows.length > this.spec.maxRows) return { held: `it would touch more than ${this.spec.maxRows} rows of ${qualified(table)} (max_rows)` };
+    this.before = rows;
+    const keys = rows.map((row) => row.key);
+    this.sent = pinned(statement, this.text, table, keys);
+    if (!(await this.samePinned())) return { held: "Synartesis could not narrow it to the rows it read: PostgreSQL reads the narrowed statement differently" };
+    return { snapshot: this.snapshot(rows), verify: this.verify(rowsByKey(table, keys, false)) };
+  }
+
+  line(): string {
+    return statementLine(this.call, this.spec, this.sent);
+  }
+
+  async afterWrite(verify: VerifyCall | undefined, answer: StatementAnswer): Promise<SqlAfter> {
+    const { table, statement } = this;
+    let keys = statement.kind === "insert" ? (Array.isArray(this.keys) ? this.keys : undefined) : this.before.map((row) => row.key);
+    if (this.largest !== undefined) {
+      // The rows above the largest key before: this statement's, if one transaction wrote them all.
+      const above = await readValue(this.ctx, this.call, this.spec, rowsAbove(table, this.largest), ROWS_COLUMN);
+      const rows = "error" in above ? above : parseRows(above.value, table);
+      if ("error" in rows || "wrong" in rows)
+        return { warnings: [`unverified: the rows it inserted could not be read (${"error" in rows ? rows.error : rows.wrong}); undo will not touch them`] };
+      if (rows.length === 0) return { warnings: [] };
+      keys = rows.map((row) => row.key);
+      verify = this.verify(rowsByKey(table, keys, false));
+    }
+    if (!verify || !keys) return { warnings: [] };
+    // The rows it left with the transaction that wrote each (what makes them its), then as undo reads them for drift.
+    const written = await readValue(this.ctx, this.call, this.spec, rowsByKey(table, keys, true), ROWS_COLUMN);
+    const rows = "error" in written ? { wrong: `the rows it left could not be read (${written.error})` } : parseRows(written.value, table);
+    const after = await readAfter(this.ctx, this.call, verify);
+    if ("error" in after) return { verify, warnings: [`unverified: the rows it left could not be read (${after.error}); undo will not touch them`] };
+    if ("wrong" in rows) return { verify, postState: after, warnings: [`unverified: ${rows.wrong}; undo will not touch its rows`] };
+    const count = reportedCount(answer.payload, answer.text);
+    const doubt = this.doubt(rows, count);
+    if (doubt)
+      return { verify, postState: after, warnings: [`unverified: ${doubt}; which rows are this statement's is not certain, so undo will not touch them`] };
+    const text = inverseStatement(statement.kind, table, this.before, rows);
+    if (text === undefined) return { verify, postState: after, warnings: [] };
+    const parsed = await parsePostgres(text);
+    if ("error" in parsed)
+      return {
+        verify,
+        postState: after,
+        warnings: [`the statement that would put the rows back does not parse (${parsed.error}); undo has no inverse for it`],
+      };
+    const warnings =
+      count === undefined
+        ? ["the server did not say how many rows it changed: that one transaction wrote every row the statement left is what makes them its"]
+        : [];
+    return { verify, postState: after, inverse: statementCall(this.call, this.spec, text), warnings };
+  }
+
+  /** Why the rows left are not certainly the statement's, if they are not: the count it reports, one transaction, every row pinned. */
+  private doubt(after: PgRow[], count: number | undefined): string | undefined {
+    const kind = this.statement.kind;
+    const expected = kind === "insert" ? after.length : this.before.length;
+    if (count !== undefined && count !== expected)
+      return `the server says it changed ${count} row(s), and ${expected} were ${kind === "insert" ? "found" : "pinned"}`;
+    if (kind === "delete") return after.length ? `${after.length} of the rows it was pinned to are still there` : undefined;
+    if (kind === "update" && after.length !== this.before.length) return `${this.before.length - after.length} of the rows it was pinned to are gone`;
+    const writers = new Set(after.map((row) => row.xmin));
+    if (writers.size > 1) return `its rows were last written by ${writers.size} different transactions`;
+    if (kind === "update") {
+      const untouched = after.filter((row, i) => row.xmin === this.before[i]!.xmin).length;
+      if (untouched) return `${untouched} of the rows it was pinned to were not written by it`;
+    }
+    if (Array.isArray(this.keys) && after.length !== this.keys.length) return `${after.length} of the ${this.keys.length} rows it gives were found`;
+    return undefined;
+  }
+
+  /** The pinned statement, read by PostgreSQL's grammar: the same kind, its WHERE the original's (AND the keys). */
+  private async samePinned(): Promise<boolean> {
+    const [original, narrowed] = await Promise.all([parsePostgres(this.text), parsePostgres(this.sent)]);
+    if ("error" in original || "error" in narrowed || narrowed.statements.length !== 1) return false;
+    const where = (parsed: typeof original) => {
+      const [, body] = Object.entries((parsed as { statements: Array<{ stmt: Record<string, unknown> }> }).statements[0]!.stmt)[0]!;
+      return (body as { whereClause?: unknown }).whereClause;
+    };
+    type Where = { BoolExpr?: { boolop: string; args: unknown[] } } | undefined;
+    const before = where(original) as Where;
+    const after = where(narrowed) as Where;
+    if (before === undefined) return after !== undefined;
+    // PostgreSQL flattens (a AND b) AND keys into one AND of three.
+    const conjuncts = before.BoolExpr?.boolop === "AND_EXPR" ? before.BoolExpr.args : [before];
+    const pinnedTo = after?.BoolExpr?.boolop === "AND_EXPR" ? after.BoolExpr.args : [];
+    return pinnedTo.length === conjuncts.length + 1 && located(pinnedTo.slice(0, -1)) === located(conjuncts);
+  }
+
+  private snapshot(rows: PgRow[]): Observation {
+    const { table } = this;
+    return {
+      absent: false,
+      payload: {
+        statement: this.text,
+        ...(this.sent !== this.text && { pinned: this.sent }),
+        table: `${table.schema}.${table.name}`,
+        key: table.key,
+        columns: table.columns,
+        rows: rows.map((row) => [...row.key, ...row.values]),
+      },
+    };
+  }
+
+  private verify(sql: string): VerifyCall {
+    return verifyCall(this.spec, sql, GONE);
+  }
+}
+
+/** A parse tree without its locations (the same expression written at another place is the same). */
+function located(node: unknown): string {
+  return JSON.stringify(node, (key, value) => (key === "location" ? undefined : value));
+}
