@@ -3,6 +3,7 @@
 import filesystem from "../../manifests/filesystem.yaml" with { type: "text" };
 import git from "../../manifests/git.yaml" with { type: "text" };
 import memory from "../../manifests/memory.yaml" with { type: "text" };
+import postgres from "../../manifests/postgres.yaml" with { type: "text" };
 import sqlite from "../../manifests/sqlite.yaml" with { type: "text" };
 import toyCrm from "../../manifests/toy-crm.yaml" with { type: "text" };
 
@@ -20,4 +21,5 @@ export const SHIPPED_MANIFESTS: ShippedManifest[] = [
   { file: "memory.yaml", title: "@modelcontextprotocol/server-memory", text: memory },
   { file: "git.yaml", title: "mcp-git", text: git },
   { file: "sqlite.yaml", title: "mcp-server-sqlite-npx", text: sqlite },
+  { file: "postgres.yaml", title: "@henkey/postgres-mcp-server", text: postgres },
 ];
