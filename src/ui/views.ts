@@ -4,6 +4,7 @@
 import { shortId, type Action, type Run, type RunSummary } from "../journal/types.ts";
 import type { ToolClass } from "../manifest/types.ts";
 import { diffRows, type DiffRow } from "../render/diff.ts";
+import { sqlRecordOf } from "../render/sql-rows.ts";
 import { actionNotes, denyWithReason, stepView, type Note, type StepView } from "../render/runs.ts";
 import { callName, classLabel, displayStatus, formatTime, printable } from "../render/style.ts";
 import type { DecisionCommand } from "../self.ts";
@@ -131,7 +132,8 @@ export function callView(action: Action, decisionCommand: DecisionCommand): Call
     args: valueText(action.args),
     notes: actionNotes(action, decisionCommand),
   };
-  if (action.snapshot || action.postState) {
+  // A statement of SQL says its rows, column by column, in its notes (render/sql-rows.ts): no JSON of the reads.
+  if ((action.snapshot || action.postState) && !sqlRecordOf(action)) {
     view.states = { labels: ["before the call", "after the call"], rows: diffRows(action.snapshot, action.postState) };
   }
   if (action.resultText !== undefined) view.result = valueText(JSON.parse(action.resultText));
