@@ -6,6 +6,8 @@
 // what cannot be undone is held with its reason, nothing forwarded; a row
 // someone changed since stops its statement's undo.
 import { expect, setDefaultTimeout, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { SQL } from "bun";
 import { BIN, connect, manifestText, run } from "../helpers.ts";
 import { fixtureServer, journalRows, workspace, type Workspace } from "../fixtures/proxy-kit.ts";
@@ -19,7 +21,7 @@ async function shop(): Promise<Workspace & { db: SQL }> {
   const db = await pgShop(url);
   const ws = workspace(
     manifestText({
-      servers: { db: fixtureServer("postgres-server.ts", [], { env: { POSTGRES_CONNECTION_STRING: url } }) },
+      servers: { db: fixtureServer("postgres-server.ts", [], { env: { POSTGRES_CONNECTION_STRING: url, QUERY_LOG: "./queries.jsonl" } }) },
       tools: [
         { match: "db.pg_execute_query", class: "readonly" },
         {
@@ -95,6 +97,39 @@ describePostgres("SQL undo on PostgreSQL through the binary", () => {
     expect(answers[6]).toContain("PostgreSQL would not run it: syntax error at end of input");
     expect(answers[7]).toContain("TRUNCATE empties tables");
     expect(await pgDump(ws.db)).toBe(before);
+    await ws.db.close();
+  });
+
+  test("three reads per UPDATE once its table is described; a table changed meanwhile is described afresh, the call refused once, then recorded", async () => {
+    const ws = await shop();
+    await using connection = await connect(BIN, ["proxy", "--manifest", ws.manifest], { cwd: ws.dir });
+    const call = async (sql: string) => text(await connection.client.callTool({ name: "pg_execute_sql", arguments: { sql } }));
+    expect(await call("UPDATE items SET note = 'one' WHERE id = 1")).toStartWith("SQL executed successfully.");
+    expect(await call("UPDATE items SET note = 'two' WHERE id = 2")).toStartWith("SQL executed successfully.");
+    const sent = readFileSync(join(ws.dir, "queries.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as { tool: string; query: string });
+    const writes = sent.flatMap((entry, i) => (entry.tool === "pg_execute_sql" ? [i] : []));
+    // The first: the table's description, the rows before; between the two: the first's rows after (twice) and the second's rows before.
+    expect(writes).toEqual([2, 6]);
+    expect(sent[0]!.query).toStartWith("SELECT described AS synartesis_table");
+    await ws.db.unsafe("ALTER TABLE items ADD COLUMN tier text DEFAULT 'gold'");
+    await ws.db`UPDATE items SET tier = 'platinum' WHERE id = 3`;
+    const before = await pgDump(ws.db);
+    expect(await call("DELETE FROM items WHERE id = 3")).toBe(
+      "Synartesis did not run pg_execute_sql, because it could not record the rows it would change: its table changed since Synartesis last described it; the call can be sent again as it is",
+    );
+    expect(await pgDump(ws.db)).toBe(before);
+    expect(await call("DELETE FROM items WHERE id = 3")).toStartWith("SQL executed successfully.");
+    await connection.client.close();
+    const undo = await run(["undo"], { cwd: ws.dir });
+    expect(undo.code).toBe(0);
+    expect((await ws.db`SELECT note, tier FROM items WHERE id <= 3 ORDER BY id`).map((row: { note: string; tier: string }) => [row.note, row.tier])).toEqual([
+      [null, "gold"],
+      ["vip", "gold"],
+      ["vip", "platinum"],
+    ]);
     await ws.db.close();
   });
 

@@ -24,11 +24,14 @@ import {
   rowsByKey,
   TABLE_COLUMN,
   tableQuery,
+  VERSION_COLUMN,
   type PgRow,
   type PgTable,
 } from "../../sql/postgres/plan.ts";
 import { readPostgresStatement } from "../../sql/postgres/statement.ts";
 import type { Span, Statement } from "../../sql/statement.ts";
+import { valueNamed } from "../../sql/plan.ts";
+import type { Upstream } from "../../servers/upstream.ts";
 import type { CallContext, ToolCall } from "./call-types.ts";
 import {
   readAfter,
@@ -45,14 +48,28 @@ import {
 /** What PostgreSQL says when a read's table is gone (undo's check for drift). */
 const GONE = "does not exist";
 
+/** Each server's tables as last described, by the name a statement gave (an UPDATE's or DELETE's rows-before read checks the version). */
+const described = new WeakMap<Upstream, Map<string, { table: PgTable; version: string }>>();
+
 export async function judgePostgres(ctx: CallContext, call: ToolCall, spec: SqlSpec, text: string): Promise<SqlDecision> {
   const reading = await readPostgresStatement(text);
   if ("held" in reading) return reading;
   const { statement } = reading;
-  const described = await readValue(ctx, call, spec, tableQuery(statement.table), TABLE_COLUMN);
-  if ("error" in described) return { held: `Synartesis could not read its table's description to record it (${described.error})` };
-  const table = parseTable(described.value);
-  if ("held" in table) return table;
+  const upstream = ctx.upstream(spec.read.server);
+  const known = described.get(upstream) ?? new Map<string, { table: PgTable; version: string }>();
+  described.set(upstream, known);
+  const name = JSON.stringify([statement.table.schema, statement.table.name]);
+  // An INSERT reads no rows before it, where a description out of date would show: it is described afresh.
+  let entry = statement.kind === "insert" ? undefined : known.get(name);
+  if (!entry) {
+    const read = await readValue(ctx, call, spec, tableQuery(statement.table), TABLE_COLUMN);
+    if ("error" in read) return { held: `Synartesis could not read its table's description to record it (${read.error})` };
+    const table = parseTable(read.value);
+    if ("held" in table) return table;
+    entry = { table, version: valueNamed(read.payload, VERSION_COLUMN) ?? "" };
+    known.set(name, entry);
+  }
+  const { table } = entry;
   if (statement.kind === "update") {
     const changed = statement.columns.find((column) => table.key.includes(column));
     if (changed) return { held: `it changes the rows' key ("${changed}"): not yet undone` };
@@ -64,7 +81,7 @@ export async function judgePostgres(ctx: CallContext, call: ToolCall, spec: SqlS
     else if (!statement.columns?.some((column) => table.key.includes(column)) && table.integerKey) keys = "above";
     else return { held: "the keys of the rows it inserts are neither given as plain values nor an integer the database counts up: they cannot be identified" };
   }
-  return { sql: new PostgresStatement(ctx, call, spec, statement, reading.text, table, keys) };
+  return { sql: new PostgresStatement(ctx, call, spec, statement, reading.text, entry, keys, () => known.delete(name)) };
 }
 
 /** The key values an INSERT gives, one list per VALUES row, when every key column is given as a plain constant. */
@@ -100,10 +117,16 @@ class PostgresStatement implements StatementRecording {
     private readonly spec: SqlSpec,
     private readonly statement: Statement,
     private readonly text: string,
-    private readonly table: PgTable,
+    private readonly described: { table: PgTable; version: string },
     private readonly keys: "above" | string[][] | undefined,
+    /** Forget the table's description (it changed): the next statement reads it afresh. */
+    private readonly forget: () => void,
   ) {
     this.sent = text;
+  }
+
+  private get table(): PgTable {
+    return this.described.table;
   }
 
   async preRead(): Promise<{ snapshot: Observation; verify?: VerifyCall } | { held: string } | { failed: string }> {
@@ -122,6 +145,10 @@ class PostgresStatement implements StatementRecording {
     }
     const read = await readValue(this.ctx, this.call, this.spec, rowsBefore(statement, this.text, table, this.spec.maxRows), ROWS_COLUMN);
     if ("error" in read) return { failed: `the rows it would touch could not be read: ${read.error}` };
+    if (valueNamed(read.payload, VERSION_COLUMN) !== this.described.version) {
+      this.forget();
+      return { failed: "its table changed since Synartesis last described it; the call can be sent again as it is" };
+    }
     const rows = parseRows(read.value, table);
     if ("wrong" in rows) return { failed: rows.wrong };
     if (rows.length > this.spec.maxRows) return { held: `it would touch more than ${this.spec.maxRows} rows of ${qualified(table)} (max_rows)` };

@@ -9,6 +9,7 @@
 import type { Statement, TableRef } from "../statement.ts";
 
 export const TABLE_COLUMN = "synartesis_table";
+export const VERSION_COLUMN = "synartesis_table_version";
 export const ROWS_COLUMN = "synartesis_rows";
 
 /** A table as the catalogue describes it, for recording and restoring its rows. */
@@ -62,6 +63,11 @@ export function isLiteral(value: string): boolean {
  * keys that cascade into it, tables that inherit from it).
  */
 export function tableQuery(table: TableRef): string {
+  return `SELECT described AS ${TABLE_COLUMN}, md5(described) AS ${VERSION_COLUMN} FROM (${described(table)}) AS synartesis_table`;
+}
+
+/** The table's description (one row, column `described`): what tableQuery reads, and what its version is the md5 of. */
+function described(table: TableRef): string {
   const name = text(`${table.schema === undefined ? "" : `${ident(table.schema)}.`}${ident(table.name)}`);
   return `SELECT json_build_object(
   'schema', n.nspname, 'name', c.relname, 'kind', c.relkind,
@@ -74,7 +80,7 @@ export function tableQuery(table: TableRef): string {
   'cascades', (SELECT coalesce(json_agg(f.conrelid::regclass::text), '[]') FROM pg_constraint f
                WHERE f.confrelid = c.oid AND f.contype = 'f' AND (f.confdeltype IN ('c', 'n', 'd') OR f.confupdtype IN ('c', 'n', 'd'))),
   'children', (SELECT count(*) FROM pg_inherits h WHERE h.inhparent = c.oid)
-)::text AS ${TABLE_COLUMN}
+)::text AS described
 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = to_regclass(${name})`;
 }
 
@@ -152,9 +158,14 @@ export function rowsByKey(table: PgTable, keys: string[][], writers: boolean): s
   return rowsQuery(table, qualified(table), keyCondition(table, keys), { writers });
 }
 
-/** The rows an UPDATE or DELETE will touch: its own table, alias and WHERE; one more than `maxRows` shows it would touch too many. */
+/**
+ * The rows an UPDATE or DELETE will touch: its own table, alias and WHERE
+ * (one more than `maxRows` shows it would touch too many), and the version of
+ * the table's description now (a description read before may be out of date).
+ */
 export function rowsBefore(statement: Extract<Statement, { kind: "update" | "delete" }>, sql: string, table: PgTable, maxRows: number): string {
-  return rowsQuery(table, sql.slice(...statement.table.span), statement.where && sql.slice(...statement.where), { limit: maxRows + 1 });
+  const rows = rowsQuery(table, sql.slice(...statement.table.span), statement.where && sql.slice(...statement.where), { limit: maxRows + 1 });
+  return `SELECT (${rows}) AS ${ROWS_COLUMN}, (SELECT md5(described) FROM (${described(statement.table)}) AS synartesis_table) AS ${VERSION_COLUMN}`;
 }
 
 /** The statement narrowed to the rows read: it touches those, and no other. */
