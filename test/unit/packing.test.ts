@@ -114,3 +114,28 @@ describe("a tool's dictionary", () => {
     expect(dictionaries.contents.get(1)).toBe(dictionary.content);
   });
 });
+
+describe("a read's row, packed off the path of its answer", () => {
+  test("written as text, readable at once, packed by the time the journal closes (or a moment later)", async () => {
+    const { Database } = await import("bun:sqlite");
+    const { mkdtempSync } = await import("node:fs");
+    const { tmpdir } = await import("node:os");
+    const { join } = await import("node:path");
+    const { openSqliteJournal } = await import("../../src/journal/sqlite/journal.ts");
+    const path = join(mkdtempSync(join(tmpdir(), "syn-packing-")), "journal.db");
+    const journal = openSqliteJournal(path, { create: true });
+    await journal.startRun({ id: "run-1", label: "agent", startedAt: "2026-12-02T00:00:00.000Z" });
+    const resultText = JSON.stringify({ content: [{ type: "text", text: "a customer record ".repeat(20) }] });
+    const base = { runId: "run-1", server: "crm", tool: "get_customer", args: { id: "c_001" }, ts: "2026-12-02T00:00:01.000Z" };
+    const read = await journal.insertAction({ ...base, id: "read-1", class: "readonly", status: "applied", resultText });
+    expect((await journal.getAction(read.id))?.resultText).toBe(resultText);
+    const raw = new Database(path, { readonly: true });
+    expect(raw.query("SELECT packed IS NULL AS text FROM actions WHERE id = 'read-1'").get()).toEqual({ text: 1 });
+    await journal.close();
+    expect(raw.query("SELECT packed IS NULL AS text, result FROM actions WHERE id = 'read-1'").get()).toEqual({ text: 0, result: null });
+    raw.close();
+    const again = openSqliteJournal(path, { create: false });
+    expect((await again.getAction("read-1"))?.resultText).toBe(resultText);
+    await again.close();
+  });
+});

@@ -63,10 +63,12 @@ export class SqliteBodies {
     return this.stored(String(row.server), String(row.tool), rebuiltBody(this.bodyOf(row), change));
   }
 
-  /** Write a row's body columns (inside the caller's transaction, when it has one). */
-  write(id: string, stored: StoredBody): void {
+  /** Write a row's body columns (inside the caller's transaction, when it has one); `onlyIfText`: unless it was packed meanwhile. */
+  write(id: string, stored: StoredBody, options: { onlyIfText?: boolean } = {}): void {
     this.db
-      .query("UPDATE actions SET args = ?, snapshot = ?, result = ?, inverse = ?, post_state = ?, verify = ?, packed = ? WHERE id = ?")
+      .query(
+        `UPDATE actions SET args = ?, snapshot = ?, result = ?, inverse = ?, post_state = ?, verify = ?, packed = ? WHERE id = ?${options.onlyIfText ? " AND packed IS NULL" : ""}`,
+      )
       .run(stored.args, stored.snapshot, stored.result, stored.inverse, stored.post_state, stored.verify, stored.packed, id);
   }
 

@@ -9,7 +9,9 @@ export class SqliteRecording implements RecordingRole {
 
   async insertAction(action: NewAction, options?: WriteOptions): Promise<Action> {
     const body = newBody(action);
-    const stored = action.status === "pending" ? textBody(body) : this.store.bodies.stored(action.server, action.tool, body);
+    // A read's row is packed a moment later (store.packLater), off the path of its answer.
+    const later = action.class === "readonly";
+    const stored = action.status === "pending" || later ? textBody(body) : this.store.bodies.stored(action.server, action.tool, body);
     const seq = await this.store.writeGrouped(() => {
       const { last_seq } = this.store.db
         .query("UPDATE runs SET last_seq = CASE WHEN ?2 IS NULL THEN last_seq + 1 ELSE max(last_seq, ?2) END WHERE id = ?1 RETURNING last_seq")
@@ -30,6 +32,7 @@ export class SqliteRecording implements RecordingRole {
       return seq;
     }, options);
     if (action.status === "pending") this.store.bodies.wrotePending(action.id, { server: action.server, tool: action.tool, body });
+    else if (later) this.store.packLater({ id: action.id, server: action.server, tool: action.tool, body });
     return insertedAction(action, seq);
   }
 

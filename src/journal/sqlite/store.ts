@@ -4,6 +4,7 @@
 import type { Database } from "bun:sqlite";
 import { MIGRATIONS, runIdPrefix } from "../migrations.ts";
 import type { JournalStore, WriteOptions } from "../journal.ts";
+import type { Body } from "../packing.ts";
 import { toRun, type Row } from "../rows.ts";
 import { SqliteBodies } from "./bodies.ts";
 import { CommitQueue } from "./commits.ts";
@@ -13,6 +14,10 @@ import { journalFailure } from "./failures.ts";
 import type { Action, Run } from "../types.ts";
 
 /** The actions of the run whose id is parameter ?1 (found through the actions_of_run index, or in an older journal its (run_id, seq) index). */
+/** How long after a read its row is packed, and how many rows one pass packs (a pass holds the event loop). */
+const PACK_DELAY_MS = 100;
+const PACKED_AT_ONCE = 25;
+
 export const OF_RUN = `${runIdPrefix("run_id")} = ${runIdPrefix("?1")} AND run_id = ?1`;
 
 /** The Sqlite journal's connection and what its roles share: opening, closing, writing, reading rows. */
@@ -20,6 +25,9 @@ export class SqliteStore implements JournalStore {
   readonly secretsFromEnvironment: string[] = [];
   readonly bodies: SqliteBodies;
   readonly commits: CommitQueue;
+  /** Reads' rows written as text, to be packed (packLater). */
+  private readonly unpacked: Array<{ id: string; server: string; tool: string; body: Body }> = [];
+  private packTimer: ReturnType<typeof setTimeout> | undefined;
 
   private constructor(
     readonly path: string,
@@ -54,8 +62,40 @@ export class SqliteStore implements JournalStore {
   }
 
   async close(): Promise<void> {
+    this.packQueued(Number.POSITIVE_INFINITY);
     this.commits.flush();
     this.db.close();
+  }
+
+  /**
+   * A read's row is written with its body as text, and packed a moment later
+   * (packing a body costs a compressor's set-up, on the path of a call that
+   * changes nothing). A row not packed yet — the process died first — is a
+   * valid row, only larger.
+   */
+  packLater(row: { id: string; server: string; tool: string; body: Body }): void {
+    this.unpacked.push(row);
+    this.packTimer ??= setTimeout(() => this.packQueued(PACKED_AT_ONCE), PACK_DELAY_MS);
+  }
+
+  /** Pack up to `count` of the rows waiting (the rest a moment later): one transaction, after the writes queued before it. */
+  private packQueued(count: number): void {
+    clearTimeout(this.packTimer);
+    this.packTimer = undefined;
+    const rows = this.unpacked.splice(0, count);
+    if (this.unpacked.length) this.packTimer = setTimeout(() => this.packQueued(PACKED_AT_ONCE), PACK_DELAY_MS);
+    try {
+      const packed = rows.flatMap((row) => {
+        const stored = this.bodies.stored(row.server, row.tool, row.body);
+        return stored.packed ? [{ id: row.id, stored }] : [];
+      });
+      if (!packed.length) return;
+      this.write(() => {
+        for (const { id, stored } of packed) this.bodies.write(id, stored, { onlyIfText: true });
+      });
+    } catch {
+      // A journal that cannot take it now keeps those rows as text: nothing is lost.
+    }
   }
 
   migrate(): void {
