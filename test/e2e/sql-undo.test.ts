@@ -232,3 +232,30 @@ describe.concurrent("the sql: block", () => {
     expect(again.stderr).toContain('read tool "other.read_query" names an undeclared server "other"');
   });
 });
+
+describe.concurrent("gate: on_write, read twice", () => {
+  test("a read passes (PostgreSQL's grammar agreeing, or unable to read SQLite's GLOB); a WITH that deletes is held, nothing forwarded", async () => {
+    const ws = workspace(
+      manifestText({
+        servers: { db: fixtureServer("sqlite-server.ts", ["./shop.db"]) },
+        tools: [{ match: "db.read_query", class: "irreversible", gate: "on_write" }],
+      } as never),
+      "syn-sql-onwrite-",
+    );
+    shopDatabase(join(ws.dir, "shop.db"));
+    const before = dump(join(ws.dir, "shop.db"));
+    await using connection = await connect(BIN, ["proxy", "--manifest", ws.manifest], { cwd: ws.dir });
+    const call = async (query: string) => text(await connection.client.callTool({ name: "read_query", arguments: { query } }));
+    expect(JSON.parse(await call("SELECT name FROM customers WHERE id = 2"))).toEqual([{ name: "O'Brien" }]);
+    expect(JSON.parse(await call("SELECT id FROM customers WHERE name GLOB 'Ad*'"))).toEqual([{ id: 1 }]);
+    const held = await call("WITH gone AS (DELETE FROM customers RETURNING id) SELECT * FROM gone");
+    expect(held).toStartWith("HELD FOR APPROVAL — Synartesis did not run this call. Reason: db.read_query is gated on writes: WITH … DELETE modifies data");
+    await connection.client.close();
+    expect(dump(join(ws.dir, "shop.db"))).toBe(before);
+    expect(journalRows(ws.journal).map((row) => [row.class, row.status])).toEqual([
+      ["readonly", "applied"],
+      ["readonly", "applied"],
+      ["irreversible", "gated"],
+    ]);
+  });
+});

@@ -6,7 +6,9 @@ import { JournalError, type NewAction } from "../../journal/journal.ts";
 import { readFailed, type Action, type Observation, type ResolvedCall, type VerifyCall } from "../../journal/types.ts";
 import { payloadOf, readsSnapshot, ResolveError, resolveTemplate, textOf } from "../../manifest/refs.ts";
 import type { Rule, ToolClass } from "../../manifest/types.ts";
-import { gateVerdict, passGate, type GateOutcome } from "../policy/gate.ts";
+import { gateVerdict, passGate, type GateOutcome, type GateVerdict } from "../policy/gate.ts";
+import { extractSql } from "../policy/readonly-sql.ts";
+import { grammarReadsOnly } from "../../sql/postgres/readonly.ts";
 import { errorOf, resultOf } from "../../jsonrpc/frames.ts";
 import { toolErrorLine } from "../../jsonrpc/messages.ts";
 import { answerParts, withIdText } from "../../jsonrpc/raw-json.ts";
@@ -122,6 +124,7 @@ async function classifyAndRun(ctx: CallContext, call: ToolCall): Promise<string>
       reason: `${call.server}.${call.tool} names ${named.what}, ${named.path}; such a call is held whatever its class, so that an agent cannot change its own policy or record unattended`,
     };
   }
+  if (!verdict.gated && verdict.readOnlySql) verdict = await secondReading(call, verdict);
   ctx.log.debug("call", { server: call.server, tool: call.tool, class: toolClass, gated: verdict.gated });
   const turn = call.turn;
   if (!verdict.gated && (toolClass === "readonly" || verdict.readOnlySql)) {
@@ -153,6 +156,15 @@ async function classifyAndRun(ctx: CallContext, call: ToolCall): Promise<string>
   } finally {
     turn.release();
   }
+}
+
+/** `gate: on_write` lets SQL through as a read only when PostgreSQL's grammar, where it can read a text, reads it as one too. */
+async function secondReading(call: ToolCall, verdict: GateVerdict): Promise<GateVerdict> {
+  for (const text of extractSql(call.args) ?? []) {
+    const read = await grammarReadsOnly(text);
+    if ("reason" in read) return { gated: true, reason: `${call.server}.${call.tool} is gated on writes: ${read.reason}` };
+  }
+  return verdict;
 }
 
 /**

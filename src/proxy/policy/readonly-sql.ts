@@ -1,6 +1,7 @@
 // The `gate: on_write` heuristic (R-GATE-5): SQL text counts as read-only only when it can
 // confidently be read as one read-only statement; anything else is gated for a person.
 import { CROSS_CHECKS, lex, POSTGRES, type Dialect, type Token } from "../../sql/lexer.ts";
+import { hasSideEffects } from "../../sql/side-effects.ts";
 
 export interface SqlClassification {
   readOnly: boolean;
@@ -55,62 +56,6 @@ const FORBIDDEN_IN_QUERY: ReadonlySet<string> = new Set([
 ]);
 // MySQL also has INSERT(str, …) and TRUNCATE(x, d) as ordinary functions.
 const ALSO_PLAIN_FUNCTIONS: ReadonlySet<string> = new Set(["INSERT", "TRUNCATE"]);
-
-// Well-known built-ins that change something when merely selected. User-defined functions
-// can do anything and cannot be known from the text; those are not caught.
-const SIDE_EFFECT_FUNCTIONS: ReadonlySet<string> = new Set([
-  "nextval",
-  "setval",
-  "set_config",
-  "pg_notify",
-  "pg_terminate_backend",
-  "pg_cancel_backend",
-  "pg_reload_conf",
-  "pg_rotate_logfile",
-  "pg_switch_wal",
-  "pg_switch_xlog",
-  "pg_promote",
-  "pg_backup_start",
-  "pg_backup_stop",
-  "pg_start_backup",
-  "pg_stop_backup",
-  "pg_logical_emit_message",
-  "pg_replication_slot_advance",
-  "pg_file_write",
-  "pg_file_unlink",
-  "pg_file_rename",
-  "lo_import",
-  "lo_export",
-  "lo_unlink",
-  "lo_create",
-  "lo_creat",
-  "lo_from_bytea",
-  "lo_put",
-  "lo_truncate",
-  "lowrite",
-  "dblink",
-  "dblink_exec",
-  "dblink_send_query",
-  "get_lock",
-  "release_lock",
-  "release_all_locks",
-  "sys_exec",
-  "sys_eval",
-  "load_extension",
-  "writefile",
-  "openquery",
-  "openrowset",
-]);
-const SIDE_EFFECT_PREFIXES: readonly string[] = [
-  "pg_advisory_",
-  "pg_try_advisory_",
-  "pg_stat_reset",
-  "pg_create_",
-  "pg_drop_",
-  "pg_replication_origin_",
-  "pg_logical_slot_get_",
-  "pg_wal_replay_",
-];
 
 const QUERY_STARTS: ReadonlySet<string> = new Set(["SELECT", "WITH", "VALUES", "TABLE"]);
 // What a plain EXPLAIN (no ANALYZE) may plan without running it.
@@ -251,7 +196,7 @@ function scanQuery(tokens: Token[]): Verdict | undefined {
     }
     if ((token.kind === "word" || token.kind === "quoted") && calls) {
       const name = token.text.toLowerCase();
-      if (SIDE_EFFECT_FUNCTIONS.has(name) || SIDE_EFFECT_PREFIXES.some((p) => name.startsWith(p))) {
+      if (hasSideEffects(name)) {
         return { readOnly: false, reason: `calls ${name}(), which has side effects` };
       }
     }
