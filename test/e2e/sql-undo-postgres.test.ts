@@ -46,7 +46,7 @@ async function agent(ws: Workspace, statements: string[]): Promise<string[]> {
 }
 
 describePostgres("SQL undo on PostgreSQL through the binary", () => {
-  test("DELETE with and without WHERE, UPDATE of many rows, INSERT with chosen and given keys: undone, the tables identical", async () => {
+  test("DELETE with and without WHERE, UPDATE of many rows, INSERT with chosen and given keys, INSERT … SELECT: undone, the tables identical", async () => {
     const ws = await shop();
     const before = await pgDump(ws.db);
     const answers = await agent(ws, [
@@ -55,11 +55,12 @@ describePostgres("SQL undo on PostgreSQL through the binary", () => {
       "INSERT INTO items (name, ratio) VALUES ('new', 1e-5), ('newer', NULL)",
       "INSERT INTO pairs (a, b, v) VALUES (9, 'q''r', 1)",
       "DELETE FROM pairs",
+      "INSERT INTO items (name, price, meta) SELECT name || ' copy', price, meta FROM items WHERE id <= 5",
     ]);
     expect(answers.filter((answer) => !answer.startsWith("SQL executed successfully."))).toEqual([]);
     expect((await ws.db`SELECT count(*)::int AS n FROM pairs`)[0].n).toBe(0);
     const rows = journalRows(ws.journal);
-    expect(rows.map((row) => row.status)).toEqual(Array(5).fill("applied"));
+    expect(rows.map((row) => row.status)).toEqual(Array(6).fill("applied"));
     // This server does not say how many rows a statement changed: the transaction that wrote them is what makes them its.
     expect(rows.every((row) => String(row.warnings).includes("the server did not say how many rows it changed"))).toBe(true);
     expect(JSON.parse(String(rows[0]!.snapshot)).pinned).toBe(
@@ -69,7 +70,7 @@ describePostgres("SQL undo on PostgreSQL through the binary", () => {
     expect(undo.stderr).toBe("");
     if (undo.code !== 0) console.log(undo.stdout);
     expect(undo.code).toBe(0);
-    expect(undo.stdout).toContain("5 calls reverted");
+    expect(undo.stdout).toContain("6 calls reverted");
     expect(await pgDump(ws.db)).toBe(before);
     await ws.db.close();
   });
@@ -86,6 +87,7 @@ describePostgres("SQL undo on PostgreSQL through the binary", () => {
       "INSERT INTO pairs VALUES (1, 'x', 5) ON CONFLICT (a, b) DO UPDATE SET v = excluded.v",
       "DELETE FROM items WHERE (id = 1",
       "TRUNCATE items",
+      "INSERT INTO items (name) SELECT name FROM items",
     ]);
     for (const answer of answers) expect(answer).toStartWith("HELD FOR APPROVAL — Synartesis did not run this call.");
     expect(answers[0]).toContain("it changes the schema (Drop)");
@@ -96,6 +98,7 @@ describePostgres("SQL undo on PostgreSQL through the binary", () => {
     expect(answers[5]).toContain("an upsert (ON CONFLICT … DO)");
     expect(answers[6]).toContain("PostgreSQL would not run it: syntax error at end of input");
     expect(answers[7]).toContain("TRUNCATE empties tables");
+    expect(answers[8]).toContain('it would insert 30 rows into "public"."items", more than 25 (max_rows)');
     expect(await pgDump(ws.db)).toBe(before);
     await ws.db.close();
   });

@@ -30,7 +30,7 @@ import {
 } from "../../sql/postgres/plan.ts";
 import { readPostgresStatement } from "../../sql/postgres/statement.ts";
 import type { Span, Statement } from "../../sql/statement.ts";
-import { valueNamed } from "../../sql/plan.ts";
+import { COUNT_COLUMN, valueNamed } from "../../sql/plan.ts";
 import type { Upstream } from "../../servers/upstream.ts";
 import type { CallContext, ToolCall } from "./call-types.ts";
 import {
@@ -132,10 +132,9 @@ class PostgresStatement implements StatementRecording {
   async preRead(): Promise<{ snapshot: Observation; verify?: VerifyCall } | { held: string } | { failed: string }> {
     const { statement, table } = this;
     if (statement.kind === "insert") {
-      const count = statement.rows?.length;
-      if (count !== undefined && count > this.spec.maxRows)
-        return { held: `it would insert ${count} rows into ${qualified(table)}, more than ${this.spec.maxRows} (max_rows)` };
-      if (statement.source === "select") return { held: "an INSERT … SELECT into a PostgreSQL table is not yet undone by Synartesis" };
+      const count = await this.rowsToInsert(statement);
+      if (typeof count === "object") return count;
+      if (count > this.spec.maxRows) return { held: `it would insert ${count} rows into ${qualified(table)}, more than ${this.spec.maxRows} (max_rows)` };
       if (Array.isArray(this.keys)) return { snapshot: this.snapshot([]), verify: this.verify(rowsByKey(table, this.keys, false)) };
       const largest = await readValue(this.ctx, this.call, this.spec, largestKey(table), ROWS_COLUMN);
       if ("error" in largest) return { failed: `the largest key of ${qualified(table)} could not be read: ${largest.error}` };
@@ -161,6 +160,15 @@ class PostgresStatement implements StatementRecording {
 
   line(): string {
     return statementLine(this.call, this.spec, this.sent);
+  }
+
+  /** How many rows an INSERT will insert: its VALUES rows, or what its SELECT yields now, counted by the database. */
+  private async rowsToInsert(statement: Extract<Statement, { kind: "insert" }>): Promise<number | { failed: string }> {
+    if (statement.source !== "select" || !statement.select) return statement.rows?.length ?? 1;
+    const sql = `SELECT count(*)::text AS ${COUNT_COLUMN} FROM (${this.text.slice(...statement.select)}) AS synartesis_inserted`;
+    const read = await readValue(this.ctx, this.call, this.spec, sql, COUNT_COLUMN);
+    if ("error" in read) return { failed: `the rows it would insert could not be counted: ${read.error}` };
+    return /^\d+$/.test(read.value) ? Number(read.value) : { failed: "the rows it would insert could not be counted: the count is not a number" };
   }
 
   async afterWrite(verify: VerifyCall | undefined, answer: StatementAnswer): Promise<SqlAfter> {
