@@ -2,6 +2,7 @@
 // adopt their rules for servers it recognises.
 import filesystem from "../../manifests/filesystem.yaml" with { type: "text" };
 import git from "../../manifests/git.yaml" with { type: "text" };
+import mcpPostgresServer from "../../manifests/mcp-postgres-server.yaml" with { type: "text" };
 import memory from "../../manifests/memory.yaml" with { type: "text" };
 import postgres from "../../manifests/postgres.yaml" with { type: "text" };
 import sqlite from "../../manifests/sqlite.yaml" with { type: "text" };
@@ -22,4 +23,5 @@ export const SHIPPED_MANIFESTS: ShippedManifest[] = [
   { file: "git.yaml", title: "mcp-git", text: git },
   { file: "sqlite.yaml", title: "mcp-server-sqlite-npx", text: sqlite },
   { file: "postgres.yaml", title: "@henkey/postgres-mcp-server", text: postgres },
+  { file: "mcp-postgres-server.yaml", title: "mcp-postgres-server", text: mcpPostgresServer },
 ];
