@@ -164,15 +164,21 @@ function writableIndexes(table: TableInfo): number[] {
   return table.columns.flatMap((column, i) => (writable.has(column) ? [i] : []));
 }
 
-/** The rows in a read's value (a JSON array of arrays of literals), or why it is not that. */
-export function parseRows(json: string, table: TableInfo): RowLiterals[] | { wrong: string } {
+/** The list a read's value holds (the rows, as the database encoded them), or why it is not one. Both dialects read rows so. */
+export function rowList(json: string): unknown[] | { wrong: string } {
   let parsed: unknown;
   try {
     parsed = JSON.parse(json);
   } catch {
     return { wrong: "the rows read are not JSON" };
   }
-  if (!Array.isArray(parsed)) return { wrong: "the rows read are not a list" };
+  return Array.isArray(parsed) ? parsed : { wrong: "the rows read are not a list" };
+}
+
+/** The rows in a read's value (a JSON array of arrays of literals), or why it is not that. */
+export function parseRows(json: string, table: TableInfo): RowLiterals[] | { wrong: string } {
+  const parsed = rowList(json);
+  if ("wrong" in parsed) return parsed;
   const width = keyExpressions(table.key!).length;
   const rows: RowLiterals[] = [];
   for (const row of parsed) {

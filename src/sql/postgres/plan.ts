@@ -6,6 +6,7 @@
 // which reads back exactly through its type — numeric, float8 to the last
 // bit, timestamptz, jsonb, arrays, bytea), cast back to the column's type;
 // each row carries its xmin, the transaction that last wrote it. Pure.
+import { rowList } from "../plan.ts";
 import type { Statement, TableRef } from "../statement.ts";
 
 export const TABLE_COLUMN = "synartesis_table";
@@ -224,13 +225,8 @@ export function inverseStatement(kind: Statement["kind"], table: PgTable, before
 
 /** The rows in a read's value (with their xmin, when read with `writers`), or why it is not that. */
 export function parseRows(json: string, table: PgTable, writers = true): PgRow[] | { wrong: string } {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(json);
-  } catch {
-    return { wrong: "the rows read are not JSON" };
-  }
-  if (!Array.isArray(parsed)) return { wrong: "the rows read are not a list" };
+  const parsed = rowList(json);
+  if ("wrong" in parsed) return parsed;
   const width = table.key.length;
   const rows: PgRow[] = [];
   for (const row of parsed) {
