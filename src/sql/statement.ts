@@ -7,6 +7,7 @@
 // them, postgres/statement.ts), so a reading that differs from the
 // database's is held instead of guessed.
 import { lex, POSTGRES, SQLITE, type Token } from "./lexer.ts";
+import { hasSideEffects } from "./side-effects.ts";
 
 export type SqlDialect = "sqlite" | "postgres";
 
@@ -62,6 +63,12 @@ export function readStatement(text: string, dialect: SqlDialect = "sqlite"): Rea
   if (SCHEMA.has(word)) return { held: `it changes the schema (${word}): a schema change is not undone` };
   if (word === "WITH") return { held: "a statement with a WITH clause is not yet undone by Synartesis" };
   if (word === "REPLACE" && dialect === "sqlite") return { held: "REPLACE may delete rows other than those it names: not undone" };
+  // A function that changes something is outside the rows undo puts back (and reading its rows first could run it twice).
+  // PostgreSQL's grammar finds these where they are (postgres/statement.ts).
+  const writer =
+    dialect === "sqlite" &&
+    body.find((token, i) => token.kind === "word" && body[i + 1]?.kind === "punct" && body[i + 1]?.text === "(" && hasSideEffects(token.text));
+  if (writer) return { held: `it calls ${writer.text.toLowerCase()}(), which has side effects outside the rows Synartesis reads` };
   const reader = new Reader(text, body, dialect);
   try {
     const statement = word === "DELETE" ? reader.delete() : word === "UPDATE" ? reader.update() : word === "INSERT" ? reader.insert() : undefined;

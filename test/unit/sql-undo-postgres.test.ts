@@ -164,6 +164,17 @@ describePostgres("PostgreSQL statements recorded and undone on a real database",
   });
 });
 
+test("a function that changes something where a statement's rows are chosen is held: reading its rows first would run it again", async () => {
+  expect(await readPostgresStatement("DELETE FROM t WHERE id = nextval('s')")).toEqual({
+    held: "it calls nextval() where its rows are chosen, which has side effects: reading its rows first would run it again",
+  });
+  expect(await readPostgresStatement("INSERT INTO t (a) SELECT pg_catalog.pg_terminate_backend(1)")).toMatchObject({
+    held: expect.stringContaining("pg_terminate_backend()"),
+  });
+  // In SET it runs once, with the statement: recorded.
+  expect(await readPostgresStatement("UPDATE t SET a = nextval('s') WHERE id = 1")).toMatchObject({ statement: { kind: "update" } });
+});
+
 test("the count a server reports, in the forms servers write it", () => {
   expect(reportedCount({ rowCount: 3 }, "")).toBe(3);
   expect(reportedCount({ result: { rowsAffected: 0 } }, "")).toBe(0);

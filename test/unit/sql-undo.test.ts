@@ -149,6 +149,7 @@ describe("reading a statement", () => {
     expect(held("DELETE FROM customers WHERE name = 'unterminated")).toMatch(/cannot be read/);
     expect(held("WITH x AS (SELECT 1) DELETE FROM customers")).toMatch(/WITH clause/);
     expect(held("VACUUM")).toMatch(/not one Synartesis can undo/);
+    expect(held("DELETE FROM t WHERE load_extension('x') IS NULL")).toBe("it calls load_extension(), which has side effects outside the rows Synartesis reads");
   });
 });
 

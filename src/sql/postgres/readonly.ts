@@ -57,7 +57,7 @@ function selectReads(select: Record<string, unknown>): string | undefined {
 }
 
 /** The name of every function called anywhere in a parse tree (the last part of a qualified name). */
-function functionsIn(node: unknown, found: string[] = []): string[] {
+export function functionsIn(node: unknown, found: string[] = []): string[] {
   if (Array.isArray(node)) {
     for (const item of node) functionsIn(item, found);
   } else if (node !== null && typeof node === "object") {

@@ -5,7 +5,9 @@
 // readings must agree; where they do not, or the grammar finds what undo does
 // not handle, the statement is held with the reason.
 import { readStatement, type Reading, type Statement } from "../statement.ts";
+import { hasSideEffects } from "../side-effects.ts";
 import { parsePostgres, type ParsedStatement } from "./parser.ts";
+import { functionsIn } from "./readonly.ts";
 
 const KINDS: Record<string, Statement["kind"]> = { DeleteStmt: "delete", UpdateStmt: "update", InsertStmt: "insert" };
 
@@ -42,6 +44,9 @@ function judgedByGrammar(node: ParsedStatement): Grammar | { held: string } {
   if (body.usingClause) return { held: "a DELETE … USING (a join) is not yet undone by Synartesis" };
   if (Array.isArray(body.fromClause) && body.fromClause.length) return { held: "an UPDATE … FROM (a join) is not yet undone by Synartesis" };
   if (body.onConflictClause) return { held: "an upsert (ON CONFLICT … DO) may change rows other than those it inserts: not yet undone" };
+  // Its rows are read first by its own WHERE (an INSERT … SELECT's counted by its SELECT): a function there that changes something would run twice.
+  const writer = functionsIn(body.whereClause ?? body.selectStmt).find(hasSideEffects);
+  if (writer) return { held: `it calls ${writer}() where its rows are chosen, which has side effects: reading its rows first would run it again` };
   const relation = body.relation as { relname: string; schemaname?: string; inh?: boolean; alias?: { aliasname: string } };
   return {
     kind,
