@@ -28,7 +28,7 @@ import {
   type PgRow,
   type PgTable,
 } from "../../sql/postgres/plan.ts";
-import { readPostgresStatement } from "../../sql/postgres/statement.ts";
+import { readPostgresStatement, type PostgresReading } from "../../sql/postgres/statement.ts";
 import type { Span, Statement } from "../../sql/statement.ts";
 import { COUNT_COLUMN, valueNamed } from "../../sql/plan.ts";
 import type { Upstream } from "../../servers/upstream.ts";
@@ -81,7 +81,7 @@ export async function judgePostgres(ctx: CallContext, call: ToolCall, spec: SqlS
     else if (!statement.columns?.some((column) => table.key.includes(column)) && table.integerKey) keys = "above";
     else return { held: "the keys of the rows it inserts are neither given as plain values nor an integer the database counts up: they cannot be identified" };
   }
-  return { sql: new PostgresStatement(ctx, call, spec, statement, reading.text, entry, keys, () => known.delete(name)) };
+  return { sql: new PostgresStatement(ctx, call, spec, reading, entry, keys, () => known.delete(name)) };
 }
 
 /** The key values an INSERT gives, one list per VALUES row, when every key column is given as a plain constant. */
@@ -115,14 +115,21 @@ class PostgresStatement implements StatementRecording {
     private readonly ctx: CallContext,
     private readonly call: ToolCall,
     private readonly spec: SqlSpec,
-    private readonly statement: Statement,
-    private readonly text: string,
+    private readonly reading: PostgresReading,
     private readonly described: { table: PgTable; version: string },
     private readonly keys: "above" | string[][] | undefined,
     /** Forget the table's description (it changed): the next statement reads it afresh. */
     private readonly forget: () => void,
   ) {
-    this.sent = text;
+    this.sent = reading.text;
+  }
+
+  private get statement(): Statement {
+    return this.reading.statement;
+  }
+
+  private get text(): string {
+    return this.reading.text;
   }
 
   private get table(): PgTable {
@@ -231,15 +238,11 @@ class PostgresStatement implements StatementRecording {
 
   /** The pinned statement, read by PostgreSQL's grammar: the same kind, its WHERE the original's (AND the keys). */
   private async samePinned(): Promise<boolean> {
-    const [original, narrowed] = await Promise.all([parsePostgres(this.text), parsePostgres(this.sent)]);
-    if ("error" in original || "error" in narrowed || narrowed.statements.length !== 1) return false;
-    const where = (parsed: typeof original) => {
-      const [, body] = Object.entries((parsed as { statements: Array<{ stmt: Record<string, unknown> }> }).statements[0]!.stmt)[0]!;
-      return (body as { whereClause?: unknown }).whereClause;
-    };
+    const narrowed = await parsePostgres(this.sent);
+    if ("error" in narrowed || narrowed.statements.length !== 1) return false;
     type Where = { BoolExpr?: { boolop: string; args: unknown[] } } | undefined;
-    const before = where(original) as Where;
-    const after = where(narrowed) as Where;
+    const before = this.reading.whereTree as Where;
+    const after = (Object.values(narrowed.statements[0]!.stmt)[0] as { whereClause?: Where }).whereClause;
     if (before === undefined) return after !== undefined;
     // PostgreSQL flattens (a AND b) AND keys into one AND of three.
     const conjuncts = before.BoolExpr?.boolop === "AND_EXPR" ? before.BoolExpr.args : [before];

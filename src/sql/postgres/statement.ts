@@ -11,8 +11,11 @@ import { functionsIn } from "./readonly.ts";
 
 const KINDS: Record<string, Statement["kind"]> = { DeleteStmt: "delete", UpdateStmt: "update", InsertStmt: "insert" };
 
+/** A statement both readings agree on, with its WHERE as the grammar read it (the pinned text's is checked against it). */
+export type PostgresReading = Extract<Reading, { statement: Statement }> & { whereTree: unknown };
+
 /** Read `text` as one PostgreSQL statement that changes data, or why it is held. */
-export async function readPostgresStatement(text: string): Promise<Reading> {
+export async function readPostgresStatement(text: string): Promise<PostgresReading | { held: string }> {
   const parsed = await parsePostgres(text);
   if ("error" in parsed) return { held: `PostgreSQL would not run it: ${parsed.error}` };
   if (parsed.statements.length === 0) return { held: "there is no statement" };
@@ -23,7 +26,8 @@ export async function readPostgresStatement(text: string): Promise<Reading> {
   const reading = readStatement(text, "postgres");
   if ("held" in reading) return reading;
   const disagreement = disagreementWith(grammar, reading.statement);
-  return disagreement ? { held: `Synartesis and PostgreSQL read it differently (${disagreement}): not recorded` } : reading;
+  if (disagreement) return { held: `Synartesis and PostgreSQL read it differently (${disagreement}): not recorded` };
+  return { ...reading, whereTree: (Object.values(node.stmt)[0] as { whereClause?: unknown }).whereClause };
 }
 
 /** What PostgreSQL's grammar says the statement is, or why it is held. */
