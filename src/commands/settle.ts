@@ -9,7 +9,7 @@ import { loadManifest } from "../manifest/load.ts";
 import { createMatcher } from "../manifest/match.ts";
 import { readsResult } from "../manifest/refs.ts";
 import { processAlive } from "../processes.ts";
-import { callText, undoOutlook } from "../render/runs.ts";
+import { callText, inverseText, undoOutlook } from "../render/runs.ts";
 import { displayStatus, printable } from "../render/style.ts";
 import { replanAction } from "../undo/replan.ts";
 import { currentUser, journalArg, manifestArg, manifestPathForRun, openExistingJournal, writeLines } from "./shared.ts";
@@ -112,7 +112,7 @@ async function settleCall(journal: Journal, action: Action, flags: SettleArgs): 
   const matcher = createMatcher(manifest);
   const given = givenResult(flags.result);
   const inverse = matcher.classify(action.server, action.tool).rule?.inverse;
-  if (given === undefined && action.resultText === undefined && inverse && readsResult(inverse.args)) {
+  if (given === undefined && action.resultText === undefined && inverse?.some((call) => readsResult(call.args))) {
     throw new SynartesisError("usage", `the inverse of ${callText(action, 100)} is built from what it returned ($result), and its answer never came`, {
       hint: `Look up what the server now holds for it and give that with --result, e.g. synartesis settle ${shortId(action.id)} --applied --result '{"id":"…"}'; nothing was recorded.`,
     });
@@ -136,7 +136,7 @@ async function settleCall(journal: Journal, action: Action, flags: SettleArgs): 
 
 /** An inverse an interrupted undo sent: it ran (the action is undone) or it did not (the next undo sends it). */
 async function settleInverse(journal: Journal, action: Action, flags: SettleArgs): Promise<string[]> {
-  const inverse = action.inverse ? callText(action.inverse, 200) : "its inverse";
+  const inverse = action.inverse ? inverseText(action.inverse, 200) : "its inverse";
   if (action.inverseSentAt === undefined) {
     throw new SynartesisError("refused", `an undo has claimed ${shortId(action.id)} but had not sent ${inverse}: there is no unknown outcome to settle`, {
       hint: "Run undo again: it takes over from an undo that is gone.",

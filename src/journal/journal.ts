@@ -6,7 +6,7 @@
 import { existsSync, statSync } from "node:fs";
 import { SynartesisError } from "../errors.ts";
 import { withoutPassword } from "./postgres/connection.ts";
-import type { Action, ActionStatus, Observation, ResolvedCall, Run, RunStatus, RunSummary, Settled, VerifyCall } from "./types.ts";
+import type { Action, ActionStatus, Observation, Run, RunStatus, RunSummary, Settled, VerifyCall, Inverse } from "./types.ts";
 
 /** What a caller gives to record a new action; seq and the rest come from the journal. */
 export type NewAction = Pick<Action, "id" | "runId" | "server" | "tool" | "args" | "class" | "status" | "ts"> &
@@ -18,7 +18,7 @@ export type NewAction = Pick<Action, "id" | "runId" | "server" | "tool" | "args"
 export interface Outcome {
   status: ActionStatus;
   resultText?: string;
-  inverse?: ResolvedCall;
+  inverse?: Inverse;
   postState?: Observation;
   /** The read that checks for drift, when it could only be known once the call ran (the rows an INSERT added). */
   verify?: VerifyCall;
@@ -269,7 +269,7 @@ export interface UndoRole {
   settle(
     id: string,
     from: { status: ActionStatus; claimedBy?: string },
-    finding: { status: ActionStatus; settled: Settled; by: string; at: string; note?: string; inverse?: ResolvedCall; warnings?: string[] },
+    finding: { status: ActionStatus; settled: Settled; by: string; at: string; note?: string; inverse?: Inverse; warnings?: string[] },
   ): Promise<boolean>;
   /**
    * Record that a person keeps these calls' effects (R-PEOPLE-1): each that
@@ -280,7 +280,7 @@ export interface UndoRole {
   /** Mark an action that undo can never revert (an irreversible call that ran). */
   markUnrecoverable(id: string, options?: WriteOptions): Promise<void>;
   /** `--replan`: store a rebuilt inverse and verification read. */
-  replan(id: string, inverse: ResolvedCall | undefined, verify: VerifyCall | undefined, warnings: string[]): Promise<void>;
+  replan(id: string, inverse: Inverse | undefined, verify: VerifyCall | undefined, warnings: string[]): Promise<void>;
 }
 
 /** The journal: every role, over one connection (a SQLite file, or a PostgreSQL database). */

@@ -5,7 +5,7 @@ import { SynartesisError } from "../errors.ts";
 import type { ToolClass } from "../manifest/types.ts";
 import { JournalError, type NewAction, type Outcome, type PendingNews } from "./journal.ts";
 import { BODY_COLUMNS, packBody, PACKED_ARGS, unpackBody, type Body, type BodyColumn, type Dictionary } from "./packing.ts";
-import type { Action, ActionStatus, Observation, ResolvedCall, Run, RunStatus, Settled, VerifyCall } from "./types.ts";
+import type { Action, ActionStatus, Observation, ResolvedCall, Run, RunStatus, Settled, VerifyCall, Inverse } from "./types.ts";
 
 /** A row as a backend reads it; `packed` (a packed body) is bytes. */
 export type Row = Record<string, string | number | null | Uint8Array>;
@@ -89,7 +89,7 @@ export function notedBody(before: Body, news: PendingNews): Body {
 }
 
 /** The body with its inverse and verification read replaced (--replan, settle). */
-export function rebuiltBody(before: Body, change: { inverse?: ResolvedCall | null; verify?: VerifyCall | null }): Body {
+export function rebuiltBody(before: Body, change: { inverse?: Inverse | null; verify?: VerifyCall | null }): Body {
   const replaced = (value: ResolvedCall | VerifyCall | null | undefined, was: string | undefined) =>
     value === undefined ? was : value === null ? undefined : json(value);
   return defined({ ...before, inverse: replaced(change.inverse, before.inverse), verify: replaced(change.verify, before.verify) });
@@ -203,7 +203,7 @@ export function toAction(row: Row): Action {
     snapshot: observation(row.snapshot, row.snapshot_absent),
     postState: observation(row.post_state, row.post_absent),
     resultText: str(row.result),
-    inverse: parse<ResolvedCall>(row.inverse),
+    inverse: parse<Inverse>(row.inverse),
     verify: parse<VerifyCall>(row.verify),
     error: str(row.error),
     heldReason: str(row.held_reason),

@@ -1,5 +1,8 @@
 // What the journal stores, as the rest of the program sees it (R-JOURNAL-2/3).
+import type { Inverse, ResolvedCall } from "../manifest/inverse.ts";
 import type { ToolClass } from "../manifest/types.ts";
+
+export { inverseCalls, type Inverse, type ResolvedCall } from "../manifest/inverse.ts";
 
 export type RunStatus = "active" | "complete" | "rolled_back" | "partial";
 
@@ -26,13 +29,6 @@ export interface RunSummary extends Run {
   unknown: number;
   /** Actions held for a person's decision. */
   waiting: number;
-}
-
-/** A call with literal arguments: a resolved inverse or verification read. */
-export interface ResolvedCall {
-  server: string;
-  tool: string;
-  args: unknown;
 }
 
 export interface VerifyCall extends ResolvedCall {
@@ -68,7 +64,7 @@ export interface Action {
   postState?: Observation;
   /** The result exactly as the upstream sent it (raw JSON text). */
   resultText?: string;
-  inverse?: ResolvedCall;
+  inverse?: Inverse;
   verify?: VerifyCall;
   /** What went wrong with the call (or, for a pending one, why its outcome is unknown). */
   error?: string;

@@ -128,10 +128,11 @@ export function adoptShipped(
   return undefined;
 }
 
-/** The calls a rule names besides its match: its snapshot, its inverse, and the read tool of its `sql:`. */
+/** The calls a rule names besides its match: its snapshot, each call of its inverse, and the read tool of its `sql:`. */
 function callsOf(rule: YAMLMap): YAMLMap[] {
   const sql = rule.get("sql", true);
-  const calls: unknown[] = [rule.get("snapshot", true), rule.get("inverse", true), isMap(sql) ? sql.get("read", true) : undefined];
+  const inverse = rule.get("inverse", true);
+  const calls: unknown[] = [rule.get("snapshot", true), ...(isSeq(inverse) ? inverse.items : [inverse]), isMap(sql) ? sql.get("read", true) : undefined];
   return calls.filter((call): call is YAMLMap => isMap(call));
 }
 

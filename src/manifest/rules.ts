@@ -4,7 +4,7 @@ import type { SectionContext } from "./context.ts";
 import { patternToRegExp } from "./match.ts";
 import type { Path } from "./problems.ts";
 import { parseTemplate, refsOf, type Namespace } from "./refs.ts";
-import type { RawRule } from "./schema.ts";
+import type { RawCall, RawRule } from "./schema.ts";
 import { DEFAULT_MAX_ROWS, type CallSpec, type Rule, type SqlSpec } from "./types.ts";
 
 const withArticle = (word: string) => (/^[aeiou]/.test(word) ? `an ${word}` : `a ${word}`);
@@ -54,10 +54,13 @@ export function parseRules(raw: RawRule[], serverNames: string[], ctx: SectionCo
       idempotent: rule.idempotent === true,
       line,
     };
-    const snapshot = parseCall(rule, "snapshot", path, serverNames, ctx);
-    const inverse = parseCall(rule, "inverse", path, serverNames, ctx);
-    if (snapshot) parsed.snapshot = snapshot;
-    if (inverse) parsed.inverse = inverse;
+    if (rule.snapshot) parsed.snapshot = parseCall(rule.snapshot, "snapshot", rule, [...path, "snapshot"], serverNames, ctx);
+    if (rule.inverse) {
+      const calls: Array<[RawCall, Path]> = Array.isArray(rule.inverse)
+        ? rule.inverse.map((call, i) => [call, [...path, "inverse", i]])
+        : [[rule.inverse, [...path, "inverse"]]];
+      parsed.inverse = calls.map(([call, at]) => parseCall(call, "inverse", rule, at, serverNames, ctx));
+    }
     rules.push(parsed);
   });
   return rules;
@@ -93,16 +96,16 @@ function checkClass(rule: RawRule, path: Path, ctx: SectionContext): void {
   if (rule.idempotent !== undefined && !needsInverse) {
     ctx.report([...path, "idempotent"], `"idempotent" says undo may resend this rule's inverse, and ${withArticle(rule.class)} rule has none`, true);
   }
-  if (rule.inverse?.absent_when !== undefined) {
-    ctx.report([...path, "inverse", "absent_when"], `"absent_when" belongs to a snapshot (the read that may find nothing), not to an inverse`, true);
-  }
+  const inverses = rule.inverse === undefined ? [] : Array.isArray(rule.inverse) ? rule.inverse : [rule.inverse];
+  inverses.forEach((call, i) => {
+    if (call.absent_when === undefined) return;
+    const at: Path = Array.isArray(rule.inverse) ? [...path, "inverse", i, "absent_when"] : [...path, "inverse", "absent_when"];
+    ctx.report(at, `"absent_when" belongs to a snapshot (the read that may find nothing), not to an inverse`, true);
+  });
 }
 
-/** A rule's snapshot or inverse: one concrete tool, and args whose references that part may use. */
-function parseCall(rule: RawRule, part: "snapshot" | "inverse", rulePath: Path, serverNames: string[], ctx: SectionContext): CallSpec | undefined {
-  const raw = rule[part];
-  if (!raw) return undefined;
-  const path: Path = [...rulePath, part];
+/** A rule's snapshot or one call of its inverse (at `path`): one concrete tool, and args whose references that part may use. */
+function parseCall(raw: RawCall, part: "snapshot" | "inverse", rule: RawRule, path: Path, serverNames: string[], ctx: SectionContext): CallSpec {
   const target = splitTool(raw.tool);
   if (!target || raw.tool.includes("*")) {
     ctx.report([...path, "tool"], `${part} tool "${raw.tool}" must name one tool as "server.tool" (no "*")`);

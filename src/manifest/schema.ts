@@ -72,7 +72,7 @@ export const RuleSchema = Type.Object(
     class: Type.Enum([...TOOL_CLASSES]),
     gate: Type.Optional(Type.Enum([...GATES])),
     snapshot: Type.Optional(CallSchema),
-    inverse: Type.Optional(CallSchema),
+    inverse: Type.Optional(Type.Union([CallSchema, Type.Array(CallSchema, { minItems: 1 })])),
     idempotent: Type.Optional(Type.Boolean()),
     sql: Type.Optional(SqlSchema),
   },

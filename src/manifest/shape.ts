@@ -89,15 +89,52 @@ const found = (value: unknown) => (value === null || value === undefined ? "noth
 
 const ARTICLE: Record<string, string> = { string: "a string", number: "a number", object: "a map", array: "a list", boolean: "true or false" };
 
+/**
+ * The branches of a union of a map and a list (an inverse of one call or of
+ * several) that the value's own kind picked — the one branch with no complaint
+ * about the value's type — whose complaints (a call without its tool) are
+ * clearer than the union's "wrong shape".
+ */
+function pickedBranches(errors: Array<{ keyword: string; schemaPath: string; instancePath: string; params: unknown }>): string[] {
+  const picked: string[] = [];
+  for (const union of errors.filter((e) => e.keyword === "anyOf")) {
+    const branches = new Map<string, string | undefined>(); // branch → the kind it wanted instead of the value's
+    for (const error of errors) {
+      const match = error.schemaPath.startsWith(`${union.schemaPath}/anyOf/`) && /^\/anyOf\/\d+/.exec(error.schemaPath.slice(union.schemaPath.length));
+      if (!match) continue;
+      const branch = union.schemaPath + match[0];
+      const wanted = error.keyword === "type" && error.instancePath === union.instancePath ? String((error.params as { type?: unknown }).type) : undefined;
+      branches.set(branch, branches.get(branch) ?? wanted);
+    }
+    const right = [...branches].filter(([, wanted]) => wanted === undefined);
+    const other = [...branches].find(([, wanted]) => wanted !== undefined)?.[1];
+    if (branches.size === 2 && right.length === 1 && (other === "object" || other === "array")) picked.push(right[0]![0]);
+  }
+  return picked;
+}
+
+/** What each union of the schema takes, in words. */
+const UNION_SHAPES: Record<string, (found: string) => string> = {
+  absent_when: () => `"absent_when" must be a string or a non-empty list of strings`,
+  inverse: (found) => `"inverse" must be a map (one call) or a list of maps (calls sent in order), found ${found}`,
+};
+
 /** Every way `data` (known keys only) departs from the schema, in words. */
 export function shapeProblems(data: unknown, report: Report): void {
   const errors = [...Value.Errors(ManifestSchema, data)];
   const anyOfPaths = errors.filter((e) => e.keyword === "anyOf").map((e) => e.instancePath);
   const constPaths = errors.filter((e) => e.keyword === "const").map((e) => e.instancePath);
+  const picked = pickedBranches(errors);
   for (const error of errors) {
     const path = toPath(error.instancePath);
-    // Inside a union, report the union once instead of every branch's complaint.
-    if (error.keyword !== "anyOf" && anyOfPaths.some((p) => error.instancePath === p || error.instancePath.startsWith(p + "/"))) continue;
+    // Inside a union, report the union once instead of every branch's complaint, unless the value's own kind picked a branch.
+    const inPicked = picked.some((branch) => error.schemaPath.startsWith(`${branch}/`) || error.schemaPath === branch);
+    if (
+      error.keyword === "anyOf"
+        ? picked.some((branch) => branch.startsWith(`${error.schemaPath}/anyOf/`))
+        : !inPicked && anyOfPaths.some((p) => error.instancePath === p || error.instancePath.startsWith(p + "/"))
+    )
+      continue;
     // `version: "1"` breaks both the type and the literal; the literal says it all.
     if (error.keyword === "type" && constPaths.includes(error.instancePath)) continue;
     const value = getAt(data, path);
@@ -130,7 +167,7 @@ export function shapeProblems(data: unknown, report: Report): void {
         report(path, `${name} must be a positive number of seconds`);
         break;
       case "anyOf":
-        report(path, path[path.length - 1] === "absent_when" ? `"absent_when" must be a string or a non-empty list of strings` : `${name} has the wrong shape`);
+        report(path, UNION_SHAPES[String(path[path.length - 1])]?.(typeName(value)) ?? `${name} has the wrong shape`);
         break;
       default:
         report(path, `${name} ${error.message}`);

@@ -68,7 +68,8 @@ export interface Rule {
   class: ToolClass;
   gate: Gate;
   snapshot?: CallSpec;
-  inverse?: CallSpec;
+  /** The calls that put the state back, sent in order (most rules have one). */
+  inverse?: CallSpec[];
   /**
    * The inverse's server honours `_meta` idempotency keys: an inverse whose
    * outcome is unknown may be sent again with the same key (issue 13 item 5).

@@ -9,9 +9,8 @@ import type { CallSpec, Manifest, Rule } from "./types.ts";
 export function missingTools(manifest: Manifest, toolsByServer: Map<string, Set<string>>): string[] {
   const problems: string[] = [];
   for (const rule of manifest.rules) {
-    for (const part of ["snapshot", "inverse"] as const) {
-      const call = rule[part];
-      if (!call) continue;
+    const calls = [...(rule.snapshot ? [["snapshot", rule.snapshot] as const] : []), ...(rule.inverse ?? []).map((call) => ["inverse", call] as const)];
+    for (const [part, call] of calls) {
       const tools = toolsByServer.get(call.server);
       if (tools && !tools.has(call.tool)) {
         problems.push(

@@ -40,7 +40,14 @@ export function actionJson(action: Action): Record<string, unknown> {
     snapshot: payload(action.snapshot),
     postState: payload(action.postState),
     result: action.resultText === undefined ? undefined : JSON.parse(action.resultText),
-    inverse: action.inverse ? { server: action.inverse.server, tool: action.inverse.tool, args: action.inverse.args } : undefined,
+    inverse: action.inverse
+      ? {
+          server: action.inverse.server,
+          tool: action.inverse.tool,
+          args: action.inverse.args,
+          then: action.inverse.then?.map(({ server, tool, args }) => ({ server, tool, args })),
+        }
+      : undefined,
     verify: action.verify ? { server: action.verify.server, tool: action.verify.tool, args: action.verify.args } : undefined,
     // R-CLI-8 keeps one "error" field: for a held call it is why it was held, as it always was.
     error: action.error ?? action.heldReason,

@@ -1,6 +1,6 @@
 // Text renderings of runs, actions, gates and undo steps. Pure: data and a
 // style in, lines out.
-import { shortId, type Action, type Run, type RunSummary, type Settled } from "../journal/types.ts";
+import { inverseCalls, shortId, type Action, type Inverse, type Run, type RunSummary, type Settled } from "../journal/types.ts";
 import type { DecisionCommand } from "../self.ts";
 import { isStop, staticVerdict, type Step } from "../undo/plan.ts";
 import { sideBySide } from "./diff.ts";
@@ -26,6 +26,13 @@ export function renderRunList(runs: RunSummary[], style: Style): string[] {
 
 export function callText(call: { server: string; tool: string; args: unknown }, max = 400): string {
   return `${callName(call)} ${oneLine(call.args, max)}`;
+}
+
+/** An inverse as called: each of its calls, in order. */
+export function inverseText(inverse: Inverse, max = 400): string {
+  return inverseCalls(inverse)
+    .map((call) => callText(call, max))
+    .join(", then ");
 }
 
 export function runHeader(run: Run, count: number, style: Style): string {
@@ -95,7 +102,7 @@ export function actionNotes(action: Action, decisionCommand: DecisionCommand): N
   if (action.keptAt) note("kept", keptWhat(action));
   for (const warning of action.warnings) note("warning", warning, true);
   if (action.undoNote) note("undo try", action.undoNote, true);
-  if (action.inverse) note("undo", callText(action.inverse));
+  if (action.inverse) note("undo", inverseText(action.inverse));
   else if (action.status === "applied" && action.class !== "readonly") {
     const verdict = staticVerdict(action);
     if ("why" in verdict) note("undo", verdict.why, true);
@@ -128,9 +135,9 @@ export function undoOutlook(action: Action): string {
     case "halt":
       return `Undo stops at it: ${verdict.why}.`;
     case "check":
-      return `Undo reads ${callText(verdict.verify)} to check for drift, then calls ${callText(verdict.call)}.`;
+      return `Undo reads ${callText(verdict.verify)} to check for drift, then calls ${inverseText(verdict.call)}.`;
     case "revert":
-      return `Undo calls ${callText(verdict.call)} (${verdict.why}).`;
+      return `Undo calls ${inverseText(verdict.call)} (${verdict.why}).`;
     case "unknown":
       return `Undo reads ${callText(verdict.verify)} first: its outcome is unknown.`;
   }
@@ -220,7 +227,7 @@ export function stepView(step: Step, options: { dryRun: boolean }): StepView {
   const tone: StepTone = step.outcome === "revert" || step.outcome === "already" ? "good" : isStop(step) ? "stop" : step.outcome === "left" ? "left" : "quiet";
   const view: StepView = { seq: action.seq, label, tone, name: callName(action), args: oneLine(action.args, 200) };
   if (step.call && (step.outcome === "revert" || step.outcome === "halt" || step.outcome === "unrestored")) {
-    view.call = `${options.dryRun ? "would call" : "called"}: ${callText(step.call, 2000)}`;
+    view.call = `${options.dryRun ? "would call" : "called"}: ${inverseText(step.call, 2000)}`;
   }
   if (step.outcome !== "revert" || step.unverified || step.resent) view.why = printable(step.why);
   if (step.caution) view.caution = `note: ${printable(step.caution)}`;

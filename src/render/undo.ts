@@ -6,7 +6,7 @@ import type { UndoOpening } from "../undo/begin.ts";
 import type { UndoReport } from "../undo/execute.ts";
 import type { Step } from "../undo/plan.ts";
 import { keepOffered } from "../undo/keep.ts";
-import { callText, keptWhat, runHeader } from "./runs.ts";
+import { callText, inverseText, keptWhat, runHeader } from "./runs.ts";
 import { callName, formatTime, printable, type Style } from "./style.ts";
 
 export function undoHeading(run: Run, count: number, dryRun: boolean, style: Style): string {
@@ -96,5 +96,5 @@ export function keptText(action: Action, before: boolean): string {
 
 /** What --replan rebuilt for one action. */
 export function replannedText(action: Action): string {
-  return `  replanned #${action.seq} ${callName(action)}: ${action.inverse ? `undo with ${callText(action.inverse)}` : "no usable inverse"}`;
+  return `  replanned #${action.seq} ${callName(action)}: ${action.inverse ? `undo with ${inverseText(action.inverse)}` : "no usable inverse"}`;
 }

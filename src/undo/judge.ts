@@ -3,7 +3,7 @@
 // unknown outcome, and what an inverse's answer means. Pure: the loop (loop.ts)
 // brings the reads and answers, from the live servers or a simulation.
 import { canonicalJson, sameJson } from "../canonical.ts";
-import { readFailed, type Action, type Observation, type Read, type ResolvedCall, type VerifyCall } from "../journal/types.ts";
+import { inverseCalls, readFailed, type Action, type Observation, type Read, type Inverse, type VerifyCall } from "../journal/types.ts";
 import { SETTLE_CALL_HINT, type StaticVerdict, type Step } from "./plan.ts";
 
 export const SETTLE_INVERSE_HINT =
@@ -106,8 +106,8 @@ function beforeAndNow(action: Action, now: Read | undefined): Pick<Step, "expect
  * (same idempotency key), and else stops for a person to settle it.
  * `now` is the verification read now, when the action has one.
  */
-export function judgeInterrupted(action: Action, call: ResolvedCall, now: Read | undefined, idempotent: boolean): Step {
-  const inverse = `${call.server}.${call.tool}`;
+export function judgeInterrupted(action: Action, call: Inverse, now: Read | undefined, idempotent: boolean): Step {
+  const inverse = inverseName(call);
   if (sameObservation(now, action.snapshot)) {
     return { action, outcome: "already", why: `an earlier undo sent ${inverse}, and the state is what it was before the call: it landed` };
   }
@@ -153,7 +153,7 @@ export function judgeInterrupted(action: Action, call: ResolvedCall, now: Read |
 }
 
 /** A planned revert once its inverse ran: the same decision, worded as done. */
-export function reverted(planned: Step, call: ResolvedCall): Step {
+export function reverted(planned: Step, call: Inverse): Step {
   const why = planned.resent ? "sent again with the same idempotency key (the rule is idempotent) and reverted" : planned.unverified ? planned.why : "reverted";
   return {
     action: planned.action,
@@ -176,9 +176,9 @@ export function readBack(action: Action): VerifyCall | undefined {
 }
 
 /** What the read back after a compensating inverse saw: undefined when the record is as it was before the call. */
-export function judgeReadBack(action: Action, call: ResolvedCall, after: Read): Step | undefined {
+export function judgeReadBack(action: Action, call: Inverse, after: Read): Step | undefined {
   if (!action.snapshot || sameObservation(after, action.snapshot)) return undefined;
-  const inverse = `${call.server}.${call.tool}`;
+  const inverse = inverseName(call);
   return {
     action,
     outcome: "unrestored",
@@ -193,8 +193,8 @@ export function judgeReadBack(action: Action, call: ResolvedCall, after: Read): 
 }
 
 /** The server refused the inverse: nothing changed (or, for one sent again, the first attempt most likely landed). */
-export function inverseFailed(planned: Step, call: ResolvedCall, error: string): Step {
-  const inverse = `${call.server}.${call.tool}`;
+export function inverseFailed(planned: Step, call: Inverse, error: string): Step {
+  const inverse = inverseName(call);
   return {
     action: planned.action,
     outcome: "halt",
@@ -209,15 +209,33 @@ export function inverseFailed(planned: Step, call: ResolvedCall, error: string):
 }
 
 /** No answer came to the inverse: it may or may not have landed, so the next undo treats it as an unknown outcome. */
-export function inverseUnanswered(planned: Step, call: ResolvedCall, error: string, idempotent: boolean): Step {
+export function inverseUnanswered(planned: Step, call: Inverse, error: string, idempotent: boolean): Step {
   return {
     action: planned.action,
     outcome: "halt",
-    why: `the inverse ${call.server}.${call.tool} got no answer (${error}); whether it landed is unknown`,
+    why: `the inverse ${inverseName(call)} got no answer (${error}); whether it landed is unknown`,
     hint: idempotent
       ? "Run undo again: it reads the record first, and sends the inverse again only with the same idempotency key, which the rule says its server honours (idempotent: true)."
       : SETTLE_INVERSE_HINT,
     call,
     ...(idempotent ? {} : { settle: "inverse" as const }),
   };
+}
+
+/** Of an inverse's several calls, some ran and a later one did not: the record is partly put back until a read or a person says otherwise. */
+export function inversePartial(planned: Step, call: Inverse, text: string): Step {
+  return {
+    action: planned.action,
+    outcome: "halt",
+    why: `the inverse ran only in part (${text}); the record is partly put back`,
+    hint: "Run undo again once the cause is fixed: it reads the record first and finishes this call only if the record is as it was before the agent's call. Otherwise put it right by hand and record that with synartesis settle.",
+    call,
+  };
+}
+
+/** An inverse by its tools: `crm.restore`, or `memory.create_entities then memory.create_relations`. */
+function inverseName(inverse: Inverse): string {
+  return inverseCalls(inverse)
+    .map((call) => `${call.server}.${call.tool}`)
+    .join(" then ");
 }

@@ -12,7 +12,7 @@
 // which reads are independent.
 import { SynartesisError } from "../errors.ts";
 import type { Journal } from "../journal/journal.ts";
-import type { Action, Read, ResolvedCall, Run, RunStatus, VerifyCall } from "../journal/types.ts";
+import type { Action, Read, Inverse, Run, RunStatus, VerifyCall } from "../journal/types.ts";
 import { claimAlive, type UndoSetting } from "./claims.ts";
 import type { InverseOutcome, UndoRecord, UndoWorld } from "./loop.ts";
 import { staticVerdict, type Step } from "./plan.ts";
@@ -103,7 +103,7 @@ export class LiveWorld implements UndoWorld {
     return "claimed";
   }
 
-  async invert(action: Action, call: ResolvedCall): Promise<InverseOutcome> {
+  async invert(action: Action, call: Inverse): Promise<InverseOutcome> {
     // Written before the inverse leaves: an undo killed before it learns the outcome leaves an unknown outcome, not an untouched row.
     if (!(await this.journal.markInverseSent({ id: action.id, owner: this.undo.owner, at: this.setting.now().toISOString() }))) {
       // Its claim is no longer this undo's (another undo judged it stale and took it over): nothing is sent.

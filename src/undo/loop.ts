@@ -4,8 +4,8 @@
 // (live-world.ts: the journal and the real servers) for an undo, or a
 // simulated one (simulated-world.ts) for --dry-run, so the dry run plans
 // exactly what an undo would do from the same state (R-UNDO-5).
-import type { Action, Read, ResolvedCall, RunStatus, VerifyCall } from "../journal/types.ts";
-import { inverseFailed, inverseUnanswered, judge, judgeInterrupted, judgeReadBack, judgeUnknown, readBack, reverted } from "./judge.ts";
+import type { Action, Read, Inverse, RunStatus, VerifyCall } from "../journal/types.ts";
+import { inverseFailed, inversePartial, inverseUnanswered, judge, judgeInterrupted, judgeReadBack, judgeUnknown, readBack, reverted } from "./judge.ts";
 import { inScope, isStop, staticStep, staticVerdict, type StaticVerdict, type Step } from "./plan.ts";
 import type { SentInverse } from "./servers.ts";
 
@@ -53,7 +53,7 @@ export interface UndoWorld {
    * changed meanwhile (look at it again).
    */
   claim(action: Action): Promise<"claimed" | "interrupted" | "again">;
-  invert(action: Action, call: ResolvedCall): Promise<InverseOutcome>;
+  invert(action: Action, call: Inverse): Promise<InverseOutcome>;
   record(action: Action, entry: UndoRecord): Promise<void>;
   /** Something in the run was undone: it is part undone from now on, even if this undo is killed. */
   touchRun(): Promise<void>;
@@ -129,7 +129,7 @@ async function unknownOutcome(world: UndoWorld, action: Action, verify: VerifyCa
 }
 
 /** An inverse an interrupted undo sent: landed, sent again (idempotent), or a stop for a person. */
-async function resume(world: UndoWorld, action: Action, call: ResolvedCall): Promise<Step> {
+async function resume(world: UndoWorld, action: Action, call: Inverse): Promise<Step> {
   const now = action.verify ? await readOrFailure(world, action.verify) : undefined;
   // A stop keeps the claim (and the mark that the inverse was sent) for the next undo or a person: it is still unknown.
   return carryOut(world, judgeInterrupted(action, call, now, world.idempotent(action)), call, "kept");
@@ -148,7 +148,7 @@ async function revert(world: UndoWorld, action: Action, verdict: Extract<StaticV
 }
 
 /** Act on a judgement made before the inverse is sent: nothing left to do, a stop recorded as `stop`, or the inverse sent. */
-async function carryOut(world: UndoWorld, judged: Step, call: ResolvedCall, stop: "kept" | "released"): Promise<Step> {
+async function carryOut(world: UndoWorld, judged: Step, call: Inverse, stop: "kept" | "released"): Promise<Step> {
   if (judged.outcome === "already") {
     await world.record(judged.action, { kind: "done", status: "rolled_back" });
     return judged;
@@ -161,7 +161,7 @@ async function carryOut(world: UndoWorld, judged: Step, call: ResolvedCall, stop
 }
 
 /** Send the inverse of a planned revert and record what became of it. */
-async function send(world: UndoWorld, planned: Step, call: ResolvedCall): Promise<Step> {
+async function send(world: UndoWorld, planned: Step, call: Inverse): Promise<Step> {
   const action = planned.action;
   let outcome: InverseOutcome;
   try {
@@ -191,5 +191,9 @@ async function send(world: UndoWorld, planned: Step, call: ResolvedCall): Promis
       // The claim stays, marked sent: the next undo treats it as an unknown outcome.
       await world.record(action, { kind: "kept", why: `the inverse got no answer (${outcome.text}); whether it landed is unknown` });
       return inverseUnanswered(planned, call, outcome.text, world.idempotent(action));
+    case "partial":
+      // Likewise: the next undo reads the record before anything is sent again.
+      await world.record(action, { kind: "kept", why: `the inverse ran only in part: ${outcome.text}` });
+      return inversePartial(planned, call, outcome.text);
   }
 }

@@ -2,16 +2,16 @@
 // decides, and the Step every undo — dry run or real — reports. Pure: no I/O,
 // no clock. judge.ts decides what needs a read; loop.ts walks the run.
 import { SynartesisError } from "../errors.ts";
-import type { Action, Observation, ResolvedCall, VerifyCall } from "../journal/types.ts";
+import type { Action, Observation, Inverse, VerifyCall } from "../journal/types.ts";
 
 export type StaticVerdict =
   | { kind: "skip"; why: string }
   | { kind: "left"; why: string }
   | { kind: "halt"; why: string; hint?: string; settle?: "call" }
-  | { kind: "check"; call: ResolvedCall; verify: VerifyCall }
+  | { kind: "check"; call: Inverse; verify: VerifyCall }
   /** A call whose outcome is unknown, but whose pre-state was captured: a read can tell whether it left a trace. */
   | { kind: "unknown"; verify: VerifyCall }
-  | { kind: "revert"; call: ResolvedCall; unverified: true; why: string };
+  | { kind: "revert"; call: Inverse; unverified: true; why: string };
 
 /** unrestored: the inverse ran, but the state read afterwards is not the state from before the call. */
 export type StepOutcome = "skip" | "left" | "halt" | "revert" | "already" | "drift" | "unrestored";
@@ -22,7 +22,7 @@ export interface Step {
   why: string;
   hint?: string;
   /** The inverse call, with literal values, for "revert". */
-  call?: ResolvedCall;
+  call?: Inverse;
   /** A compensable action with no pre-read: reverted without a drift check (R-UNDO-4). */
   unverified?: boolean;
   /** Something a person should know about a revert before it runs. */

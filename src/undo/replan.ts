@@ -1,11 +1,12 @@
 // --replan (R-UNDO-7): rebuild an action's inverse and verification read from
 // the current manifest, using the state captured when the call ran. Pure.
-import type { Action, ResolvedCall, VerifyCall } from "../journal/types.ts";
+import type { Action, Inverse, VerifyCall } from "../journal/types.ts";
+import { resolveInverse } from "../manifest/inverse.ts";
 import type { Matcher } from "../manifest/match.ts";
-import { payloadOf, readsSnapshot, ResolveError, resolveTemplate } from "../manifest/refs.ts";
+import { payloadOf, ResolveError, resolveTemplate } from "../manifest/refs.ts";
 
 export interface Replanned {
-  inverse?: ResolvedCall;
+  inverse?: Inverse;
   verify?: VerifyCall;
   warnings: string[];
 }
@@ -25,11 +26,11 @@ export function replanAction(action: Action, matcher: Matcher, givenResult?: unk
     warnings.push(`the current manifest has no inverse for ${action.server}.${action.tool}; undo has no usable inverse for this call`);
     return out;
   }
-  if (action.snapshot?.absent && readsSnapshot(rule.inverse.args)) return out; // nothing before: nothing to write back
-  const snapshot = action.snapshot && !action.snapshot.absent ? action.snapshot.payload : undefined;
   const result = givenResult !== undefined ? givenResult : action.resultText === undefined ? undefined : payloadOf(JSON.parse(action.resultText));
   try {
-    out.inverse = { server: rule.inverse.server, tool: rule.inverse.tool, args: resolveTemplate(rule.inverse.args, { args: action.args, snapshot, result }) };
+    // Undefined when nothing existed before and the inverse writes that back: nothing to write.
+    const inverse = resolveInverse(rule.inverse, { args: action.args, snapshot: action.snapshot, result });
+    if (inverse) out.inverse = inverse;
   } catch (error) {
     if (!(error instanceof ResolveError)) throw error;
     warnings.push(`the inverse could not be resolved (${error.message}); undo has no usable inverse for this call`);

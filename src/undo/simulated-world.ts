@@ -5,7 +5,7 @@
 // and records change nothing, and no inverse is sent. Since nothing changes
 // the servers meanwhile, the reads of the steps ahead are made together, while
 // the loop judges the ones before (issue 20).
-import type { Action, Read, ResolvedCall, VerifyCall } from "../journal/types.ts";
+import type { Action, Read, Inverse, VerifyCall } from "../journal/types.ts";
 import { interruptedInverse, type UndoSetting } from "./claims.ts";
 import { verifyKey } from "./judge.ts";
 import type { InverseOutcome, UndoWorld } from "./loop.ts";
@@ -61,7 +61,7 @@ export class SimulatedWorld implements UndoWorld {
     return interruptedInverse(action, this.setting.now(), this.setting.leaseMs) ? "interrupted" : "claimed";
   }
 
-  async invert(action: Action, _call: ResolvedCall): Promise<InverseOutcome> {
+  async invert(action: Action, _call: Inverse): Promise<InverseOutcome> {
     if (action.verify && action.snapshot) this.state.set(verifyKey(action.verify), action.snapshot);
     return { kind: "rehearsed" };
   }

@@ -368,6 +368,40 @@ describe.concurrent("undo options", () => {
     expect(journalRows(dir, "SELECT warnings FROM actions WHERE seq = 1")).toEqual([{ warnings: null }]);
   });
 
+  test("an inverse of two calls: both sent in order; when the second fails after the first ran, the outcome is unknown until a read settles it", async () => {
+    const restore = `      tool: "crm.update_customer"\n      args:\n        id: "$.id"\n        name: "$snapshot.name"\n        email: "$snapshot.email"\n        plan: "$snapshot.plan"\n        notes: "$snapshot.notes"\n`;
+    expect(TOY_MANIFEST).toContain(`    inverse:\n${restore}`);
+    const listed = (second: string) =>
+      TOY_MANIFEST.replace(
+        `    inverse:\n${restore}`,
+        `    inverse:\n${restore.replace('      tool: "crm.update_customer"', '      - tool: "crm.update_customer"').replaceAll("\n      args", "\n        args").replaceAll("\n        ", "\n          ").replace("\n          args:", "\n        args:")}      - tool: "crm.get_customer"\n        args: { id: "${second}" }\n`,
+      );
+    const dir = crmFolder(listed("c_999"));
+    expect((await cli(dir, ["check"])).code).toBe(0);
+    await agent(dir, [["update_customer", { id: "c_001", plan: "free" }]]);
+    const shown = await json(dir, ["show"]);
+    expect(shown.actions[0].inverse).toEqual({
+      server: "crm",
+      tool: "update_customer",
+      args: ADA,
+      then: [{ server: "crm", tool: "get_customer", args: { id: "c_999" } }],
+    });
+    expect((await cli(dir, ["show"])).stdout).toContain(`undo     crm.update_customer {"id":"c_001"`);
+
+    const first = await cli(dir, ["undo"]);
+    expect(first.code).toBe(1);
+    expect(first.stdout).toContain("crm.update_customer ran, then crm.get_customer (call 2 of 2) failed: no customer with id c_999");
+    expect(state(dir).customers.c_001).toEqual(ADA);
+    expect((await json(dir, ["show"])).actions[0].status).toBe("rolling_back");
+
+    // The next undo reads the record: it is as it was before the agent's call, so the inverse landed.
+    const second = await cli(dir, ["undo"]);
+    expect(second.stdout).toContain("rolled back");
+    expect(second.code).toBe(0);
+    expect((await json(dir, ["show"])).actions[0].status).toBe("rolled_back");
+    expect(state(dir).customers).toEqual(SEED);
+  });
+
   test("a server that will not start: undo exits 1 naming it, and the run and its actions are left as they were", async () => {
     const dir = crmFolder();
     await agent(dir, [["update_customer", { id: "c_001", plan: "free" }]]);

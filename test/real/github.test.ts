@@ -88,7 +88,7 @@ describe("manifests/github.yaml (unverified)", () => {
       milestone: null,
       updated_at: "2026-01-01T00:00:00Z",
     };
-    expect(resolveTemplate(rule.inverse!.args, { args, snapshot, result: { ...snapshot, title: args.title } })).toEqual({
+    expect(resolveTemplate(rule.inverse![0]!.args, { args, snapshot, result: { ...snapshot, title: args.title } })).toEqual({
       owner: "octo",
       repo: "demo",
       issue_number: 7,
@@ -98,7 +98,7 @@ describe("manifests/github.yaml (unverified)", () => {
       labels: ["bug", "p1"],
       assignees: ["ada"],
     });
-    expect(rule.inverse!.tool).toBe("update_issue");
+    expect(rule.inverse![0]!.tool).toBe("update_issue");
     expect(rule.snapshot!.tool).toBe("get_issue");
   });
 
@@ -108,7 +108,7 @@ describe("manifests/github.yaml (unverified)", () => {
     expect(resolveTemplate(rule.snapshot!.args, { args })).toEqual({ owner: "octo", repo: "demo", path: "docs/setup.md", branch: "main" });
     const snapshot = { type: "file", encoding: "base64", name: "setup.md", path: "docs/setup.md", content: "old text\n", sha: "aaa111" };
     const result = { content: { name: "setup.md", path: "docs/setup.md", sha: "bbb222" }, commit: { sha: "ccc333", message: "Update setup" } };
-    expect(resolveTemplate(rule.inverse!.args, { args, snapshot, result })).toEqual({
+    expect(resolveTemplate(rule.inverse![0]!.args, { args, snapshot, result })).toEqual({
       owner: "octo",
       repo: "demo",
       path: "docs/setup.md",

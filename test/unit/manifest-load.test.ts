@@ -80,7 +80,7 @@ describe("a valid manifest", () => {
     const update = manifest.rules[1]!;
     expect(update.line).toBe(30);
     expect(update.snapshot).toMatchObject({ server: "crm", tool: "get_customer", absentWhen: ["no customer with id"], at: { line: 34, col: 13 } });
-    expect(update.inverse).toMatchObject({ server: "crm", tool: "update_customer", absentWhen: [], at: { line: 38, col: 13 } });
+    expect(update.inverse).toMatchObject([{ server: "crm", tool: "update_customer", absentWhen: [], at: { line: 38, col: 13 } }]);
   });
 
   test("the smallest manifest: a version and one server, no tools", () => {
@@ -137,7 +137,7 @@ describe("a valid manifest", () => {
       ),
     );
     expect(manifest.rules[0]!.snapshot!.tool).toBe("get");
-    expect(manifest.rules[0]!.inverse!.tool).toBe("delete");
+    expect(manifest.rules[0]!.inverse![0]!.tool).toBe("delete");
   });
 
   test("an irreversible rule may take a snapshot (to show what was there), without an inverse", () => {
@@ -340,7 +340,9 @@ describe("schema (R-MAN-1)", () => {
     expect(rule("    snapshot: { tool: crm.get, absent_when: [gone, 404] }", "    inverse: { tool: crm.a }")).toEqual([
       '8:45: "absent_when" must be a string or a non-empty list of strings',
     ]);
-    expect(rule("    inverse:")).toEqual(['8:5: "inverse" must be a map, found nothing']);
+    expect(rule("    inverse:")).toEqual(['8:5: "inverse" must be a map (one call) or a list of maps (calls sent in order), found nothing']);
+    expect(rule("    inverse:", "      - tool: crm.a", "      - args: { id: $.id }")).toEqual(['10:9: item 2 of "inverse" is missing "tool"']);
+    expect(rule("    inverse: []")).toEqual(['8:14: "inverse" must not be empty']);
   });
 
   test("args values may be any YAML value; strings are parsed as references or text", () => {
@@ -360,7 +362,7 @@ describe("schema (R-MAN-1)", () => {
         "        price: $$5",
       ),
     );
-    expect(manifest.rules[0]!.inverse!.args).toEqual({
+    expect(manifest.rules[0]!.inverse![0]!.args).toEqual({
       kind: "object",
       entries: [
         ["id", { kind: "ref", ref: { namespace: "result", path: [{ key: "id" }], text: "$result.id" } }],
@@ -496,7 +498,7 @@ describe("cross-field rules (R-MAN-3)", () => {
     const manifest = load(
       withRules("  - match: crm.v2.get", "    class: readonly", "  - match: crm.v2.set", "    class: compensable", "    inverse: { tool: crm.v2.unset }"),
     );
-    expect(manifest.rules[1]!.inverse).toMatchObject({ server: "crm", tool: "v2.unset" });
+    expect(manifest.rules[1]!.inverse).toMatchObject([{ server: "crm", tool: "v2.unset" }]);
   });
 
   test("duplicate match strings are errors at the second one, naming the first", () => {
@@ -538,7 +540,7 @@ describe("cross-field rules (R-MAN-3)", () => {
         "      args: { id: $.id, created: $result.id, name: $snapshot.name, args: $, result: $result, before: $snapshot }",
       ),
     );
-    expect(manifest.rules[0]!.inverse!.args.kind).toBe("object");
+    expect(manifest.rules[0]!.inverse![0]!.args.kind).toBe("object");
   });
 
   test('a reference that is not valid ("$5") is an error at the string, wherever it sits in args', () => {

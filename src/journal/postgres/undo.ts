@@ -2,7 +2,7 @@
 import type { Claim, ClaimMany, ClaimNote, InverseSent, SettleClaim, TakeOverClaim, WriteOptions, UndoRole } from "../journal.ts";
 import { text } from "./bodies.ts";
 import { KEEPABLE, warningsColumn, type Row } from "../rows.ts";
-import type { Action, ActionStatus, ResolvedCall, Settled, VerifyCall } from "../types.ts";
+import type { Action, ActionStatus, Settled, VerifyCall, Inverse } from "../types.ts";
 import type { PostgresStore } from "./store.ts";
 
 export class PostgresUndo implements UndoRole {
@@ -51,7 +51,7 @@ export class PostgresUndo implements UndoRole {
   async settle(
     id: string,
     from: { status: ActionStatus; claimedBy?: string },
-    finding: { status: ActionStatus; settled: Settled; by: string; at: string; note?: string; inverse?: ResolvedCall; warnings?: string[] },
+    finding: { status: ActionStatus; settled: Settled; by: string; at: string; note?: string; inverse?: Inverse; warnings?: string[] },
   ): Promise<boolean> {
     // A new inverse (one built now that the call is known to have run) replaces the row's.
     const stored = finding.inverse && (await this.store.bodies.rebuilt(id, { inverse: finding.inverse }));
@@ -85,7 +85,7 @@ export class PostgresUndo implements UndoRole {
     await this.store.sql`UPDATE actions SET status = 'unrecoverable' WHERE id = ${id} AND status = 'applied'`;
   }
 
-  async replan(id: string, inverse: ResolvedCall | undefined, verify: VerifyCall | undefined, warnings: string[]): Promise<void> {
+  async replan(id: string, inverse: Inverse | undefined, verify: VerifyCall | undefined, warnings: string[]): Promise<void> {
     const stored = await this.store.bodies.rebuilt(id, { inverse: inverse ?? null, verify: verify ?? null });
     await this.store.sql.begin(async (tx) => {
       await tx`UPDATE actions SET warnings = ${warningsColumn(warnings)} WHERE id = ${id}`;

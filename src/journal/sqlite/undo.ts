@@ -1,7 +1,7 @@
 // The SQLite journal's undo: the claims that make each inverse go once, what undo found, what a person settled or kept.
 import type { Claim, ClaimMany, ClaimNote, InverseSent, SettleClaim, TakeOverClaim, WriteOptions, UndoRole } from "../journal.ts";
 import { KEEPABLE, warningsColumn, type Row } from "../rows.ts";
-import type { Action, ActionStatus, ResolvedCall, Settled, VerifyCall } from "../types.ts";
+import type { Action, ActionStatus, Settled, VerifyCall, Inverse } from "../types.ts";
 import { type SqliteStore, OF_RUN } from "./store.ts";
 
 export class SqliteUndo implements UndoRole {
@@ -57,7 +57,7 @@ export class SqliteUndo implements UndoRole {
   async settle(
     id: string,
     from: { status: ActionStatus; claimedBy?: string },
-    finding: { status: ActionStatus; settled: Settled; by: string; at: string; note?: string; inverse?: ResolvedCall; warnings?: string[] },
+    finding: { status: ActionStatus; settled: Settled; by: string; at: string; note?: string; inverse?: Inverse; warnings?: string[] },
   ): Promise<boolean> {
     // A new inverse (one built now that the call is known to have run) replaces the row's.
     const stored = finding.inverse && this.store.bodies.rebuilt(id, { inverse: finding.inverse });
@@ -100,7 +100,7 @@ export class SqliteUndo implements UndoRole {
     );
   }
 
-  async replan(id: string, inverse: ResolvedCall | undefined, verify: VerifyCall | undefined, warnings: string[]): Promise<void> {
+  async replan(id: string, inverse: Inverse | undefined, verify: VerifyCall | undefined, warnings: string[]): Promise<void> {
     const stored = this.store.bodies.rebuilt(id, { inverse: inverse ?? null, verify: verify ?? null });
     this.store.write(() => {
       this.store.db.query("UPDATE actions SET warnings = ? WHERE id = ?").run(warningsColumn(warnings), id);

@@ -3,8 +3,9 @@
 // record outcome. Returns the line to send back to the agent.
 import { canonicalJson } from "../../canonical.ts";
 import { JournalError, type NewAction } from "../../journal/journal.ts";
-import { readFailed, type Action, type Observation, type ResolvedCall, type VerifyCall } from "../../journal/types.ts";
-import { payloadOf, readsSnapshot, ResolveError, resolveTemplate, textOf } from "../../manifest/refs.ts";
+import { readFailed, type Action, type Inverse, type Observation, type VerifyCall } from "../../journal/types.ts";
+import { resolveInverse } from "../../manifest/inverse.ts";
+import { payloadOf, ResolveError, textOf } from "../../manifest/refs.ts";
 import type { Rule, ToolClass } from "../../manifest/types.ts";
 import { gateVerdict, passGate, type GateOutcome, type GateVerdict } from "../policy/gate.ts";
 import { extractSql } from "../policy/readonly-sql.ts";
@@ -450,7 +451,7 @@ async function forwardAndRecord(
   if (!early) running.written(handOn(call.server, verify, postRead));
 
   const warnings: string[] = [];
-  const inverse = resolveInverse(rule, call, snapshot, reply, warnings);
+  const inverse = inverseOf(rule, call, snapshot, reply, warnings);
   let postState: Observation | undefined;
   if (verify && postRead) {
     const { read: after } = await postRead;
@@ -499,15 +500,10 @@ async function recordSql(
  * before: an inverse that writes back the state from before has nothing to
  * write, which is no fault of the manifest (undo says it leaves this call in place).
  */
-function resolveInverse(rule: Rule | undefined, call: ToolCall, snapshot: Observation | undefined, reply: Reply, warnings: string[]): ResolvedCall | undefined {
-  if (!rule?.inverse || (snapshot?.absent && readsSnapshot(rule.inverse.args))) return undefined;
+function inverseOf(rule: Rule | undefined, call: ToolCall, snapshot: Observation | undefined, reply: Reply, warnings: string[]): Inverse | undefined {
+  if (!rule?.inverse) return undefined;
   try {
-    const args = resolveTemplate(rule.inverse.args, {
-      args: call.args,
-      snapshot: snapshot && !snapshot.absent ? snapshot.payload : undefined,
-      result: payloadOf(resultOf(reply.msg)),
-    });
-    return { server: rule.inverse.server, tool: rule.inverse.tool, args };
+    return resolveInverse(rule.inverse, { args: call.args, snapshot, result: payloadOf(resultOf(reply.msg)) });
   } catch (error) {
     if (!(error instanceof ResolveError)) throw error;
     warnings.push(`the inverse could not be resolved (${error.message}); undo has no usable inverse for this call`);

@@ -3,7 +3,7 @@
 // asked of the database through the rule's read tool, the read undo repeats
 // for drift, and the request line that carries the statement as pinned.
 import { canonicalJson } from "../../canonical.ts";
-import { readFailed, type Observation, type ResolvedCall, type VerifyCall } from "../../journal/types.ts";
+import { readFailed, type Observation, type ResolvedCall, type VerifyCall, type Inverse } from "../../journal/types.ts";
 import type { SqlSpec } from "../../manifest/types.ts";
 import { readState } from "../../servers/observe.ts";
 import { valueNamed } from "../../sql/plan.ts";
@@ -60,7 +60,7 @@ export async function readAfter(ctx: CallContext, call: ToolCall, verify: Verify
 export interface SqlAfter {
   postState?: Observation;
   verify?: VerifyCall;
-  inverse?: ResolvedCall;
+  inverse?: Inverse;
   warnings: string[];
 }
 

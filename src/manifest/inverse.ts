@@ -1,0 +1,45 @@
+// A rule's inverse made concrete for one call: the args of each of its calls
+// resolved against the call's arguments, the state read before it and what it
+// returned. Pure; throws ResolveError naming the reference that failed.
+import { readsSnapshot, resolveTemplate } from "./refs.ts";
+import type { CallSpec } from "./types.ts";
+
+/** A call with literal arguments: a resolved inverse or verification read. */
+export interface ResolvedCall {
+  server: string;
+  tool: string;
+  args: unknown;
+}
+
+/**
+ * The call that undoes an action, and the calls that follow it in order when
+ * its rule's inverse is several (e.g. entities, then their relations).
+ */
+export interface Inverse extends ResolvedCall {
+  then?: ResolvedCall[];
+}
+
+/** An inverse's calls, in the order undo sends them. */
+export function inverseCalls(inverse: Inverse): ResolvedCall[] {
+  const { then, ...first } = inverse;
+  return [first, ...(then ?? [])];
+}
+
+/** What a call gave its inverse to be built from: its arguments, the state read before it (or that there was none), its result. */
+export interface InverseData {
+  args: unknown;
+  snapshot?: { absent: true } | { absent: false; payload: unknown };
+  result?: unknown;
+}
+
+/**
+ * The inverse, or undefined when nothing existed before and the inverse
+ * writes back that state: there is nothing to write (no fault of the manifest).
+ */
+export function resolveInverse(calls: CallSpec[], data: InverseData): Inverse | undefined {
+  if (data.snapshot?.absent && calls.some((call) => readsSnapshot(call.args))) return undefined;
+  const context = { args: data.args, snapshot: data.snapshot && !data.snapshot.absent ? data.snapshot.payload : undefined, result: data.result };
+  const [first, ...rest] = calls.map((call) => ({ server: call.server, tool: call.tool, args: resolveTemplate(call.args, context) }));
+  if (!first) return undefined;
+  return rest.length ? { ...first, then: rest } : first;
+}
