@@ -2,9 +2,9 @@
 # The whole loop against the real @modelcontextprotocol/server-memory: a
 # graph that already holds one entity; an agent session, through `synartesis
 # proxy`, creates two entities (one of them the existing one, which the server
-# silently skips), relates them, and tries to delete an entity (held by the
-# gate). `undo` deletes exactly the new entity and the relation: the entity
-# that was there before survives.
+# silently skips), relates them, and deletes the entity that was there.
+# `undo` brings that entity back with its relation, then deletes exactly the
+# new entity and the relation: the graph is what it was.
 #
 # Runs from any folder, needs no input, cleans up after itself, and exits
 # non-zero naming the first expectation that failed. DEMO_PAUSE=N pauses N
@@ -39,28 +39,28 @@ step "It relates them"
 agent_call create_relations '{"relations":[{"from":"Ada Lovelace","to":"Charles Babbage","relationType":"corresponded with"}]}'
 agent_is_error && fail "create_relations was refused: $REPLY_LINE"
 
-step "It tries to delete Ada Lovelace: held, because nothing could bring her and her relations back"
+step "It deletes Ada Lovelace, and with her every relation that touches her"
 agent_call delete_entities '{"entityNames":["Ada Lovelace"]}'
-agent_is_error || fail "delete_entities was not held: $REPLY_LINE"
-expect_contains "$REPLY_LINE" "HELD FOR APPROVAL" "the agent is told the call is held"
+agent_is_error && fail "delete_entities was refused: $REPLY_LINE"
 agent_stop
 GRAPH="$(cat "$MEMORY_FILE_PATH")"
 say "   the graph now:"
 printf '%s\n' "$GRAPH" | sed 's/^/     /'
-expect_contains "$GRAPH" '"name":"Ada Lovelace","entityType":"person","observations":["wrote the first program"]' "Ada is untouched"
+[[ "$GRAPH" != *'"name":"Ada Lovelace"'* ]] || fail "Ada is still in the graph"
+[[ "$GRAPH" != *'"relationType":"corresponded with"'* ]] || fail "the relation outlived Ada"
 expect_contains "$GRAPH" '"name":"Charles Babbage"' "Babbage was created"
-expect_contains "$GRAPH" '"relationType":"corresponded with"' "the relation was created"
 
 step "synartesis show"
 SHOWN="$(syn show)"
 printf '%s\n' "$SHOWN" | sed 's/^/   /'
 expect_contains "$SHOWN" 'undo     memory.delete_entities {"entityNames":["Charles Babbage"]}' "the undo of create_entities deletes Babbage only"
+expect_contains "$SHOWN" 'undo     memory.create_entities {"entities":[{"name":"Ada Lovelace","entityType":"person","observations":["wrote the first program"]}]}, then memory.create_relations {"relations":[{"from":"Ada Lovelace","to":"Charles Babbage","relationType":"corresponded with"}]}' "the undo of delete_entities brings Ada back, then her relation"
 
-step "synartesis undo: the new entity and the relation go; Ada stays"
+step "synartesis undo: Ada and her relation come back, then the new entity and the relation go"
 UNDONE="$(syn undo)" || fail "undo exited non-zero:
 $UNDONE"
 printf '%s\n' "$UNDONE" | sed 's/^/   /'
-expect_contains "$UNDONE" "2 calls reverted" "undo reverted the two creations"
+expect_contains "$UNDONE" "3 calls reverted" "undo reverted the deletion and the two creations"
 expect_file "$MEMORY_FILE_PATH" "$ADA" "the graph holds exactly the entity that was there before"
 
 printf '\nThe memory demo passed.\n'

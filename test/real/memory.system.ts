@@ -1,7 +1,7 @@
 // manifests/memory.yaml against the real @modelcontextprotocol/server-memory,
 // through the built proxy and `synartesis undo` (R-SHIP-2): what the agent
-// created is deleted and nothing else, deleted relations come back, and the
-// tools with no inverse are held. The state is read from the graph file.
+// created is deleted and nothing else, deleted relations, entities and
+// observations come back. The state is read from the graph file.
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -103,9 +103,7 @@ describe.concurrent("manifests/memory.yaml", () => {
       for (const name of names) expect(classOf(name).rule?.match).toBe(`memory.${name}`);
       for (const name of ["read_graph", "search_nodes", "open_nodes"]) expect(classOf(name).class).toBe("readonly");
       for (const name of ["create_entities", "create_relations", "delete_relations", "add_observations"]) expect(classOf(name).class).toBe("compensable");
-      for (const name of ["delete_entities", "delete_observations"]) {
-        expect(classOf(name)).toMatchObject({ class: "irreversible", gate: "always" });
-      }
+      for (const name of ["delete_entities", "delete_observations"]) expect(classOf(name)).toMatchObject({ class: "reversible", gate: "never" });
     },
     SLOW,
   );
@@ -243,26 +241,77 @@ describe.concurrent("manifests/memory.yaml", () => {
   );
 
   test(
-    "delete_entities and delete_observations are held and change nothing",
+    "delete_entities is undone: the entities with their observations, and every relation that touched them, come back",
     async () => {
-      const ws = workspace([ADA, BABBAGE], [{ from: ADA.name, to: BABBAGE.name, relationType: "corresponded with" }]);
+      const knows: Relation = { from: ADA.name, to: BABBAGE.name, relationType: "corresponded with" };
+      const met: Relation = { from: BABBAGE.name, to: MENABREA.name, relationType: "met" };
+      const unrelated: Relation = { from: ADA.name, to: MENABREA.name, relationType: "translated" };
+      const ws = workspace([ADA, BABBAGE, MENABREA], [knows, met, unrelated]);
+      const client = await agent(ws);
+      const deleted = (await client.callTool({ name: "delete_entities", arguments: { entityNames: [BABBAGE.name, "Nobody"] } })) as any;
+      expect(deleted.isError).toBeFalsy();
+      await endSession(client);
+      expect(readGraph(ws)).toEqual({ entities: [ADA, MENABREA], relations: [unrelated] });
+
+      const shown = JSON.parse((await run(["show", "--json"], { cwd: ws.dir })).stdout);
+      expect(shown.actions[0]).toMatchObject({
+        class: "reversible",
+        snapshot: { entities: [BABBAGE], relations: [knows, met] },
+        inverse: {
+          tool: "create_entities",
+          args: { entities: [BABBAGE] },
+          then: [{ server: "memory", tool: "create_relations", args: { relations: [knows, met] } }],
+        },
+      });
+      const report = await undo(ws);
+      expect(report).toContain("rolled back: 1 call reverted");
+      expect(report).not.toContain("[unverified]");
+      // Whole again; what came back is at the end of the file, where the server appends.
+      expect(readGraph(ws)).toEqual({ entities: [ADA, MENABREA, BABBAGE], relations: [unrelated, knows, met] });
+    },
+    SLOW,
+  );
+
+  test(
+    "delete_observations is undone with each entity's observations back in their order",
+    async () => {
+      const ada: Entity = { ...ADA, observations: ["wrote the first program", "translated Menabrea", "was a countess"] };
+      const babbage: Entity = { ...BABBAGE, observations: ["designed the Analytical Engine", "built the Difference Engine"] };
+      const ws = workspace([ada, babbage]);
       const before = readFileSync(ws.graph, "utf8");
       const client = await agent(ws);
-      const calls = [
-        { name: "delete_entities", arguments: { entityNames: [BABBAGE.name] } },
-        { name: "delete_observations", arguments: { deletions: [{ entityName: ADA.name, observations: ADA.observations }] } },
-      ];
-      for (const call of calls) {
-        const result = (await client.callTool(call)) as any;
-        expect(result.isError).toBe(true);
-        expect(text(result)).toStartWith("HELD FOR APPROVAL");
-        expect(text(result)).toContain(`memory.${call.name} is irreversible`);
-      }
+      const deleted = (await client.callTool({
+        name: "delete_observations",
+        arguments: {
+          deletions: [
+            { entityName: ADA.name, observations: ["translated Menabrea", "never said"] },
+            { entityName: BABBAGE.name, observations: ["designed the Analytical Engine"] },
+          ],
+        },
+      })) as any;
+      expect(deleted.isError).toBeFalsy();
       await endSession(client);
+      expect(readGraph(ws).entities.map((e) => e.observations)).toEqual([["wrote the first program", "was a countess"], ["built the Difference Engine"]]);
+      const report = await undo(ws);
+      expect(report).toContain("rolled back: 1 call reverted");
       expect(readFileSync(ws.graph, "utf8")).toBe(before);
+    },
+    SLOW,
+  );
 
-      const gates = JSON.parse((await run(["gates", "--json"], { cwd: ws.dir })).stdout);
-      expect(gates.map((g: any) => g.tool).sort()).toEqual(["delete_entities", "delete_observations"]);
+  test(
+    "a deleted entity recreated by someone else before the undo is drift: undo stops and changes nothing",
+    async () => {
+      const ws = workspace([ADA, BABBAGE]);
+      const client = await agent(ws);
+      await client.callTool({ name: "delete_entities", arguments: { entityNames: [BABBAGE.name] } });
+      await endSession(client);
+      const someoneElse = { ...BABBAGE, observations: ["someone else's note"] };
+      writeFileSync(ws.graph, graphText([ADA, someoneElse], []));
+      const undone = await run(["undo"], { cwd: ws.dir });
+      expect(undone.code).toBe(1);
+      expect(undone.stdout).toContain("DRIFT             memory.delete_entities");
+      expect(readGraph(ws).entities).toEqual([ADA, someoneElse]);
     },
     SLOW,
   );
