@@ -25,6 +25,13 @@ export function inverseCalls(inverse: Inverse): ResolvedCall[] {
   return [first, ...(then ?? [])];
 }
 
+/** Calls in the order undo sends them, as one inverse; undefined when there are none. */
+export function inverseOf(calls: ResolvedCall[]): Inverse | undefined {
+  const [first, ...rest] = calls;
+  if (!first) return undefined;
+  return rest.length ? { ...first, then: rest } : first;
+}
+
 /** What a call gave its inverse to be built from: its arguments, the state read before it (or that there was none), its result. */
 export interface InverseData {
   args: unknown;
@@ -39,7 +46,5 @@ export interface InverseData {
 export function resolveInverse(calls: CallSpec[], data: InverseData): Inverse | undefined {
   if (data.snapshot?.absent && calls.some((call) => readsSnapshot(call.args))) return undefined;
   const context = { args: data.args, snapshot: data.snapshot && !data.snapshot.absent ? data.snapshot.payload : undefined, result: data.result };
-  const [first, ...rest] = calls.map((call) => ({ server: call.server, tool: call.tool, args: resolveTemplate(call.args, context) }));
-  if (!first) return undefined;
-  return rest.length ? { ...first, then: rest } : first;
+  return inverseOf(calls.map((call) => ({ server: call.server, tool: call.tool, args: resolveTemplate(call.args, context) })));
 }

@@ -37,8 +37,19 @@ export type Statement =
       select?: Span;
       /** Each VALUES row's expressions, as spans. */
       rows?: Span[][];
+      /** What it does with a row whose key or unique value exists (an upsert; SQLite's INSERT OR IGNORE is "nothing"). */
+      onConflict?: OnConflict;
       returning?: Span;
     };
+
+/** An upsert's ON CONFLICT: the columns (or, in PostgreSQL, the constraint) it names, and what it does then. */
+export interface OnConflict {
+  target?: string[];
+  constraint?: string;
+  action: "nothing" | "update";
+  /** The columns its DO UPDATE sets. */
+  columns: string[];
+}
 
 /** What a text is, for undo: one statement it can record, or why a person must decide (held). */
 export type Reading = { statement: Statement; text: string } | { held: string };
@@ -116,25 +127,7 @@ class Reader {
     this.expect("UPDATE");
     if (this.isWord("OR")) throw new Unreadable("UPDATE OR … may delete rows other than those it names: not undone");
     const table = this.tableRef();
-    this.expect("SET");
-    const columns: string[] = [];
-    for (;;) {
-      if (this.isPunct("(")) {
-        this.next();
-        for (;;) {
-          columns.push(this.name());
-          if (!this.isPunct(",")) break;
-          this.next();
-        }
-        this.expectPunct(")");
-      } else {
-        columns.push(this.name());
-      }
-      this.expectPunct("=");
-      this.skipExpression(["WHERE", "FROM", "RETURNING", "ORDER", "LIMIT"], [","]);
-      if (!this.isPunct(",")) break;
-      this.next();
-    }
+    const columns = this.setList(["WHERE", "FROM", "RETURNING", "ORDER", "LIMIT"]);
     const setEnd = this.previousEnd();
     if (this.isWord("FROM")) throw new Unreadable("an UPDATE … FROM (a join) is not yet undone by Synartesis");
     return { kind: "update", table, columns, setEnd, ...this.whereAndReturning() };
@@ -142,11 +135,13 @@ class Reader {
 
   insert(): Statement {
     this.expect("INSERT");
+    let ignore = false;
     if (this.isWord("OR")) {
       this.next();
       const action = this.word();
       if (action === "REPLACE") throw new Unreadable("INSERT OR REPLACE may delete rows other than those it names: not undone");
       if (action !== "IGNORE" && action !== "ABORT" && action !== "FAIL" && action !== "ROLLBACK") throw new Unreadable(`INSERT OR ${action} cannot be read`);
+      ignore = action === "IGNORE";
     }
     this.expect("INTO");
     const table = this.tableRef(true);
@@ -201,10 +196,85 @@ class Reader {
     } else {
       throw new Unreadable("the INSERT gives its rows in a form that cannot be read");
     }
-    if (this.isWord("ON")) throw new Unreadable("an upsert (ON CONFLICT … DO) may change rows other than those it inserts: not yet undone");
+    if (ignore && this.isWord("ON")) throw new Unreadable("INSERT OR IGNORE with an ON CONFLICT clause is not read by Synartesis");
+    // INSERT OR IGNORE skips a row that conflicts, as DO NOTHING does.
+    const onConflict = this.isWord("ON") ? this.onConflict() : ignore ? { action: "nothing" as const, columns: [] } : undefined;
     const returning = this.returning();
     this.end();
-    return { kind: "insert", table, ...(columns && { columns }), source, ...(rows && { rows }), ...(select && { select }), ...(returning && { returning }) };
+    return {
+      kind: "insert",
+      table,
+      ...(columns && { columns }),
+      source,
+      ...(rows && { rows }),
+      ...(select && { select }),
+      ...(onConflict && { onConflict }),
+      ...(returning && { returning }),
+    };
+  }
+
+  /** `ON CONFLICT [(column, …) | ON CONSTRAINT name] DO NOTHING | DO UPDATE SET … [WHERE …]`, once. */
+  private onConflict(): OnConflict {
+    this.expect("ON");
+    this.expect("CONFLICT");
+    let target: string[] | undefined;
+    let constraint: string | undefined;
+    if (this.isPunct("(")) {
+      this.next();
+      target = [];
+      for (;;) {
+        target.push(this.name());
+        if (!this.isPunct(",")) break;
+        this.next();
+      }
+      if (!this.isPunct(")")) throw new Unreadable("a conflict target other than plain columns is not read by Synartesis");
+      this.next();
+      if (this.isWord("WHERE")) throw new Unreadable("a conflict target with a WHERE (a partial index) is not read by Synartesis");
+    } else if (this.dialect === "postgres" && this.isWord("ON")) {
+      this.next();
+      this.expect("CONSTRAINT");
+      constraint = this.name();
+    }
+    this.expect("DO");
+    let action: OnConflict["action"] = "nothing";
+    let columns: string[] = [];
+    if (this.isWord("NOTHING")) {
+      this.next();
+    } else {
+      this.expect("UPDATE");
+      action = "update";
+      columns = this.setList(["WHERE", "RETURNING", "ON"]);
+      if (this.isWord("WHERE")) {
+        this.next();
+        this.skipExpression(["RETURNING", "ON"], []);
+      }
+    }
+    if (this.isWord("ON")) throw new Unreadable("several ON CONFLICT clauses are not read by Synartesis");
+    return { ...(target && { target }), ...(constraint !== undefined && { constraint }), action, columns };
+  }
+
+  /** `SET column = expr, (a, b) = …`: the columns it sets, up to one of `stopWords`. */
+  private setList(stopWords: string[]): string[] {
+    this.expect("SET");
+    const columns: string[] = [];
+    for (;;) {
+      if (this.isPunct("(")) {
+        this.next();
+        for (;;) {
+          columns.push(this.name());
+          if (!this.isPunct(",")) break;
+          this.next();
+        }
+        this.expectPunct(")");
+      } else {
+        columns.push(this.name());
+      }
+      this.expectPunct("=");
+      this.skipExpression(stopWords, [","]);
+      if (!this.isPunct(",")) break;
+      this.next();
+    }
+    return columns;
   }
 
   // ---- clauses ----

@@ -75,7 +75,7 @@ describePostgres("SQL undo on PostgreSQL through the binary", () => {
     await ws.db.close();
   });
 
-  test("held with the reason, nothing forwarded: a schema change, several statements, a cascade, more than max_rows, a join, an upsert, SQL PostgreSQL would not run", async () => {
+  test("held with the reason, nothing forwarded: a schema change, several statements, a cascade, more than max_rows, a join, an upsert on a constraint by name, SQL PostgreSQL would not run", async () => {
     const ws = await shop();
     const before = await pgDump(ws.db);
     const answers = await agent(ws, [
@@ -84,7 +84,7 @@ describePostgres("SQL undo on PostgreSQL through the binary", () => {
       "DELETE FROM parents WHERE id = 1",
       "UPDATE items SET note = 'x'",
       "DELETE FROM items USING pairs WHERE items.id = pairs.a",
-      "INSERT INTO pairs VALUES (1, 'x', 5) ON CONFLICT (a, b) DO UPDATE SET v = excluded.v",
+      "INSERT INTO pairs VALUES (1, 'x', 5) ON CONFLICT ON CONSTRAINT pairs_pkey DO UPDATE SET v = excluded.v",
       "DELETE FROM items WHERE (id = 1",
       "TRUNCATE items",
       "INSERT INTO items (name) SELECT name FROM items",
@@ -95,10 +95,50 @@ describePostgres("SQL undo on PostgreSQL through the binary", () => {
     expect(answers[2]).toContain('foreign keys of kids cascade from table "public"."parents"');
     expect(answers[3]).toContain('it would touch more than 25 rows of "public"."items" (max_rows)');
     expect(answers[4]).toContain("a DELETE … USING (a join) is not yet undone");
-    expect(answers[5]).toContain("an upsert (ON CONFLICT … DO)");
+    expect(answers[5]).toContain('its conflict target is the constraint "pairs_pkey", not the primary key\'s columns (a, b)');
     expect(answers[6]).toContain("PostgreSQL would not run it: syntax error at end of input");
     expect(answers[7]).toContain("TRUNCATE empties tables");
     expect(answers[8]).toContain('it would insert 30 rows into "public"."items", more than 25 (max_rows)');
+    expect(await pgDump(ws.db)).toBe(before);
+    await ws.db.close();
+  });
+
+  test("upserts: DO UPDATE of rows that existed and rows that did not, DO NOTHING, values of every kind: undone, the tables identical", async () => {
+    const ws = await shop();
+    const before = await pgDump(ws.db);
+    const answers = await agent(ws, [
+      "INSERT INTO pairs (a, b, v) VALUES (1, 'x', 10), (1, 'y', 2), (7, 'new', 7) ON CONFLICT (b, a) DO UPDATE SET v = excluded.v",
+      `INSERT INTO items (id, name, meta, tags, seen) VALUES (1, 'not Ada', '{"b": 1}', '{z}', now()), (500, 'fresh', NULL, NULL, NULL)
+         ON CONFLICT (id) DO UPDATE SET name = excluded.name, meta = items.meta || excluded.meta, tags = excluded.tags, seen = excluded.seen`,
+      "INSERT INTO items (id, name) VALUES (2, 'skipped'), (501, 'also fresh') ON CONFLICT DO NOTHING",
+    ]);
+    expect(answers.filter((answer) => !answer.startsWith("SQL executed successfully."))).toEqual([]);
+    expect(await ws.db`SELECT a, b, v FROM pairs ORDER BY a, b`).toEqual([
+      { a: 1, b: "x", v: 10 },
+      { a: 1, b: "y", v: 2 },
+      { a: 2, b: "x", v: 3 },
+      { a: 7, b: "new", v: 7 },
+    ]);
+    expect((await ws.db`SELECT name FROM items WHERE id IN (1, 2, 500, 501) ORDER BY id`).map((row: any) => row.name)).toEqual([
+      "not Ada",
+      "Zoë",
+      "fresh",
+      "also fresh",
+    ]);
+    const shown = JSON.parse((await run(["show", "--json"], { cwd: ws.dir })).stdout);
+    expect(shown.actions.map((action: any) => action.status)).toEqual(["applied", "applied", "applied"]);
+    // (1, 'y') was written with the value it had: a new writer all the same, so it is put back too (to the same values).
+    expect(shown.actions[0].inverse.args.sql).toBe(`DELETE FROM "public"."pairs" WHERE ("a", "b") IN (('7'::integer, 'new'::text))`);
+    expect(shown.actions[0].inverse.then[0].args.sql).toStartWith(
+      `UPDATE "public"."pairs" SET "v" = synartesis_before.column3 FROM (VALUES ('1'::integer, 'x'::text, '1'::integer), ('1'::integer, 'y'::text, '2'::integer))`,
+    );
+    expect(shown.actions[2].inverse.args.sql).toBe(`DELETE FROM "public"."items" WHERE "id" IN ('501'::bigint)`);
+    expect(shown.actions[2].inverse.then).toBeUndefined();
+    const undo = await run(["undo"], { cwd: ws.dir });
+    expect(undo.stderr).toBe("");
+    if (undo.code !== 0) console.log(undo.stdout);
+    expect(undo.code).toBe(0);
+    expect(undo.stdout).toContain("3 calls reverted");
     expect(await pgDump(ws.db)).toBe(before);
     await ws.db.close();
   });

@@ -135,6 +135,73 @@ describe.concurrent("SQL undo through the binary", () => {
     after.close();
   });
 
+  test("upserts: DO UPDATE, DO NOTHING and INSERT OR IGNORE, of rows that existed and rows that did not: undone, the database byte-identical", async () => {
+    const ws = shop();
+    const before = dump(ws.db);
+    const answers = await agent(ws, [
+      "INSERT INTO products (sku, price, stock) VALUES ('p1', 99, 0), ('p2', 2.5, 2), ('new', 1, 1) ON CONFLICT (sku) DO UPDATE SET price = excluded.price, stock = excluded.stock",
+      "INSERT INTO customers (id, name) VALUES (1, 'not Ada'), (31, 'fresh') ON CONFLICT DO NOTHING",
+      "INSERT OR IGNORE INTO customers (id, name, note) VALUES (2, 'ignored', 'x'), (32, 'also fresh', 'y')",
+      "INSERT INTO customers (id, note) VALUES (4, 'first'), (4, 'second') ON CONFLICT (id) DO UPDATE SET note = coalesce(note, '') || '+' || excluded.note WHERE note IS NULL OR note <> 'vip'",
+    ]);
+    expect(answers).toEqual(["[]", "[]", "[]", "[]"]);
+    const changed = new Database(ws.db, { readonly: true });
+    expect(changed.query("SELECT sku, price, stock FROM products WHERE sku IN ('p1', 'p2', 'new') ORDER BY sku").all()).toEqual([
+      { sku: "new", price: 1, stock: 1 },
+      { sku: "p1", price: 99, stock: 0 },
+      { sku: "p2", price: 2.5, stock: 2 },
+    ]);
+    expect(changed.query("SELECT id, name, note FROM customers WHERE id IN (1, 2, 4, 31, 32) ORDER BY id").all()).toEqual([
+      { id: 1, name: "Ada 😀", note: null },
+      { id: 2, name: "O'Brien", note: "vip" },
+      { id: 4, name: "c4", note: "+first+second" },
+      { id: 31, name: "fresh", note: null },
+      { id: 32, name: "also fresh", note: "y" },
+    ]);
+    changed.close();
+    const rows = journalRows(ws.journal);
+    expect(rows.map((row) => [row.status, row.warnings])).toEqual(Array(4).fill(["applied", null]));
+    const shown = JSON.parse((await run(["show", "--json"], { cwd: ws.dir })).stdout);
+    // Put back: what it changed (p1; p2's values were its own), and what it inserted deleted.
+    expect(shown.actions[0].inverse.args.query).toBe(`DELETE FROM "products" WHERE "sku" IN ('new')`);
+    expect(shown.actions[0].inverse.then).toHaveLength(1);
+    expect(shown.actions[0].inverse.then[0].args.query).toStartWith(`UPDATE "products" SET "price" = synartesis_before.column2`);
+    expect(shown.actions[1].inverse).toMatchObject({ args: { query: `DELETE FROM "customers" WHERE "id" IN (31)` } });
+    expect(shown.actions[1].inverse.then).toBeUndefined();
+    const show = await run(["show"], { cwd: ws.dir });
+    expect(show.stdout).toContain("row sku = 'p1': price: 1.25 → 99; stock: 1 → 0");
+    expect(show.stdout).toContain("row sku = 'new': inserted");
+    const undo = await run(["undo"], { cwd: ws.dir });
+    expect(undo.stderr).toBe("");
+    expect(undo.stdout).toContain("4 calls reverted");
+    expect(undo.code).toBe(0);
+    expect(dump(ws.db)).toBe(before);
+  });
+
+  test("upserts that could touch rows other than those they give are held, nothing forwarded", async () => {
+    const ws = shop();
+    const unique = new Database(ws.db);
+    unique.run("CREATE UNIQUE INDEX customers_name ON customers (name)");
+    unique.close();
+    const before = dump(ws.db);
+    const answers = await agent(ws, [
+      "INSERT INTO customers (id, name) VALUES (1, 'x') ON CONFLICT DO UPDATE SET name = excluded.name",
+      "INSERT INTO customers (id, name) VALUES (1, 'x') ON CONFLICT (name) DO UPDATE SET name = excluded.name",
+      "INSERT INTO customers (id, name) VALUES (1, 'x') ON CONFLICT (id) DO UPDATE SET id = 99",
+      "INSERT INTO customers (name) VALUES ('x') ON CONFLICT DO NOTHING",
+      "INSERT INTO customers (id, name) SELECT id + 100, name FROM customers WHERE true ON CONFLICT DO NOTHING",
+      "INSERT OR REPLACE INTO customers (id, name) VALUES (1, 'x')",
+    ]);
+    expect(answers.every((answer) => answer.startsWith("HELD FOR APPROVAL — Synartesis did not run this call."))).toBe(true);
+    expect(answers[0]).toContain("its DO UPDATE names no conflict target: a row it updates may be another than the one it gives");
+    expect(answers[1]).toContain("its conflict target (name) is not the table's primary key (id)");
+    expect(answers[2]).toContain(`its DO UPDATE changes the rows' key ("id")`);
+    expect(answers[3]).toContain("an upsert must give every key of the rows it writes as a plain value");
+    expect(answers[4]).toContain("an upsert whose rows come from a SELECT is not yet undone");
+    expect(answers[5]).toContain("INSERT OR REPLACE may delete rows other than those it names");
+    expect(dump(ws.db)).toBe(before);
+  });
+
   test("a row someone else changed after the agent's statement stops that statement's undo (drift), and is kept", async () => {
     const ws = shop();
     await agent(ws, ["UPDATE customers SET note = 'agent' WHERE id <= 3"]);

@@ -7,7 +7,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseDocument } from "yaml";
 import { NODE_MODULES, ROOT, run, tempDir } from "../helpers.ts";
-import { agent as startAgent, endSession, text } from "./agent-kit.ts";
+import { agent as startAgent, endSession } from "./agent-kit.ts";
 import { loadManifest } from "../../src/manifest/load.ts";
 import { createMatcher } from "../../src/manifest/match.ts";
 

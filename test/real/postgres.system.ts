@@ -85,7 +85,7 @@ async function agent(server: PgServer, shop: Shop, statements: string[]): Promis
 
 for (const server of SERVERS)
   describe.concurrent(`${server.name} behind Synartesis`, () => {
-    test("DELETE with and without WHERE, UPDATE of many rows, INSERT with chosen and given keys: undone, every table identical", async () => {
+    test("DELETE with and without WHERE, UPDATE of many rows, INSERT with chosen and given keys, upserts: undone, every table identical", async () => {
       const db = await shop(server);
       const before = await pgDump(db.db);
       const answers = await agent(server, db, [
@@ -95,19 +95,22 @@ for (const server of SERVERS)
         "INSERT INTO pairs (a, b, v) VALUES (9, 'q''r', 1)",
         "DELETE FROM pairs",
         "INSERT INTO items (name, price) SELECT name || ' copy', price FROM items WHERE id <= 5",
+        `INSERT INTO items (id, name, meta, seen) VALUES (1, 'not Ada', '{"b": 1}', now()), (500, 'fresh', NULL, NULL)
+           ON CONFLICT (id) DO UPDATE SET name = excluded.name, meta = items.meta || excluded.meta, seen = excluded.seen`,
+        "INSERT INTO items (id, name) VALUES (2, 'skipped'), (501, 'also fresh') ON CONFLICT DO NOTHING",
       ]);
       expect(answers.filter((answer) => !server.ran.test(answer))).toEqual([]);
       expect((await db.db`SELECT count(*)::int AS n FROM pairs`)[0].n).toBe(0);
-      expect(journalRows(join(db.dir, "synartesis.db")).map((row) => row.status)).toEqual(Array(6).fill("applied"));
+      expect(journalRows(join(db.dir, "synartesis.db")).map((row) => row.status)).toEqual(Array(8).fill("applied"));
       const undo = await run(["undo"], { cwd: db.dir });
       expect(undo.stderr).toBe("");
       expect(undo.code).toBe(0);
-      expect(undo.stdout).toContain("6 calls reverted");
+      expect(undo.stdout).toContain("8 calls reverted");
       expect(await pgDump(db.db)).toBe(before);
       await db.db.close();
     });
 
-    test("held with the reason, nothing forwarded: a schema change, several statements, a cascade, more than max_rows, an upsert, SQL PostgreSQL would not run", async () => {
+    test("held with the reason, nothing forwarded: a schema change, several statements, a cascade, more than max_rows, an upsert on a constraint by name, SQL PostgreSQL would not run", async () => {
       const db = await shop(server, 25);
       const before = await pgDump(db.db);
       const answers = await agent(server, db, [
@@ -115,7 +118,7 @@ for (const server of SERVERS)
         "DELETE FROM pairs; DROP TABLE items",
         "DELETE FROM parents WHERE id = 1",
         "UPDATE items SET note = 'x'",
-        "INSERT INTO pairs VALUES (1, 'x', 5) ON CONFLICT (a, b) DO UPDATE SET v = excluded.v",
+        "INSERT INTO pairs VALUES (1, 'x', 5) ON CONFLICT ON CONSTRAINT pairs_pkey DO UPDATE SET v = excluded.v",
         "DELETE FROM items WHERE (id = 1",
       ]);
       for (const answer of answers) expect(answer).toStartWith("HELD FOR APPROVAL — Synartesis did not run this call.");

@@ -50,7 +50,7 @@ async function agent(shop: Shop, statements: string[]): Promise<string[]> {
 }
 
 describe.concurrent("mcp-server-sqlite-npx behind Synartesis", () => {
-  test("DELETE with and without WHERE, UPDATE of many rows, INSERT with chosen and given keys: undone, byte-identical", async () => {
+  test("DELETE with and without WHERE, UPDATE of many rows, INSERT with chosen and given keys, upserts: undone, byte-identical", async () => {
     const db = shop();
     const before = dump(db.db);
     const answers = await agent(db, [
@@ -60,14 +60,16 @@ describe.concurrent("mcp-server-sqlite-npx behind Synartesis", () => {
       "INSERT INTO customers (name, big) VALUES ('new', 18446744073709551615), ('newer', NULL)",
       "INSERT INTO products (sku, price, stock) VALUES ('p99', 0.1, 1)",
       "DELETE FROM products",
+      "INSERT INTO customers (id, name, photo) VALUES (1, 'not Ada', X'00'), (40, 'fresh', NULL) ON CONFLICT (id) DO UPDATE SET name = excluded.name, photo = excluded.photo",
+      "INSERT OR IGNORE INTO customers (id, name) VALUES (2, 'ignored'), (41, 'also fresh')",
     ]);
-    expect(answers).toEqual(["[]", "[]", "[]", "[]", "[]", "[]"]);
+    expect(answers).toEqual(Array(8).fill("[]"));
     expect(new Database(db.db, { readonly: true }).query("SELECT count(*) AS n FROM products").get()).toEqual({ n: 0 });
-    expect(journalRows(join(db.dir, "synartesis.db")).map((row) => [row.status, row.warnings])).toEqual(Array(6).fill(["applied", null]));
+    expect(journalRows(join(db.dir, "synartesis.db")).map((row) => [row.status, row.warnings])).toEqual(Array(8).fill(["applied", null]));
     const undo = await run(["undo"], { cwd: db.dir });
     expect(undo.stderr).toBe("");
     expect(undo.code).toBe(0);
-    expect(undo.stdout).toContain("6 calls reverted");
+    expect(undo.stdout).toContain("8 calls reverted");
     expect(dump(db.db)).toBe(before);
   });
 

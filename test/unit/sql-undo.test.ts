@@ -20,6 +20,7 @@ import {
 } from "../../src/sql/plan.ts";
 import { CATALOGUE_QUERY, SchemaCopy, type CatalogueEntry, type TableInfo } from "../../src/sql/schema.ts";
 import { readStatement, type Statement } from "../../src/sql/statement.ts";
+import { upsertEffect, upsertHeld } from "../../src/sql/upsert.ts";
 
 const SCHEMA = `
 CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT, big INTEGER, price REAL, photo BLOB, note TEXT);
@@ -131,6 +132,45 @@ describe("reading a statement", () => {
     expect(read("INSERT INTO loose SELECT a, b FROM loose WHERE true")).toMatchObject({ kind: "insert", source: "select" });
   });
 
+  test("upserts: the ON CONFLICT target, what it does, and the columns its DO UPDATE sets; INSERT OR IGNORE is DO NOTHING", () => {
+    expect(
+      read("INSERT INTO tags (customer, tag) VALUES (1, 'a') ON CONFLICT (customer, tag) DO UPDATE SET tag = excluded.tag WHERE tag <> 'x' RETURNING 1"),
+    ).toMatchObject({
+      kind: "insert",
+      rows: [expect.any(Array)],
+      onConflict: { target: ["customer", "tag"], action: "update", columns: ["tag"] },
+      returning: expect.any(Array),
+    });
+    expect(read("INSERT INTO tags VALUES (1, 'a') ON CONFLICT DO NOTHING")).toMatchObject({ onConflict: { action: "nothing", columns: [] } });
+    expect(read("INSERT OR IGNORE INTO tags VALUES (1, 'a')")).toMatchObject({ onConflict: { action: "nothing", columns: [] } });
+    expect(read("INSERT INTO tags VALUES (1, 'a')")).not.toHaveProperty("onConflict");
+    const postgres = readStatement("INSERT INTO t (id) VALUES (1) ON CONFLICT ON CONSTRAINT t_pkey DO UPDATE SET (a, b) = (1, 2)", "postgres");
+    expect(postgres).toMatchObject({ statement: { onConflict: { constraint: "t_pkey", action: "update", columns: ["a", "b"] } } });
+  });
+
+  test("an upsert is recorded when the rows it can touch are the rows of the keys it gives", () => {
+    const upsert = (text: string, key = ["id"]) =>
+      upsertHeld(read(text) as Extract<Statement, { kind: "insert" }>, key, (a, b) => a.toLowerCase() === b.toLowerCase());
+    expect(upsert("INSERT INTO t (id, a) VALUES (1, 2) ON CONFLICT (ID) DO UPDATE SET a = excluded.a")).toBeUndefined();
+    expect(upsert("INSERT INTO t (id, a) VALUES (1, 2) ON CONFLICT (a) DO NOTHING")).toBeUndefined();
+    expect(upsert("INSERT INTO t (a, b) VALUES (1, 2) ON CONFLICT (b, a) DO UPDATE SET c = 1", ["a", "b"])).toBeUndefined();
+    expect(upsert("INSERT INTO t (id, a) VALUES (1, 2) ON CONFLICT (a) DO UPDATE SET a = 3")).toBe(
+      "its conflict target (a) is not the table's primary key (id): a row it updates may be another than the one it gives",
+    );
+    expect(upsert("INSERT INTO t (id, a) VALUES (1, 2) ON CONFLICT DO UPDATE SET a = 3")).toMatch(/names no conflict target/);
+    expect(upsert("INSERT INTO t (id, a) VALUES (1, 2) ON CONFLICT (id) DO UPDATE SET id = 3")).toMatch(/changes the rows' key \("id"\)/);
+    expect(upsert("INSERT INTO t (id) SELECT 1 WHERE true ON CONFLICT DO NOTHING")).toMatch(/rows come from a SELECT/);
+  });
+
+  test("what an upsert did: rows inserted, rows changed (as they were), rows gone (someone else's doing)", () => {
+    const row = (key: string, value: string) => ({ key: [key], values: [key, value] });
+    expect(upsertEffect([row("1", "a"), row("2", "b"), row("3", "c")], [row("1", "a"), row("2", "B"), row("4", "d")])).toEqual({
+      inserted: [row("4", "d")],
+      changed: [row("2", "b")],
+      gone: [row("3", "c")],
+    });
+  });
+
   test("held, with the reason: several statements, transactions, schema changes, upserts, joins, other databases, text that cannot be read", () => {
     const held = (text: string) => {
       const reading = readStatement(text);
@@ -140,7 +180,10 @@ describe("reading a statement", () => {
     expect(held("BEGIN")).toMatch(/controls a transaction/);
     expect(held("DROP TABLE customers")).toMatch(/changes the schema \(DROP\)/);
     expect(held("ALTER TABLE customers ADD x")).toMatch(/changes the schema \(ALTER\)/);
-    expect(held("INSERT INTO tags VALUES (1, 'x') ON CONFLICT DO NOTHING")).toMatch(/upsert/);
+    expect(held("INSERT INTO tags VALUES (1, 'x') ON CONFLICT (tag) WHERE tag > 'a' DO NOTHING")).toMatch(/partial index/);
+    expect(held("INSERT INTO tags VALUES (1, 'x') ON CONFLICT (lower(tag)) DO NOTHING")).toMatch(/conflict target other than plain columns/);
+    expect(held("INSERT INTO tags VALUES (1, 'x') ON CONFLICT (tag) DO NOTHING ON CONFLICT DO NOTHING")).toMatch(/several ON CONFLICT/);
+    expect(held("INSERT OR IGNORE INTO tags VALUES (1, 'x') ON CONFLICT DO NOTHING")).toMatch(/OR IGNORE with an ON CONFLICT/);
     expect(held("INSERT OR REPLACE INTO tags VALUES (1, 'x')")).toMatch(/OR REPLACE/);
     expect(held("REPLACE INTO tags VALUES (1, 'x')")).toMatch(/REPLACE/);
     expect(held("UPDATE customers SET name = o.x FROM orders o WHERE o.id = customers.id")).toMatch(/UPDATE … FROM/);

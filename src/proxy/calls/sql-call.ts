@@ -24,9 +24,10 @@ import { CATALOGUE_QUERY, SCHEMA_VERSION_COLUMN, SchemaCopy, type CatalogueEntry
 import { readStatement, type Statement } from "../../sql/statement.ts";
 import { classifySql } from "../policy/readonly-sql.ts";
 import { judgePostgres } from "./sql-postgres.ts";
+import { upsertEffect, upsertHeld } from "../../sql/upsert.ts";
 import {
   readValue,
-  statementCall,
+  statementsInverse,
   statementLine,
   verifyCall,
   type SqlAfter,
@@ -85,14 +86,21 @@ function judgeOn(schema: SchemaCopy, statement: Statement, text: string): Judged
     if (changed) return { held: `it changes the rows' key ("${changed}"): not yet undone` };
   }
   if (statement.kind !== "insert") return { table };
+  if (statement.onConflict) {
+    const keyColumns = table.key.kind === "columns" ? table.key.columns : [table.key.name];
+    const held = upsertHeld(statement, keyColumns, (a, b) => a.toLowerCase() === b.toLowerCase());
+    if (held) return { held };
+    const given = keysGiven(statement, text, table);
+    return given
+      ? { table, insertKeys: given }
+      : { held: "an upsert must give every key of the rows it writes as a plain value: which rows it touches cannot be known otherwise" };
+  }
   if (!namesKey(statement, table)) {
     if (!table.rowid) return { held: `the keys of the rows it inserts are chosen by the database and table "${table.name}" has no rowid to find them by` };
     return { table, insertKeys: "range" };
   }
   const given = keysGiven(statement, text, table);
   if (!given) return { held: "the keys of the rows it inserts are not all plain values: they cannot be identified with certainty" };
-  if (/^\s*INSERT\s+OR\s+IGNORE\b/i.test(text))
-    return { held: "INSERT OR IGNORE with given keys may skip rows that exist: which rows it inserted cannot be known" };
   return { table, insertKeys: given };
 }
 
@@ -153,9 +161,16 @@ class SqliteStatement implements StatementRecording {
       const count = await this.rowsToInsert(statement);
       if (typeof count === "object") return count;
       if (count > this.spec.maxRows) return { held: `it would insert ${count} rows into "${table.name}", more than ${this.spec.maxRows} (max_rows)` };
-      if (Array.isArray(this.insertKeys))
-        return { snapshot: { absent: false, payload: payload([]) }, verify: this.verifyCall(rowsByKey(table, this.insertKeys)) };
-      return { snapshot: { absent: false, payload: payload([]) } };
+      if (!Array.isArray(this.insertKeys)) return { snapshot: { absent: false, payload: payload([]) } };
+      const verify = this.verifyCall(rowsByKey(table, this.insertKeys));
+      if (!statement.onConflict) return { snapshot: { absent: false, payload: payload([]) }, verify };
+      // An upsert may change rows of the keys it gives: they are read first.
+      const read = await readValue(this.ctx, this.call, this.spec, rowsByKey(table, this.insertKeys), ROWS_COLUMN);
+      if ("error" in read) return { failed: `the rows it may change could not be read: ${read.error}` };
+      const rows = parseRows(read.value, table);
+      if ("wrong" in rows) return { failed: rows.wrong };
+      this.before = rows;
+      return { snapshot: { absent: false, payload: payload(rows) }, verify };
     }
     const read = await readValue(this.ctx, this.call, this.spec, rowsBefore(statement, this.text, table, this.spec.maxRows), ROWS_COLUMN);
     if ("error" in read) return { failed: `the rows it would touch could not be read: ${read.error}` };
@@ -225,6 +240,7 @@ class SqliteStatement implements StatementRecording {
     const value = valueNamed(after.payload, ROWS_COLUMN);
     const rows = value === undefined ? { wrong: "the rows it left came back without their column" } : parseRows(value, table);
     if ("wrong" in rows) return { verify, postState, warnings: [`unverified: ${rows.wrong}; undo will not touch its rows`] };
+    if (statement.kind === "insert" && statement.onConflict) return this.afterUpsert(changed, rows, verify, postState);
     const expected = statement.kind === "insert" ? rows.length : this.before.length;
     const left = statement.kind === "delete" ? 0 : expected;
     if (changed !== expected || (statement.kind === "delete" && rows.length !== left) || (statement.kind === "update" && rows.length !== this.before.length)) {
@@ -233,12 +249,43 @@ class SqliteStatement implements StatementRecording {
       );
       return { verify, postState, warnings };
     }
-    const text = inverseStatement(statement.kind, table, this.before, rows);
-    if (text === undefined) return { verify, postState, warnings };
-    const error = this.schema.compileError(text);
-    if (error) return { verify, postState, warnings: [`the statement that would put the rows back does not compile (${error}); undo has no inverse for it`] };
-    const inverse = statementCall(this.call, this.spec, text);
-    return { verify, postState, inverse, warnings };
+    return this.withInverse([inverseStatement(statement.kind, table, this.before, rows)], { verify, postState, warnings });
+  }
+
+  /**
+   * An upsert's rows after it, against the same keys' rows before: the rows
+   * it inserted are deleted by undo, the rows it changed put back. SQLite
+   * counts a row DO UPDATE wrote with the values it had, so the count it
+   * gives lies between the rows that visibly changed and the rows it gives.
+   */
+  private afterUpsert(changed: number, rows: RowLiterals[], verify: VerifyCall, postState: Observation): SqlAfter {
+    const effect = upsertEffect(this.before, rows);
+    const least = effect.inserted.length + effect.changed.length;
+    // Each row of its VALUES writes at most once (a key given twice: inserted, then updated).
+    const given = Array.isArray(this.insertKeys) ? this.insertKeys.length : 0;
+    const doubt = effect.gone.length
+      ? `${effect.gone.length} row(s) of the keys it gives existed before and are gone`
+      : changed < least || changed > given
+        ? `SQLite says it changed ${changed} row(s), and ${effect.inserted.length} were inserted and ${effect.changed.length} changed, of ${given} given`
+        : undefined;
+    if (doubt) return { verify, postState, warnings: [`unverified: ${doubt}; which rows are this statement's is not certain, so undo will not touch them`] };
+    const texts = [inverseStatement("insert", this.table, [], effect.inserted), inverseStatement("update", this.table, effect.changed, [])];
+    return this.withInverse(texts, { verify, postState, warnings: [] });
+  }
+
+  /** The recording with the statements that put the rows back (those that are needed), each compiled against the schema first. */
+  private withInverse(texts: Array<string | undefined>, after: SqlAfter): SqlAfter {
+    const needed = texts.filter((text): text is string => text !== undefined);
+    for (const text of needed) {
+      const error = this.schema.compileError(text);
+      if (error)
+        return {
+          ...after,
+          warnings: [...after.warnings, `the statement that would put the rows back does not compile (${error}); undo has no inverse for it`],
+        };
+    }
+    const inverse = statementsInverse(this.call, this.spec, needed);
+    return inverse ? { ...after, inverse } : after;
   }
 
   private verifyCall(sql: string): VerifyCall {

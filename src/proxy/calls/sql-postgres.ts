@@ -33,10 +33,11 @@ import type { Span, Statement } from "../../sql/statement.ts";
 import { COUNT_COLUMN, valueNamed } from "../../sql/plan.ts";
 import type { Upstream } from "../../servers/upstream.ts";
 import type { CallContext, ToolCall } from "./call-types.ts";
+import { upsertEffect, upsertHeld, type UpsertEffect } from "../../sql/upsert.ts";
 import {
   readAfter,
   readValue,
-  statementCall,
+  statementsInverse,
   statementLine,
   verifyCall,
   type SqlAfter,
@@ -75,7 +76,12 @@ export async function judgePostgres(ctx: CallContext, call: ToolCall, spec: SqlS
     if (changed) return { held: `it changes the rows' key ("${changed}"): not yet undone` };
   }
   let keys: "above" | string[][] | undefined;
-  if (statement.kind === "insert") {
+  if (statement.kind === "insert" && statement.onConflict) {
+    const held = upsertHeld(statement, table.key, (a, b) => a === b);
+    if (held) return { held };
+    keys = keysGiven(statement, reading.text, table);
+    if (!keys) return { held: "an upsert must give every key of the rows it writes as a plain value: which rows it touches cannot be known otherwise" };
+  } else if (statement.kind === "insert") {
     const given = keysGiven(statement, reading.text, table);
     if (given) keys = given;
     else if (!statement.columns?.some((column) => table.key.includes(column)) && table.integerKey) keys = "above";
@@ -142,7 +148,16 @@ class PostgresStatement implements StatementRecording {
       const count = await this.rowsToInsert(statement);
       if (typeof count === "object") return count;
       if (count > this.spec.maxRows) return { held: `it would insert ${count} rows into ${qualified(table)}, more than ${this.spec.maxRows} (max_rows)` };
-      if (Array.isArray(this.keys)) return { snapshot: this.snapshot([]), verify: this.verify(rowsByKey(table, this.keys, false)) };
+      if (Array.isArray(this.keys)) {
+        const verify = this.verify(rowsByKey(table, this.keys, false));
+        if (!statement.onConflict) return { snapshot: this.snapshot([]), verify };
+        // An upsert may change rows of the keys it gives: they are read first, with the transaction that last wrote each.
+        const read = await readValue(this.ctx, this.call, this.spec, rowsByKey(table, this.keys, true), ROWS_COLUMN);
+        const rows = "error" in read ? { wrong: `the rows it may change could not be read: ${read.error}` } : parseRows(read.value, table);
+        if ("wrong" in rows) return { failed: rows.wrong };
+        this.before = rows;
+        return { snapshot: this.snapshot(rows), verify };
+      }
       const largest = await readValue(this.ctx, this.call, this.spec, largestKey(table), ROWS_COLUMN);
       if ("error" in largest) return { failed: `the largest key of ${qualified(table)} could not be read: ${largest.error}` };
       if (!/^-?\d+$/.test(largest.value)) return { failed: "the largest key came back as something other than an integer" };
@@ -199,23 +214,42 @@ class PostgresStatement implements StatementRecording {
     if ("error" in after) return { verify, warnings: [`unverified: the rows it left could not be read (${after.error}); undo will not touch them`] };
     if ("wrong" in rows) return { verify, postState: after, warnings: [`unverified: ${rows.wrong}; undo will not touch its rows`] };
     const count = reportedCount(answer.payload, answer.text);
-    const doubt = this.doubt(rows, count);
+    const upsert = statement.kind === "insert" && statement.onConflict ? upsertEffect(this.before, rows, (was, now) => was.xmin !== now.xmin) : undefined;
+    const doubt = upsert ? this.upsertDoubt(upsert, rows, count) : this.doubt(rows, count);
     if (doubt)
       return { verify, postState: after, warnings: [`unverified: ${doubt}; which rows are this statement's is not certain, so undo will not touch them`] };
-    const text = inverseStatement(statement.kind, table, this.before, rows);
-    if (text === undefined) return { verify, postState: after, warnings: [] };
-    const parsed = await parsePostgres(text);
-    if ("error" in parsed)
-      return {
-        verify,
-        postState: after,
-        warnings: [`the statement that would put the rows back does not parse (${parsed.error}); undo has no inverse for it`],
-      };
+    const texts = upsert
+      ? [inverseStatement("insert", table, [], upsert.inserted), inverseStatement("update", table, upsert.changed, [])]
+      : [inverseStatement(statement.kind, table, this.before, rows)];
+    const needed = texts.filter((text): text is string => text !== undefined);
+    for (const text of needed) {
+      const parsed = await parsePostgres(text);
+      if ("error" in parsed)
+        return {
+          verify,
+          postState: after,
+          warnings: [`the statement that would put the rows back does not parse (${parsed.error}); undo has no inverse for it`],
+        };
+    }
     const warnings =
-      count === undefined
+      count === undefined && needed.length
         ? ["the server did not say how many rows it changed: that one transaction wrote every row the statement left is what makes them its"]
         : [];
-    return { verify, postState: after, inverse: statementCall(this.call, this.spec, text), warnings };
+    const inverse = statementsInverse(this.call, this.spec, needed);
+    return { verify, postState: after, ...(inverse && { inverse }), warnings };
+  }
+
+  /**
+   * Why an upsert's rows are not certainly its own: a row of its keys gone,
+   * the rows it wrote (new, or with another writer than before) written by
+   * more than one transaction, or a count that differs from them.
+   */
+  private upsertDoubt(effect: UpsertEffect<PgRow>, after: PgRow[], count: number | undefined): string | undefined {
+    if (effect.gone.length) return `${effect.gone.length} row(s) of the keys it gives existed before and are gone`;
+    const written = [...effect.inserted, ...after.filter((row) => effect.changed.some((was) => JSON.stringify(was.key) === JSON.stringify(row.key)))];
+    if (count !== undefined && count !== written.length) return `the server says it changed ${count} row(s), and ${written.length} were written`;
+    const writers = new Set(written.map((row) => row.xmin));
+    return writers.size > 1 ? `its rows were last written by ${writers.size} different transactions` : undefined;
   }
 
   /** Why the rows left are not certainly the statement's, if they are not: the count it reports, one transaction, every row pinned. */

@@ -4,6 +4,7 @@
 // for drift, and the request line that carries the statement as pinned.
 import { canonicalJson } from "../../canonical.ts";
 import { readFailed, type Observation, type ResolvedCall, type VerifyCall, type Inverse } from "../../journal/types.ts";
+import { inverseOf } from "../../manifest/inverse.ts";
 import type { SqlSpec } from "../../manifest/types.ts";
 import { readState } from "../../servers/observe.ts";
 import { valueNamed } from "../../sql/plan.ts";
@@ -47,6 +48,11 @@ export function statementLine(call: ToolCall, spec: SqlSpec, sent: string): stri
 /** The call that runs `statement` through the same tool as `call`. */
 export function statementCall(call: ToolCall, spec: SqlSpec, statement: string): ResolvedCall {
   return { server: call.server, tool: call.tool, args: { ...call.args, [spec.statementArg]: statement } };
+}
+
+/** The statements that put rows back, each run through the same tool as `call`, in order; undefined when there are none. */
+export function statementsInverse(call: ToolCall, spec: SqlSpec, statements: string[]): Inverse | undefined {
+  return inverseOf(statements.map((statement) => statementCall(call, spec, statement)));
 }
 
 /** A read of the rows a statement left, as undo will make it again. */

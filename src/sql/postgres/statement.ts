@@ -4,7 +4,7 @@
 // where each clause is in the text, to read its rows and pin it). The two
 // readings must agree; where they do not, or the grammar finds what undo does
 // not handle, the statement is held with the reason.
-import { readStatement, type Reading, type Statement } from "../statement.ts";
+import { readStatement, type OnConflict, type Reading, type Statement } from "../statement.ts";
 import { hasSideEffects } from "../side-effects.ts";
 import { parsePostgres, type ParsedStatement } from "./parser.ts";
 import { functionsIn } from "./readonly.ts";
@@ -47,7 +47,6 @@ function judgedByGrammar(node: ParsedStatement): Grammar | { held: string } {
   }
   if (body.usingClause) return { held: "a DELETE … USING (a join) is not yet undone by Synartesis" };
   if (Array.isArray(body.fromClause) && body.fromClause.length) return { held: "an UPDATE … FROM (a join) is not yet undone by Synartesis" };
-  if (body.onConflictClause) return { held: "an upsert (ON CONFLICT … DO) may change rows other than those it inserts: not yet undone" };
   // Its rows are read first by its own WHERE (an INSERT … SELECT's counted by its SELECT): a function there that changes something would run twice.
   const writer = functionsIn(body.whereClause ?? body.selectStmt).find(hasSideEffects);
   if (writer) return { held: `it calls ${writer}() where its rows are chosen, which has side effects: reading its rows first would run it again` };
@@ -59,6 +58,24 @@ function judgedByGrammar(node: ParsedStatement): Grammar | { held: string } {
     ...(relation.alias && { alias: relation.alias.aliasname }),
     where: body.whereClause !== undefined,
     returning: Array.isArray((body.returningClause as { exprs?: unknown[] } | undefined)?.exprs) || Array.isArray(body.returningList),
+    ...(body.onConflictClause !== undefined && { onConflict: conflictOf(body.onConflictClause as ConflictClause) }),
+  };
+}
+
+interface ConflictClause {
+  action: string;
+  infer?: { indexElems?: Array<{ IndexElem?: { name?: string } }>; conname?: string; whereClause?: unknown };
+  targetList?: Array<{ ResTarget?: { name?: string } }>;
+}
+
+/** The grammar's ON CONFLICT, in the terms of the structural reading (an expression target, which has no name, as "?"). */
+function conflictOf(clause: ConflictClause): OnConflict {
+  const target = clause.infer?.indexElems?.map((elem) => elem.IndexElem?.name ?? "?");
+  return {
+    ...(target && { target: clause.infer?.whereClause === undefined ? target : [...target, "WHERE"] }),
+    ...(clause.infer?.conname !== undefined && { constraint: clause.infer.conname }),
+    action: clause.action === "ONCONFLICT_UPDATE" ? "update" : "nothing",
+    columns: (clause.targetList ?? []).map((target) => target.ResTarget?.name ?? "?"),
   };
 }
 
@@ -69,6 +86,7 @@ interface Grammar {
   alias?: string;
   where: boolean;
   returning: boolean;
+  onConflict?: OnConflict;
 }
 
 /** Where the structural reading differs from the grammar's, in words; undefined when they agree. */
@@ -79,5 +97,7 @@ function disagreementWith(grammar: Grammar, statement: Statement): string | unde
   const where = statement.kind === "insert" ? false : statement.where !== undefined;
   if (grammar.where !== where) return "whether it has a WHERE";
   if (grammar.returning !== (statement.returning !== undefined)) return "whether it has a RETURNING";
+  const conflict = statement.kind === "insert" ? statement.onConflict : undefined;
+  if (JSON.stringify(grammar.onConflict) !== JSON.stringify(conflict)) return "its ON CONFLICT";
   return undefined;
 }
