@@ -111,7 +111,8 @@ async function settleCall(journal: Journal, action: Action, flags: SettleArgs): 
   const manifest = loadManifest(manifestPathForRun(run, flags.manifest, process.cwd()));
   const matcher = createMatcher(manifest);
   const given = givenResult(flags.result);
-  const inverse = matcher.classify(action.server, action.tool).rule?.inverse;
+  const rule = matcher.classify(action.server, action.tool).rule;
+  const inverse = action.snapshot?.absent && rule?.whenAbsent ? rule.whenAbsent : rule?.inverse;
   if (given === undefined && action.resultText === undefined && inverse?.some((call) => readsResult(call.args))) {
     throw new SynartesisError("usage", `the inverse of ${callText(action, 100)} is built from what it returned ($result), and its answer never came`, {
       hint: `Look up what the server now holds for it and give that with --result, e.g. synartesis settle ${shortId(action.id)} --applied --result '{"id":"…"}'; nothing was recorded.`,

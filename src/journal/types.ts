@@ -1,5 +1,5 @@
 // What the journal stores, as the rest of the program sees it (R-JOURNAL-2/3).
-import type { Inverse, ResolvedCall } from "../manifest/inverse.ts";
+import type { Inverse, ResolvedCall, ResolvedRead as VerifyCall } from "../manifest/inverse.ts";
 import type { ToolClass } from "../manifest/types.ts";
 
 export { inverseCalls, type Inverse, type ResolvedCall } from "../manifest/inverse.ts";
@@ -31,9 +31,7 @@ export interface RunSummary extends Run {
   waiting: number;
 }
 
-export interface VerifyCall extends ResolvedCall {
-  absentWhen: string[];
-}
+export type { ResolvedRead as VerifyCall } from "../manifest/inverse.ts";
 
 /** What a read observed: a payload, or that the thing does not exist. */
 export type Observation = { absent: false; payload: unknown } | { absent: true };

@@ -128,11 +128,14 @@ export function adoptShipped(
   return undefined;
 }
 
-/** The calls a rule names besides its match: its snapshot, each call of its inverse, and the read tool of its `sql:`. */
+/** The calls a rule names besides its match: its snapshot, each call of its inverse and when_absent, and the read tool of its `sql:`. */
 function callsOf(rule: YAMLMap): YAMLMap[] {
   const sql = rule.get("sql", true);
-  const inverse = rule.get("inverse", true);
-  const calls: unknown[] = [rule.get("snapshot", true), ...(isSeq(inverse) ? inverse.items : [inverse]), isMap(sql) ? sql.get("read", true) : undefined];
+  const listed = (key: string) => {
+    const value = rule.get(key, true);
+    return isSeq(value) ? value.items : [value];
+  };
+  const calls: unknown[] = [rule.get("snapshot", true), ...listed("inverse"), ...listed("when_absent"), isMap(sql) ? sql.get("read", true) : undefined];
   return calls.filter((call): call is YAMLMap => isMap(call));
 }
 

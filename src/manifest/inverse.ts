@@ -2,13 +2,36 @@
 // resolved against the call's arguments, the state read before it and what it
 // returned. Pure; throws ResolveError naming the reference that failed.
 import { readsSnapshot, resolveTemplate } from "./refs.ts";
-import type { CallSpec } from "./types.ts";
+import type { CallSpec, Rule } from "./types.ts";
 
 /** A call with literal arguments: a resolved inverse or verification read. */
 export interface ResolvedCall {
   server: string;
   tool: string;
   args: unknown;
+}
+
+/** A read with literal arguments, and what in its answer means the thing does not exist: a verification read. */
+export interface ResolvedRead extends ResolvedCall {
+  /** Phrases of an error answer that mean absence (none: every error does). */
+  absentWhen: string[];
+  /** The whole text of a successful answer that means absence. */
+  absentText?: string;
+  /** The answer's text is the state as written (not read as JSON). */
+  asText?: true;
+}
+
+/** A rule's snapshot read made concrete for one call's arguments. Throws ResolveError. */
+export function resolveRead(snapshot: CallSpec, args: unknown): ResolvedRead {
+  const absentText = snapshot.absentText && resolveTemplate(snapshot.absentText, { args });
+  return {
+    server: snapshot.server,
+    tool: snapshot.tool,
+    args: resolveTemplate(snapshot.args, { args }),
+    absentWhen: snapshot.absentWhen,
+    ...(absentText !== undefined && { absentText: typeof absentText === "string" ? absentText : JSON.stringify(absentText) }),
+    ...(snapshot.asText && { asText: true as const }),
+  };
 }
 
 /**
@@ -47,4 +70,10 @@ export function resolveInverse(calls: CallSpec[], data: InverseData): Inverse | 
   if (data.snapshot?.absent && calls.some((call) => readsSnapshot(call.args))) return undefined;
   const context = { args: data.args, snapshot: data.snapshot && !data.snapshot.absent ? data.snapshot.payload : undefined, result: data.result };
   return inverseOf(calls.map((call) => ({ server: call.server, tool: call.tool, args: resolveTemplate(call.args, context) })));
+}
+
+/** A rule's inverse for one call: its when_absent when the snapshot found nothing and it has one, else its inverse. */
+export function ruleInverse(rule: Pick<Rule, "inverse" | "whenAbsent">, data: InverseData): Inverse | undefined {
+  if (data.snapshot?.absent && rule.whenAbsent) return resolveInverse(rule.whenAbsent, { args: data.args, result: data.result });
+  return rule.inverse && resolveInverse(rule.inverse, data);
 }

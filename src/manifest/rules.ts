@@ -3,7 +3,7 @@
 import type { SectionContext } from "./context.ts";
 import { patternToRegExp } from "./match.ts";
 import type { Path } from "./problems.ts";
-import { parseTemplate, refsOf, type Namespace } from "./refs.ts";
+import { parseTemplate, refsOf, type Namespace, type Template } from "./refs.ts";
 import type { RawCall, RawRule } from "./schema.ts";
 import { DEFAULT_MAX_ROWS, type CallSpec, type Rule, type SqlSpec } from "./types.ts";
 
@@ -15,9 +15,13 @@ function splitTool(qualified: string): { server: string; tool: string } | undefi
   return { server: qualified.slice(0, dot), tool: qualified.slice(dot + 1) };
 }
 
-const ALLOWED_NAMESPACES: Record<"snapshot" | "inverse", (hasSnapshot: boolean) => Namespace[]> = {
+type CallPart = "snapshot" | "inverse" | "when_absent";
+
+const ALLOWED_NAMESPACES: Record<CallPart, (hasSnapshot: boolean) => Namespace[]> = {
   snapshot: () => ["args"],
   inverse: (hasSnapshot) => (hasSnapshot ? ["args", "result", "snapshot"] : ["args", "result"]),
+  // Used when the snapshot found nothing: there is no snapshot to read.
+  when_absent: () => ["args", "result"],
 };
 
 const NAMESPACE_TEXT: Record<Namespace, string> = { args: "$.", result: "$result", snapshot: "$snapshot", item: "$item" };
@@ -55,12 +59,8 @@ export function parseRules(raw: RawRule[], serverNames: string[], ctx: SectionCo
       line,
     };
     if (rule.snapshot) parsed.snapshot = parseCall(rule.snapshot, "snapshot", rule, [...path, "snapshot"], serverNames, ctx);
-    if (rule.inverse) {
-      const calls: Array<[RawCall, Path]> = Array.isArray(rule.inverse)
-        ? rule.inverse.map((call, i) => [call, [...path, "inverse", i]])
-        : [[rule.inverse, [...path, "inverse"]]];
-      parsed.inverse = calls.map(([call, at]) => parseCall(call, "inverse", rule, at, serverNames, ctx));
-    }
+    if (rule.inverse) parsed.inverse = parseCalls(rule.inverse, "inverse", rule, path, serverNames, ctx);
+    if (rule.when_absent) parsed.whenAbsent = parseCalls(rule.when_absent, "when_absent", rule, path, serverNames, ctx);
     rules.push(parsed);
   });
   return rules;
@@ -96,6 +96,28 @@ function checkClass(rule: RawRule, path: Path, ctx: SectionContext): void {
   if (rule.idempotent !== undefined && !needsInverse) {
     ctx.report([...path, "idempotent"], `"idempotent" says undo may resend this rule's inverse, and ${withArticle(rule.class)} rule has none`, true);
   }
+  if (rule.when_absent !== undefined && rule.class !== "reversible") {
+    ctx.report(
+      [...path, "when_absent"],
+      `"when_absent" undoes a reversible call whose snapshot found nothing; ${withArticle(rule.class)} rule has no snapshot to find nothing`,
+      true,
+    );
+  } else if (rule.when_absent !== undefined && !rule.snapshot) {
+    ctx.report([...path, "when_absent"], `"when_absent" needs a "snapshot" (the read that may find nothing)`);
+  }
+  for (const part of ["inverse", "when_absent"] as const) {
+    const calls = rule[part] === undefined ? [] : [rule[part]].flat();
+    calls.forEach((call, i) => {
+      for (const key of ["absent_text", "as_text"] as const) {
+        if (call[key] === undefined) continue;
+        ctx.report(
+          [...path, part, ...(Array.isArray(rule[part]) ? [i] : []), key],
+          `"${key}" belongs to a snapshot (the read of the state), not to ${part === "inverse" ? "an inverse" : "when_absent"}`,
+          true,
+        );
+      }
+    });
+  }
   const inverses = rule.inverse === undefined ? [] : Array.isArray(rule.inverse) ? rule.inverse : [rule.inverse];
   inverses.forEach((call, i) => {
     if (call.absent_when === undefined) return;
@@ -104,8 +126,21 @@ function checkClass(rule: RawRule, path: Path, ctx: SectionContext): void {
   });
 }
 
+/** An inverse (or when_absent) of one call or of several in order. */
+function parseCalls(
+  raw: RawCall | RawCall[],
+  part: "inverse" | "when_absent",
+  rule: RawRule,
+  rulePath: Path,
+  serverNames: string[],
+  ctx: SectionContext,
+): CallSpec[] {
+  const calls: Array<[RawCall, Path]> = Array.isArray(raw) ? raw.map((call, i) => [call, [...rulePath, part, i]]) : [[raw, [...rulePath, part]]];
+  return calls.map(([call, at]) => parseCall(call, part, rule, at, serverNames, ctx));
+}
+
 /** A rule's snapshot or one call of its inverse (at `path`): one concrete tool, and args whose references that part may use. */
-function parseCall(raw: RawCall, part: "snapshot" | "inverse", rule: RawRule, path: Path, serverNames: string[], ctx: SectionContext): CallSpec {
+function parseCall(raw: RawCall, part: CallPart, rule: RawRule, path: Path, serverNames: string[], ctx: SectionContext): CallSpec {
   const target = splitTool(raw.tool);
   if (!target || raw.tool.includes("*")) {
     ctx.report([...path, "tool"], `${part} tool "${raw.tool}" must name one tool as "server.tool" (no "*")`);
@@ -132,7 +167,20 @@ function parseCall(raw: RawCall, part: "snapshot" | "inverse", rule: RawRule, pa
     tool: target?.tool ?? "",
     args,
     absentWhen: absent === undefined ? [] : [absent].flat(),
+    ...(raw.absent_text !== undefined && part === "snapshot" && { absentText: absentTextOf(raw.absent_text, [...path, "absent_text"], ctx) }),
+    ...(raw.as_text === true && part === "snapshot" && { asText: true }),
   };
+}
+
+/** A snapshot's absent_text: text that may name the call's arguments ("Key not found: $.key"), nothing else. */
+function absentTextOf(text: string, path: Path, ctx: SectionContext): Template {
+  const problems: Array<{ at: Path; message: string }> = [];
+  const template = parseTemplate(text, problems);
+  for (const problem of problems) ctx.report(path, problem.message);
+  for (const { ref } of refsOf(template)) {
+    if (ref.namespace !== "args") ctx.report(path, `${ref.text} cannot be used in absent_text (allowed here: $.)`);
+  }
+  return template;
 }
 
 /**

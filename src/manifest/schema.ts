@@ -12,6 +12,8 @@ export const CallSchema = Type.Object(
     tool: Type.String({ minLength: 1 }),
     args: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
     absent_when: Type.Optional(Type.Union([Type.String({ minLength: 1 }), Type.Array(Type.String({ minLength: 1 }), { minItems: 1 })])),
+    absent_text: Type.Optional(Type.String({ minLength: 1 })),
+    as_text: Type.Optional(Type.Boolean()),
   },
   { additionalProperties: false },
 );
@@ -73,6 +75,7 @@ export const RuleSchema = Type.Object(
     gate: Type.Optional(Type.Enum([...GATES])),
     snapshot: Type.Optional(CallSchema),
     inverse: Type.Optional(Type.Union([CallSchema, Type.Array(CallSchema, { minItems: 1 })])),
+    when_absent: Type.Optional(Type.Union([CallSchema, Type.Array(CallSchema, { minItems: 1 })])),
     idempotent: Type.Optional(Type.Boolean()),
     sql: Type.Optional(SqlSchema),
   },

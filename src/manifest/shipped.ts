@@ -5,6 +5,7 @@ import git from "../../manifests/git.yaml" with { type: "text" };
 import mcpPostgresServer from "../../manifests/mcp-postgres-server.yaml" with { type: "text" };
 import memory from "../../manifests/memory.yaml" with { type: "text" };
 import postgres from "../../manifests/postgres.yaml" with { type: "text" };
+import redis from "../../manifests/redis.yaml" with { type: "text" };
 import sqlite from "../../manifests/sqlite.yaml" with { type: "text" };
 import toyCrm from "../../manifests/toy-crm.yaml" with { type: "text" };
 
@@ -24,4 +25,5 @@ export const SHIPPED_MANIFESTS: ShippedManifest[] = [
   { file: "sqlite.yaml", title: "mcp-server-sqlite-npx", text: sqlite },
   { file: "postgres.yaml", title: "@henkey/postgres-mcp-server", text: postgres },
   { file: "mcp-postgres-server.yaml", title: "mcp-postgres-server", text: mcpPostgresServer },
+  { file: "redis.yaml", title: "@modelcontextprotocol/server-redis", text: redis },
 ];

@@ -59,6 +59,10 @@ export interface CallSpec {
   args: Template;
   /** Substrings of an error result that mean "the thing does not exist". */
   absentWhen: string[];
+  /** The whole text of a successful answer that means "the thing does not exist" (a server that says so without an error), built from the call's arguments. */
+  absentText?: Template;
+  /** The answer's text is the state, exactly as written (not read as JSON): a value that only looks like a number stays text. */
+  asText?: boolean;
   /** Where `tool:` is written, for messages. */
   at: { line: number; col: number };
 }
@@ -70,6 +74,8 @@ export interface Rule {
   snapshot?: CallSpec;
   /** The calls that put the state back, sent in order (most rules have one). */
   inverse?: CallSpec[];
+  /** For a reversible rule: the calls that undo it when its snapshot found nothing (a key set that did not exist is deleted). */
+  whenAbsent?: CallSpec[];
   /**
    * The inverse's server honours `_meta` idempotency keys: an inverse whose
    * outcome is unknown may be sent again with the same key (issue 13 item 5).

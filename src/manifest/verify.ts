@@ -9,7 +9,11 @@ import type { CallSpec, Manifest, Rule } from "./types.ts";
 export function missingTools(manifest: Manifest, toolsByServer: Map<string, Set<string>>): string[] {
   const problems: string[] = [];
   for (const rule of manifest.rules) {
-    const calls = [...(rule.snapshot ? [["snapshot", rule.snapshot] as const] : []), ...(rule.inverse ?? []).map((call) => ["inverse", call] as const)];
+    const calls = [
+      ...(rule.snapshot ? [["snapshot", rule.snapshot] as const] : []),
+      ...(rule.inverse ?? []).map((call) => ["inverse", call] as const),
+      ...(rule.whenAbsent ?? []).map((call) => ["when_absent", call] as const),
+    ];
     for (const [part, call] of calls) {
       const tools = toolsByServer.get(call.server);
       if (tools && !tools.has(call.tool)) {
@@ -50,7 +54,7 @@ export function absenceRisks(manifest: Manifest, toolsByServer: Map<string, Set<
   const risks: AbsenceRisk[] = [];
   for (const rule of manifest.rules) {
     const snapshot = rule.snapshot;
-    if (!snapshot || snapshot.absentWhen.length > 0) continue;
+    if (!snapshot || snapshot.absentWhen.length > 0 || snapshot.absentText) continue;
     const tools = toolsByServer.get(snapshot.server);
     const known = tools ? adoptShipped(shipped, snapshot.server, [...tools]) : undefined;
     let phrases: string[] | undefined;

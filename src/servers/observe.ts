@@ -16,17 +16,18 @@ export interface StateRead {
 /**
  * Whether a read's tool-level error means "the thing does not exist" (R-ABSENT-1):
  * with absent_when, only when one of its phrases occurs (in any case); without
- * it, always — the way manifests written for the original Synartesis read.
+ * it, always — the way manifests written for the original Synartesis read —
+ * unless the server says absence without an error (absent_text): then never.
  */
-export function meansAbsent(text: string, absentWhen: string[]): boolean {
-  if (absentWhen.length === 0) return true;
+function meansAbsent(text: string, call: VerifyCall): boolean {
+  if (call.absentWhen.length === 0) return call.absentText === undefined;
   const lower = text.toLowerCase();
-  return absentWhen.some((phrase) => lower.includes(phrase.toLowerCase()));
+  return call.absentWhen.some((phrase) => lower.includes(phrase.toLowerCase()));
 }
 
 /** What identifies a read, answer and meaning alike: two reads with the same key are the same read. */
 export function readKey(call: VerifyCall): string {
-  return canonicalJson([call.server, call.tool, call.args, call.absentWhen]);
+  return canonicalJson([call.server, call.tool, call.args, call.absentWhen, call.absentText ?? null, call.asText ?? false]);
 }
 
 /** `origin`: the client session the read is made for (the pre-read and post-read of its call). */
@@ -43,9 +44,11 @@ export async function readState(upstream: Upstream, call: VerifyCall, origin?: O
     const result = resultOf(reply.msg);
     if (result?.isError) {
       const text = textOf(result) || JSON.stringify(result);
-      return meansAbsent(text, call.absentWhen) ? { read: { absent: true }, absentText: text } : { read: { error: text } };
+      return meansAbsent(text, call) ? { read: { absent: true }, absentText: text } : { read: { error: text } };
     }
-    return { read: { absent: false, payload: payloadOf(result) } };
+    // A server that says "not found" without an error (absent_text): its whole text, exactly, means absence.
+    if (call.absentText !== undefined && textOf(result) === call.absentText) return { read: { absent: true }, absentText: call.absentText };
+    return { read: { absent: false, payload: call.asText ? textOf(result) : payloadOf(result) } };
   } catch (error) {
     if (error instanceof UpstreamError) return { read: { error: error.message } };
     throw error;

@@ -1,7 +1,7 @@
 // --replan (R-UNDO-7): rebuild an action's inverse and verification read from
 // the current manifest, using the state captured when the call ran. Pure.
 import type { Action, Inverse, VerifyCall } from "../journal/types.ts";
-import { resolveInverse } from "../manifest/inverse.ts";
+import { resolveRead, ruleInverse } from "../manifest/inverse.ts";
 import type { Matcher } from "../manifest/match.ts";
 import { payloadOf, ResolveError, resolveTemplate } from "../manifest/refs.ts";
 
@@ -22,14 +22,14 @@ export function replanAction(action: Action, matcher: Matcher, givenResult?: unk
   // Warnings about the inverse are what a replan recomputes; the others (a failed post-read, say) still hold.
   const warnings = action.warnings.filter((w) => !w.includes("undo has no usable inverse"));
   const out: Replanned = { warnings, ...(action.verify ? { verify: action.verify } : {}) };
-  if (!rule?.inverse) {
+  if (!rule?.inverse && !(action.snapshot?.absent && rule?.whenAbsent)) {
     warnings.push(`the current manifest has no inverse for ${action.server}.${action.tool}; undo has no usable inverse for this call`);
     return out;
   }
   const result = givenResult !== undefined ? givenResult : action.resultText === undefined ? undefined : payloadOf(JSON.parse(action.resultText));
   try {
     // Undefined when nothing existed before and the inverse writes that back: nothing to write.
-    const inverse = resolveInverse(rule.inverse, { args: action.args, snapshot: action.snapshot, result });
+    const inverse = ruleInverse(rule, { args: action.args, snapshot: action.snapshot, result });
     if (inverse) out.inverse = inverse;
   } catch (error) {
     if (!(error instanceof ResolveError)) throw error;
@@ -38,12 +38,7 @@ export function replanAction(action: Action, matcher: Matcher, givenResult?: unk
   // The drift check stays whenever state was captured: a replan must never turn a checked revert into a blind one.
   if (rule.snapshot && action.snapshot) {
     try {
-      out.verify = {
-        server: rule.snapshot.server,
-        tool: rule.snapshot.tool,
-        args: resolveTemplate(rule.snapshot.args, { args: action.args }),
-        absentWhen: rule.snapshot.absentWhen,
-      };
+      out.verify = resolveRead(rule.snapshot, action.args);
     } catch (error) {
       if (!(error instanceof ResolveError)) throw error;
       warnings.push(`the verification read could not be resolved (${error.message})`);

@@ -178,9 +178,9 @@ describe("schema (R-MAN-1)", () => {
     ).toEqual([
       '2:1: unknown key "colour" in the manifest (allowed: version, servers, tools, journal)',
       '6:5: unknown key "restart" in server "crm" (allowed: command, args, env, cwd, url, headers, auth, timeout, timeout_max, in_order)',
-      '10:5: unknown key "note" in a tool rule (allowed: match, class, gate, snapshot, inverse, idempotent, sql)',
-      '13:7: unknown key "retry" in snapshot (allowed: tool, args, absent_when)',
-      '16:7: unknown key "when" in inverse (allowed: tool, args, absent_when)',
+      '10:5: unknown key "note" in a tool rule (allowed: match, class, gate, snapshot, inverse, when_absent, idempotent, sql)',
+      '13:7: unknown key "retry" in snapshot (allowed: tool, args, absent_when, absent_text, as_text)',
+      '16:7: unknown key "when" in inverse (allowed: tool, args, absent_when, absent_text, as_text)',
     ]);
   });
 
@@ -208,8 +208,8 @@ describe("schema (R-MAN-1)", () => {
       '5:14: "timeout" must be a positive number of seconds',
       '6:5: unknown key "restart" in server "crm" (allowed: command, args, env, cwd, url, headers, auth, timeout, timeout_max, in_order)',
       '9:12: "class" must be one of readonly, reversible, compensable, irreversible (found "reversable")',
-      '10:5: unknown key "note" in a tool rule (allowed: match, class, gate, snapshot, inverse, idempotent, sql)',
-      '13:7: unknown key "retry" in snapshot (allowed: tool, args, absent_when)',
+      '10:5: unknown key "note" in a tool rule (allowed: match, class, gate, snapshot, inverse, when_absent, idempotent, sql)',
+      '13:7: unknown key "retry" in snapshot (allowed: tool, args, absent_when, absent_text, as_text)',
       '14:5: item 2 of "tools" must be a map, found a string',
     ]);
   });
@@ -252,7 +252,7 @@ describe("schema (R-MAN-1)", () => {
     expect(problems(withRules("  - match: crm.a", "    class: reversible", "    undo: crm.b"))).toEqual([
       '6:5: a reversible rule needs an "inverse" (the call that puts the state back)',
       '6:5: a reversible rule needs a "snapshot" (the read that captures the state it replaces); without one, make it compensable',
-      '8:5: unknown key "undo" in a tool rule (allowed: match, class, gate, snapshot, inverse, idempotent, sql)',
+      '8:5: unknown key "undo" in a tool rule (allowed: match, class, gate, snapshot, inverse, when_absent, idempotent, sql)',
     ]);
   });
 
@@ -405,6 +405,39 @@ describe("cross-field rules (R-MAN-3)", () => {
   test("absent_when belongs to a snapshot, not an inverse", () => {
     expect(rule("  - match: crm.a", "    class: compensable", "    inverse: { tool: crm.b, absent_when: gone }")).toEqual([
       '8:29: "absent_when" belongs to a snapshot (the read that may find nothing), not to an inverse',
+    ]);
+  });
+
+  test("when_absent undoes a reversible call whose snapshot found nothing; absent_text and as_text belong to its snapshot", () => {
+    const manifest = load(
+      withRules(
+        "  - match: crm.set",
+        "    class: reversible",
+        '    snapshot: { tool: crm.get, args: { key: $.key }, absent_text: "Key not found: $.key", as_text: true }',
+        '    inverse: { tool: crm.set, args: { key: $.key, value: "$snapshot" } }',
+        "    when_absent: { tool: crm.delete, args: { key: $.key } }",
+      ),
+    );
+    const set = manifest.rules[0]!;
+    expect(set.whenAbsent).toMatchObject([{ server: "crm", tool: "delete" }]);
+    expect(set.snapshot).toMatchObject({ asText: true, absentText: { kind: "text" } });
+    expect(rule("  - match: crm.a", "    class: compensable", "    inverse: { tool: crm.b }", "    when_absent: { tool: crm.c }")).toEqual([
+      '9:5: "when_absent" undoes a reversible call whose snapshot found nothing; a compensable rule has no snapshot to find nothing',
+    ]);
+    expect(
+      rule(
+        "  - match: crm.a",
+        "    class: reversible",
+        "    snapshot: { tool: crm.get }",
+        "    inverse: { tool: crm.b }",
+        "    when_absent: { tool: crm.c, args: { v: $snapshot } }",
+      ),
+    ).toEqual(["10:44: $snapshot cannot be used in when_absent args (allowed here: $., $result)"]);
+    expect(
+      rule("  - match: crm.a", "    class: reversible", '    snapshot: { tool: crm.get, absent_text: "gone $result" }', "    inverse: { tool: crm.b }"),
+    ).toEqual(["8:45: $result cannot be used in absent_text (allowed here: $.)"]);
+    expect(rule("  - match: crm.a", "    class: compensable", "    inverse: { tool: crm.b, as_text: true }")).toEqual([
+      '8:29: "as_text" belongs to a snapshot (the read of the state), not to an inverse',
     ]);
   });
 
@@ -848,7 +881,7 @@ describe("YAML and the file as a whole (R-MAN-2)", () => {
     expect(error.details).toEqual([
       `${FILE}:5:19: "TOKEN" uses \${NOPE}, which is not set in the environment`,
       `${FILE}:6:3: server name "mail.out" must not be empty or contain "." or "__" (they separate server and tool names)`,
-      `${FILE}:11:5: unknown key "colour" in a tool rule (allowed: match, class, gate, snapshot, inverse, idempotent, sql)`,
+      `${FILE}:11:5: unknown key "colour" in a tool rule (allowed: match, class, gate, snapshot, inverse, when_absent, idempotent, sql)`,
       `${FILE}:14:44: $result.id cannot be used in snapshot args (allowed here: $.)`,
       `${FILE}:15:49: "$5" is not a reference (use $, $.path, $snapshot.path, $result.path, or $item.path inside $as; write $$ for a literal dollar sign)`,
       `${FILE}:16:5: a compensable rule needs an "inverse" (the call that puts the state back)`,
@@ -910,19 +943,19 @@ const malformed: Row[] = [
     name: "unknown rule key",
     text: RULE("    class: readonly", "    reason: safe"),
     at: "8:5",
-    message: 'unknown key "reason" in a tool rule (allowed: match, class, gate, snapshot, inverse, idempotent, sql)',
+    message: 'unknown key "reason" in a tool rule (allowed: match, class, gate, snapshot, inverse, when_absent, idempotent, sql)',
   },
   {
     name: "unknown snapshot key",
     text: RULE("    class: reversible", "    snapshot:", "      tool: crm.get", "      arguments: {}", "    inverse: { tool: crm.update }"),
     at: "10:7",
-    message: 'unknown key "arguments" in snapshot (allowed: tool, args, absent_when)',
+    message: 'unknown key "arguments" in snapshot (allowed: tool, args, absent_when, absent_text, as_text)',
   },
   {
     name: "unknown inverse key",
     text: RULE("    class: compensable", "    inverse:", "      tool: crm.delete", "      absentWhen: gone"),
     at: "10:7",
-    message: 'unknown key "absentWhen" in inverse (allowed: tool, args, absent_when)',
+    message: 'unknown key "absentWhen" in inverse (allowed: tool, args, absent_when, absent_text, as_text)',
   },
   { name: "missing version", text: yaml("servers:", "  crm:", "    command: x"), at: "1:1", message: 'the manifest is missing "version"' },
   { name: "wrong version", text: yaml("version: 2", "servers:", "  crm:", "    command: x"), at: "1:10", message: '"version" must be 1 (found 2)' },

@@ -4,7 +4,7 @@
 import { canonicalJson } from "../../canonical.ts";
 import { JournalError, type NewAction } from "../../journal/journal.ts";
 import { readFailed, type Action, type Inverse, type Observation, type VerifyCall } from "../../journal/types.ts";
-import { resolveInverse } from "../../manifest/inverse.ts";
+import { ruleInverse } from "../../manifest/inverse.ts";
 import { payloadOf, ResolveError, textOf } from "../../manifest/refs.ts";
 import type { Rule, ToolClass } from "../../manifest/types.ts";
 import { gateVerdict, passGate, type GateOutcome, type GateVerdict } from "../policy/gate.ts";
@@ -336,7 +336,8 @@ async function prepare(ctx: CallContext, call: ToolCall, how: HowRecorded, gate:
   const standsOnceDone = async () => (await running.mayWrite()) && !(running.beganEarly && "verify" in read && read.verify?.server !== call.server);
   if (running.beganEarly && ("refused" in read || "absent" in read) && !(await standsOnceDone())) return { kind: "read again" };
   if ("refused" in read) return refuse(read.refused, read.agentText);
-  if ("absent" in read && toolClass === "reversible" && !approval) {
+  // Nothing to restore is held, unless the rule says how to undo it then (when_absent: a key that did not exist is deleted).
+  if ("absent" in read && toolClass === "reversible" && !approval && !rule?.whenAbsent) {
     const reason = `${call.server}.${call.tool} is reversible, but its pre-read ${read.verify.server}.${read.verify.tool} found nothing to restore (${read.absent.split("\n")[0]})`;
     const held = await passGate(ctx, { ...call, class: toolClass }, reason);
     if (!held.proceed) return { kind: "answered", answer: { line: refused(ctx, call, held) } };
@@ -501,9 +502,9 @@ async function recordSql(
  * write, which is no fault of the manifest (undo says it leaves this call in place).
  */
 function inverseOf(rule: Rule | undefined, call: ToolCall, snapshot: Observation | undefined, reply: Reply, warnings: string[]): Inverse | undefined {
-  if (!rule?.inverse) return undefined;
+  if (!rule) return undefined;
   try {
-    return resolveInverse(rule.inverse, { args: call.args, snapshot, result: payloadOf(resultOf(reply.msg)) });
+    return ruleInverse(rule, { args: call.args, snapshot, result: payloadOf(resultOf(reply.msg)) });
   } catch (error) {
     if (!(error instanceof ResolveError)) throw error;
     warnings.push(`the inverse could not be resolved (${error.message}); undo has no usable inverse for this call`);

@@ -4,7 +4,8 @@
 // state from right before the attempt that executed. And the reads around a
 // write that one call hands the next in its server's queue.
 import { readFailed, type Observation, type VerifyCall } from "../../journal/types.ts";
-import { ResolveError, resolveTemplate } from "../../manifest/refs.ts";
+import { resolveRead } from "../../manifest/inverse.ts";
+import { ResolveError } from "../../manifest/refs.ts";
 import type { Rule } from "../../manifest/types.ts";
 import { readKey, readState, type StateRead } from "../../servers/observe.ts";
 import type { Upstream } from "../../servers/upstream.ts";
@@ -83,9 +84,9 @@ async function readBefore(ctx: CallContext, call: ToolCall, verify: VerifyCall, 
 
 export async function preRead(ctx: CallContext, call: ToolCall, rule: Rule | undefined, handed?: HandedRead): Promise<PreRead> {
   if (!rule?.snapshot) return {};
-  let snapshotArgs: unknown;
+  let verify: VerifyCall;
   try {
-    snapshotArgs = resolveTemplate(rule.snapshot.args, { args: call.args });
+    verify = resolveRead(rule.snapshot, call.args);
   } catch (error) {
     if (!(error instanceof ResolveError)) throw error;
     const why = `the pre-read's arguments could not be built from this call: ${error.message}`;
@@ -94,7 +95,6 @@ export async function preRead(ctx: CallContext, call: ToolCall, rule: Rule | und
       agentText: `Synartesis did not run ${call.tool}: the arguments it was given lack what is needed to read the state it would replace (${error.message}).`,
     };
   }
-  const verify: VerifyCall = { server: rule.snapshot.server, tool: rule.snapshot.tool, args: snapshotArgs, absentWhen: rule.snapshot.absentWhen };
   const { read, absentText = "" } = await readBefore(ctx, call, verify, handed);
   if (readFailed(read)) {
     // The agent called call.tool, not the read: its error is said as about this call's arguments, the read named after.
