@@ -9,7 +9,7 @@ import { signInCommands, type OAuthServerSpec } from "../auth/connection.ts";
 import { writeServer, type CommandBlock, type ServerBlock, type ToolInfo, type UrlBlock } from "../manifest/draft.ts";
 import { ManifestError, parseManifest } from "../manifest/load.ts";
 import { SHIPPED_MANIFESTS } from "../manifest/shipped.ts";
-import { DEFAULT_TIMEOUT_SECONDS, type ServerSpec } from "../manifest/types.ts";
+import { DEFAULT_TIMEOUT_SECONDS, DRAFT_MARK, type ServerSpec } from "../manifest/types.ts";
 import { listTools } from "../servers/tools.ts";
 import { signInRefusal, withServers } from "../servers/with-servers.ts";
 import { clientCommand } from "../self.ts";
@@ -154,7 +154,7 @@ function summaryLines(done: {
   const { name, manifestPath, block, draft } = done;
   const self = clientCommand();
   const client = { mcpServers: { synartesis: { command: self.argv[0], args: [...self.argv.slice(1), "proxy", "--manifest", manifestPath] } } };
-  const { adopted, readonly, todo } = draft.counts;
+  const { adopted, readonly, proposed, todo } = draft.counts;
   const lines = [`${done.existing ? "Extended" : "Wrote"} ${manifestPath}: server "${name}" (${done.toolCount} tools).`];
   if ("url" in block && block.auth) {
     const { login } = signInCommands({ name, kind: "url", url: block.url, headers: {}, timeoutMs: 0, line: 0, auth: { scopes: [], manifestPath } });
@@ -163,6 +163,9 @@ function summaryLines(done: {
   if (draft.adoptedFrom) lines.push(`  ${adopted} rules adopted from the shipped policy for ${draft.adoptedFrom.title} (manifests/${draft.adoptedFrom.file})`);
   lines.push(
     `  ${readonly} readonly (the server's readOnlyHint, trusted)`,
+    ...(proposed
+      ? [`  ${proposed} proposed from the server's tools, marked "# ${DRAFT_MARK}": each waits for a person until you check it and remove the mark`]
+      : []),
     `  ${todo} gated with a TODO: decide reversible, compensable, or leave them gated`,
     `TODOs left in the manifest: ${draft.todosInFile}`,
     "",

@@ -1,5 +1,5 @@
 // What the journal stores, as the rest of the program sees it (R-JOURNAL-2/3).
-import type { Inverse, ResolvedCall, ResolvedRead as VerifyCall } from "../manifest/inverse.ts";
+import type { Inverse, ResolvedRead as VerifyCall } from "../manifest/inverse.ts";
 import type { ToolClass } from "../manifest/types.ts";
 
 export { inverseCalls, type Inverse, type ResolvedCall } from "../manifest/inverse.ts";

@@ -9,6 +9,8 @@ export interface SectionContext {
   report: Report;
   /** The 1-based line and column a path points at. */
   position(path: Path, blameKey?: boolean): { line: number; col: number };
+  /** The comment written just above the node at a path (for a list item: above its first key too), if any. */
+  comment(path: Path): string | undefined;
   /** False for a server or rule whose shape is already reported wrong: its cross-field rules are skipped. */
   shapeOk(...path: Path): boolean;
   env: EnvExpander;

@@ -6,20 +6,11 @@ import { isMap, isScalar, isSeq, parseDocument, YAMLMap, YAMLSeq, type Document 
 import { SynartesisError } from "../errors.ts";
 import { createMatcher } from "./match.ts";
 import { MANIFEST_NAME } from "../workspace/discover.ts";
+import { proposeRule } from "./propose.ts";
 import type { ShippedManifest } from "./shipped.ts";
+import { DRAFT_MARK, type ToolInfo } from "./types.ts";
 
-export interface ToolInfo {
-  name: string;
-  description?: string;
-  inputSchema?: unknown;
-  annotations?: {
-    readOnlyHint?: boolean;
-    destructiveHint?: boolean;
-    idempotentHint?: boolean;
-    openWorldHint?: boolean;
-    title?: string;
-  };
-}
+export type { ToolInfo } from "./types.ts";
 
 export interface CommandBlock {
   command: string;
@@ -50,13 +41,13 @@ function serverNode(server: ServerBlock, adopted?: { env?: Record<string, string
 /** One rule to write, with the comment that goes above it. */
 export interface DraftRule {
   node: YAMLMap;
-  kind: "adopted" | "readonly" | "todo";
+  kind: "adopted" | "readonly" | "proposed" | "todo";
 }
 
 export interface Draft {
   text: string;
   adoptedFrom?: ShippedManifest;
-  counts: { adopted: number; readonly: number; todo: number };
+  counts: { adopted: number; readonly: number; proposed: number; todo: number };
   /** TODO comments left in the whole file after writing. */
   todosInFile: number;
 }
@@ -187,10 +178,22 @@ export function draftRule(doc: Document, server: string, tool: ToolInfo, tools: 
     node.commentBefore = ` ${match}: readonly because the server's own readOnlyHint says so (trusted, not verified).`;
     return { node, kind: "readonly" };
   }
+  const proposal = sqlArgument(tool) ? undefined : proposeRule(server, tool, tools);
+  if (proposal && "rule" in proposal) {
+    const node = doc.createNode({ match, ...proposal.rule }) as YAMLMap;
+    node.commentBefore = [
+      ` ${DRAFT_MARK} — proposed by init, because ${proposal.why}. ${oneLineText(tool.description)}`,
+      `   Server hints: ${hintLine(tool)}`,
+      `   Until you remove the first line of this comment, every call of ${tool.name} waits for a person. Check the`,
+      `   snapshot and inverse first (and add absent_when with the words the read's errors use for "not found").`,
+    ].join("\n");
+    return { node, kind: "proposed" };
+  }
   const node = doc.createNode({ match, class: "irreversible", gate: "always" }) as YAMLMap;
   node.commentBefore = [
     ` TODO ${match}: gated until you decide. ${oneLineText(tool.description)}`,
     `   Server hints: ${hintLine(tool)}`,
+    ...(proposal ? [`   No inverse proposed: ${proposal.none}.`] : []),
     ...sqlProposal(server, tool, tools),
     `   Choose one:`,
     `   - reversible: add a snapshot (a read of what it replaces) and an inverse that writes it back;`,
@@ -274,7 +277,7 @@ export function writeServer(options: {
   const seq = rules as YAMLSeq;
   seq.flow = false;
 
-  const counts = { adopted: 0, readonly: 0, todo: 0 };
+  const counts = { adopted: 0, readonly: 0, proposed: 0, todo: 0 };
   if (adopted) {
     if (adopted.rules[0]) {
       const note = [
@@ -295,7 +298,7 @@ export function writeServer(options: {
     if (adopted && matcher.classify(options.name, tool.name).rule) continue;
     const rule = draftRule(doc, options.name, tool, options.tools);
     seq.items.push(rule.node);
-    counts[rule.kind === "readonly" ? "readonly" : "todo"]++;
+    counts[rule.kind === "adopted" ? "todo" : rule.kind]++;
   }
   const text = doc.toString({ lineWidth: 0 });
   return { text, ...(adopted ? { adoptedFrom: adopted.from } : {}), counts, todosInFile: countTodos(text) };

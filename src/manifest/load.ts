@@ -4,7 +4,7 @@
 // loadManifest(), which reads the file.
 import { readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { LineCounter, parseDocument, visit, type Document } from "yaml";
+import { isMap as isYamlMap, LineCounter, parseDocument, visit, type Document } from "yaml";
 import { SynartesisError } from "../errors.ts";
 import type { SectionContext } from "./context.ts";
 import { EnvExpander } from "./env.ts";
@@ -45,6 +45,15 @@ function yamlData(doc: Document, problems: Problems): { data: unknown } | undefi
     problems.at(offset, `YAML error: ${(error as Error).message}`);
     return undefined;
   }
+}
+
+/** The comment above a node: on the node, or (yaml puts it there for a map in a list) on its first key. */
+function commentAbove(doc: Document, path: Path): string | undefined {
+  const node = doc.getIn(path, true);
+  if (!node || typeof node !== "object") return undefined;
+  const own = (node as { commentBefore?: string | null }).commentBefore;
+  const first = isYamlMap(node) ? (node.items[0]?.key as { commentBefore?: string | null } | undefined)?.commentBefore : undefined;
+  return [own, first].filter(Boolean).join("\n") || undefined;
 }
 
 const isMap = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === "object" && !Array.isArray(value);
@@ -94,6 +103,7 @@ export function parseManifest(text: string, file: string, env: Record<string, st
     dir: dirname(file),
     report: problems.report,
     position: (path, blameKey) => problems.position(path, blameKey),
+    comment: (path) => commentAbove(doc, path),
     shapeOk: (...path) => !misshapen.has(path.join("/")),
     env: new EnvExpander(env, onUnset),
   };

@@ -5,7 +5,7 @@ import { patternToRegExp } from "./match.ts";
 import type { Path } from "./problems.ts";
 import { parseTemplate, refsOf, type Namespace, type Template } from "./refs.ts";
 import type { RawCall, RawRule } from "./schema.ts";
-import { DEFAULT_MAX_ROWS, type CallSpec, type Rule, type SqlSpec } from "./types.ts";
+import { DEFAULT_MAX_ROWS, DRAFT_MARK, type CallSpec, type Rule, type SqlSpec } from "./types.ts";
 
 const withArticle = (word: string) => (/^[aeiou]/.test(word) ? `an ${word}` : `a ${word}`);
 
@@ -45,9 +45,11 @@ export function parseRules(raw: RawRule[], serverNames: string[], ctx: SectionCo
     }
     if (!ctx.shapeOk(...path)) return;
     checkMatch(rule.match, [...path, "match"], serverNames, ctx);
+    // A rule init proposed and nobody confirmed yet: it is kept as written, and every call of it waits for a person.
+    const draft = ctx.comment(path)?.includes(DRAFT_MARK) ? ({ draft: true, gate: "always" } as const) : {};
     if (rule.sql) {
       const sql = parseSql(rule, path, serverNames, ctx);
-      if (sql) rules.push({ match: rule.match, class: rule.class, gate: rule.gate ?? "never", sql, line });
+      if (sql) rules.push({ match: rule.match, class: rule.class, gate: rule.gate ?? "never", sql, line, ...draft });
       return;
     }
     checkClass(rule, path, ctx);
@@ -57,6 +59,7 @@ export function parseRules(raw: RawRule[], serverNames: string[], ctx: SectionCo
       gate: rule.gate ?? (rule.class === "irreversible" ? "always" : "never"),
       idempotent: rule.idempotent === true,
       line,
+      ...draft,
     };
     if (rule.snapshot) parsed.snapshot = parseCall(rule.snapshot, "snapshot", rule, [...path, "snapshot"], serverNames, ctx);
     if (rule.inverse) parsed.inverse = parseCalls(rule.inverse, "inverse", rule, path, serverNames, ctx);

@@ -85,7 +85,12 @@ export interface Rule {
   sql?: SqlSpec;
   /** 1-based line of the rule in the manifest, for messages. */
   line: number;
+  /** Proposed by `init` and not yet confirmed (its DRAFT_MARK comment): every call is held, whatever its class. */
+  draft?: true;
 }
+
+/** The comment `init` writes above a rule it proposed; a person removes it to confirm the rule. */
+export const DRAFT_MARK = "draft: confirm";
 
 export const DEFAULT_MAX_ROWS = 10_000;
 
@@ -131,4 +136,18 @@ export const DEFAULT_TIMEOUT_SECONDS = 60;
  */
 export function callDeadlineMs(spec: Pick<ServerSpec, "timeoutMs" | "timeoutMaxMs">): number {
   return spec.timeoutMaxMs ?? spec.timeoutMs * 10;
+}
+
+/** A tool as a server lists it: what init drafts a rule from. */
+export interface ToolInfo {
+  name: string;
+  description?: string;
+  inputSchema?: unknown;
+  annotations?: {
+    readOnlyHint?: boolean;
+    destructiveHint?: boolean;
+    idempotentHint?: boolean;
+    openWorldHint?: boolean;
+    title?: string;
+  };
 }

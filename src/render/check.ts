@@ -5,7 +5,7 @@
 // failure in, lines and an exit code out.
 import { createMatcher } from "../manifest/match.ts";
 import { SHIPPED_MANIFESTS } from "../manifest/shipped.ts";
-import { TOOL_CLASSES, type Manifest, type ServerSpec } from "../manifest/types.ts";
+import { DRAFT_MARK, TOOL_CLASSES, type Manifest, type ServerSpec } from "../manifest/types.ts";
 import { absenceRisks, missingTools, unusedRules } from "../manifest/verify.ts";
 import { callName, printable, table, type Style } from "./style.ts";
 
@@ -42,6 +42,7 @@ export function renderCheck(findings: CheckFindings, style: Style): string[] {
   const counts = TOOL_CLASSES.map((c) => `${manifest.rules.filter((r) => r.class === c).length} ${c}`);
   lines.push("", `${style.bold("Rules")}  ${manifest.rules.length} in all: ${counts.join(", ")}`);
   lines.push(...gatedLines(findings, style));
+  lines.push(...draftLines(findings.manifest, style));
   lines.push(...warningLines(findings, style));
 
   lines.push("");
@@ -55,6 +56,17 @@ export function renderCheck(findings: CheckFindings, style: Style): string[] {
   for (const failure of failures) lines.push(style.red(printable(failure[0]!)), ...failure.slice(1).map((l) => `  ${printable(l)}`));
   lines.push(NOTE);
   return lines;
+}
+
+/** The rules init proposed that nobody has confirmed: each holds every call until its mark is removed. */
+function draftLines(manifest: Manifest, style: Style): string[] {
+  const drafts = manifest.rules.filter((rule) => rule.draft);
+  if (drafts.length === 0) return [];
+  return [
+    "",
+    style.bold(`Drafts to confirm (proposed by init; each call waits for a person until you remove the "# ${DRAFT_MARK}" line above the rule)`),
+    ...drafts.map((rule) => `  ${manifest.path}:${rule.line}  ${rule.match}  ${rule.class}`),
+  ];
 }
 
 /** What is gated (and which tools that catches), and what no rule covers. */

@@ -3,7 +3,7 @@
 import type { Action, Inverse, VerifyCall } from "../journal/types.ts";
 import { resolveRead, ruleInverse } from "../manifest/inverse.ts";
 import type { Matcher } from "../manifest/match.ts";
-import { payloadOf, ResolveError, resolveTemplate } from "../manifest/refs.ts";
+import { payloadOf, ResolveError } from "../manifest/refs.ts";
 
 export interface Replanned {
   inverse?: Inverse;

@@ -4,7 +4,8 @@ import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse } from "yaml";
-import { BIN, ROOT, run, tempDir } from "../helpers.ts";
+import { BIN, connect, ROOT, run, tempDir } from "../helpers.ts";
+import { sameAsShipped } from "../fixtures/shipped-rules.ts";
 
 // The preload's default timeout reaches only the first file bun runs; tests sharing the machine need the room.
 setDefaultTimeout(60_000);
@@ -123,28 +124,73 @@ describe.concurrent("init", () => {
     expect(manifestOf(dir).servers.mem.env).toEqual({ MEMORY_FILE_PATH: join(dir, "g.jsonl") });
   });
 
-  test("--draft: readOnlyHint tools become readonly, every other tool a gated TODO", async () => {
+  test("--draft on the toy CRM: readOnlyHint tools readonly, the writes proposed from the server's own tools, equal to the shipped rules", async () => {
     const dir = tempDir();
-    const result = await run(["init", "crm", "--draft", "--", "synartesis", "toy-crm"], { cwd: dir });
+    const result = await run(["init", "crm", "--draft", "--", "synartesis", "toy-crm", "--state", "./crm.json"], { cwd: dir });
     expect(result.code).toBe(0);
     expect(result.stdout).toContain("1 readonly (the server's readOnlyHint, trusted)");
-    expect(result.stdout).toContain("5 gated with a TODO");
-    expect(result.stdout).toContain("TODOs left in the manifest: 5");
+    expect(result.stdout).toContain('4 proposed from the server\'s tools, marked "# draft: confirm"');
+    expect(result.stdout).toContain("1 gated with a TODO");
     const text = readFileSync(join(dir, "synartesis.yaml"), "utf8");
     expect(text).toContain("# crm.get_customer: readonly because the server's own readOnlyHint says so (trusted, not verified).");
+    expect(text).toContain('# draft: confirm — proposed by init, because crm.get_customer reads "customer" first and update_customer writes it back.');
     expect(text).toContain("# TODO crm.send_email: gated until you decide. Send an email");
-    expect(text).toContain("#   Server hints: destructiveHint=false, idempotentHint=false, openWorldHint=true");
-    expect(text).toContain("#   - reversible: add a snapshot");
-    expect(text).toContain("#   - compensable: add an inverse built from $result");
-    expect(text).toContain("#   - or leave it irreversible: every call waits for a person's approval.");
+    expect(text).toContain("#   No inverse proposed: its name (send…) belongs to no family Synartesis knows");
     expect(matches(manifestOf(dir))).toEqual([
       "crm.get_customer readonly",
-      "crm.create_customer irreversible always",
-      "crm.update_customer irreversible always",
-      "crm.delete_customer irreversible always",
-      "crm.restore_customer irreversible always",
+      "crm.create_customer compensable",
+      "crm.update_customer reversible",
+      "crm.delete_customer reversible",
+      "crm.restore_customer compensable",
       "crm.send_email irreversible always",
     ]);
+    // Confirmed unchanged, every mutating tool's rule is the shipped one (absent_when and idempotent are for a person to add).
+    expect(sameAsShipped(manifestOf(dir), "toy-crm.yaml", "crm")).toEqual({ same: 5, of: 5, differ: [] });
+
+    // check lists each mark; a marked rule holds every call, whatever its class.
+    const checked = await run(["check"], { cwd: dir });
+    expect(checked.stdout).toContain(
+      `Drafts to confirm (proposed by init; each call waits for a person until you remove the "# draft: confirm" line above the rule)\n  ${join(dir, "synartesis.yaml")}:21  crm.create_customer  compensable\n  ${join(dir, "synartesis.yaml")}:31  crm.update_customer  reversible\n`,
+    );
+    const call = async () => {
+      await using proxy = await connect(BIN, ["proxy"], { cwd: dir });
+      return (await proxy.client.callTool({ name: "update_customer", arguments: { id: "c_001", plan: "free" } })) as any;
+    };
+    const held = await call();
+    expect(held.content[0].text).toContain(
+      'the rule for crm.update_customer is a draft Synartesis proposed, not yet confirmed by a person (its "# draft: confirm" mark)',
+    );
+
+    // Confirmed (the mark removed, the rule unchanged): recorded as reversible, and undone.
+    writeFileSync(
+      join(dir, "synartesis.yaml"),
+      text.replace(/ {2}# draft: confirm — proposed by init, because crm.get_customer reads "customer" first and update_customer.*\n/, ""),
+    );
+    const confirmed = (await run(["check"], { cwd: dir })).stdout;
+    expect(confirmed).toContain("crm.create_customer  compensable\n");
+    expect(confirmed).not.toMatch(/:\d+ {2}crm\.update_customer {2}reversible\n/);
+    const ran = await call();
+    expect(ran.isError).toBeFalsy();
+    expect(ran.structuredContent ?? JSON.parse(ran.content[0].text)).toMatchObject({ id: "c_001", plan: "free" });
+    const undone = await run(["undo"], { cwd: dir });
+    expect(undone.stdout).toContain("1 call reverted");
+    expect(undone.code).toBe(0);
+  });
+
+  test("--draft on the memory server: what its names and schemas allow is proposed; each other write says why not", async () => {
+    const dir = tempDir();
+    const memory = join(ROOT, "node_modules/@modelcontextprotocol/server-memory/dist/index.js");
+    const result = await run(["init", "memory", "--draft", "--", "node", memory], { cwd: dir, env: { MEMORY_FILE_PATH: join(dir, "m.jsonl") } });
+    expect(result.code).toBe(0);
+    expect(sameAsShipped(manifestOf(dir), "memory.yaml", "memory")).toEqual({
+      same: 2,
+      of: 6,
+      differ: ["memory.add_observations", "memory.create_entities", "memory.delete_entities", "memory.delete_observations"],
+    });
+    const text = readFileSync(join(dir, "synartesis.yaml"), "utf8");
+    expect(text).toContain(
+      '#   No inverse proposed: no read of "entities" (get_…) takes arguments that delete_entities also takes, and no create_… takes exactly what it deletes.',
+    );
   });
 
   test("with no synartesis on PATH nor in ~/.local/bin, the client block names the build and says it breaks if it moves", async () => {

@@ -360,7 +360,8 @@ describe.concurrent("init --url", () => {
     const written = readFileSync(manifest, "utf8");
     expect(written).toContain(`  notes:\n    url: ${server.url}\n    auth: oauth\n`);
     expect(written).toContain("- match: notes.list_notes\n    class: readonly");
-    expect(written).toContain("# TODO notes.add_note: gated until you decide.");
+    expect(written).toContain("# draft: confirm — proposed by init, because delete_note removes what it made, by the id its answer gives.");
+    expect(written).toContain("# TODO notes.delete_note: gated until you decide.");
     // The sign-in is kept: check starts the server with it, without a browser.
     const check = await run(["check", "--manifest", manifest], { cwd: dir, env: { ...env, BROWSER: "false" } });
     expect(check.code).toBe(0);

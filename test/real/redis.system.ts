@@ -8,7 +8,8 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { RedisClient, type Subprocess } from "bun";
-import { parseDocument } from "yaml";
+import { parse, parseDocument } from "yaml";
+import { sameAsShipped } from "../fixtures/shipped-rules.ts";
 import { NODE_MODULES, ROOT, run, tempDir } from "../helpers.ts";
 import { agent as startAgent, endSession, text } from "./agent-kit.ts";
 import { createMatcher } from "../../src/manifest/match.ts";
@@ -94,6 +95,14 @@ describe.concurrent("manifests/redis.yaml", () => {
     expect(checked.code).toBe(0);
     const matcher = createMatcher(loadManifest(join(ws.dir, "synartesis.yaml"), {}));
     expect(["get", "list", "set", "delete"].map((tool) => matcher.classify("redis", tool).class)).toEqual(["readonly", "readonly", "reversible", "reversible"]);
+  });
+
+  test("init --draft proposes both writes from the server's own tools, equal to the shipped rules once confirmed", async () => {
+    const dir = tempDir("syn-real-redis-draft-");
+    const drafted = await run(["init", "kv", "--draft", "--", "node", SERVER, url], { cwd: dir });
+    expect(drafted.stdout).toContain('2 proposed from the server\'s tools, marked "# draft: confirm"');
+    expect(drafted.code).toBe(0);
+    expect(sameAsShipped(parse(readFileSync(join(dir, "synartesis.yaml"), "utf8")), "redis.yaml", "kv")).toEqual({ same: 2, of: 2, differ: [] });
   });
 
   test("set over a value, set of a new key (with an expiry), delete of a key, delete of a missing key: undone, every value and absence as before", async () => {

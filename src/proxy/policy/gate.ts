@@ -4,7 +4,7 @@ import { callKey } from "../../canonical.ts";
 import type { ApprovalsRole, RecordingRole } from "../../journal/journal.ts";
 import { shortId, type Action } from "../../journal/types.ts";
 import type { Classification } from "../../manifest/match.ts";
-import type { ToolClass } from "../../manifest/types.ts";
+import { DRAFT_MARK, type ToolClass } from "../../manifest/types.ts";
 import { classifySql, extractSql } from "./readonly-sql.ts";
 
 /** An approval covers one retry within this window (R-GATE-3). */
@@ -21,6 +21,9 @@ export function gateVerdict(classification: Classification, server: string, tool
     case "always":
       if (!classification.rule) {
         return { gated: true, reason: `no rule in the manifest covers ${name}, so it is treated as irreversible` };
+      }
+      if (classification.rule.draft) {
+        return { gated: true, reason: `the rule for ${name} is a draft Synartesis proposed, not yet confirmed by a person (its "# ${DRAFT_MARK}" mark)` };
       }
       return {
         gated: true,
