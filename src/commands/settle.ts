@@ -111,7 +111,7 @@ async function settleCall(journal: Journal, action: Action, flags: SettleArgs): 
   const manifest = loadManifest(manifestPathForRun(run, flags.manifest, process.cwd()));
   const matcher = createMatcher(manifest);
   const given = givenResult(flags.result);
-  const rule = matcher.classify(action.server, action.tool).rule;
+  const rule = matcher.classify(action.server, action.tool, action.args).rule;
   const inverse = action.snapshot?.absent && rule?.whenAbsent ? rule.whenAbsent : rule?.inverse;
   if (given === undefined && action.resultText === undefined && inverse?.some((call) => readsResult(call.args))) {
     throw new SynartesisError("usage", `the inverse of ${callText(action, 100)} is built from what it returned ($result), and its answer never came`, {

@@ -5,7 +5,7 @@ import { patternToRegExp } from "./match.ts";
 import type { Path } from "./problems.ts";
 import { parseTemplate, refsOf, type Namespace, type Template } from "./refs.ts";
 import type { RawCall, RawRule } from "./schema.ts";
-import { DEFAULT_MAX_ROWS, DRAFT_MARK, type CallSpec, type Rule, type SqlSpec } from "./types.ts";
+import { DEFAULT_MAX_ROWS, DRAFT_MARK, type CallSpec, type Rule, type SqlSpec, type WhenValue } from "./types.ts";
 
 const withArticle = (word: string) => (/^[aeiou]/.test(word) ? `an ${word}` : `a ${word}`);
 
@@ -37,19 +37,22 @@ export function parseRules(raw: RawRule[], serverNames: string[], ctx: SectionCo
   raw.forEach((rule, index) => {
     const path: Path = ["tools", index];
     const line = ctx.position(path).line;
-    // Before the shape check: a rule with a wrong class still takes its match.
+    // Before the shape check: a rule with a wrong class still takes its match (two rules may share one with different `when`s).
     if (typeof rule?.match === "string") {
-      const previous = seen.get(rule.match);
-      if (previous !== undefined) ctx.report([...path, "match"], `duplicate match "${rule.match}" (already used by the rule at line ${previous})`);
-      else seen.set(rule.match, line);
+      const key = `${rule.match}\u0000${JSON.stringify(rule.when ?? null)}`;
+      const previous = seen.get(key);
+      const what = rule.when ? `match "${rule.match}" with the same when` : `match "${rule.match}"`;
+      if (previous !== undefined) ctx.report([...path, "match"], `duplicate ${what} (already used by the rule at line ${previous})`);
+      else seen.set(key, line);
     }
     if (!ctx.shapeOk(...path)) return;
     checkMatch(rule.match, [...path, "match"], serverNames, ctx);
     // A rule init proposed and nobody confirmed yet: it is kept as written, and every call of it waits for a person.
-    const draft = ctx.comment(path)?.includes(DRAFT_MARK) ? ({ draft: true, gate: "always" } as const) : {};
+    const when = rule.when === undefined ? undefined : parseWhen(rule.when, [...path, "when"], ctx);
+    const extra = { ...(ctx.comment(path)?.includes(DRAFT_MARK) && ({ draft: true, gate: "always" } as const)), ...(when && { when }) };
     if (rule.sql) {
       const sql = parseSql(rule, path, serverNames, ctx);
-      if (sql) rules.push({ match: rule.match, class: rule.class, gate: rule.gate ?? "never", sql, line, ...draft });
+      if (sql) rules.push({ match: rule.match, class: rule.class, gate: rule.gate ?? "never", sql, line, ...extra });
       return;
     }
     checkClass(rule, path, ctx);
@@ -59,7 +62,7 @@ export function parseRules(raw: RawRule[], serverNames: string[], ctx: SectionCo
       gate: rule.gate ?? (rule.class === "irreversible" ? "always" : "never"),
       idempotent: rule.idempotent === true,
       line,
-      ...draft,
+      ...extra,
     };
     if (rule.snapshot) parsed.snapshot = parseCall(rule.snapshot, "snapshot", rule, [...path, "snapshot"], serverNames, ctx);
     if (rule.inverse) parsed.inverse = parseCalls(rule.inverse, "inverse", rule, path, serverNames, ctx);
@@ -67,6 +70,22 @@ export function parseRules(raw: RawRule[], serverNames: string[], ctx: SectionCo
     rules.push(parsed);
   });
   return rules;
+}
+
+/** A rule's `when`: each argument with a value or a list of values, each a string, number, true/false, or null (the argument not given). */
+function parseWhen(raw: Record<string, unknown>, path: Path, ctx: SectionContext): Array<[string, WhenValue[]]> {
+  const scalar = (value: unknown): value is WhenValue => value === null || ["string", "number", "boolean"].includes(typeof value);
+  return Object.entries(raw).flatMap(([name, value]): Array<[string, WhenValue[]]> => {
+    const values = Array.isArray(value) ? value : [value];
+    if (values.length === 0 || !values.every(scalar)) {
+      ctx.report(
+        [...path, name],
+        `"when" gives each argument a value or a list of values (a string, a number, true or false, or null for "not given"); found ${JSON.stringify(value)}`,
+      );
+      return [];
+    }
+    return [[name, values]];
+  });
 }
 
 function checkMatch(match: string, path: Path, serverNames: string[], ctx: SectionContext): void {

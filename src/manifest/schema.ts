@@ -71,6 +71,7 @@ export const SqlSchema = Type.Object(
 export const RuleSchema = Type.Object(
   {
     match: Type.String({ minLength: 1 }),
+    when: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { minProperties: 1 })),
     class: Type.Enum([...TOOL_CLASSES]),
     gate: Type.Optional(Type.Enum([...GATES])),
     snapshot: Type.Optional(CallSchema),

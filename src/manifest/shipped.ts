@@ -2,6 +2,7 @@
 // adopt their rules for servers it recognises.
 import filesystem from "../../manifests/filesystem.yaml" with { type: "text" };
 import git from "../../manifests/git.yaml" with { type: "text" };
+import gitMcpServer from "../../manifests/git-mcp-server.yaml" with { type: "text" };
 import mcpPostgresServer from "../../manifests/mcp-postgres-server.yaml" with { type: "text" };
 import memory from "../../manifests/memory.yaml" with { type: "text" };
 import postgres from "../../manifests/postgres.yaml" with { type: "text" };
@@ -22,6 +23,7 @@ export const SHIPPED_MANIFESTS: ShippedManifest[] = [
   { file: "filesystem.yaml", title: "@modelcontextprotocol/server-filesystem", text: filesystem },
   { file: "memory.yaml", title: "@modelcontextprotocol/server-memory", text: memory },
   { file: "git.yaml", title: "mcp-git", text: git },
+  { file: "git-mcp-server.yaml", title: "@cyanheads/git-mcp-server", text: gitMcpServer },
   { file: "sqlite.yaml", title: "mcp-server-sqlite-npx", text: sqlite },
   { file: "postgres.yaml", title: "@henkey/postgres-mcp-server", text: postgres },
   { file: "mcp-postgres-server.yaml", title: "mcp-postgres-server", text: mcpPostgresServer },

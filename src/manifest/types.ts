@@ -85,9 +85,13 @@ export interface Rule {
   sql?: SqlSpec;
   /** 1-based line of the rule in the manifest, for messages. */
   line: number;
+  /** The rule applies only to calls whose arguments have these values (each argument: one of its list; null: not given). */
+  when?: Array<[string, WhenValue[]]>;
   /** Proposed by `init` and not yet confirmed (its DRAFT_MARK comment): every call is held, whatever its class. */
   draft?: true;
 }
+
+export type WhenValue = string | number | boolean | null;
 
 /** The comment `init` writes above a rule it proposed; a person removes it to confirm the rule. */
 export const DRAFT_MARK = "draft: confirm";

@@ -27,7 +27,7 @@ export function undoSetting(journal: Journal, manifest: Manifest, servers: UndoS
     now,
     leaseMs: claimLease(manifest),
     stillLanding: (action) => stillLanding(journal, manifest, action, now()),
-    idempotent: (action) => matcher.classify(action.server, action.tool).rule?.idempotent === true,
+    idempotent: (action) => matcher.classify(action.server, action.tool, action.args).rule?.idempotent === true,
   };
 }
 

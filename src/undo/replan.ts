@@ -18,7 +18,7 @@ export interface Replanned {
 export function replanAction(action: Action, matcher: Matcher, givenResult?: unknown): Replanned | undefined {
   if (action.status !== "applied" && action.status !== "rolling_back") return undefined;
   if (action.class === "readonly" || action.class === "irreversible") return undefined;
-  const rule = matcher.classify(action.server, action.tool).rule;
+  const rule = matcher.classify(action.server, action.tool, action.args).rule;
   // Warnings about the inverse are what a replan recomputes; the others (a failed post-read, say) still hold.
   const warnings = action.warnings.filter((w) => !w.includes("undo has no usable inverse"));
   const out: Replanned = { warnings, ...(action.verify ? { verify: action.verify } : {}) };

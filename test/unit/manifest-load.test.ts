@@ -178,7 +178,7 @@ describe("schema (R-MAN-1)", () => {
     ).toEqual([
       '2:1: unknown key "colour" in the manifest (allowed: version, servers, tools, journal)',
       '6:5: unknown key "restart" in server "crm" (allowed: command, args, env, cwd, url, headers, auth, timeout, timeout_max, in_order)',
-      '10:5: unknown key "note" in a tool rule (allowed: match, class, gate, snapshot, inverse, when_absent, idempotent, sql)',
+      '10:5: unknown key "note" in a tool rule (allowed: match, when, class, gate, snapshot, inverse, when_absent, idempotent, sql)',
       '13:7: unknown key "retry" in snapshot (allowed: tool, args, absent_when, absent_text, as_text)',
       '16:7: unknown key "when" in inverse (allowed: tool, args, absent_when, absent_text, as_text)',
     ]);
@@ -208,7 +208,7 @@ describe("schema (R-MAN-1)", () => {
       '5:14: "timeout" must be a positive number of seconds',
       '6:5: unknown key "restart" in server "crm" (allowed: command, args, env, cwd, url, headers, auth, timeout, timeout_max, in_order)',
       '9:12: "class" must be one of readonly, reversible, compensable, irreversible (found "reversable")',
-      '10:5: unknown key "note" in a tool rule (allowed: match, class, gate, snapshot, inverse, when_absent, idempotent, sql)',
+      '10:5: unknown key "note" in a tool rule (allowed: match, when, class, gate, snapshot, inverse, when_absent, idempotent, sql)',
       '13:7: unknown key "retry" in snapshot (allowed: tool, args, absent_when, absent_text, as_text)',
       '14:5: item 2 of "tools" must be a map, found a string',
     ]);
@@ -252,7 +252,7 @@ describe("schema (R-MAN-1)", () => {
     expect(problems(withRules("  - match: crm.a", "    class: reversible", "    undo: crm.b"))).toEqual([
       '6:5: a reversible rule needs an "inverse" (the call that puts the state back)',
       '6:5: a reversible rule needs a "snapshot" (the read that captures the state it replaces); without one, make it compensable',
-      '8:5: unknown key "undo" in a tool rule (allowed: match, class, gate, snapshot, inverse, when_absent, idempotent, sql)',
+      '8:5: unknown key "undo" in a tool rule (allowed: match, when, class, gate, snapshot, inverse, when_absent, idempotent, sql)',
     ]);
   });
 
@@ -438,6 +438,23 @@ describe("cross-field rules (R-MAN-3)", () => {
     ).toEqual(["8:45: $result cannot be used in absent_text (allowed here: $.)"]);
     expect(rule("  - match: crm.a", "    class: compensable", "    inverse: { tool: crm.b, as_text: true }")).toEqual([
       '8:29: "as_text" belongs to a snapshot (the read of the state), not to an inverse',
+    ]);
+  });
+
+  test("when: a rule for some calls of a tool, by argument values; the same match twice only with different whens", () => {
+    const manifest = load(
+      withRules("  - match: crm.a", "    when: { mode: [create, add], dry: null }", "    class: readonly", "  - match: crm.a", "    class: irreversible"),
+    );
+    expect(manifest.rules[0]!.when).toEqual([
+      ["mode", ["create", "add"]],
+      ["dry", [null]],
+    ]);
+    expect(manifest.rules[1]!.when).toBeUndefined();
+    expect(
+      rule("  - match: crm.a", "    when: { mode: x }", "    class: readonly", "  - match: crm.a", "    when: { mode: x }", "    class: readonly"),
+    ).toEqual(['9:12: duplicate match "crm.a" with the same when (already used by the rule at line 6)']);
+    expect(rule("  - match: crm.a", "    when: { mode: { deep: 1 } }", "    class: readonly")).toEqual([
+      '7:19: "when" gives each argument a value or a list of values (a string, a number, true or false, or null for "not given"); found {"deep":1}',
     ]);
   });
 
@@ -881,7 +898,7 @@ describe("YAML and the file as a whole (R-MAN-2)", () => {
     expect(error.details).toEqual([
       `${FILE}:5:19: "TOKEN" uses \${NOPE}, which is not set in the environment`,
       `${FILE}:6:3: server name "mail.out" must not be empty or contain "." or "__" (they separate server and tool names)`,
-      `${FILE}:11:5: unknown key "colour" in a tool rule (allowed: match, class, gate, snapshot, inverse, when_absent, idempotent, sql)`,
+      `${FILE}:11:5: unknown key "colour" in a tool rule (allowed: match, when, class, gate, snapshot, inverse, when_absent, idempotent, sql)`,
       `${FILE}:14:44: $result.id cannot be used in snapshot args (allowed here: $.)`,
       `${FILE}:15:49: "$5" is not a reference (use $, $.path, $snapshot.path, $result.path, or $item.path inside $as; write $$ for a literal dollar sign)`,
       `${FILE}:16:5: a compensable rule needs an "inverse" (the call that puts the state back)`,
@@ -943,7 +960,7 @@ const malformed: Row[] = [
     name: "unknown rule key",
     text: RULE("    class: readonly", "    reason: safe"),
     at: "8:5",
-    message: 'unknown key "reason" in a tool rule (allowed: match, class, gate, snapshot, inverse, when_absent, idempotent, sql)',
+    message: 'unknown key "reason" in a tool rule (allowed: match, when, class, gate, snapshot, inverse, when_absent, idempotent, sql)',
   },
   {
     name: "unknown snapshot key",

@@ -203,3 +203,30 @@ describe("properties", () => {
     );
   });
 });
+
+describe("when: rules for some of a tool's calls, by their arguments", () => {
+  const matcher = createMatcher({
+    rules: [
+      rule("git.git_branch", "irreversible"),
+      { ...rule("git.git_branch", "compensable"), when: [["mode", ["create"]]] },
+      { ...rule("git.git_branch", "readonly"), when: [["mode", ["list", "show"]]] },
+      { ...rule("git.git_add", "compensable"), when: [["all", [null, false]]] },
+      rule("git.*", "irreversible"),
+    ],
+  });
+  test("the rule whose when the arguments meet, else the one without", () => {
+    expect(matcher.classify("git", "git_branch", { mode: "create", branchName: "x" }).class).toBe("compensable");
+    expect(matcher.classify("git", "git_branch", { mode: "show" }).class).toBe("readonly");
+    expect(matcher.classify("git", "git_branch", { mode: "rename" }).class).toBe("irreversible");
+    expect(matcher.classify("git", "git_branch", {}).class).toBe("irreversible");
+  });
+  test("null stands for an argument not given (or given as null)", () => {
+    expect(matcher.classify("git", "git_add", { paths: ["a"] }).class).toBe("compensable");
+    expect(matcher.classify("git", "git_add", { paths: ["a"], all: false }).class).toBe("compensable");
+    expect(matcher.classify("git", "git_add", { all: true }).class).toBe("irreversible");
+  });
+  test("without arguments (a tool listed, not called) only rules without when apply", () => {
+    expect(matcher.classify("git", "git_branch").class).toBe("irreversible");
+    expect(matcher.classify("git", "git_add").rule?.match).toBe("git.*");
+  });
+});

@@ -101,7 +101,7 @@ function refused(ctx: CallContext, call: ToolCall, outcome: Extract<GateOutcome,
 }
 
 async function classifyAndRun(ctx: CallContext, call: ToolCall): Promise<string> {
-  const classification = ctx.matcher.classify(call.server, call.tool);
+  const classification = ctx.matcher.classify(call.server, call.tool, call.args);
   let verdict = gateVerdict(classification, call.server, call.tool, call.args);
   let rule = classification.rule;
   let toolClass = classification.class;
