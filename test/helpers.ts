@@ -318,3 +318,6 @@ export function initializeFrame(id = 0, name = "test-agent"): string {
     params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name, version: "1.0.0" } },
   });
 }
+
+/** The operating-system account these tests run as: the one a decision (approve, deny) is recorded under. */
+export const ACCOUNT = Bun.spawnSync(["id", "-un"]).stdout.toString().trim();

@@ -3,7 +3,7 @@
 import { beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdirSync, readFileSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
-import { BIN, ROOT, run, tempDir, type RunResult } from "./helpers.ts";
+import { BIN, ROOT, run, tempDir, type RunResult, ACCOUNT } from "./helpers.ts";
 
 // Each file sets its own: the preload's default reaches only the first file bun runs.
 setDefaultTimeout(60_000);
@@ -39,14 +39,20 @@ async function runBlock(name: string): Promise<RunResult> {
 
 /** What differs from run to run — ids, times, this folder, this binary — written as the README writes it. */
 function normalised(text: string): string {
-  return text
-    .replaceAll(folder, "/home/you/crm-demo")
-    .replaceAll(linked, "/home/you/.local/bin/synartesis")
-    .replaceAll(BIN, "/home/you/.local/bin/synartesis")
-    .replace(/\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/g, "<run id>")
-    .replace(/\b[0-9a-f]{8}\b/g, "<id>")
-    .replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z/g, "<time>")
-    .replace(/\d{4}-\d\d-\d\d \d\d:\d\d:\d\d/g, "<time>");
+  return (
+    text
+      .replaceAll(folder, "/home/you/crm-demo")
+      .replaceAll(linked, "/home/you/.local/bin/synartesis")
+      .replaceAll(BIN, "/home/you/.local/bin/synartesis")
+      .replace(/\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/g, "<run id>")
+      .replace(/\b[0-9a-f]{8}\b/g, "<id>")
+      .replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z/g, "<time>")
+      .replace(/\d{4}-\d\d-\d\d \d\d:\d\d:\d\d/g, "<time>")
+      // A decision is recorded under the account that makes it: the reader's is "you".
+      .replaceAll(`(by ${ACCOUNT})`, "(by you)")
+      .replaceAll(`(by ${ACCOUNT}:`, "(by you:")
+      .replaceAll(`: ${ACCOUNT} denied it`, ": you denied it")
+  );
 }
 
 /** The README shows exactly this output (ids, times and paths aside). */
@@ -185,10 +191,12 @@ describe("README walkthrough", () => {
   test("9. denied, the retry is told who and why", async () => {
     const result = await runBlock("deny");
     expect(result.code).toBe(0);
-    expect(result.stdout).toContain("(by jo: we do not pressure customers)");
+    expect(result.stdout).toContain(`(by ${ACCOUNT}: we do not pressure customers)`);
     const told = replies().at(-1).result;
     expect(told.isError).toBe(true);
-    expect(told.content[0].text).toMatch(/^DENIED — Synartesis did not run this call: jo denied it at \S+ with the reason: we do not pressure customers\./);
+    expect(told.content[0].text).toMatch(
+      new RegExp(`^DENIED — Synartesis did not run this call: ${ACCOUNT} denied it at \\S+ with the reason: we do not pressure customers\\.`),
+    );
     expect(state().outbox.length).toBe(1);
     expectShown("deny", result.stdout);
     expectShown("deny-reply", lastReplyText());

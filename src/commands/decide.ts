@@ -4,19 +4,22 @@ import type { Action } from "../journal/types.ts";
 import { shortId } from "../journal/types.ts";
 import { decisionText, settledText } from "../render/runs.ts";
 import { callName, oneLine } from "../render/style.ts";
-import { currentUser, openExistingJournal, tell, writeLines } from "./shared.ts";
+import { decider, mayNotDecide } from "../workspace/deciders.ts";
+import { existingJournal } from "../workspace/discover.ts";
+import { openExistingJournal, tell, writeLines } from "./shared.ts";
 
 export const decisionArgs = {
   id: { type: "positional", required: false, description: "Action id or any unique prefix (default: the only call waiting)" },
   all: { type: "boolean", description: "Every call that is waiting" },
-  by: { type: "string", valueHint: "name", description: "Who decides (default: the logged-in user)" },
 } as const;
 
 export async function decide(
   verb: "approve" | "deny",
-  args: { id?: string; all?: boolean; by?: string; reason?: string; journal?: string; manifest?: string },
+  args: { id?: string; all?: boolean; reason?: string; journal?: string; manifest?: string },
 ): Promise<number> {
   if (args.id && args.all) throw new SynartesisError("usage", `give an action id or --all, not both`);
+  // Who decides is the account running this (R-PEOPLE-2), never a name given.
+  const by = decider(existingJournal(process.cwd(), args));
   const journal = await openExistingJournal(args);
   try {
     let targets: Action[];
@@ -38,11 +41,16 @@ export async function decide(
       }
       targets = waiting;
     }
-    const by = args.by ?? currentUser();
     const status = verb === "approve" ? "approved" : "denied";
     const lines: string[] = [];
     let refused = 0;
     for (const target of targets) {
+      const notAllowed = await mayNotDecide(journal, target, by, args.manifest);
+      if (notAllowed) {
+        tell(`refused: #${target.seq} ${callName(target)} (${shortId(target.id)}) is not ${verb === "approve" ? "approved" : "denied"}: ${notAllowed}`);
+        refused++;
+        continue;
+      }
       const outcome = await journal.decide(target.id, { status, by, at: new Date().toISOString(), reason: args.reason });
       if ("settled" in outcome) {
         tell(settledText((await journal.getAction(target.id)) ?? target));

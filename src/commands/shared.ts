@@ -1,8 +1,7 @@
 // Argument definitions shared by several commands, and the strict flag check
 // citty does not do (it accepts unknown flags silently).
+import { osAccount } from "../workspace/deciders.ts";
 import type { ArgsDef } from "citty";
-import { readFileSync } from "node:fs";
-import { userInfo } from "node:os";
 import { SynartesisError } from "../errors.ts";
 import type { Journal } from "../journal/journal.ts";
 import type { Run } from "../journal/types.ts";
@@ -154,23 +153,11 @@ export function writeJson(value: unknown): void {
   process.stdout.write(JSON.stringify(value, null, 2) + "\n");
 }
 
-/** The logged-in user: $USER, then $LOGNAME, then the OS account name. */
+/** The logged-in user: $USER, then $LOGNAME, then the OS account name (records of who did what; a decision takes the account itself: decider()). */
 export function currentUser(env: Record<string, string | undefined> = process.env): string {
   if (env.USER) return env.USER;
   if (env.LOGNAME) return env.LOGNAME;
-  try {
-    const name = userInfo().username;
-    if (name && name !== "unknown") return name;
-  } catch {}
-  // Some runtimes cannot look the account up; /etc/passwd still can.
-  try {
-    const uid = String(process.getuid?.());
-    const entry = readFileSync("/etc/passwd", "utf8")
-      .split("\n")
-      .find((line) => line.split(":")[2] === uid);
-    if (entry) return entry.split(":")[0]!;
-  } catch {}
-  return "unknown";
+  return osAccount();
 }
 
 /** The manifest to use for a run (the one it was recorded with, unless --manifest says otherwise); a note about the choice goes to stderr. */

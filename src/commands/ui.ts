@@ -9,7 +9,7 @@ import { findJournal, findManifest } from "../workspace/discover.ts";
 import { decisionCommandFor } from "../self.ts";
 import { startUiServer } from "../ui/server.ts";
 import { startupOver } from "../jit.ts";
-import { currentUser } from "./shared.ts";
+import { decider } from "../workspace/deciders.ts";
 import { journalArg, manifestArg, writeLines } from "./shared.ts";
 
 function parsePort(value: string | undefined): number {
@@ -51,7 +51,7 @@ export default defineCommand({
     const journalPath = findJournal(cwd, args);
     const manifest = args.manifest ? findManifest(cwd, args.manifest) : undefined;
     const shown = shownLocation(journalPath);
-    const server = await startUiServer({ port, journalPath, manifest, cwd, decisionCommand: decisionCommandFor(shown), decider: currentUser() });
+    const server = await startUiServer({ port, journalPath, manifest, cwd, decisionCommand: decisionCommandFor(shown), decider: decider(journalPath) });
     startupOver();
     writeLines([
       `Review page for the journal ${shown}${journalMayExist(journalPath) ? "" : " (none yet: runs appear once an agent connects through the proxy)"}:`,

@@ -111,7 +111,8 @@ export function parseManifest(text: string, file: string, env: Record<string, st
   const raw = data as Partial<RawManifest>;
   const rawServers = isMap(raw.servers) ? raw.servers : {};
   const servers = parseServers(rawServers, ctx);
-  const rules = parseRules(Array.isArray(raw.tools) ? raw.tools : [], Object.keys(rawServers), ctx);
+  const groups = isMap(raw.groups) ? (raw.groups as Record<string, string[]>) : undefined;
+  const rules = parseRules(Array.isArray(raw.tools) ? raw.tools : [], Object.keys(rawServers), ctx, Object.keys(groups ?? {}));
   // Where the journal is cannot be guessed: an unset variable in it is an error whatever the mode.
   const journal =
     typeof raw.journal === "string"
@@ -119,7 +120,7 @@ export function parseManifest(text: string, file: string, env: Record<string, st
       : undefined;
 
   if (problems.count) return fail();
-  return { path: file, dir: ctx.dir, servers, rules, unsetVariables, ...(journal === undefined ? {} : { journal }) };
+  return { path: file, dir: ctx.dir, servers, rules, unsetVariables, ...(journal === undefined ? {} : { journal }), ...(groups && { groups }) };
 }
 
 /** Read and parse a manifest file. */

@@ -31,7 +31,7 @@ const NAMESPACE_TEXT: Record<Namespace, string> = { args: "$.", result: "$result
  * `serverNames`. With no servers (already reported) every rule would name an
  * undeclared one, so names are checked only when there are some.
  */
-export function parseRules(raw: RawRule[], serverNames: string[], ctx: SectionContext): Rule[] {
+export function parseRules(raw: RawRule[], serverNames: string[], ctx: SectionContext, groupNames: string[] = []): Rule[] {
   const rules: Rule[] = [];
   const seen = new Map<string, number>();
   raw.forEach((rule, index) => {
@@ -49,7 +49,20 @@ export function parseRules(raw: RawRule[], serverNames: string[], ctx: SectionCo
     checkMatch(rule.match, [...path, "match"], serverNames, ctx);
     // A rule init proposed and nobody confirmed yet: it is kept as written, and every call of it waits for a person.
     const when = rule.when === undefined ? undefined : parseWhen(rule.when, [...path, "when"], ctx);
-    const extra = { ...(ctx.comment(path)?.includes(DRAFT_MARK) && ({ draft: true, gate: "always" } as const)), ...(when && { when }) };
+    rule.approvers?.forEach((approver, i) => {
+      const group = approver.startsWith("group:") ? approver.slice("group:".length) : undefined;
+      if (group !== undefined && !groupNames.includes(group)) {
+        ctx.report(
+          [...path, "approvers", i],
+          `approver "${approver}" names a group the manifest's groups: does not define${groupNames.length ? ` (defined: ${groupNames.join(", ")})` : ""}`,
+        );
+      }
+    });
+    const extra = {
+      ...(ctx.comment(path)?.includes(DRAFT_MARK) && ({ draft: true, gate: "always" } as const)),
+      ...(when && { when }),
+      ...(rule.approvers && { approvers: rule.approvers }),
+    };
     if (rule.sql) {
       const sql = parseSql(rule, path, serverNames, ctx);
       if (sql) rules.push({ match: rule.match, class: rule.class, gate: rule.gate ?? "never", sql, line, ...extra });

@@ -78,6 +78,7 @@ export const RuleSchema = Type.Object(
     inverse: Type.Optional(Type.Union([CallSchema, Type.Array(CallSchema, { minItems: 1 })])),
     when_absent: Type.Optional(Type.Union([CallSchema, Type.Array(CallSchema, { minItems: 1 })])),
     idempotent: Type.Optional(Type.Boolean()),
+    approvers: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { minItems: 1 })),
     sql: Type.Optional(SqlSchema),
   },
   { additionalProperties: false },
@@ -95,6 +96,8 @@ export const ManifestSchema = Type.Object(
     tools: Type.Optional(Type.Array(RuleSchema)),
     // Where the journal is (a file, or a postgres:// URL for a team), with ${VAR} expansion.
     journal: Type.Optional(Type.String({ minLength: 1 })),
+    // Who is in each group a rule's approvers may name (R-PEOPLE-2).
+    groups: Type.Optional(Type.Record(Type.String({ minLength: 1 }), Type.Array(Type.String({ minLength: 1 }), { minItems: 1 }))),
   },
   { additionalProperties: false },
 );

@@ -85,6 +85,8 @@ export interface Rule {
   sql?: SqlSpec;
   /** 1-based line of the rule in the manifest, for messages. */
   line: number;
+  /** Who may approve or deny its held calls (users, and "group:NAME"); anyone when not given (R-PEOPLE-2). */
+  approvers?: string[];
   /** The rule applies only to calls whose arguments have these values (each argument: one of its list; null: not given). */
   when?: Array<[string, WhenValue[]]>;
   /** Proposed by `init` and not yet confirmed (its DRAFT_MARK comment): every call is held, whatever its class. */
@@ -128,6 +130,8 @@ export interface Manifest {
   unsetVariables: UnsetVariable[];
   /** The `journal:` key, ${VAR}s expanded: a file (relative to `dir`) or a postgres:// URL. */
   journal?: string;
+  /** The `groups:` key: who is in each group a rule's approvers name. */
+  groups?: Record<string, string[]>;
 }
 
 export const DEFAULT_TIMEOUT_SECONDS = 60;

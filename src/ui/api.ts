@@ -6,6 +6,7 @@ import { hostname } from "node:os";
 import { isSynartesisError, SynartesisError, type ErrorCode } from "../errors.ts";
 import { shownLocation, type Journal } from "../journal/journal.ts";
 import { shortId, type Run } from "../journal/types.ts";
+import { mayNotDecide } from "../workspace/deciders.ts";
 import { manifestForRun } from "../workspace/discover.ts";
 import { loadManifest } from "../manifest/load.ts";
 import type { Logger } from "../log.ts";
@@ -164,11 +165,14 @@ function textField(body: Record<string, unknown>, key: string, max: number, requ
 
 async function decide(ctx: ApiContext, request: Request, id: string, verb: "approve" | "deny"): Promise<Response> {
   const body = await readBody(request);
-  const by = textField(body, "by", MAX_NAME, true)!;
+  // The account running the page decides (R-PEOPLE-2): a name in the request is not taken.
+  const by = ctx.decider;
   const reason = verb === "deny" ? textField(body, "reason", MAX_REASON, false) : undefined;
   const journal = await journalOf(ctx);
   const action = await journal.getAction(id);
   if (!action) throw new SynartesisError("unknown_id", `no action ${id} in this journal`);
+  const notAllowed = await mayNotDecide(journal, action, by, ctx.manifest);
+  if (notAllowed) return jsonResponse(403, { error: `${verb === "approve" ? "Not approved" : "Not denied"}: ${notAllowed}.` });
   const outcome = await journal.decide(id, { status: verb === "approve" ? "approved" : "denied", by, at: ctx.now().toISOString(), reason });
   if ("settled" in outcome) return jsonResponse(409, { error: settledText((await journal.getAction(id)) ?? action) });
   return jsonResponse(200, { message: decisionText(verb, action, by, reason) });

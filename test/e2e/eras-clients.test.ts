@@ -159,7 +159,7 @@ async function approvedConfirmation(): Promise<{ ws: Workspace; session: LineSes
   const held = (await session.request(1, "tools/call", modern(confirm, ELICITING))).result;
   expect(held.content[0].text).toStartWith("HELD FOR APPROVAL");
   const action = /Action id: ([0-9a-f]{8})/.exec(held.content[0].text)![1]!;
-  expect((await run(["approve", action, "--by", "alice", "--journal", ws.journal], { cwd: ws.dir })).code).toBe(0);
+  expect((await run(["approve", action, "--journal", ws.journal], { cwd: ws.dir })).code).toBe(0);
   return { ws, session };
 }
 

@@ -181,7 +181,7 @@ describe.each(["stdio", "--http"] as const)("the era matrix over %s", (transport
         expect(held.isError).toBe(true);
         expect(text(held)).toStartWith("HELD FOR APPROVAL");
         const action = /Action id: ([0-9a-f]{8})/.exec(text(held))![1]!;
-        expect((await run(["approve", action, "--by", "alice", "--journal", ws.journal], { cwd: ws.dir })).code).toBe(0);
+        expect((await run(["approve", action, "--journal", ws.journal], { cwd: ws.dir })).code).toBe(0);
         expect(text(await agent.call(server.gated[0], server.gated[1]))).toContain(server.gated[2]);
 
         const asking = await agent.call(server.asking[0], server.asking[1]);

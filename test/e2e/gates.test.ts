@@ -9,8 +9,9 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { openJournal } from "../../src/journal/journal.ts";
-import { BIN, connect, run, tempDir } from "../helpers.ts";
+import { BIN, connect, run, tempDir, ACCOUNT } from "../helpers.ts";
 import { cli, crmFolder, json, journalRows, outbox, SEED, state, TOY_MANIFEST } from "../fixtures/counting-support.ts";
+import { UiProcess } from "../fixtures/ui-kit.ts";
 
 const EMAIL = { to: "ada@example.com", subject: "Your plan changed", body: "You are now on the free plan." };
 const OTHER = { to: "grace@example.com", subject: "Your plan changed", body: "You are now on the free plan." };
@@ -83,7 +84,7 @@ describe.concurrent("a held call, approved from another folder", () => {
     expect(approved.code).toBe(0);
     expect(approved.stderr).toBe("");
     expect(approved.stdout.trim()).toBe(
-      `Approved ${id} crm.send_email ${JSON.stringify(EMAIL)} (by alice). It runs once when the agent makes the same call again, within the next hour.`,
+      `Approved ${id} crm.send_email ${JSON.stringify(EMAIL)} (by ${ACCOUNT}). It runs once when the agent makes the same call again, within the next hour.`,
     );
     expect((await cli(dir, ["gates"])).stdout.trim()).toBe("Nothing is waiting for approval.");
     expect(outbox(dir)).toEqual([]);
@@ -100,13 +101,13 @@ describe.concurrent("a held call, approved from another folder", () => {
     expect(newest.label).toBe("agent-two");
     expect(oldest.label).toBe("agent-one");
     const approval = (await json(dir, ["show", oldest.id])).actions[0];
-    expect(approval).toMatchObject({ tool: "send_email", status: "used", approvedBy: "alice" });
+    expect(approval).toMatchObject({ tool: "send_email", status: "used", approvedBy: ACCOUNT });
     const ran = (await json(dir, ["show", newest.id])).actions[0];
-    expect(ran).toMatchObject({ seq: 1, tool: "send_email", class: "irreversible", status: "applied", approvedBy: "alice", approvedAt: approval.approvedAt });
+    expect(ran).toMatchObject({ seq: 1, tool: "send_email", class: "irreversible", status: "applied", approvedBy: ACCOUNT, approvedAt: approval.approvedAt });
     expect(ran.result.structuredContent).toEqual(sent.structuredContent);
     // The journal records who approved it, and when, on the row of the call that ran.
     expect(journalRows(dir, "SELECT approved_by, approved_at FROM actions WHERE id = ?", ran.id)).toEqual([
-      { approved_by: "alice", approved_at: approval.approvedAt },
+      { approved_by: ACCOUNT, approved_at: approval.approvedAt },
     ]);
     const show = await cli(dir, ["show", oldest.id]);
     expect(show.stdout).toMatch(new RegExp(`used +crm\\.send_email`));
@@ -143,7 +144,7 @@ describe.concurrent("a held call, approved from another folder", () => {
     const a = held(await send(client, EMAIL), dir);
     const b = held(await send(client, OTHER), dir);
     expect(b.id).not.toBe(a.id);
-    expect((await cli(dir, ["approve", a.id, "--by", "bob"])).code).toBe(0);
+    expect((await cli(dir, ["approve", a.id])).code).toBe(0);
 
     // Same tool, different arguments: still held (the request already raised in this run).
     expect(held(await send(client, OTHER), dir).id).toBe(b.id);
@@ -158,7 +159,7 @@ describe.concurrent("a held call, approved from another folder", () => {
     const dir = crmFolder();
     const client = await agent(dir);
     const { id } = held(await send(client, EMAIL), dir);
-    expect((await cli(dir, ["approve", id, "--by", "bob"])).code).toBe(0);
+    expect((await cli(dir, ["approve", id])).code).toBe(0);
     // Age the decision in the journal instead of waiting an hour.
     const db = new Database(join(dir, "synartesis.db"));
     db.query("UPDATE actions SET approved_at = ? WHERE status = 'approved'").run(new Date(Date.now() - 61 * 60 * 1000).toISOString());
@@ -174,16 +175,18 @@ describe.concurrent("deny", () => {
     const dir = crmFolder();
     const client = await agent(dir);
     const { id } = held(await send(client, EMAIL), dir);
-    const denied = await cli(dir, ["deny", id, "--by", "carol", "--reason", "not on a Sunday"]);
+    const denied = await cli(dir, ["deny", id, "--reason", "not on a Sunday"]);
     expect(denied.code).toBe(0);
-    expect(denied.stdout.trim()).toBe(`Denied ${id} crm.send_email ${JSON.stringify(EMAIL)} (by carol: not on a Sunday). The agent is told on its next try.`);
+    expect(denied.stdout.trim()).toBe(
+      `Denied ${id} crm.send_email ${JSON.stringify(EMAIL)} (by ${ACCOUNT}: not on a Sunday). The agent is told on its next try.`,
+    );
     const decidedAt = journalRows(dir, "SELECT approved_at FROM actions WHERE status = 'denied'")[0].approved_at;
 
     const told = await send(client, EMAIL);
     expect(told.isError).toBe(true);
     expect(told.content[0].text).toBe(
       [
-        `DENIED — Synartesis did not run this call: carol denied it at ${decidedAt} with the reason: not on a Sunday.`,
+        `DENIED — Synartesis did not run this call: ${ACCOUNT} denied it at ${decidedAt} with the reason: not on a Sunday.`,
         `Do not route around this decision with other tools. Ask the person how to proceed; calling it again raises a new request for approval.`,
       ].join("\n"),
     );
@@ -194,7 +197,7 @@ describe.concurrent("deny", () => {
 
     const show = await json(dir, ["show"]);
     expect(show.actions.map((a: any) => a.status)).toEqual(["denied", "gated"]);
-    expect(show.actions[0]).toMatchObject({ approvedBy: "carol", approvedAt: decidedAt });
+    expect(show.actions[0]).toMatchObject({ approvedBy: ACCOUNT, approvedAt: decidedAt });
 
     for (const verb of ["deny", "approve"]) {
       const twice = await cli(dir, [verb, id]);
@@ -235,17 +238,21 @@ describe.concurrent("deciding", () => {
     expect(unknown.stderr).toContain(`synartesis: no action id starts with "ffffffff"`);
 
     // A short prefix is enough.
-    const one = await cli(dir, ["approve", ids[0]!.slice(0, 5), "--by", "dave"]);
+    const one = await cli(dir, ["approve", ids[0]!.slice(0, 5)]);
     expect(one.code).toBe(0);
     expect(one.stdout).toStartWith(`Approved ${ids[0]} crm.send_email`);
 
-    const rest = await cli(dir, ["deny", "--all", "--by", "erin", "--reason", "batch"]);
+    const rest = await cli(dir, ["deny", "--all", "--reason", "batch"]);
     expect(rest.code).toBe(0);
     expect(rest.stdout.trim().split("\n")).toEqual([
-      `Denied ${ids[1]} crm.send_email ${JSON.stringify(OTHER)} (by erin: batch). The agent is told on its next try.`,
-      `Denied ${ids[2]} crm.send_email ${JSON.stringify(third)} (by erin: batch). The agent is told on its next try.`,
+      `Denied ${ids[1]} crm.send_email ${JSON.stringify(OTHER)} (by ${ACCOUNT}: batch). The agent is told on its next try.`,
+      `Denied ${ids[2]} crm.send_email ${JSON.stringify(third)} (by ${ACCOUNT}: batch). The agent is told on its next try.`,
     ]);
-    expect((await json(dir, ["show"])).actions.map((a: any) => `${a.status} ${a.approvedBy}`)).toEqual(["approved dave", "denied erin", "denied erin"]);
+    expect((await json(dir, ["show"])).actions.map((a: any) => `${a.status} ${a.approvedBy}`)).toEqual([
+      `approved ${ACCOUNT}`,
+      `denied ${ACCOUNT}`,
+      `denied ${ACCOUNT}`,
+    ]);
 
     for (const verb of ["approve", "deny"]) {
       const none = await cli(dir, [verb, "--all"]);
@@ -262,23 +269,60 @@ describe.concurrent("deciding", () => {
     expect(await json(dir, ["gates"])).toEqual([]);
   });
 
-  test("the only waiting call needs no id; the decider defaults to $USER, then $LOGNAME", async () => {
+  test("the only waiting call needs no id; the decider is the account running the command, whatever $USER, $LOGNAME or --by say", async () => {
     const dir = crmFolder();
     const client = await agent(dir);
     const first = held(await send(client, EMAIL), dir);
+    const named = await cli(dir, ["approve", "--by", "frank"]);
+    expect(named.code).toBe(2);
+    expect(named.stderr).toContain("unknown flag --by");
     const byUser = await cli(dir, ["approve"], { USER: "frank", LOGNAME: "not-this-one" });
     expect(byUser.code).toBe(0);
     expect(byUser.stdout).toContain(`Approved ${first.id} crm.send_email`);
-    expect(byUser.stdout).toContain("(by frank)");
+    expect(byUser.stdout).toContain(`(by ${ACCOUNT})`);
 
     const second = held(await send(client, OTHER), dir);
     const byLogname = await cli(dir, ["deny", second.id], { USER: undefined, LOGNAME: "grace" });
     expect(byLogname.code).toBe(0);
-    expect(byLogname.stdout).toContain("(by grace)");
+    expect(byLogname.stdout).toContain(`(by ${ACCOUNT})`);
     expect(journalRows(dir, "SELECT status, approved_by FROM actions ORDER BY seq")).toEqual([
-      { status: "approved", approved_by: "frank" },
-      { status: "denied", approved_by: "grace" },
+      { status: "approved", approved_by: ACCOUNT },
+      { status: "denied", approved_by: ACCOUNT },
     ]);
+  });
+
+  test("approvers: a decision by an account the rule does not name is refused and said; one in its group is recorded", async () => {
+    const rule = `  - match: "crm.send_*"\n    class: irreversible\n    gate: always\n`;
+    expect(TOY_MANIFEST).toContain(rule);
+    const policy = (approvers: string) =>
+      `${TOY_MANIFEST.replace(rule, `${rule}    approvers: ${approvers}\n`)}groups:\n  ops: [${JSON.stringify(ACCOUNT)}, dana]\n`;
+    const dir = crmFolder(policy(`["erin", "group:nobody-here"]`));
+    const check = await cli(dir, ["check"]);
+    expect(check.code).toBe(2);
+    expect(check.stderr).toContain('approver "group:nobody-here" names a group the manifest\'s groups: does not define (defined: ops)');
+
+    writeFileSync(join(dir, "synartesis.yaml"), policy(`[erin]`));
+    const client = await agent(dir);
+    const first = held(await send(client, EMAIL), dir);
+    const refused = await cli(dir, ["approve", first.id]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(`refused: #1 crm.send_email (${first.id}) is not approved: ${ACCOUNT} may not decide it: its rule's approvers are erin`);
+    expect(await cli(dir, ["deny", first.id])).toMatchObject({ code: 1 });
+    expect(journalRows(dir, "SELECT status, approved_by FROM actions")).toEqual([{ status: "gated", approved_by: null }]);
+
+    // The same on the page, whose decisions are its own account's.
+    await using page = await UiProcess.start(dir);
+    const auth = await page.signIn();
+    const gate = (await (await page.request("/api/gates", { auth })).json()).view.gates[0];
+    const denied = await page.request(`/api/actions/${gate.id}/approve`, { auth, method: "POST", body: { by: "erin" } });
+    expect(denied.status).toBe(403);
+    expect((await denied.json()).error).toBe(`Not approved: ${ACCOUNT} may not decide it: its rule's approvers are erin.`);
+
+    writeFileSync(join(dir, "synartesis.yaml"), policy(`[erin, "group:ops"]`));
+    const approved = await cli(dir, ["approve", first.id]);
+    expect(approved.code).toBe(0);
+    expect(approved.stdout).toContain(`(by ${ACCOUNT})`);
+    expect(journalRows(dir, "SELECT status, approved_by FROM actions")).toEqual([{ status: "approved", approved_by: ACCOUNT }]);
   });
 
   test("an ambiguous action prefix exits 2 naming the matches", async () => {
@@ -313,7 +357,7 @@ describe.concurrent("deciding", () => {
       expect(result.stderr).toContain(`synartesis: "abcd" matches 2 actions: abcd1111-000, abcd2222-000`);
       expect(result.stderr).toContain("Give more characters of the action id.");
     }
-    expect((await cli(dir, ["approve", "abcd2", "--by", "h"])).code).toBe(0);
+    expect((await cli(dir, ["approve", "abcd2"])).code).toBe(0);
     expect((await json(dir, ["gates"])).map((g: any) => g.id)).toEqual(["abcd1111-0000-4000-8000-000000000001"]);
   });
 });

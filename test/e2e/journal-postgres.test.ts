@@ -8,7 +8,7 @@
 import { afterEach, expect, setDefaultTimeout, test } from "bun:test";
 import { chmodSync, copyFileSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { BIN, ROOT, run, tempDir, type RunResult } from "../helpers.ts";
+import { BIN, ROOT, run, tempDir, type RunResult, } from "../helpers.ts";
 import { agent, outbox, resultText, SEED, state, type Call } from "../fixtures/counting-support.ts";
 import { describePostgres, freshDatabase, testPassword, urlFor } from "../fixtures/postgres.ts";
 import { UiProcess } from "../fixtures/ui-kit.ts";
@@ -173,16 +173,13 @@ describePostgres("a PostgreSQL journal through the binary", () => {
     const [here, there] = [machine(), machine()];
     const held = await drive(here, [["send_email", EMAIL]], { SYNARTESIS_JOURNAL: url });
     const id = /Action id: ([0-9a-f]{8})\./.exec(resultText(held.get(1)))![1]!;
-    const denied = await cli(
-      ["deny", id, "--by", "bob", "--reason", "not this week", "--journal", urlFor(new URL(url).pathname.slice(1), { password: false })],
-      there,
-      {
-        PGPASSWORD: testPassword(),
-      },
-    );
+    const denied = await cli(["deny", id, "--reason", "not this week", "--journal", urlFor(new URL(url).pathname.slice(1), { password: false })], there, {
+      PGPASSWORD: testPassword(),
+    });
     expect(denied.code).toBe(0);
     const told = await drive(here, [["send_email", EMAIL]], { SYNARTESIS_JOURNAL: url });
-    expect(resultText(told.get(1))).toStartWith("DENIED — Synartesis did not run this call: bob denied it at ");
+    // A team journal's decider is the PostgreSQL role the deciding command connects as.
+    expect(resultText(told.get(1))).toStartWith(`DENIED — Synartesis did not run this call: ${new URL(url).username} denied it at `);
     expect(resultText(told.get(1))).toContain("with the reason: not this week.");
     expect(outbox(here)).toEqual([]);
   });

@@ -167,7 +167,7 @@ describe.concurrent("what the approver sees is what runs", () => {
     session.send(callLine("2", "raw_write", args));
     const held = await session.response(2);
     const action = /Action id: ([0-9a-f]{8})/.exec(held.result.content[0].text)![1]!;
-    expect((await run(["approve", action, "--by", "alice", "--journal", ws.journal], { cwd: ws.dir })).code).toBe(0);
+    expect((await run(["approve", action, "--journal", ws.journal], { cwd: ws.dir })).code).toBe(0);
     session.send(callLine("3", "raw_write", args));
     expect((await session.response(3)).result.structuredContent.word).toBe("café");
     expect(await session.close()).toBe(0);

@@ -4,7 +4,7 @@
 // closed; routine calls only at debug.
 import { expect, setDefaultTimeout, test } from "bun:test";
 import { join } from "node:path";
-import { BIN, LineSession, manifestText, reap, run, until } from "../helpers.ts";
+import { BIN, LineSession, manifestText, reap, run, until, ACCOUNT } from "../helpers.ts";
 import { crmStateText, crmWorkspace, fixtureServer, journalRows, jsonFrame, readPid, workspace } from "../fixtures/proxy-kit.ts";
 
 // Each file sets its own: the preload's default reaches only the first file bun runs.
@@ -25,7 +25,7 @@ test.concurrent("a held call, a denial told, the server start and the run are lo
   const held = await proxy.request(2, "tools/call", { name: "send_email", arguments: EMAIL });
   const command = /^ {2}(.+ approve [0-9a-f]{8} --journal .+)$/m.exec(held.result.content[0].text)![1]!;
   const action = /approve ([0-9a-f]{8})/.exec(command)![1]!;
-  const denied = await run(["deny", action, "--by", "carol", "--reason", "not today", "--journal", ws.journal], { cwd: ws.dir });
+  const denied = await run(["deny", action, "--reason", "not today", "--journal", ws.journal], { cwd: ws.dir });
   expect(denied.code).toBe(0);
   const told = await proxy.request(3, "tools/call", { name: "send_email", arguments: EMAIL });
   expect(told.result.content[0].text).toStartWith("DENIED");
@@ -53,7 +53,7 @@ test.concurrent("a held call, a denial told, the server start and the run are lo
       approve: command,
       newRequest: true,
     },
-    { level: "info", msg: "denial told to the agent", server: "crm", tool: "send_email", action, by: "carol", reason: "not today" },
+    { level: "info", msg: "denial told to the agent", server: "crm", tool: "send_email", action, by: ACCOUNT, reason: "not today" },
     { level: "info", msg: "run closed", run: runId, client: "logged-agent" },
   ]);
 }, 60_000);

@@ -63,7 +63,7 @@ test("calls naming Synartesis's own files are held whatever their class, with th
 
   // Approved, a held read runs once.
   const read = gates.find((g: any) => g.tool === "read_text_file");
-  expect((await run(["approve", read.id.slice(0, 8), "--by", "alice"], { cwd: dir })).code).toBe(0);
+  expect((await run(["approve", read.id.slice(0, 8)], { cwd: dir })).code).toBe(0);
   const approved = await call("read_text_file", { path: join(dir, "sub", "..", "synartesis.db-wal") });
   expect(approved.isError).toBeFalsy();
   await client.close();

@@ -4,7 +4,7 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { join } from "node:path";
 import { openJournal } from "../../src/journal/journal.ts";
-import { BIN, LineSession } from "../helpers.ts";
+import { BIN, LineSession, ACCOUNT } from "../helpers.ts";
 import { ADA, cli, crmFolder, json, resultText, TOY_MANIFEST, type Call } from "../fixtures/counting-support.ts";
 
 // The preload's default timeout reaches only the first file bun runs; tests sharing the machine need the room.
@@ -140,8 +140,8 @@ describe.concurrent("show", () => {
       ["send_email", EMAIL_A],
       ["send_email", EMAIL_B],
     ]);
-    expect((await cli(dir, ["deny", heldId(first[0]), "--by", "carol", "--reason", "not this one"])).code).toBe(0);
-    expect((await cli(dir, ["approve", heldId(first[1]), "--by", "alice"])).code).toBe(0);
+    expect((await cli(dir, ["deny", heldId(first[0]), "--reason", "not this one"])).code).toBe(0);
+    expect((await cli(dir, ["approve", heldId(first[1])])).code).toBe(0);
 
     await session(dir, "busy-agent", [
       ["get_customer", { id: "c_001" }],
@@ -205,15 +205,15 @@ describe.concurrent("show", () => {
     expect(Object.keys(absent)).toEqual(["id", "runId", "seq", "server", "tool", "args", "class", "status", "error", "ts"]);
     expect(absent.error).toBe("crm.update_customer is reversible, but its pre-read crm.get_customer found nothing to restore (no customer with id c_999)");
     expect(Object.keys(sent)).toEqual(["id", "runId", "seq", "server", "tool", "args", "class", "status", "result", "approvedBy", "approvedAt", "ts"]);
-    expect(sent.approvedBy).toBe("alice");
+    expect(sent.approvedBy).toBe(ACCOUNT);
     expect(unknown).toMatchObject({ args: { id: "c_009" }, error: "no rule in the manifest covers crm.restore_customer, so it is treated as irreversible" });
     expect(Object.keys(created)).toEqual(["id", "runId", "seq", "server", "tool", "args", "class", "status", "result", "inverse", "ts"]);
     expect(created.inverse).toEqual({ server: "crm", tool: "delete_customer", args: { id: "c_004" } });
 
     const decided = (await json(dir, ["show", deciding.id])).actions;
     expect(decided.map((a: any) => [a.tool, a.status, a.approvedBy])).toEqual([
-      ["send_email", "denied", "carol"],
-      ["send_email", "used", "alice"],
+      ["send_email", "denied", ACCOUNT],
+      ["send_email", "used", ACCOUNT],
     ]);
     expect(decided[0].reason).toBe("not this one");
     expect(decided[1].approvedAt).toBe(sent.approvedAt);
@@ -234,7 +234,9 @@ describe.concurrent("show", () => {
     expect(text).toMatch(new RegExp(`       approve  \\S+ approve ${id8(absent)} --journal ${journalPath}\\n`));
     expect(text).toContain(`  #5  ⚠ irreversible  applied       crm.send_email ${JSON.stringify(EMAIL_B)}`);
     expect(text).toMatch(
-      /       approved by alice at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d\n       undo     crm\.send_email is irreversible and ran \(approved by alice\); left in place\n/,
+      new RegExp(
+        `       approved by ${ACCOUNT} at \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d\\n       undo     crm\\.send_email is irreversible and ran \\(approved by ${ACCOUNT}\\); left in place\\n`,
+      ),
     );
     expect(text).toContain(`  #6  ⚠ irreversible  gated         crm.restore_customer {"id":"c_009"}`);
     expect(text).toContain(`       held     no rule in the manifest covers crm.restore_customer, so it is treated as irreversible\n`);
@@ -246,7 +248,7 @@ describe.concurrent("show", () => {
 
     const decidedText = (await cli(dir, ["show", deciding.id])).stdout;
     expect(decidedText).toContain(`  #1  ⚠ irreversible  denied        crm.send_email ${JSON.stringify(EMAIL_A)}`);
-    expect(decidedText).toMatch(/       denied   by carol at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d: not this one\n/);
+    expect(decidedText).toMatch(new RegExp(`       denied   by ${ACCOUNT} at \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d: not this one\\n`));
     expect(decidedText).toContain(`  #2  ⚠ irreversible  used          crm.send_email ${JSON.stringify(EMAIL_B)}`);
     expect(decidedText).toMatch(new RegExp(`       used     by action ${id8(sent)} at `));
   });

@@ -6,7 +6,7 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { chmodSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { run, tempDir, until } from "../helpers.ts";
+import { run, tempDir, until, ACCOUNT } from "../helpers.ts";
 import { agent, cli, crmFolder, editState, json, journalRows, SEED, state, stateText, type Call } from "../fixtures/counting-support.ts";
 import { UiProcess } from "../fixtures/ui-kit.ts";
 
@@ -108,7 +108,8 @@ describe.concurrent("signing in and the embedded page", () => {
 
     const ok = await server.request(approve, { auth, method: "POST", body: { by: "alice" } });
     expect(ok.status).toBe(200);
-    expect(journalRows(dir, "SELECT status, approved_by FROM actions")).toEqual([{ status: "approved", approved_by: "alice" }]);
+    // A name in the request is not taken: the decision is the page's account's.
+    expect(journalRows(dir, "SELECT status, approved_by FROM actions")).toEqual([{ status: "approved", approved_by: ACCOUNT }]);
   });
 });
 
@@ -182,13 +183,11 @@ describe.concurrent("the API", () => {
     const post = (id: string, verb: string, body: unknown) => server.request(`/api/actions/${id}/${verb}`, { auth, method: "POST", body });
 
     for (const [body, error] of [
-      [{}, '"by" is required'],
-      [{ by: "  " }, '"by" must not be empty'],
-      [{ by: "al\u001bice" }, '"by" contains control characters'],
-      [{ by: "x".repeat(101) }, '"by" is longer than 100 characters'],
-      [{ by: 7 }, '"by" must be text'],
+      [{ reason: "al\u001bice" }, '"reason" contains control characters'],
+      [{ reason: "x".repeat(2001) }, '"reason" is longer than 2000 characters'],
+      [{ reason: 7 }, '"reason" must be text'],
     ] as const) {
-      const response = await post(first.id, "approve", body);
+      const response = await post(first.id, "deny", body);
       expect(response.status).toBe(400);
       expect((await response.json()).error).toBe(error);
     }
@@ -196,14 +195,14 @@ describe.concurrent("the API", () => {
 
     const approved = await post(first.id, "approve", { by: " alice " });
     expect(await approved.json()).toEqual({
-      message: `Approved ${first.ref} crm.send_email ${JSON.stringify(EMAIL)} (by alice). It runs once when the agent makes the same call again, within the next hour.`,
+      message: `Approved ${first.ref} crm.send_email ${JSON.stringify(EMAIL)} (by ${ACCOUNT}). It runs once when the agent makes the same call again, within the next hour.`,
     });
     const again = await post(first.id, "deny", { by: "bob" });
     expect(again.status).toBe(409);
     expect(await again.json()).toEqual({ error: `${first.ref} is no longer awaiting approval (it is approved)` });
     const denied = await post(second.id, "deny", { by: "bob", reason: "not to Grace" });
     expect((await denied.json()).message).toBe(
-      `Denied ${second.ref} crm.send_email ${JSON.stringify(other)} (by bob: not to Grace). The agent is told on its next try.`,
+      `Denied ${second.ref} crm.send_email ${JSON.stringify(other)} (by ${ACCOUNT}: not to Grace). The agent is told on its next try.`,
     );
 
     const retries = await agent(dir, [
@@ -212,10 +211,10 @@ describe.concurrent("the API", () => {
     ]);
     expect(retries.get(1).result.isError).toBeUndefined();
     expect(retries.get(2).result.isError).toBe(true);
-    expect(retries.get(2).result.content[0].text).toContain("bob denied it at");
+    expect(retries.get(2).result.content[0].text).toContain(`${ACCOUNT} denied it at`);
     expect(retries.get(2).result.content[0].text).toContain("with the reason: not to Grace.");
     expect(state(dir).outbox.map((m: any) => m.to)).toEqual(["ada@example.com"]);
-    expect(journalRows(dir, "SELECT approved_by, reason FROM actions WHERE status = 'denied'")).toEqual([{ approved_by: "bob", reason: "not to Grace" }]);
+    expect(journalRows(dir, "SELECT approved_by, reason FROM actions WHERE status = 'denied'")).toEqual([{ approved_by: ACCOUNT, reason: "not to Grace" }]);
   });
 });
 

@@ -6,7 +6,7 @@ import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { openJournal } from "../../src/journal/journal.ts";
-import { BIN, LineSession, tempDir, until } from "../helpers.ts";
+import { BIN, LineSession, tempDir, until, ACCOUNT } from "../helpers.ts";
 import {
   ADA,
   ageCalls,
@@ -565,7 +565,7 @@ describe.concurrent("undo options", () => {
     const held = await agent(dir, [["send_email", EMAIL]]);
     const text = resultText(held.get(1));
     const id = /^Action id: ([0-9a-f]{8})\.$/m.exec(text)![1]!;
-    const approved = await cli(dir, ["approve", id, "--by", "alice"]);
+    const approved = await cli(dir, ["approve", id]);
     expect(approved.code).toBe(0);
 
     const replies = await agent(dir, [
@@ -583,7 +583,7 @@ describe.concurrent("undo options", () => {
     const undo = await cli(dir, ["undo"]);
     expect(undo.code).toBe(0);
     expect(undo.stdout).toContain("#2  left in place");
-    expect(undo.stdout).toContain("crm.send_email is irreversible and ran (approved by alice); left in place");
+    expect(undo.stdout).toContain(`crm.send_email is irreversible and ran (approved by ${ACCOUNT}); left in place`);
     expect(undo.stdout).toContain("partially rolled back: 2 reverted, 1 left in place (they cannot be undone).");
     const after = state(dir);
     expect(after.customers).toEqual(SEED);

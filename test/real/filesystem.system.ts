@@ -170,7 +170,7 @@ describe.concurrent("manifests/filesystem.yaml", () => {
       expect(gates.code).toBe(0);
       expect(JSON.parse(gates.stdout)).toMatchObject([{ tool: "write_file", class: "reversible", status: "gated", args: { path: fresh } }]);
 
-      expect((await run(["approve", held, "--by", "test"], { cwd: ws.dir })).code).toBe(0);
+      expect((await run(["approve", held], { cwd: ws.dir })).code).toBe(0);
       const retried = (await client.callTool({ name: "write_file", arguments: { path: fresh, content: "new\n" } })) as any;
       expect(retried.isError).toBeFalsy();
       await endSession(client);
@@ -199,7 +199,7 @@ describe.concurrent("manifests/filesystem.yaml", () => {
       const held = expectHeld(await client.callTool({ name: "create_directory", arguments: { path: folder } }));
       expect(existsSync(folder)).toBe(false);
 
-      const approved = await run(["approve", held, "--by", "test"], { cwd: ws.dir });
+      const approved = await run(["approve", held], { cwd: ws.dir });
       expect(approved.code).toBe(0);
       const retried = (await client.callTool({ name: "create_directory", arguments: { path: folder } })) as any;
       expect(retried.isError).toBeFalsy();

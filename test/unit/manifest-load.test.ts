@@ -176,9 +176,9 @@ describe("schema (R-MAN-1)", () => {
         ),
       ),
     ).toEqual([
-      '2:1: unknown key "colour" in the manifest (allowed: version, servers, tools, journal)',
+      '2:1: unknown key "colour" in the manifest (allowed: version, servers, tools, journal, groups)',
       '6:5: unknown key "restart" in server "crm" (allowed: command, args, env, cwd, url, headers, auth, timeout, timeout_max, in_order)',
-      '10:5: unknown key "note" in a tool rule (allowed: match, when, class, gate, snapshot, inverse, when_absent, idempotent, sql)',
+      '10:5: unknown key "note" in a tool rule (allowed: match, when, class, gate, snapshot, inverse, when_absent, idempotent, approvers, sql)',
       '13:7: unknown key "retry" in snapshot (allowed: tool, args, absent_when, absent_text, as_text)',
       '16:7: unknown key "when" in inverse (allowed: tool, args, absent_when, absent_text, as_text)',
     ]);
@@ -208,7 +208,7 @@ describe("schema (R-MAN-1)", () => {
       '5:14: "timeout" must be a positive number of seconds',
       '6:5: unknown key "restart" in server "crm" (allowed: command, args, env, cwd, url, headers, auth, timeout, timeout_max, in_order)',
       '9:12: "class" must be one of readonly, reversible, compensable, irreversible (found "reversable")',
-      '10:5: unknown key "note" in a tool rule (allowed: match, when, class, gate, snapshot, inverse, when_absent, idempotent, sql)',
+      '10:5: unknown key "note" in a tool rule (allowed: match, when, class, gate, snapshot, inverse, when_absent, idempotent, approvers, sql)',
       '13:7: unknown key "retry" in snapshot (allowed: tool, args, absent_when, absent_text, as_text)',
       '14:5: item 2 of "tools" must be a map, found a string',
     ]);
@@ -252,7 +252,7 @@ describe("schema (R-MAN-1)", () => {
     expect(problems(withRules("  - match: crm.a", "    class: reversible", "    undo: crm.b"))).toEqual([
       '6:5: a reversible rule needs an "inverse" (the call that puts the state back)',
       '6:5: a reversible rule needs a "snapshot" (the read that captures the state it replaces); without one, make it compensable',
-      '8:5: unknown key "undo" in a tool rule (allowed: match, when, class, gate, snapshot, inverse, when_absent, idempotent, sql)',
+      '8:5: unknown key "undo" in a tool rule (allowed: match, when, class, gate, snapshot, inverse, when_absent, idempotent, approvers, sql)',
     ]);
   });
 
@@ -898,7 +898,7 @@ describe("YAML and the file as a whole (R-MAN-2)", () => {
     expect(error.details).toEqual([
       `${FILE}:5:19: "TOKEN" uses \${NOPE}, which is not set in the environment`,
       `${FILE}:6:3: server name "mail.out" must not be empty or contain "." or "__" (they separate server and tool names)`,
-      `${FILE}:11:5: unknown key "colour" in a tool rule (allowed: match, when, class, gate, snapshot, inverse, when_absent, idempotent, sql)`,
+      `${FILE}:11:5: unknown key "colour" in a tool rule (allowed: match, when, class, gate, snapshot, inverse, when_absent, idempotent, approvers, sql)`,
       `${FILE}:14:44: $result.id cannot be used in snapshot args (allowed here: $.)`,
       `${FILE}:15:49: "$5" is not a reference (use $, $.path, $snapshot.path, $result.path, or $item.path inside $as; write $$ for a literal dollar sign)`,
       `${FILE}:16:5: a compensable rule needs an "inverse" (the call that puts the state back)`,
@@ -948,7 +948,7 @@ const malformed: Row[] = [
     name: "unknown top-level key",
     text: yaml("version: 1", "servers:", "  crm:", "    command: x", "policy: strict"),
     at: "5:1",
-    message: 'unknown key "policy" in the manifest (allowed: version, servers, tools, journal)',
+    message: 'unknown key "policy" in the manifest (allowed: version, servers, tools, journal, groups)',
   },
   {
     name: "unknown server key (a typo of args)",
@@ -960,7 +960,7 @@ const malformed: Row[] = [
     name: "unknown rule key",
     text: RULE("    class: readonly", "    reason: safe"),
     at: "8:5",
-    message: 'unknown key "reason" in a tool rule (allowed: match, when, class, gate, snapshot, inverse, when_absent, idempotent, sql)',
+    message: 'unknown key "reason" in a tool rule (allowed: match, when, class, gate, snapshot, inverse, when_absent, idempotent, approvers, sql)',
   },
   {
     name: "unknown snapshot key",

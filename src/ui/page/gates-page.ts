@@ -1,13 +1,11 @@
 // Calls waiting for a person (R-UI-2): each with its arguments and why it is
-// held, Approve, and Deny with a reason. The decider's name is remembered in
-// this browser and recorded with each decision.
+// held, Approve, and Deny with a reason. A decision is recorded under the
+// account that runs the page (R-PEOPLE-2), which the page says: no name is typed.
 import type { GatesView, GateView } from "../views.ts";
 import { announce, h, reconcile } from "./dom.ts";
 import { ApiError, getView, post } from "./fetch.ts";
 import { jsonBlock } from "./parts.ts";
 import type { Page } from "./types.ts";
-
-const DECIDER_KEY = "synartesis.decider";
 
 /** A person's decision on a held call, made from its card: the reason field and the card's status line go with it. */
 type Decide = (gate: GateView, verb: "approve" | "deny", reasonInput: HTMLInputElement, status: HTMLElement) => Promise<void>;
@@ -54,36 +52,15 @@ function gateCard(gate: GateView, decide: Decide): HTMLElement {
 }
 
 export function gatesPage(main: HTMLElement): Page {
-  const decider = h("input", { id: "decider", type: "text", autocomplete: "name", maxlength: "100", "aria-describedby": "decider-help" });
-  decider.value = localStorage.getItem(DECIDER_KEY) ?? "";
-  decider.addEventListener("input", () => localStorage.setItem(DECIDER_KEY, decider.value.trim()));
+  const decider = h("p", { id: "decider", class: "decider help", tabindex: "-1" });
   const outcomes = h("ul", { class: "outcomes", "aria-label": "Decisions made on this page" });
   const empty = h("p", { class: "empty" }, "Nothing is waiting for approval.");
   const list = h("ul", { class: "gates" });
-  main.replaceChildren(
-    h("h1", {}, "Waiting for approval"),
-    h(
-      "div",
-      { class: "decider" },
-      h("label", { for: "decider" }, "Your name"),
-      decider,
-      h("p", { id: "decider-help", class: "help" }, "Recorded with each decision and told to the agent. This browser remembers it."),
-    ),
-    outcomes,
-    empty,
-    list,
-  );
+  main.replaceChildren(h("h1", {}, "Waiting for approval"), decider, outcomes, empty, list);
   document.title = "Waiting for approval — Synartesis";
 
   async function decide(gate: GateView, verb: "approve" | "deny", reasonInput: HTMLInputElement, status: HTMLElement): Promise<void> {
-    const by = decider.value.trim();
-    if (!by) {
-      status.textContent = "Enter your name above first: it is recorded with the decision.";
-      decider.focus();
-      return;
-    }
-    localStorage.setItem(DECIDER_KEY, by);
-    const body = verb === "deny" ? { by, reason: reasonInput.value } : { by };
+    const body = verb === "deny" ? { reason: reasonInput.value } : {};
     try {
       const answer = await post<{ message: string }>(`/api/actions/${encodeURIComponent(gate.id)}/${verb}`, body);
       outcomes.append(h("li", { class: verb === "approve" ? "approved" : "denied" }, answer.message));
@@ -99,7 +76,9 @@ export function gatesPage(main: HTMLElement): Page {
   async function refresh(): Promise<number> {
     const answer = await getView<GatesView>("/api/gates");
     const view = answer.view ?? { gates: [], decider: "" };
-    if (!decider.value && view.decider && localStorage.getItem(DECIDER_KEY) === null) decider.value = view.decider;
+    decider.textContent = view.decider
+      ? `You decide as ${view.decider}: the account running this page, recorded with each decision and told to the agent.`
+      : "";
     empty.hidden = view.gates.length > 0;
     reconcile(
       list,
