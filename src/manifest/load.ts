@@ -13,7 +13,7 @@ import { parseRules } from "./rules.ts";
 import type { RawManifest } from "./schema.ts";
 import { parseServers } from "./servers.ts";
 import { shapeProblems, typeName, withoutUnknownKeys } from "./shape.ts";
-import type { Manifest, UnsetVariable } from "./types.ts";
+import type { Manifest, NotifyTarget, UnsetVariable } from "./types.ts";
 
 export { ManifestError, type Problem } from "./problems.ts";
 
@@ -119,8 +119,43 @@ export function parseManifest(text: string, file: string, env: Record<string, st
       ? new EnvExpander(env, (path, _variable, message) => problems.report(path, message)).value(raw.journal, ["journal"])
       : undefined;
 
+  const notify = Array.isArray(raw.notify) ? parseNotify(raw.notify, ctx) : undefined;
   if (problems.count) return fail();
-  return { path: file, dir: ctx.dir, servers, rules, unsetVariables, ...(journal === undefined ? {} : { journal }), ...(groups && { groups }) };
+  return {
+    path: file,
+    dir: ctx.dir,
+    servers,
+    rules,
+    unsetVariables,
+    ...(journal === undefined ? {} : { journal }),
+    ...(groups && { groups }),
+    ...(notify?.length ? { notify } : {}),
+  };
+}
+
+/** The `notify:` targets, ${VAR}s expanded (a secret usually comes from the environment); each URL http(s). */
+function parseNotify(raw: NonNullable<RawManifest["notify"]>, ctx: SectionContext): NotifyTarget[] {
+  return raw.flatMap((item, index): NotifyTarget[] => {
+    const path = ["notify", index];
+    if ((item.webhook === undefined) === (item.slack === undefined)) {
+      ctx.report(path, `each item of "notify" is a webhook: URL (with an optional secret:) or a slack: URL`);
+      return [];
+    }
+    if (item.slack !== undefined && item.secret !== undefined) {
+      ctx.report([...path, "secret"], `"secret" signs a webhook's body; a Slack hook takes none`, true);
+      return [];
+    }
+    const key = item.webhook !== undefined ? "webhook" : "slack";
+    const url = ctx.env.value((item.webhook ?? item.slack)!, [...path, key]);
+    if (url === undefined) return [];
+    if (!/^https?:\/\/[^\s/]/i.test(url)) {
+      ctx.report([...path, key], `"${key}" must be an http(s) URL, found ${JSON.stringify(url)}`);
+      return [];
+    }
+    if (key === "slack") return [{ kind: "slack", url }];
+    const secret = item.secret === undefined ? undefined : ctx.env.value(item.secret, [...path, "secret"]);
+    return [{ kind: "webhook", url, ...(secret !== undefined && { secret }) }];
+  });
 }
 
 /** Read and parse a manifest file. */

@@ -96,6 +96,19 @@ export const ManifestSchema = Type.Object(
     tools: Type.Optional(Type.Array(RuleSchema)),
     // Where the journal is (a file, or a postgres:// URL for a team), with ${VAR} expansion.
     journal: Type.Optional(Type.String({ minLength: 1 })),
+    // Where a held call is announced (R-PEOPLE-3).
+    notify: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            webhook: Type.Optional(Type.String({ minLength: 1 })),
+            secret: Type.Optional(Type.String({ minLength: 1 })),
+            slack: Type.Optional(Type.String({ minLength: 1 })),
+          },
+          { additionalProperties: false },
+        ),
+      ),
+    ),
     // Who is in each group a rule's approvers may name (R-PEOPLE-2).
     groups: Type.Optional(Type.Record(Type.String({ minLength: 1 }), Type.Array(Type.String({ minLength: 1 }), { minItems: 1 }))),
   },

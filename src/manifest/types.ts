@@ -132,7 +132,12 @@ export interface Manifest {
   journal?: string;
   /** The `groups:` key: who is in each group a rule's approvers name. */
   groups?: Record<string, string[]>;
+  /** The `notify:` key: where a held call is announced (R-PEOPLE-3). */
+  notify?: NotifyTarget[];
 }
+
+/** Where a held call is announced: a webhook (its body signed with the secret, when one is given) or a Slack-compatible incoming webhook. */
+export type NotifyTarget = { kind: "webhook"; url: string; secret?: string } | { kind: "slack"; url: string };
 
 export const DEFAULT_TIMEOUT_SECONDS = 60;
 

@@ -54,8 +54,9 @@ export async function serveStdio(options: StdioOptions): Promise<void> {
     }
   });
   const pool = new ServerPool({ manifest, log });
+  const recording = recordingOptions({ pool, journal, log, cwd: options.cwd });
   const session = new ClientSession({
-    ...recordingOptions({ pool, journal, log, cwd: options.cwd }),
+    ...recording,
     write: (line) => void toClient.add(line),
     // Someone typing at a terminal is told at once; a client gets a moment to send its initialize.
     initializeWaitMs: process.stdin.isTTY ? 0 : START_FAILURE_WAIT_MS,
@@ -73,6 +74,13 @@ export async function serveStdio(options: StdioOptions): Promise<void> {
   });
   await Promise.race([input.catch(() => {}), whenAborted(stopRequested), session.fatal.catch(() => {})]);
   const end = await session.finish({ drainMs: options.drainMs, forced });
+  // Announcements still being tried get the drain too; the calls they announce are held in the journal either way.
+  if (recording.notifier) {
+    let timer: Timer | undefined;
+    const drained = new Promise<void>((resolve) => (timer = setTimeout(resolve, options.drainMs)));
+    await Promise.race([recording.notifier.settled(), drained, whenAborted(forced)]);
+    clearTimeout(timer);
+  }
   await pool.stop({ quick: end === "second signal" });
   try {
     await journal.close();

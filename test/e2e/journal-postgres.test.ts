@@ -8,7 +8,7 @@
 import { afterEach, expect, setDefaultTimeout, test } from "bun:test";
 import { chmodSync, copyFileSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { BIN, ROOT, run, tempDir, type RunResult, } from "../helpers.ts";
+import { BIN, ROOT, run, tempDir, type RunResult } from "../helpers.ts";
 import { agent, outbox, resultText, SEED, state, type Call } from "../fixtures/counting-support.ts";
 import { describePostgres, freshDatabase, testPassword, urlFor } from "../fixtures/postgres.ts";
 import { UiProcess } from "../fixtures/ui-kit.ts";

@@ -176,7 +176,7 @@ describe("schema (R-MAN-1)", () => {
         ),
       ),
     ).toEqual([
-      '2:1: unknown key "colour" in the manifest (allowed: version, servers, tools, journal, groups)',
+      '2:1: unknown key "colour" in the manifest (allowed: version, servers, tools, journal, notify, groups)',
       '6:5: unknown key "restart" in server "crm" (allowed: command, args, env, cwd, url, headers, auth, timeout, timeout_max, in_order)',
       '10:5: unknown key "note" in a tool rule (allowed: match, when, class, gate, snapshot, inverse, when_absent, idempotent, approvers, sql)',
       '13:7: unknown key "retry" in snapshot (allowed: tool, args, absent_when, absent_text, as_text)',
@@ -455,6 +455,25 @@ describe("cross-field rules (R-MAN-3)", () => {
     ).toEqual(['9:12: duplicate match "crm.a" with the same when (already used by the rule at line 6)']);
     expect(rule("  - match: crm.a", "    when: { mode: { deep: 1 } }", "    class: readonly")).toEqual([
       '7:19: "when" gives each argument a value or a list of values (a string, a number, true or false, or null for "not given"); found {"deep":1}',
+    ]);
+  });
+
+  test("notify: webhooks (signed with a secret from the environment) and Slack hooks, each an http(s) URL", () => {
+    const head = yaml("version: 1", "servers:", "  crm:", "    command: crm-server");
+    const manifest = load(`${head}notify:\n  - webhook: "https://hooks.example.com/x"\n    secret: "\${HOOK}"\n  - slack: "\${SLACK}"\n`, {
+      HOOK: "k",
+      SLACK: "https://hooks.slack.com/services/T/B/X",
+    });
+    expect(manifest.notify).toEqual([
+      { kind: "webhook", url: "https://hooks.example.com/x", secret: "k" },
+      { kind: "slack", url: "https://hooks.slack.com/services/T/B/X" },
+    ]);
+    expect(
+      problems(`${head}notify:\n  - webhook: "ftp://x"\n  - slack: "https://x"\n    secret: y\n  - { webhook: "https://a", slack: "https://b" }\n`),
+    ).toEqual([
+      '6:14: "webhook" must be an http(s) URL, found "ftp://x"',
+      '8:5: "secret" signs a webhook\'s body; a Slack hook takes none',
+      '9:5: each item of "notify" is a webhook: URL (with an optional secret:) or a slack: URL',
     ]);
   });
 
@@ -948,7 +967,7 @@ const malformed: Row[] = [
     name: "unknown top-level key",
     text: yaml("version: 1", "servers:", "  crm:", "    command: x", "policy: strict"),
     at: "5:1",
-    message: 'unknown key "policy" in the manifest (allowed: version, servers, tools, journal, groups)',
+    message: 'unknown key "policy" in the manifest (allowed: version, servers, tools, journal, notify, groups)',
   },
   {
     name: "unknown server key (a typo of args)",

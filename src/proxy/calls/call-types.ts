@@ -20,6 +20,8 @@ export interface CallContext extends GateContext {
   recordingStopped?(): Promise<string | undefined>;
   /** The file of Synartesis's own that these arguments name, if any (issue 13 item 10). */
   protectedTarget?(server: string, args: unknown): { what: string; path: string } | undefined;
+  /** Announce a call newly held for a person (R-PEOPLE-3): `notify:` in the manifest. */
+  announceHeld?(notice: { action: string; server: string; tool: string; args: unknown; reason: string }): void;
   /** Follow a task a server runs (woken when a notification says it changed); returns the unfollow. */
   followTask?(upstream: Upstream, taskId: string, wake: () => void): () => void;
 }

@@ -96,7 +96,12 @@ async function unknownOutcome(ctx: CallContext, call: ToolCall, actionId: string
 function refused(ctx: CallContext, call: ToolCall, outcome: Extract<GateOutcome, { proceed: false }>): string {
   const { kind, ...fields } = outcome.event;
   const message = kind === "held" ? "call held for approval" : "denial told to the agent";
-  ctx.log.info(message, { server: call.server, tool: call.tool, ...fields });
+  const { id: _full, ...logged } = fields as typeof fields & { id?: string };
+  ctx.log.info(message, { server: call.server, tool: call.tool, ...logged });
+  // Once per held call: a retry of one already waiting is not announced again.
+  if (outcome.event.kind === "held" && outcome.event.newRequest) {
+    ctx.announceHeld?.({ action: outcome.event.id, server: call.server, tool: call.tool, args: call.args, reason: outcome.event.reason });
+  }
   return toolErrorLine(call.clientId, outcome.text);
 }
 

@@ -62,7 +62,7 @@ export interface HeldCall {
 
 /** What a refusal was, for the log (R-PROXY-15). */
 export type GateEvent =
-  | { kind: "held"; action: string; reason: string; approve: string; newRequest: boolean }
+  | { kind: "held"; action: string; id: string; reason: string; approve: string; newRequest: boolean }
   | { kind: "denied"; action: string; by?: string; reason?: string };
 
 export type GateOutcome = { proceed: true; approval?: Action; actionId: string } | { proceed: false; text: string; event: GateEvent };
@@ -113,7 +113,11 @@ export async function passGate(ctx: GateContext, call: HeldCall, reason: string)
   if (open) {
     const approve = ctx.approveCommand(shortId(open.id));
     const why = open.heldReason ?? reason;
-    return { proceed: false, text: heldText(open, why, approve), event: { kind: "held", action: shortId(open.id), reason: why, approve, newRequest: false } };
+    return {
+      proceed: false,
+      text: heldText(open, why, approve),
+      event: { kind: "held", action: shortId(open.id), id: open.id, reason: why, approve, newRequest: false },
+    };
   }
 
   const held = await ctx.journal.insertAction({
@@ -130,5 +134,9 @@ export async function passGate(ctx: GateContext, call: HeldCall, reason: string)
     ts: now.toISOString(),
   });
   const approve = ctx.approveCommand(shortId(held.id));
-  return { proceed: false, text: heldText(held, reason, approve), event: { kind: "held", action: shortId(held.id), reason, approve, newRequest: true } };
+  return {
+    proceed: false,
+    text: heldText(held, reason, approve),
+    event: { kind: "held", action: shortId(held.id), id: held.id, reason, approve, newRequest: true },
+  };
 }

@@ -3,11 +3,12 @@
 // ends; and the context each of its calls is recorded with.
 import { hostname } from "node:os";
 import { isDatabaseUrl, JournalError, type Journal } from "../../journal/journal.ts";
-import type { Run } from "../../journal/types.ts";
+import { shortId, type Run } from "../../journal/types.ts";
 import type { Logger } from "../../log.ts";
-import { approveCommandFor } from "../../self.ts";
+import { approveCommandFor, decisionCommandFor } from "../../self.ts";
 import type { CallContext } from "../calls/calls.ts";
 import type { ServerPool } from "../pool/pool.ts";
+import { Notifier } from "../policy/notify.ts";
 import { credentialsFolder, ProtectedPaths } from "../policy/protected-paths.ts";
 import { ArrivalTicket } from "../calls/arrival.ts";
 
@@ -25,6 +26,10 @@ export interface RecordingOptions {
   protectedPaths?: ProtectedPaths;
   /** The proxy's working directory (a relative path in arguments may mean a file there). */
   cwd: string;
+  /** The shell command that denies an action (for announcements). */
+  denyCommand?(id8: string): string;
+  /** Where held calls are announced (`notify:`), if anywhere. */
+  notifier?: Notifier;
 }
 
 export type SessionRunOptions = RecordingOptions & { onJournalError(error: JournalError): void };
@@ -37,6 +42,8 @@ export function recordingOptions(options: { pool: ServerPool; journal: Journal; 
     now: () => new Date(),
     newId: () => crypto.randomUUID(),
     approveCommand: approveCommandFor(journal.path),
+    denyCommand: (id8) => decisionCommandFor(journal.path)("deny", id8),
+    ...(pool.manifest.notify && { notifier: new Notifier(pool.manifest.notify, options.log) }),
     host: hostname(),
     pid: process.pid,
     protectedPaths: new ProtectedPaths({
@@ -101,6 +108,11 @@ export class SessionRun {
       followTask: (upstream, taskId, wake) => o.pool.followTask(upstream, taskId, wake),
       onJournalError: o.onJournalError,
       recordingStopped: () => this.recordingStopped(),
+      announceHeld: (notice) => {
+        const ref = shortId(notice.action);
+        const deny = o.denyCommand?.(ref) ?? "";
+        o.notifier?.held({ ...notice, ref, run: run.id, approve: o.approveCommand(ref), deny, at: o.now().toISOString() });
+      },
       protectedTarget: (server, args) => {
         const spec = manifest.servers[server]!;
         return o.protectedPaths?.find(args, [...(spec.kind === "command" ? [spec.cwd] : []), manifest.dir, o.cwd]);
