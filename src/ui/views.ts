@@ -6,7 +6,7 @@ import type { ToolClass } from "../manifest/types.ts";
 import { diffRows, type DiffRow } from "../render/diff.ts";
 import { sqlRecordOf } from "../render/sql-rows.ts";
 import { actionNotes, denyWithReason, stepView, type Note, type StepView } from "../render/runs.ts";
-import { callName, classLabel, displayStatus, formatTime, printable } from "../render/style.ts";
+import { callName, classLabel, displayStatus, oneLine, printable } from "../render/style.ts";
 import type { DecisionCommand } from "../self.ts";
 import type { Step } from "../undo/plan.ts";
 
@@ -17,6 +17,7 @@ export interface RunRow {
   id: string;
   ref: string;
   label: string;
+  /** ISO instants: the page shows them in the viewer's zone. */
   started: string;
   ended?: string;
   status: string;
@@ -42,6 +43,8 @@ export interface CallView {
   status: string;
   time: string;
   args: string;
+  /** The arguments on one line, shortened: the call's compact line. */
+  line: string;
   notes: Note[];
   /** The state before the call and the state it left, when either was read. */
   states?: SideBySide;
@@ -57,6 +60,7 @@ export interface GateView {
   id: string;
   ref: string;
   name: string;
+  class: ToolClass;
   classLabel: string;
   args: string;
   reason: string;
@@ -108,13 +112,13 @@ export function runRow(run: RunSummary, gone: boolean): RunRow {
     ref: shortId(run.id),
     // Chosen by the client: its controls and bidi overrides shown, as everywhere on the page.
     label: printable(run.label),
-    started: formatTime(run.startedAt),
+    started: run.startedAt,
     status: run.status,
     actions: run.actions,
     unknown: run.unknown,
     waiting: run.waiting,
   };
-  if (run.endedAt) row.ended = formatTime(run.endedAt);
+  if (run.endedAt) row.ended = run.endedAt;
   if (gone) row.gone = true;
   return row;
 }
@@ -128,8 +132,9 @@ export function callView(action: Action, decisionCommand: DecisionCommand): Call
     class: action.class,
     classLabel: classLabel(action.class),
     status: displayStatus(action),
-    time: formatTime(action.ts),
+    time: action.ts,
     args: valueText(action.args),
+    line: oneLine(action.args, 120),
     notes: actionNotes(action, decisionCommand),
   };
   // A statement of SQL says its rows, column by column, in its notes (render/sql-rows.ts): no JSON of the reads.
@@ -158,10 +163,11 @@ export function gateView(action: Action, run: Run | undefined, decisionCommand: 
     id: action.id,
     ref,
     name: callName(action),
+    class: action.class,
     classLabel: classLabel(action.class),
     args: valueText(action.args),
     reason: action.heldReason ?? "",
-    since: formatTime(action.ts),
+    since: action.ts,
     run: { id: action.runId, ref: shortId(action.runId), label: printable(run?.label ?? "") },
     approveCommand: decisionCommand("approve", ref),
     denyCommand: denyWithReason(decisionCommand, ref),

@@ -49,8 +49,12 @@ describe.concurrent("signing in and the embedded page", () => {
     expect(page.headers.get("x-frame-options")).toBe("DENY");
     const html = await page.text();
     const refs = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]!).filter((ref) => ref !== "#main");
-    expect(refs.length).toBe(4); // the script, the style sheet, and the two navigation links
+    expect(refs.length).toBe(5); // the icon, the script, the style sheet, and the two navigation links
     for (const ref of refs) expect(ref.startsWith("/")).toBe(true);
+    const icon = refs.find((ref) => ref.endsWith(".svg"))!;
+    const served = await server.request(icon);
+    expect(served.status).toBe(200);
+    expect(served.headers.get("content-type")).toContain("image/svg+xml");
     const files = refs.filter((ref) => ref.startsWith("/chunk-"));
     expect(files.map((f) => f.split(".").pop()).sort()).toEqual(["css", "js"]);
     for (const file of files) {

@@ -6,7 +6,7 @@ import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseDocument } from "yaml";
-import { NODE_MODULES, ROOT, run, tempDir } from "../helpers.ts";
+import { NODE_MODULES, ROOT, run, tempDir, ACCOUNT } from "../helpers.ts";
 import { agent as startAgent, endSession, text } from "./agent-kit.ts";
 import { loadManifest } from "../../src/manifest/load.ts";
 import { createMatcher } from "../../src/manifest/match.ts";
@@ -208,7 +208,7 @@ describe.concurrent("manifests/filesystem.yaml", () => {
 
       const undone = await run(["undo"], { cwd: ws.dir });
       expect(undone.code).toBe(0);
-      expect(undone.stdout).toContain("filesystem.create_directory is irreversible and ran (approved by test); left in place");
+      expect(undone.stdout).toContain(`filesystem.create_directory is irreversible and ran (approved by ${ACCOUNT}); left in place`);
       expect(existsSync(folder)).toBe(true);
     },
     SLOW,

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
-import { BIN, LineSession, ROOT } from "../helpers.ts";
+import { BIN, LineSession, ROOT, ACCOUNT } from "../helpers.ts";
 import { agent, cli, crmFolder, editState, journalRows, state, stateText, type Call } from "../fixtures/counting-support.ts";
 import { crmStateText } from "../fixtures/proxy-kit.ts";
 import { UiProcess } from "../fixtures/ui-kit.ts";
@@ -104,7 +104,7 @@ describe("the review page in Chromium", () => {
     await claude.call(1, "update_customer", { id: "c_001", plan: "free", notes: "downgraded by mistake" });
     const row = page.locator("table.runs tbody tr", { hasText: "claude-code" });
     await row.waitFor();
-    await expect(row.locator("td[data-label=Status]").innerText()).resolves.toBe("active");
+    await expect(row.locator("td[data-label=Status]").innerText()).resolves.toBe("● active");
 
     await row.getByRole("link").click();
     await page.locator(".call", { hasText: "crm.update_customer" }).waitFor();
@@ -115,6 +115,7 @@ describe("the review page in Chromium", () => {
     await page.locator(".call", { hasText: 'crm.delete_customer {"id":"c_004"}' }).waitFor();
     expect(await page.evaluate(() => (window as any).stillThisPage)).toBe(true); // no reload: it came over the event stream
     const update = page.locator(".call", { hasText: "crm.update_customer" });
+    await update.locator(":scope > summary").click();
     await expect(update.locator("tr.changed").count()).resolves.toBe(2); // plan and notes, marked ≠
     await expect(update.locator("tr.changed").first().innerText()).resolves.toContain('"plan": "pro"');
     await shot(page, "run.png");
@@ -125,7 +126,7 @@ describe("the review page in Chromium", () => {
     await shot(page, "runs.png");
   });
 
-  test("a held send_email is approved from the page with the keyboard; the agent's retry sends it once; the name is remembered", async () => {
+  test("a held send_email is approved from the page with the keyboard, as the page's account; the agent's retry sends it once", async () => {
     const dir = crmFolder();
     const ui = await startUi(dir);
     const { page } = await signedIn(ui);
@@ -135,27 +136,98 @@ describe("the review page in Chromium", () => {
     const gate = page.locator(".gate", { hasText: "ada@example.com" });
     await gate.waitFor();
     await expect(page.locator("#waiting").innerText()).resolves.toBe("(1)");
-    await page.locator("#decider").fill("Alice Example");
+    // No name is typed: the page says whose account decides (R-PEOPLE-2).
+    await expect(page.locator("#decider").innerText()).resolves.toContain(`You decide as ${ACCOUNT}`);
     await shot(page, "gates.png");
 
-    // Keyboard only: Tab from the name field to Approve, whose focus is visible, then Enter.
+    // Keyboard only: Tab from the top of the list to Approve, whose focus is visible, then Enter.
     await page.locator("#decider").focus();
     for (let i = 0; i < 10 && !(await page.evaluate(() => document.activeElement?.textContent === "Approve")); i++) await page.keyboard.press("Tab");
     expect(await page.evaluate(() => document.activeElement?.tagName)).toBe("BUTTON");
     expect(await page.evaluate(() => getComputedStyle(document.activeElement!).outlineStyle)).not.toBe("none");
+    // An irreversible call asks once more, naming what cannot be taken back.
     await page.keyboard.press("Enter");
-    await page.locator(".outcomes li", { hasText: "(by Alice Example). It runs once" }).waitFor();
+    await gate.locator(".gate-status", { hasText: "crm.send_email is irreversible: once it runs it cannot be taken back" }).waitFor();
+    expect(journalRows(dir, "SELECT status FROM actions")).toEqual([{ status: "gated" }]);
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe("Confirm approval");
+    await page.keyboard.press("Enter");
+    await page.locator(".outcomes li", { hasText: `(by ${ACCOUNT}). It runs once` }).waitFor();
     await gate.waitFor({ state: "detached" });
-    expect(journalRows(dir, "SELECT status, approved_by FROM actions")).toEqual([{ status: "approved", approved_by: "Alice Example" }]);
+    expect(journalRows(dir, "SELECT status, approved_by FROM actions")).toEqual([{ status: "approved", approved_by: ACCOUNT }]);
 
     const sent = await bot.call(2, "send_email", EMAIL);
     expect(sent.isError).toBeUndefined();
     expect(state(dir).outbox.map((m: any) => m.to)).toEqual(["ada@example.com"]);
     expect((await bot.call(3, "send_email", EMAIL)).isError).toBe(true); // once: the next try is held again
     expect(state(dir).outbox).toHaveLength(1);
+  });
 
+  test("a run of six calls fits one screen collapsed; a held call is decided on its run's page with the keyboard (j, a, confirm); each call is linkable", async () => {
+    const dir = crmFolder();
+    const ui = await startUi(dir);
+    const bot = await liveAgent(dir, "busy-agent");
+    await bot.call(1, "update_customer", { id: "c_001", plan: "free" });
+    await bot.call(2, "update_customer", { id: "c_002", notes: "called twice" });
+    await bot.call(3, "create_customer", { name: "New Person", email: "new@example.com" });
+    await bot.call(4, "delete_customer", { id: "c_003" });
+    await bot.call(5, "get_customer", { id: "c_001" });
+    expect((await bot.call(6, "send_email", EMAIL)).isError).toBe(true);
+    const runId = journalRows(dir, "SELECT id FROM runs")[0].id as string;
+    const { page } = await signedIn(ui);
+    await page.goto(`${ui.base}/runs/${runId}`);
+    await page.locator("details.call").nth(5).waitFor();
+    expect(await page.locator("details.call").count()).toBe(6);
+    // Collapsed: the whole run fits in one 1280×800 screen.
+    expect(await page.locator("details.call[open]").count()).toBe(0);
+    await shot(page, "run-compact.png");
+    const box = (await page.locator("ol.calls").boundingBox())!;
+    expect(box.y + box.height).toBeLessThanOrEqual(WIDE.height);
+
+    // `?` lists the shortcuts; j moves through the calls; a approves the held one, asking once more.
+    await page.keyboard.press("?");
+    await page.getByRole("dialog", { name: "Keyboard shortcuts" }).waitFor();
+    await page.keyboard.press("Escape");
+    for (let i = 0; i < 6; i++) await page.keyboard.press("j");
+    expect(await page.evaluate(() => document.activeElement?.closest("details")?.textContent)).toContain("crm.send_email");
+    await page.keyboard.press("a");
+    await page.locator("details.call .gate-status", { hasText: "is irreversible" }).waitFor();
+    await page.keyboard.press("a");
+    await page.locator("details.call", { hasText: "crm.send_email" }).locator(".status", { hasText: "approved" }).waitFor();
+    expect(journalRows(dir, "SELECT status, approved_by FROM actions WHERE tool = 'send_email'")).toEqual([{ status: "approved", approved_by: ACCOUNT }]);
+
+    // A link to one call opens it.
+    const ref = (journalRows(dir, "SELECT id FROM actions WHERE seq = 2")[0].id as string).slice(0, 8);
+    await page.goto(`${ui.base}/runs/${runId}#call-${ref}`);
+    await page.locator(`#call-${ref} details[open]`).waitFor();
+  });
+
+  test("light and dark themes follow the browser, and the switch overrides it; a favicon; times in the viewer's zone", async () => {
+    const dir = crmFolder();
+    await agent(dir, [["get_customer", { id: "c_001" }]]);
+    const ui = await startUi(dir);
+    const { context, page } = await signedIn(ui);
+    const paper = () => page.evaluate(() => getComputedStyle(document.documentElement).backgroundColor);
+    await page.emulateMedia({ colorScheme: "dark" });
+    await page.locator("table.runs tbody tr").first().waitFor();
+    expect(await paper()).toBe("rgb(21, 24, 28)");
+    await shot(page, "runs-dark.png");
+    await page.emulateMedia({ colorScheme: "light" });
+    expect(await paper()).toBe("rgb(255, 255, 255)");
+    await page.getByRole("button", { name: "Theme: as the browser" }).click();
+    await page.getByRole("button", { name: "Theme: light" }).click();
+    expect(await paper()).toBe("rgb(21, 24, 28)");
     await page.reload();
-    await expect(page.locator("#decider").inputValue()).resolves.toBe("Alice Example");
+    await page.getByRole("button", { name: "Theme: dark" }).waitFor();
+    expect(await paper()).toBe("rgb(21, 24, 28)");
+
+    const icon = await page.evaluate(() => document.querySelector<HTMLLinkElement>("link[rel=icon]")!.href);
+    const fetched = await context.request.get(icon);
+    expect(fetched.status()).toBe(200);
+    expect(fetched.headers()["content-type"]).toContain("image/svg+xml");
+
+    const started = page.locator("table.runs tbody tr td[data-label=Started] time");
+    expect(await started.getAttribute("datetime")).toMatch(/^\d{4}-\d\d-\d\dT/);
+    expect(await started.innerText()).toContain("(just now)");
   });
 
   test("another is denied with a reason, and the agent's retry is told that reason", async () => {
@@ -166,14 +238,13 @@ describe("the review page in Chromium", () => {
     expect((await bot.call(1, "send_email", other)).isError).toBe(true);
     const { page } = await signedIn(ui);
     await page.goto(`${ui.base}/gates`);
-    await page.locator("#decider").fill("Bob Example");
     const gate = page.locator(".gate", { hasText: "grace@example.com" });
     await gate.getByLabel("Reason (told to the agent)").fill("Grace renews in March; not before the contract is signed");
     await gate.getByRole("button", { name: "Deny" }).click();
-    await page.locator(".outcomes li", { hasText: "(by Bob Example: Grace renews in March; not before the contract is signed)" }).waitFor();
+    await page.locator(".outcomes li", { hasText: `(by ${ACCOUNT}: Grace renews in March; not before the contract is signed)` }).waitFor();
     const retry = await bot.call(2, "send_email", other);
     expect(retry.isError).toBe(true);
-    expect(retry.content[0].text).toContain("Bob Example denied it at");
+    expect(retry.content[0].text).toContain(`${ACCOUNT} denied it at`);
     expect(retry.content[0].text).toContain("with the reason: Grace renews in March; not before the contract is signed.");
     expect(existsSync(join(dir, "crm.json")) ? state(dir).outbox : []).toEqual([]);
   });
@@ -277,6 +348,7 @@ describe("the review page in Chromium", () => {
     await expect(label.innerText()).resolves.toBe(XSS);
     await page.locator("table.runs tbody tr th a").click();
     await page.locator(".call", { hasText: "crm.create_customer" }).waitFor();
+    await page.locator(".call", { hasText: "crm.create_customer" }).locator(":scope > summary").click();
     await expect(page.locator("h1").innerText()).resolves.toContain(XSS);
     const args = await page.locator(".call", { hasText: "crm.create_customer" }).locator("pre.json").first().innerText();
     expect(args).toContain(`"name": "${XSS}"`);

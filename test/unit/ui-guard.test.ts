@@ -100,9 +100,9 @@ describe("opening the browser", () => {
   });
 });
 
-test("running from source, the page is built from src/ui/page: one HTML file, its script and its style sheet", async () => {
+test("running from source, the page is built from src/ui/page: one HTML file, its script, its style sheet and its icon", async () => {
   const assets = await loadAssets();
   const html = await assets.html.body.text();
-  expect([...assets.files.keys()].map((path) => path.split(".").pop()).sort()).toEqual(["css", "js"]);
+  expect([...assets.files.keys()].map((path) => path.split(".").pop()).sort()).toEqual(["css", "js", "svg"]);
   for (const path of assets.files.keys()) expect(html).toContain(`"${path}"`);
 });

@@ -2,6 +2,7 @@
 // from the server's change events, and shows the count of calls waiting.
 import { followChanges, signIn, whenSignedOut } from "./fetch.ts";
 import { gatesPage } from "./gates-page.ts";
+import { installShortcuts } from "./keys.ts";
 import { problem } from "./parts.ts";
 import { runPage } from "./run-page.ts";
 import { runsPage } from "./runs-page.ts";
@@ -22,6 +23,27 @@ function choosePage(path: string): { page: Page; nav: string } {
   if (path === "/gates") return { page: gatesPage(main), nav: "gates" };
   return { page: runsPage(main), nav: "runs" };
 }
+
+// The theme: the browser's, or light or dark as the switch last said (this browser remembers it).
+const THEME_KEY = "synartesis.theme";
+const THEMES = ["auto", "light", "dark"] as const;
+const THEME_WORDS = { auto: "as the browser", light: "light", dark: "dark" };
+const themeSwitch = document.getElementById("theme") as HTMLButtonElement;
+function applyTheme(theme: (typeof THEMES)[number]): void {
+  if (theme === "auto") delete document.documentElement.dataset.theme;
+  else document.documentElement.dataset.theme = theme;
+  themeSwitch.textContent = `Theme: ${THEME_WORDS[theme]}`;
+}
+const saved = localStorage.getItem(THEME_KEY);
+let theme = THEMES.find((t) => t === saved) ?? "auto";
+applyTheme(theme);
+function nextTheme(): void {
+  theme = THEMES[(THEMES.indexOf(theme) + 1) % THEMES.length]!;
+  localStorage.setItem(THEME_KEY, theme);
+  applyTheme(theme);
+}
+themeSwitch.addEventListener("click", nextTheme);
+installShortcuts(main, nextTheme);
 
 const { page, nav } = choosePage(location.pathname);
 for (const link of Array.from(document.querySelectorAll<HTMLAnchorElement>("nav a"))) {

@@ -41,8 +41,49 @@ export function sideBySide(caption: string, labels: [string, string], rows: Diff
   );
 }
 
+/** Each status's mark and words: told apart by shape and word, not by colour alone. */
+const STATUS_MARKS: Record<string, string> = {
+  complete: "✓",
+  rolled_back: "↺",
+  partial: "◐",
+  active: "●",
+  rolling_back: "↺",
+  applied: "✓",
+  used: "✓",
+  gated: "‖",
+  approved: "✓",
+  denied: "✕",
+  pending: "?",
+  failed: "✕",
+  unrecoverable: "!",
+  withdrawn: "–",
+  kept: "=",
+};
+
 export function statusBadge(status: string): HTMLElement {
-  return h("span", { class: `status status-${status.replace(/[^a-z_]/g, "")}` }, status);
+  const key = status.replace(/[^a-z_]/g, "");
+  const mark = STATUS_MARKS[key];
+  return h("span", { class: `status status-${key}` }, mark ? h("span", { "aria-hidden": "true" }, `${mark} `) : null, status.replaceAll("_", " "));
+}
+
+/** A time in the viewer's zone, with how long ago; the exact instant in its title. */
+export function timeText(iso: string | undefined, now = Date.now()): HTMLElement | string {
+  if (!iso) return "";
+  const at = new Date(iso);
+  if (Number.isNaN(at.getTime())) return iso;
+  const local = at.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "medium" });
+  return h("time", { datetime: iso, title: at.toISOString() }, `${local} (${ago(now - at.getTime())})`);
+}
+
+function ago(ms: number): string {
+  const seconds = Math.round(ms / 1000);
+  if (seconds < 45) return "just now";
+  const format = new Intl.RelativeTimeFormat(undefined, { numeric: "auto" });
+  const minutes = Math.round(seconds / 60);
+  if (minutes < 60) return format.format(-minutes, "minute");
+  const hours = Math.round(minutes / 60);
+  if (hours < 36) return format.format(-hours, "hour");
+  return format.format(-Math.round(hours / 24), "day");
 }
 
 export function notesList(notes: Note[]): HTMLElement {

@@ -1,41 +1,56 @@
-// One run: its calls as they happen — class, status, agent, time, arguments,
-// the exact call that undoes each, the state before and after side by side —
+// One run: its calls as they happen, one compact line each that opens to its
+// detail — class, status, agent, time, arguments, the exact call that undoes
+// it, the state before and after side by side; a held call decided in place —
 // and the undo panel.
 import type { CallView, RunView } from "../views.ts";
+import { decisionControls } from "./decide.ts";
 import { h, reconcile } from "./dom.ts";
 import { getView } from "./fetch.ts";
-import { jsonBlock, notesList, sideBySide, statusBadge } from "./parts.ts";
+import { jsonBlock, notesList, sideBySide, statusBadge, timeText } from "./parts.ts";
 import type { Page } from "./types.ts";
 import { undoPanel } from "./undo-panel.ts";
 
-function callCard(call: CallView, agent: string): HTMLElement {
-  const title = `call-${call.id}`;
-  return h(
-    "li",
-    {},
+/**
+ * One call as one compact line — number, class, status, tool, its arguments
+ * on one line — that opens to its whole detail; linkable as #call-REF. A held
+ * call is decided where it is (opened, or with a and d), the run's other calls in view.
+ */
+function callCard(call: CallView, agent: string, opened: Set<string>, decided: () => void): HTMLElement {
+  const anchor = `call-${call.ref}`;
+  const details = h(
+    "details",
+    { class: `call class-${call.class}`, ...((opened.has(call.id) || location.hash === `#${anchor}`) && { open: true }) },
     h(
-      "article",
-      { class: `call class-${call.class}`, "aria-labelledby": title },
-      h("h3", { id: title }, h("span", { class: "seq" }, `#${call.seq}`), " ", h("code", { class: "tool" }, call.name)),
-      h(
-        "p",
-        { class: "facts" },
-        h("span", { class: "class" }, call.classLabel),
-        " ",
-        statusBadge(call.status),
-        " ",
-        h("span", { class: "agent" }, "agent ", h("b", {}, agent)),
-        " ",
-        h("span", { class: "time" }, call.time),
-      ),
-      h("h4", {}, "Arguments"),
-      jsonBlock(call.args),
-      notesList(call.notes),
-      call.status === "gated" ? h("p", {}, h("a", { href: "/gates" }, "Approve or deny it on the approvals page")) : null,
-      call.states ? sideBySide(`State before and after #${call.seq}`, call.states.labels, call.states.rows) : null,
-      call.result !== undefined ? h("details", {}, h("summary", {}, "Result"), jsonBlock(call.result)) : null,
+      "summary",
+      {},
+      h("span", { class: "seq" }, `#${call.seq}`),
+      " ",
+      h("span", { class: "class" }, call.classLabel),
+      " ",
+      statusBadge(call.status),
+      " ",
+      h("code", { class: "tool" }, call.name),
+      " ",
+      h("span", { class: "line" }, call.line),
     ),
+    h(
+      "p",
+      { class: "facts" },
+      h("span", { class: "agent" }, "agent ", h("b", {}, agent)),
+      " · ",
+      h("span", { class: "time" }, timeText(call.time)),
+      " · ",
+      h("a", { href: `#${anchor}` }, "link to this call"),
+    ),
+    call.status === "gated" ? decisionControls(call, decided) : null,
+    h("h4", {}, "Arguments"),
+    jsonBlock(call.args),
+    notesList(call.notes),
+    call.states ? sideBySide(`State before and after #${call.seq}`, call.states.labels, call.states.rows) : null,
+    call.result !== undefined ? h("details", {}, h("summary", {}, "Result"), jsonBlock(call.result)) : null,
   );
+  details.addEventListener("toggle", () => (details.open ? opened.add(call.id) : opened.delete(call.id)));
+  return h("li", { id: anchor }, details);
 }
 
 export function runPage(main: HTMLElement, runId: string): Page {
@@ -49,11 +64,21 @@ export function runPage(main: HTMLElement, runId: string): Page {
     heading,
     problem,
     facts,
-    undo.element,
     h("section", { "aria-labelledby": "calls-title" }, h("h2", { id: "calls-title" }, "Calls"), calls),
+    undo.element,
   );
   let agent = "";
-  return {
+  // Which calls the person opened: kept when a live update redraws them.
+  const opened = new Set<string>();
+  // A link to one call (#call-REF) opens it, on arrival and when the address changes.
+  window.addEventListener("hashchange", () => {
+    const target = document.getElementById(decodeURIComponent(location.hash.slice(1)))?.querySelector("details");
+    if (target) {
+      target.open = true;
+      target.scrollIntoView({ block: "nearest" });
+    }
+  });
+  const page: Page = {
     async refresh() {
       const answer = await getView<RunView>(`/api/runs/${encodeURIComponent(runId)}`);
       problem.hidden = Boolean(answer.view);
@@ -68,8 +93,8 @@ export function runPage(main: HTMLElement, runId: string): Page {
       facts.replaceChildren(
         ...fact("Run id", h("code", {}, run.id)),
         ...fact("Agent", run.label),
-        ...fact("Started", run.started),
-        ...(run.ended ? fact("Ended", run.ended) : []),
+        ...fact("Started", timeText(run.started)),
+        ...(run.ended ? fact("Ended", timeText(run.ended)) : []),
         ...fact("Status", h("span", {}, statusBadge(run.status), run.gone ? " (its proxy is gone)" : "")),
         ...fact(
           "Calls",
@@ -83,9 +108,10 @@ export function runPage(main: HTMLElement, runId: string): Page {
           calls,
           view.calls,
           (call) => call.id,
-          (call) => callCard(call, agent),
+          (call) => callCard(call, agent, opened, () => void page.refresh()),
         );
       return answer.waiting;
     },
   };
+  return page;
 }

@@ -2,7 +2,7 @@
 import type { RunRow } from "../views.ts";
 import { h, reconcile } from "./dom.ts";
 import { getView } from "./fetch.ts";
-import { statusBadge } from "./parts.ts";
+import { statusBadge, timeText } from "./parts.ts";
 import type { Page } from "./types.ts";
 
 function cell(label: string, ...content: Array<Node | string>): HTMLElement {
@@ -16,7 +16,7 @@ function runRow(run: RunRow): HTMLElement {
     {},
     h("th", { scope: "row", "data-label": "Run" }, h("a", { href: `/runs/${encodeURIComponent(run.id)}` }, h("code", {}, run.ref))),
     cell("Agent", run.label),
-    cell("Started", run.started),
+    cell("Started", timeText(run.started)),
     cell("Status", status),
     cell("Calls", String(run.actions)),
     cell("Unknown", run.unknown ? h("strong", { class: "bad" }, String(run.unknown)) : "0"),
