@@ -13,9 +13,10 @@ import type { Logger } from "../log.ts";
 import { processAlive } from "../processes.ts";
 import { decisionText, settledText } from "../render/runs.ts";
 import { plain } from "../render/style.ts";
-import { continueCommand, nothingToUndo, replannedText, settleLines, undoHeading, undoSummary } from "../render/undo.ts";
+import { continueCommand, keptText, nothingToUndo, replannedText, settleLines, undoHeading, undoSummary } from "../render/undo.ts";
 import type { DecisionCommand } from "../self.ts";
 import { openUndo } from "../undo/begin.ts";
+import { keepCalls } from "../undo/keep.ts";
 import { undoRun } from "../undo/execute.ts";
 import type { JournalSource } from "./source.ts";
 import { gateView, runRow, runView, stepJson, type Envelope, type GatesView, type UndoEvent } from "./views.ts";
@@ -69,7 +70,25 @@ const ROUTES: Array<{ method: string; pattern: RegExp; handle: (ctx: ApiContext,
   { method: "POST", pattern: /^\/api\/actions\/([^/]+)\/approve$/, handle: (ctx, request, id) => decide(ctx, request, id, "approve") },
   { method: "POST", pattern: /^\/api\/actions\/([^/]+)\/deny$/, handle: (ctx, request, id) => decide(ctx, request, id, "deny") },
   { method: "POST", pattern: /^\/api\/runs\/([^/]+)\/undo$/, handle: (ctx, request, id) => undo(ctx, request, id) },
+  { method: "POST", pattern: /^\/api\/runs\/([^/]+)\/keep$/, handle: (ctx, request, id) => keep(ctx, request, id) },
 ];
+
+/** POST /api/runs/ID/keep {seq, reason?}: R-PEOPLE-1 from the page, as `undo --keep SEQ`: the call's effect stays, recorded as the page's account's. */
+async function keep(ctx: ApiContext, request: Request, id: string): Promise<Response> {
+  const body = await readBody(request);
+  const seq = body.seq;
+  if (typeof seq !== "number" || !Number.isSafeInteger(seq) || seq < 1)
+    throw new SynartesisError("usage", `"seq" must be a call's number (got ${JSON.stringify(seq)})`);
+  const reason = textField(body, "reason", MAX_REASON, false);
+  const journal = await journalOf(ctx);
+  const run = await findRun(journal, id);
+  const { kept, already } = await keepCalls(journal, run, await journal.actionsOfRun(run.id), [seq], {
+    by: ctx.decider,
+    at: ctx.now().toISOString(),
+    ...(reason ? { reason } : {}),
+  });
+  return jsonResponse(200, { message: [...kept.map((a) => keptText(a, false)), ...already.map((a) => keptText(a, true))].join("\n") });
+}
 
 export async function handleApi(ctx: ApiContext, request: Request, path: string): Promise<Response> {
   try {
@@ -178,7 +197,7 @@ async function decide(ctx: ApiContext, request: Request, id: string, verb: "appr
   return jsonResponse(200, { message: decisionText(verb, action, by, reason) });
 }
 
-/** POST /api/runs/ID/undo {dryRun, fromSeq?, replan?, confirm?}: the plan, or the real undo, as a stream of steps. */
+/** POST /api/runs/ID/undo {dryRun, fromSeq?, replan?, confirm?, force?}: the plan, or the real undo, as a stream of steps. */
 async function undo(ctx: ApiContext, request: Request, id: string): Promise<Response> {
   const body = await readBody(request);
   const dryRun = body.dryRun === true;
@@ -192,9 +211,11 @@ async function undo(ctx: ApiContext, request: Request, id: string): Promise<Resp
   const run = await findRun(journal, id);
   const runRef = shortId(run.id);
   const actions = await journal.actionsOfRun(run.id);
-  const by = textField(body, "by", MAX_NAME, false) ?? ctx.decider;
-  // The page undoes the run it shows, never "the most recent"; it cannot force past a live proxy.
-  const opening = await openUndo(journal, run, actions, { fromSeq, dryRun, force: false, by, now: ctx.now, picked: false });
+  // Recorded under the page's account, as a decision is.
+  const by = ctx.decider;
+  // The page undoes the run it shows, never "the most recent"; past a live proxy only when the person chose to, after the plan.
+  const force = body.force === true && !dryRun;
+  const opening = await openUndo(journal, run, actions, { fromSeq, dryRun, force, by, now: ctx.now, picked: false });
   if (opening.kind !== "work") {
     return ndjson([{ kind: "nothing", heading: undoHeading(run, actions.length, false, plain), text: nothingToUndo(run, opening, fromSeq).join("\n") }]);
   }

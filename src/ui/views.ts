@@ -8,7 +8,8 @@ import { sqlRecordOf } from "../render/sql-rows.ts";
 import { actionNotes, denyWithReason, stepView, type Note, type StepView } from "../render/runs.ts";
 import { callName, classLabel, displayStatus, oneLine, printable } from "../render/style.ts";
 import type { DecisionCommand } from "../self.ts";
-import type { Step } from "../undo/plan.ts";
+import { keepOffered } from "../undo/keep.ts";
+import { isStop, type Step } from "../undo/plan.ts";
 
 /** Longest text of one value the page gets (arguments, states, results); `synartesis show --json` has the rest. */
 export const MAX_VALUE_TEXT = 200_000;
@@ -86,7 +87,8 @@ export interface Envelope<T> {
 }
 
 /** One undo step as the page shows it: the CLI's words, and the two states as rows when it stopped on them. */
-export type StepJson = StepView & { diff?: DiffRow[] };
+/** A step as the page shows it: with the two states side by side, and whether a person may keep its call's effect (R-PEOPLE-1). */
+export type StepJson = StepView & { diff?: DiffRow[]; keep?: boolean };
 
 /** One line of the undo stream (NDJSON). */
 export type UndoEvent =
@@ -177,5 +179,6 @@ export function gateView(action: Action, run: Run | undefined, decisionCommand: 
 export function stepJson(step: Step, dryRun: boolean): StepJson {
   const view: StepJson = stepView(step, { dryRun });
   if (view.labels) view.diff = diffRows(step.expected, step.actual);
+  if (isStop(step) && keepOffered(step)) view.keep = true;
   return view;
 }

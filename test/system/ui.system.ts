@@ -325,11 +325,57 @@ describe("the review page in Chromium", () => {
     await expect(page.locator(".undo-output .summary").innerText()).resolves.toBe("A real undo would stop at #1. 0 steps before it would be reverted.");
     await shot(page, "drift.png");
 
-    await page.getByRole("button", { name: "Undo up to the stop" }).click();
-    await page.locator(".undo-output .summary.tone-stop").waitFor();
-    await expect(page.locator(".steps > li.tone-stop table.diff tr.changed").count()).resolves.toBe(1);
-    await expect(page.locator(".undo-output").innerText()).resolves.toContain("When the cause is dealt with, continue with: synartesis undo");
+    // Nothing is offered that would do nothing: the stop is dealt with first.
+    await expect(page.getByRole("button", { name: /Undo the .* before the stop|Confirm/ }).count()).resolves.toBe(0);
+    await expect(page.locator(".undo-output .confirm").innerText()).resolves.toContain("Nothing would be undone before the stop above");
     expect(stateText(dir)).toBe(before);
+
+    // Keep this change (R-PEOPLE-1, as undo --keep): planned again, nothing is left to undo, and nothing is offered.
+    await step.getByLabel("Why #1 stays as it is now").fill("the note is right");
+    await step.getByRole("button", { name: "Keep this change" }).click();
+    await page.locator(".undo-output .summary.lines").waitFor();
+    await expect(page.locator(".undo-output").innerText()).resolves.toContain("Nothing");
+    await expect(page.locator(".undo-output button").count()).resolves.toBe(0);
+    expect(journalRows(dir, "SELECT kept_by, kept_reason FROM actions")).toEqual([{ kept_by: ACCOUNT, kept_reason: "the note is right" }]);
+    expect(stateText(dir)).toBe(before);
+  });
+
+  test("a run whose agent is still connected says so before Confirm, and is undone only by the button that says so", async () => {
+    const dir = crmFolder();
+    const ui = await startUi(dir);
+    const bot = await liveAgent(dir, "still-here");
+    await bot.call(1, "update_customer", { id: "c_001", plan: "free" });
+    const { page } = await signedIn(ui);
+    await page.locator("table.runs tbody tr a").click();
+    await page.getByRole("button", { name: "Show the undo plan" }).click();
+    await page.locator(".undo-output .confirm.warn", { hasText: "This run's agent is still connected" }).waitFor();
+    await expect(page.getByRole("button", { name: "Confirm: undo this run", exact: true }).count()).resolves.toBe(0);
+    await page.getByRole("button", { name: "Confirm: undo this run, while its agent is connected" }).click();
+    await page.locator(".undo-output .summary", { hasText: "1 call reverted" }).waitFor();
+    expect(state(dir).customers.c_001.plan).toBe("pro");
+  });
+
+  test("a drifted run the CLI's undo stopped at is finished from the page: keep the change, then finish", async () => {
+    const dir = crmFolder();
+    await agent(dir, [
+      ["update_customer", { id: "c_001", plan: "free" }],
+      ["update_customer", { id: "c_003", plan: "pro" }],
+    ]);
+    editState(dir, (s) => (s.customers.c_001.notes = "changed by a person"));
+    expect((await cli(dir, ["undo"])).code).toBe(1); // #2 reverted, stopped at #1: partial
+    const ui = await startUi(dir);
+    const { page } = await signedIn(ui);
+    await page.locator("table.runs tbody tr a").click();
+    await page.getByRole("button", { name: "Show the undo plan" }).click();
+    const step = page.locator(".steps > li.tone-stop");
+    await step.getByRole("button", { name: "Keep this change" }).click();
+    await page.getByRole("button", { name: "Finish the undo" }).click();
+    await page.locator(".run-facts .status", { hasText: "rolled back" }).waitFor();
+    expect(journalRows(dir, "SELECT status FROM runs")).toEqual([{ status: "rolled_back" }]);
+    expect(journalRows(dir, "SELECT seq, kept_by FROM actions ORDER BY seq")).toEqual([
+      { seq: 1, kept_by: ACCOUNT },
+      { seq: 2, kept_by: null },
+    ]);
   });
 
   test("a customer named like markup renders as text, everywhere", async () => {

@@ -3,10 +3,10 @@
 // and where it stopped and why — with the two states side by side on drift.
 import type { RunView, StepJson, UndoEvent } from "../views.ts";
 import { announce, h } from "./dom.ts";
-import { ApiError, stream } from "./fetch.ts";
+import { ApiError, post, stream } from "./fetch.ts";
 import { problem, sideBySide } from "./parts.ts";
 
-function stepItem(step: StepJson): HTMLElement {
+function stepItem(step: StepJson, keep?: (seq: number, reason: string) => Promise<void>): HTMLElement {
   return h(
     "li",
     { class: `step tone-${step.tone}` },
@@ -27,6 +27,20 @@ function stepItem(step: StepJson): HTMLElement {
     step.read ? h("p", {}, h("code", {}, step.read)) : null,
     step.labels && step.diff ? sideBySide(`#${step.seq}: ${step.labels[0]} and ${step.labels[1]}`, step.labels, step.diff) : null,
     step.hint ? h("p", { class: "hint" }, step.hint) : null,
+    step.keep && keep ? keepControls(step, keep) : null,
+  );
+}
+
+/** R-PEOPLE-1 on the page: keep a drifted call's effect (why, recorded with the page's account), so the rest can be undone. */
+function keepControls(step: StepJson, keep: (seq: number, reason: string) => Promise<void>): HTMLElement {
+  const id = `keep-reason-${step.seq}`;
+  const reason = h("input", { type: "text", id, maxlength: "2000" });
+  return h(
+    "div",
+    { class: "keep" },
+    h("label", { for: id }, `Why #${step.seq} stays as it is now`),
+    reason,
+    h("button", { type: "button", onclick: () => void keep(step.seq, reason.value) }, "Keep this change"),
   );
 }
 
@@ -56,8 +70,15 @@ function panelSection(from: HTMLElement, replan: HTMLElement, planButton: HTMLEl
   );
 }
 
-/** Run the dry run or the real undo, showing each event; resolves with the last one. */
-async function walk(runId: string, dryRun: boolean, into: HTMLElement, chosen: UndoOptions): Promise<UndoEvent | undefined> {
+/** Run the dry run or the real undo, showing each event; resolves with the last one and how many steps revert a call. */
+async function walk(
+  runId: string,
+  dryRun: boolean,
+  into: HTMLElement,
+  chosen: UndoOptions & { force?: boolean },
+  keep?: (seq: number, reason: string) => Promise<void>,
+): Promise<{ last: UndoEvent | undefined; reverts: number }> {
+  let reverts = 0;
   const steps = h("ol", { class: "steps", "aria-label": dryRun ? "Planned steps" : "Steps done" });
   const progress = h("p", { class: "busy" }, dryRun ? "Starting the servers and reading the current state…" : "Undoing…");
   into.append(progress);
@@ -71,7 +92,10 @@ async function walk(runId: string, dryRun: boolean, into: HTMLElement, chosen: U
       if (event.kind === "nothing")
         into.insertBefore(h("div", {}, h("p", { class: "undo-heading" }, event.heading), h("p", { class: "summary lines" }, event.text)), progress);
       if (event.kind === "replan" || event.kind === "log") steps.before(h("p", { class: "log" }, event.text));
-      if (event.kind === "step") steps.append(stepItem(event.step));
+      if (event.kind === "step") {
+        steps.append(stepItem(event.step, keep));
+        if (/revert/.test(event.step.label) && event.step.tone === "good") reverts++;
+      }
       if (event.kind === "end") {
         into.insertBefore(h("p", { class: `summary tone-${event.tone}`, tabindex: "-1" }, event.summary), progress);
         if (event.settle?.length) into.insertBefore(h("pre", { class: "hint" }, event.settle.join("\n")), progress);
@@ -84,16 +108,47 @@ async function walk(runId: string, dryRun: boolean, into: HTMLElement, chosen: U
     last = { kind: "error", error: (error as Error).message };
   }
   progress.remove();
-  return last;
+  return { last, reverts };
 }
 
-/** After a plan: nothing changed yet; confirm (undo exactly as planned) or cancel. */
-function confirmation(halted: boolean, onConfirm: () => void, onCancel: () => void): HTMLElement[] {
-  const confirm = h("button", { type: "button", class: "danger", onclick: onConfirm }, halted ? "Undo up to the stop" : "Confirm: undo this run");
-  const cancel = h("button", { type: "button", onclick: onCancel }, "Cancel");
+/**
+ * After a plan: nothing changed yet. Confirm (undo exactly as planned) or
+ * cancel — and nothing is offered that would do nothing. A run whose agent is
+ * still connected says so, and undoing it anyway is its own button.
+ */
+function confirmation(plan: { halted: boolean; reverts: number; active: boolean }, onConfirm: (force: boolean) => void, onCancel: () => void): HTMLElement[] {
+  const cancel = h("button", { type: "button", onclick: onCancel }, plan.reverts ? "Cancel" : "Close");
+  if (plan.reverts === 0) {
+    return [
+      h(
+        "p",
+        { class: "confirm" },
+        plan.halted
+          ? "Nothing would be undone before the stop above: deal with it first (keep the change, or put the record right), then plan again."
+          : "Nothing would be undone.",
+      ),
+      h("div", { class: "buttons" }, cancel),
+    ];
+  }
+  const what = plan.halted ? `Undo the ${plan.reverts} call${plan.reverts === 1 ? "" : "s"} before the stop` : "Confirm: undo this run";
+  if (plan.active) {
+    return [
+      h(
+        "p",
+        { class: "confirm warn" },
+        "This run's agent is still connected: its proxy is recording it now, and a call it makes while the undo runs may build on what is being put back. Nothing has been changed yet.",
+      ),
+      h(
+        "div",
+        { class: "buttons" },
+        h("button", { type: "button", class: "danger", onclick: () => onConfirm(true) }, `${what}, while its agent is connected`),
+        cancel,
+      ),
+    ];
+  }
   return [
     h("p", { class: "confirm" }, "Nothing has been changed yet. Undo for real, exactly as planned above? Each step is checked again before it runs."),
-    h("div", { class: "buttons" }, confirm, cancel),
+    h("div", { class: "buttons" }, h("button", { type: "button", class: "danger", onclick: () => onConfirm(false) }, what), cancel),
   ];
 }
 
@@ -104,6 +159,9 @@ export function undoPanel(runId: string): { element: HTMLElement; update(view: R
   const output = h("div", { class: "undo-output" });
   const element = panelSection(from, replan, planButton, output);
   let busy = false;
+  /** The run is being recorded by a proxy that still runs (its agent is connected). */
+  let active = false;
+  let status = "";
 
   const options = (): UndoOptions => ({ fromSeq: Number(from.value) || 1, replan: replan.checked });
   /** While a plan waits for its confirm, its options are locked: the undo that runs is the one planned. */
@@ -118,17 +176,28 @@ export function undoPanel(runId: string): { element: HTMLElement; update(view: R
     output.setAttribute("aria-busy", String(value));
   };
 
+  /** Keep a drifted call's effect from the plan, then plan again without it. */
+  async function keep(seq: number, reason: string): Promise<void> {
+    try {
+      const answer = await post<{ message: string }>(`/api/runs/${encodeURIComponent(runId)}/keep`, { seq, ...(reason.trim() ? { reason } : {}) });
+      announce(answer.message);
+      await plan();
+    } catch (error) {
+      output.append(problem((error as Error).message, error instanceof ApiError ? error.hint : undefined));
+    }
+  }
+
   async function plan(): Promise<void> {
     const planned = options();
     setBusy(true);
     const title = h("h3", { tabindex: "-1" }, "Plan");
     output.replaceChildren(title);
-    const last = await walk(runId, true, output, planned);
+    const { last, reverts } = await walk(runId, true, output, planned, keep);
     if (last?.kind === "end") {
       output.append(
         ...confirmation(
-          last.halted,
-          () => void run(planned),
+          { halted: last.halted, reverts, active },
+          (force) => void run({ ...planned, force }),
           () => {
             output.replaceChildren();
             setBusy(false);
@@ -142,16 +211,26 @@ export function undoPanel(runId: string): { element: HTMLElement; update(view: R
       title.focus();
       return;
     }
+    // Nothing left to revert after an undo that stopped (what it stopped at kept since): the run can be finished, as the CLI's undo does.
+    if (last?.kind === "nothing" && status === "partial") {
+      output.append(
+        h(
+          "div",
+          { class: "buttons" },
+          h("button", { type: "button", class: "primary", onclick: () => void run({ ...planned, force: false }) }, "Finish the undo"),
+        ),
+      );
+    }
     setBusy(false);
     title.focus();
   }
 
-  async function run(planned: UndoOptions): Promise<void> {
+  async function run(planned: UndoOptions & { force: boolean }): Promise<void> {
     setBusy(true);
     const title = h("h3", { tabindex: "-1" }, "Undo");
     output.replaceChildren(title);
     title.focus();
-    const last = await walk(runId, false, output, planned);
+    const { last } = await walk(runId, false, output, planned);
     announce(last?.kind === "end" ? last.summary : "The undo did not finish.");
     output.append(h("div", { class: "buttons" }, h("button", { type: "button", onclick: () => void plan() }, "Plan again")));
     setBusy(false);
@@ -163,6 +242,8 @@ export function undoPanel(runId: string): { element: HTMLElement; update(view: R
   return {
     element,
     update(view: RunView) {
+      active = view.run.status === "active" && !view.run.gone;
+      status = view.run.status;
       if (busy) return;
       const last = view.calls.reduce((top, call) => Math.max(top, call.seq), 0);
       const chosen = from.value;
