@@ -4,7 +4,7 @@
 // README's screenshots to demo/screenshots/. A whole-system check: .ci/run runs
 // it (and installs Chromium first); it fails, never skips, without a browser.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
 import { BIN, LineSession, ROOT, ACCOUNT } from "../helpers.ts";
@@ -228,6 +228,89 @@ describe("the review page in Chromium", () => {
     const started = page.locator("table.runs tbody tr td[data-label=Started] time");
     expect(await started.getAttribute("datetime")).toMatch(/^\d{4}-\d\d-\d\dT/);
     expect(await started.innerText()).toContain("(just now)");
+  });
+
+  test("desktop notices, once turned on, announce each call newly held: its tool, why, its arguments", async () => {
+    const dir = crmFolder();
+    const ui = await startUi(dir);
+    const { page } = await signedIn(ui);
+    // The browser's Notification, recorded (the person's "allow" is the stub's answer).
+    await page.addInitScript(() => {
+      const shown: Array<{ title: string; body: string }> = [];
+      (window as any).shownNotices = shown;
+      (window as any).Notification = class {
+        static permission = "default";
+        static async requestPermission() {
+          (this as any).permission = "granted";
+          return "granted";
+        }
+        constructor(title: string, options: { body: string }) {
+          shown.push({ title, body: options.body });
+        }
+        addEventListener() {}
+      };
+    });
+    await page.goto(`${ui.base}/gates`);
+    const toggle = page.getByRole("button", { name: "Desktop notices: off" });
+    await toggle.click();
+    await page.getByRole("button", { name: "Desktop notices: on" }).waitFor();
+    const bot = await liveAgent(dir, "mail-bot");
+    expect((await bot.call(1, "send_email", EMAIL)).isError).toBe(true);
+    await page.waitForFunction(() => (window as any).shownNotices.length === 1);
+    const [notice] = await page.evaluate(() => (window as any).shownNotices);
+    expect(notice.title).toBe("Held for approval: crm.send_email");
+    expect(notice.body).toContain("crm.send_email is irreversible");
+    expect(notice.body).toContain("ada@example.com");
+    // The same call again is already waiting: not announced again; the next new one is.
+    expect((await bot.call(2, "send_email", EMAIL)).isError).toBe(true);
+    expect((await bot.call(3, "send_email", { ...EMAIL, to: "grace@example.com" })).isError).toBe(true);
+    await page.waitForFunction(() => (window as any).shownNotices.length >= 2);
+    const notices = await page.evaluate(() => (window as any).shownNotices);
+    expect(notices).toHaveLength(2);
+    expect(notices[1].body).toContain("grace@example.com");
+  });
+
+  test("axe-core finds no violation on the runs, a run (a call opened, a plan shown) and the approvals page, light and dark, wide and narrow", async () => {
+    const dir = crmFolder();
+    await agent(dir, [
+      ["update_customer", { id: "c_001", plan: "free" }],
+      ["send_email", EMAIL],
+    ]);
+    const runId = journalRows(dir, "SELECT id FROM runs")[0].id as string;
+    const ui = await startUi(dir);
+    const axe = readFileSync(join(ROOT, "node_modules", "axe-core", "axe.min.js"), "utf8");
+    for (const viewport of [WIDE, NARROW]) {
+      for (const colorScheme of ["light", "dark"] as const) {
+        // axe is injected as a script of the test's own: the page's policy admits none, so this one context sets it aside.
+        const context = await browser.newContext({ viewport, colorScheme, bypassCSP: true });
+        cleanups.push(() => context.close());
+        const page = await context.newPage();
+        await page.goto(ui.url);
+        await page.waitForFunction(() => location.hash === "" && sessionStorage.length === 1);
+        const pages: Array<[string, () => Promise<void>]> = [
+          ["/", () => page.locator("table.runs tbody tr").first().waitFor()],
+          [
+            `/runs/${runId}`,
+            async () => {
+              await page.locator("details.call").first().locator(":scope > summary").click();
+              await page.getByRole("button", { name: "Show the undo plan" }).click();
+              await page.locator(".undo-output .summary").waitFor();
+            },
+          ],
+          ["/gates", () => page.locator(".gate").first().waitFor()],
+        ];
+        for (const [path, ready] of pages) {
+          await page.goto(`${ui.base}${path}`);
+          await ready();
+          await page.addScriptTag({ content: axe });
+          const violations = await page.evaluate(async () => {
+            const result = await (window as any).axe.run(document, { resultTypes: ["violations"] });
+            return result.violations.map((v: any) => `${v.id}: ${v.help} (${v.nodes.map((n: any) => n.target.join(" ")).join("; ")})`);
+          });
+          expect({ path, viewport, colorScheme, violations }).toEqual({ path, viewport, colorScheme, violations: [] });
+        }
+      }
+    }
   });
 
   test("another is denied with a reason, and the agent's retry is told that reason", async () => {

@@ -2,6 +2,7 @@
 // from the server's change events, and shows the count of calls waiting.
 import { followChanges, signIn, whenSignedOut } from "./fetch.ts";
 import { gatesPage } from "./gates-page.ts";
+import { desktopNotices } from "./desktop.ts";
 import { installShortcuts } from "./keys.ts";
 import { problem } from "./parts.ts";
 import { runPage } from "./run-page.ts";
@@ -44,6 +45,7 @@ function nextTheme(): void {
 }
 themeSwitch.addEventListener("click", nextTheme);
 installShortcuts(main, nextTheme);
+const notices = desktopNotices(document.getElementById("notify") as HTMLButtonElement);
 
 const { page, nav } = choosePage(location.pathname);
 for (const link of Array.from(document.querySelectorAll<HTMLAnchorElement>("nav a"))) {
@@ -70,6 +72,7 @@ async function refresh(): Promise<void> {
       try {
         const count = await page.refresh();
         waiting.textContent = count ? `(${count})` : "";
+        notices.waiting(count);
         main.querySelector(":scope > .problem.load")?.remove();
       } catch (error) {
         if (!signedOut && !main.querySelector(":scope > .problem.load")) {

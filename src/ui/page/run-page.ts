@@ -43,7 +43,7 @@ function callCard(call: CallView, agent: string, opened: Set<string>, decided: (
       h("a", { href: `#${anchor}` }, "link to this call"),
     ),
     call.status === "gated" ? decisionControls(call, decided) : null,
-    h("h4", {}, "Arguments"),
+    h("h3", { class: "part" }, "Arguments"),
     jsonBlock(call.args),
     notesList(call.notes),
     call.states ? sideBySide(`State before and after #${call.seq}`, call.states.labels, call.states.rows) : null,
