@@ -244,14 +244,17 @@ export function undoPanel(runId: string): { element: HTMLElement; update(view: R
     update(view: RunView) {
       active = view.run.status === "active" && !view.run.gone;
       status = view.run.status;
-      if (busy) return;
-      const last = view.calls.reduce((top, call) => Math.max(top, call.seq), 0);
-      const chosen = from.value;
-      if (from.options.length !== Math.max(1, last)) {
-        from.replaceChildren(h("option", { value: "1" }, "#1 (the whole run)"));
-        for (let seq = 2; seq <= last; seq++) from.append(h("option", { value: String(seq) }, `#${seq} on`));
-        from.value = chosen && Number(chosen) <= last ? chosen : "1";
-      }
+      if (!busy) offerScopes(from, view);
     },
   };
+}
+
+/** The calls an undo may start from: #1 (the whole run) to the run's last; the choice kept while it still exists. */
+function offerScopes(from: HTMLSelectElement, view: RunView): void {
+  const last = view.calls.reduce((top, call) => Math.max(top, call.seq), 0);
+  const chosen = from.value;
+  if (from.options.length === Math.max(1, last)) return;
+  from.replaceChildren(h("option", { value: "1" }, "#1 (the whole run)"));
+  for (let seq = 2; seq <= last; seq++) from.append(h("option", { value: String(seq) }, `#${seq} on`));
+  from.value = chosen && Number(chosen) <= last ? chosen : "1";
 }
