@@ -4,7 +4,7 @@
 // `synartesis proxy` onto the right HTTP streams, every front refuses a
 // foreign Host or Origin, and the bearer forwarder passes requests on as if
 // the client had come straight to the target.
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -22,6 +22,9 @@ import { serve, type Target } from "../../bench/conformance.ts";
 import { forwardWithBearer } from "../fixtures/bearer-forwarder.ts";
 import { BUN, FIXTURES, journalRows, journalRuns, processExists } from "../fixtures/proxy-kit.ts";
 import { BIN, tempDir, until } from "../helpers.ts";
+
+// The preload's default timeout reaches only the first file bun runs: this one runs after others.
+setDefaultTimeout(60_000);
 
 const FIXTURE = join(FIXTURES, "conformance-server.ts");
 const BRIDGE = join(FIXTURES, "stdio-over-http.ts");

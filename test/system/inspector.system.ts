@@ -6,12 +6,15 @@
 // over Streamable HTTP (--transport http) against `synartesis proxy --http`.
 // The package declares Node >= 22.19, but its --cli mode runs on this
 // machine's Node 20 (measured), so it runs with the `node` on PATH.
-import { expect, test } from "bun:test";
+import { expect, setDefaultTimeout, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { startHttpProxy, stopHttpProxiesAfterAll, TOKEN } from "../fixtures/http-kit.ts";
 import { ADA, crmStateText, crmWorkspace, journalRows, journalRuns, type Workspace } from "../fixtures/proxy-kit.ts";
 import { BIN, NODE_MODULES, run, type RunResult } from "../helpers.ts";
+
+// The preload's default timeout reaches only the first file bun runs; the Inspector starts Node and the proxy for each call.
+setDefaultTimeout(60_000);
 
 stopHttpProxiesAfterAll();
 
