@@ -148,12 +148,7 @@ class Reader {
     let columns: string[] | undefined;
     if (this.isPunct("(")) {
       this.next();
-      columns = [];
-      for (;;) {
-        columns.push(this.name());
-        if (!this.isPunct(",")) break;
-        this.next();
-      }
+      columns = this.names();
       this.expectPunct(")");
     }
     if (this.dialect === "postgres" && this.isWord("OVERRIDING")) {
@@ -221,12 +216,7 @@ class Reader {
     let constraint: string | undefined;
     if (this.isPunct("(")) {
       this.next();
-      target = [];
-      for (;;) {
-        target.push(this.name());
-        if (!this.isPunct(",")) break;
-        this.next();
-      }
+      target = this.names();
       if (!this.isPunct(")")) throw new Unreadable("a conflict target other than plain columns is not read by Synartesis");
       this.next();
       if (this.isWord("WHERE")) throw new Unreadable("a conflict target with a WHERE (a partial index) is not read by Synartesis");
@@ -260,11 +250,7 @@ class Reader {
     for (;;) {
       if (this.isPunct("(")) {
         this.next();
-        for (;;) {
-          columns.push(this.name());
-          if (!this.isPunct(",")) break;
-          this.next();
-        }
+        columns.push(...this.names());
         this.expectPunct(")");
       } else {
         columns.push(this.name());
@@ -392,6 +378,16 @@ class Reader {
     if (token.kind !== "word") throw new Unreadable(`a keyword was expected near ${this.near()}`);
     this.next();
     return token.text;
+  }
+
+  /** `name, name, …`: one or more names, separated by commas. */
+  private names(): string[] {
+    const names = [this.name()];
+    while (this.isPunct(",")) {
+      this.next();
+      names.push(this.name());
+    }
+    return names;
   }
 
   /** An identifier: a bare word as written, or a quoted name. */
