@@ -4,8 +4,7 @@ import type { Action } from "../journal/types.ts";
 import { shortId } from "../journal/types.ts";
 import { decisionText, settledText } from "../render/runs.ts";
 import { callName, oneLine } from "../render/style.ts";
-import { decider, mayNotDecide } from "../workspace/deciders.ts";
-import { existingJournal } from "../workspace/discover.ts";
+import { decider, decisionCheck } from "../workspace/deciders.ts";
 import { openExistingJournal, tell, writeLines } from "./shared.ts";
 
 export const decisionArgs = {
@@ -18,9 +17,10 @@ export async function decide(
   args: { id?: string; all?: boolean; reason?: string; journal?: string; manifest?: string },
 ): Promise<number> {
   if (args.id && args.all) throw new SynartesisError("usage", `give an action id or --all, not both`);
-  // Who decides is the account running this (R-PEOPLE-2), never a name given.
-  const by = decider(existingJournal(process.cwd(), args));
   const journal = await openExistingJournal(args);
+  // Who decides is the account running this (R-PEOPLE-2), never a name given.
+  const by = decider(journal.path);
+  const mayNotDecide = decisionCheck(journal, args.manifest);
   try {
     let targets: Action[];
     if (args.all) {
@@ -45,7 +45,7 @@ export async function decide(
     const lines: string[] = [];
     let refused = 0;
     for (const target of targets) {
-      const notAllowed = await mayNotDecide(journal, target, by, args.manifest);
+      const notAllowed = await mayNotDecide(target, by);
       if (notAllowed) {
         tell(`refused: #${target.seq} ${callName(target)} (${shortId(target.id)}) is not ${verb === "approve" ? "approved" : "denied"}: ${notAllowed}`);
         refused++;

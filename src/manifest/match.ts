@@ -33,7 +33,7 @@ export interface Matcher {
 }
 
 /** Whether a call's arguments meet a rule's `when`: each named argument has one of its values (null: the argument is not given). */
-export function meetsWhen(when: Rule["when"], args: unknown): boolean {
+function meetsWhen(when: Rule["when"], args: unknown): boolean {
   if (!when) return true;
   const given = args !== null && typeof args === "object" && !Array.isArray(args) ? (args as Record<string, unknown>) : {};
   return when.every(([name, values]) => values.some((value) => (value === null ? !Object.hasOwn(given, name) || given[name] === null : given[name] === value)));

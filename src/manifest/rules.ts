@@ -47,7 +47,6 @@ export function parseRules(raw: RawRule[], serverNames: string[], ctx: SectionCo
     }
     if (!ctx.shapeOk(...path)) return;
     checkMatch(rule.match, [...path, "match"], serverNames, ctx);
-    // A rule init proposed and nobody confirmed yet: it is kept as written, and every call of it waits for a person.
     const when = rule.when === undefined ? undefined : parseWhen(rule.when, [...path, "when"], ctx);
     rule.approvers?.forEach((approver, i) => {
       const group = approver.startsWith("group:") ? approver.slice("group:".length) : undefined;
@@ -58,6 +57,7 @@ export function parseRules(raw: RawRule[], serverNames: string[], ctx: SectionCo
         );
       }
     });
+    // A rule init proposed and nobody confirmed yet (its mark) is kept as written, and every call of it waits for a person.
     const extra = {
       ...(ctx.comment(path)?.includes(DRAFT_MARK) && ({ draft: true, gate: "always" } as const)),
       ...(when && { when }),
@@ -140,25 +140,21 @@ function checkClass(rule: RawRule, path: Path, ctx: SectionContext): void {
   } else if (rule.when_absent !== undefined && !rule.snapshot) {
     ctx.report([...path, "when_absent"], `"when_absent" needs a "snapshot" (the read that may find nothing)`);
   }
+  // How a read is understood belongs to the snapshot (the read), not to the calls that put the state back.
   for (const part of ["inverse", "when_absent"] as const) {
-    const calls = rule[part] === undefined ? [] : [rule[part]].flat();
-    calls.forEach((call, i) => {
-      for (const key of ["absent_text", "as_text"] as const) {
+    const raw = rule[part];
+    [raw ?? []].flat().forEach((call, i) => {
+      for (const key of ["absent_when", "absent_text", "as_text"] as const) {
         if (call[key] === undefined) continue;
+        const read = key === "absent_when" ? "the read that may find nothing" : "the read of the state";
         ctx.report(
-          [...path, part, ...(Array.isArray(rule[part]) ? [i] : []), key],
-          `"${key}" belongs to a snapshot (the read of the state), not to ${part === "inverse" ? "an inverse" : "when_absent"}`,
+          [...path, part, ...(Array.isArray(raw) ? [i] : []), key],
+          `"${key}" belongs to a snapshot (${read}), not to ${part === "inverse" ? "an inverse" : "when_absent"}`,
           true,
         );
       }
     });
   }
-  const inverses = rule.inverse === undefined ? [] : Array.isArray(rule.inverse) ? rule.inverse : [rule.inverse];
-  inverses.forEach((call, i) => {
-    if (call.absent_when === undefined) return;
-    const at: Path = Array.isArray(rule.inverse) ? [...path, "inverse", i, "absent_when"] : [...path, "inverse", "absent_when"];
-    ctx.report(at, `"absent_when" belongs to a snapshot (the read that may find nothing), not to an inverse`, true);
-  });
 }
 
 /** An inverse (or when_absent) of one call or of several in order. */

@@ -6,7 +6,7 @@ import { hostname } from "node:os";
 import { isSynartesisError, SynartesisError, type ErrorCode } from "../errors.ts";
 import { shownLocation, type Journal } from "../journal/journal.ts";
 import { shortId, type Run } from "../journal/types.ts";
-import { mayNotDecide } from "../workspace/deciders.ts";
+import { decisionCheck } from "../workspace/deciders.ts";
 import { manifestForRun } from "../workspace/discover.ts";
 import { loadManifest } from "../manifest/load.ts";
 import type { Logger } from "../log.ts";
@@ -190,7 +190,7 @@ async function decide(ctx: ApiContext, request: Request, id: string, verb: "appr
   const journal = await journalOf(ctx);
   const action = await journal.getAction(id);
   if (!action) throw new SynartesisError("unknown_id", `no action ${id} in this journal`);
-  const notAllowed = await mayNotDecide(journal, action, by, ctx.manifest);
+  const notAllowed = await decisionCheck(journal, ctx.manifest)(action, by);
   if (notAllowed) return jsonResponse(403, { error: `${verb === "approve" ? "Not approved" : "Not denied"}: ${notAllowed}.` });
   const outcome = await journal.decide(id, { status: verb === "approve" ? "approved" : "denied", by, at: ctx.now().toISOString(), reason });
   if ("settled" in outcome) return jsonResponse(409, { error: settledText((await journal.getAction(id)) ?? action) });

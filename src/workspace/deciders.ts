@@ -7,7 +7,8 @@ import type { Journal } from "../journal/journal.ts";
 import { shortId, type Action } from "../journal/types.ts";
 import { refusedDecider } from "../manifest/approvers.ts";
 import { loadManifest } from "../manifest/load.ts";
-import { createMatcher } from "../manifest/match.ts";
+import { createMatcher, type Matcher } from "../manifest/match.ts";
+import type { Manifest } from "../manifest/types.ts";
 import { manifestForRun } from "./discover.ts";
 
 /**
@@ -48,18 +49,33 @@ export function osAccount(): string {
 }
 
 /**
- * Why `by` may not decide `action` under the policy its run was recorded with
- * (R-PEOPLE-2), or undefined when they may. A policy that cannot be read
- * refuses: who may decide is not guessed.
+ * Why `by` may not decide an action under the policy its run was recorded
+ * with (R-PEOPLE-2), or undefined when they may. A policy that cannot be read
+ * refuses: who may decide is not guessed. Each run's policy is read once by
+ * one check (approve --all decides many calls of few runs).
  */
-export async function mayNotDecide(journal: Journal, action: Action, by: string, explicitManifest?: string): Promise<string | undefined> {
-  const run = await journal.getRun(action.runId);
-  if (!run) return `its run ${shortId(action.runId)} is not in the journal`;
-  let manifest: ReturnType<typeof loadManifest>;
-  try {
-    manifest = loadManifest(manifestForRun(run, explicitManifest, process.cwd()).path);
-  } catch (error) {
-    return `who may decide it cannot be read from the policy (${(error as Error).message.split("\n")[0]})`;
-  }
-  return refusedDecider(createMatcher(manifest).classify(action.server, action.tool, action.args).rule, manifest.groups, by);
+export function decisionCheck(journal: Journal, explicitManifest?: string): (action: Action, by: string) => Promise<string | undefined> {
+  const policies = new Map<string, { matcher: Matcher; groups: Manifest["groups"] } | { unreadable: string }>();
+  const policyOf = async (runId: string) => {
+    const known = policies.get(runId);
+    if (known) return known;
+    const run = await journal.getRun(runId);
+    let policy: { matcher: Matcher; groups: Manifest["groups"] } | { unreadable: string };
+    if (!run) policy = { unreadable: `its run ${shortId(runId)} is not in the journal` };
+    else {
+      try {
+        const manifest = loadManifest(manifestForRun(run, explicitManifest, process.cwd()).path);
+        policy = { matcher: createMatcher(manifest), groups: manifest.groups };
+      } catch (error) {
+        policy = { unreadable: `who may decide it cannot be read from the policy (${(error as Error).message.split("\n")[0]})` };
+      }
+    }
+    policies.set(runId, policy);
+    return policy;
+  };
+  return async (action, by) => {
+    const policy = await policyOf(action.runId);
+    if ("unreadable" in policy) return policy.unreadable;
+    return refusedDecider(policy.matcher.classify(action.server, action.tool, action.args).rule, policy.groups, by);
+  };
 }

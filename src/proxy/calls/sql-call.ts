@@ -162,10 +162,11 @@ class SqliteStatement implements StatementRecording {
       if (typeof count === "object") return count;
       if (count > this.spec.maxRows) return { held: `it would insert ${count} rows into "${table.name}", more than ${this.spec.maxRows} (max_rows)` };
       if (!Array.isArray(this.insertKeys)) return { snapshot: { absent: false, payload: payload([]) } };
-      const verify = this.verifyCall(rowsByKey(table, this.insertKeys));
+      const byKey = rowsByKey(table, this.insertKeys);
+      const verify = this.verifyCall(byKey);
       if (!statement.onConflict) return { snapshot: { absent: false, payload: payload([]) }, verify };
       // An upsert may change rows of the keys it gives: they are read first.
-      const read = await readValue(this.ctx, this.call, this.spec, rowsByKey(table, this.insertKeys), ROWS_COLUMN);
+      const read = await readValue(this.ctx, this.call, this.spec, byKey, ROWS_COLUMN);
       if ("error" in read) return { failed: `the rows it may change could not be read: ${read.error}` };
       const rows = parseRows(read.value, table);
       if ("wrong" in rows) return { failed: rows.wrong };
