@@ -26,12 +26,48 @@ interface Schema {
   required: string[];
 }
 
-function schemaOf(tool: ToolInfo): Schema {
-  const schema = (tool.inputSchema ?? {}) as { properties?: Record<string, unknown>; required?: unknown };
-  const properties = schema.properties && typeof schema.properties === "object" ? Object.keys(schema.properties) : [];
-  const required = Array.isArray(schema.required) ? schema.required.filter((name): name is string => typeof name === "string") : [];
-  return { properties, required };
+/** The part of a JSON Schema the proposals read. */
+interface JsonSchema {
+  type?: unknown;
+  properties?: Record<string, JsonSchema>;
+  items?: JsonSchema;
+  required?: unknown;
 }
+
+function propertiesOf(schema: unknown): Record<string, JsonSchema> {
+  const properties = (schema as JsonSchema | undefined)?.properties;
+  return properties && typeof properties === "object" ? properties : {};
+}
+
+function requiredOf(schema: unknown): string[] {
+  const required = (schema as JsonSchema | undefined)?.required;
+  return Array.isArray(required) ? required.filter((name): name is string => typeof name === "string") : [];
+}
+
+function schemaOf(tool: ToolInfo): Schema {
+  return { properties: Object.keys(propertiesOf(tool.inputSchema)), required: requiredOf(tool.inputSchema) };
+}
+
+const isListOfText = (schema: JsonSchema | undefined) => schema?.type === "array" && schema.items?.type === "string";
+
+/** The fields a list of records has (those it requires, else all), or undefined when it is not one. */
+function recordFields(schema: JsonSchema | undefined): string[] | undefined {
+  if (schema?.type !== "array" || schema.items?.type !== "object") return undefined;
+  const required = requiredOf(schema.items);
+  return required.length > 0 ? required : Object.keys(propertiesOf(schema.items));
+}
+
+const capitalised = (word: string) => word.charAt(0).toUpperCase() + word.slice(1);
+const singular = (word: string) => (word.endsWith("ies") ? `${word.slice(0, -3)}y` : word.endsWith("s") && !word.endsWith("ss") ? word.slice(0, -1) : word);
+
+/** `entityNames` is a list of names: "name"; `customerIds`: "id". */
+function itemKeyOf(arg: string): string | undefined {
+  const last = /([A-Z][a-z]*s)$/.exec(arg)?.[1];
+  return last ? singular(last.toLowerCase()) : undefined;
+}
+
+/** The fields of `fields` that stand for `wanted`: itself, or one ending in it (`addedObservations` for `observations`). */
+const standingFor = (wanted: string, fields: string[]) => fields.filter((field) => field === wanted || field.endsWith(capitalised(wanted)));
 
 /** The tool of `verbs` for the same noun, if the server has one. */
 function sibling(tools: ToolInfo[], verbs: string[], noun: string): ToolInfo | undefined {
@@ -107,7 +143,7 @@ function proposeOverwrite(server: string, tool: ToolInfo, tools: ToolInfo[], ver
 
 function proposeDelete(server: string, tool: ToolInfo, tools: ToolInfo[], noun: string, what: string): Proposal {
   const read = readFor(server, tool, tools, noun);
-  if (!read) return recreate(server, tool, tools, noun, what);
+  if (!read) return restoreLists(server, tool, tools, noun, what) ?? recreate(server, tool, tools, noun, what);
   const writer = sibling(tools, [...RESTORES, ...(noun ? CREATES : ["set"])], noun);
   if (!writer) return { none: `the server has no tool that puts ${what} back (restore_…, create_…)` };
   // A restore takes the key back from the snapshot; a bare set takes the key the call named.
@@ -129,15 +165,89 @@ function proposeCreate(server: string, tool: ToolInfo, tools: ToolInfo[], noun: 
   if (!remover) return { none: `the server has no tool that removes ${what} (delete_…, remove_…)` };
   const keys = schemaOf(remover).required;
   if (keys.length === 0) return { none: `${remover.name} names no argument that identifies what it removes` };
+  const args = argsFromAnswer(tool, remover, keys);
+  if (!args) return { none: `the answer of ${tool.name} (its output schema) does not give the ${keys.join(", ")} that ${remover.name} takes` };
   const read = readFor(server, tool, tools, noun);
   return {
-    rule: {
-      class: "compensable",
-      ...(read && { snapshot: read.call }),
-      inverse: { tool: `${server}.${remover.name}`, args: Object.fromEntries(keys.map((key) => [key, `$result.${key}`])) },
-    },
+    rule: { class: "compensable", ...(read && { snapshot: read.call }), inverse: { tool: `${server}.${remover.name}`, args } },
     why: `${remover.name} removes what it made, by the ${keys.join(", ")} its answer gives${read ? `; ${read.call.tool} reads first what was there` : ""}`,
   };
+}
+
+/**
+ * The arguments of the remover, from the answer of `tool`: each by its name
+ * (or so assumed when the tool declares no output schema); or, for one list,
+ * from a list of records the answer gives — the key of each record
+ * (`entityNames` from `entities[].name`), or each record reshaped field by
+ * field (`observations` from `addedObservations`).
+ */
+function argsFromAnswer(tool: ToolInfo, remover: ToolInfo, keys: string[]): Record<string, unknown> | undefined {
+  const answer = propertiesOf(tool.outputSchema);
+  if (!tool.outputSchema || keys.every((key) => key in answer)) return Object.fromEntries(keys.map((key) => [key, `$result.${key}`]));
+  const [arg] = keys;
+  if (keys.length !== 1 || !arg) return undefined;
+  const lists = Object.entries(answer).flatMap(([name, schema]) => {
+    const fields = recordFields(schema);
+    return fields ? [{ name, fields }] : [];
+  });
+  const wanted = propertiesOf(remover.inputSchema)[arg];
+  if (isListOfText(wanted)) {
+    const key = itemKeyOf(arg);
+    const found = lists.filter((list) => key !== undefined && list.fields.includes(key));
+    return found.length === 1 ? { [arg]: `$result.${found[0]!.name}[].${key}` } : undefined;
+  }
+  for (const list of lists) {
+    const pairs = (recordFields(wanted) ?? []).map((field) => [field, standingFor(field, list.fields)] as const);
+    if (pairs.length > 0 && pairs.every(([, from]) => from.length === 1)) {
+      return { [arg]: { $each: `$result.${list.name}`, $as: Object.fromEntries(pairs.map(([field, from]) => [field, `$item.${from[0]}`])) } };
+    }
+  }
+  return undefined;
+}
+
+/**
+ * A delete of a list of records read first by a read that takes a list of
+ * names (`open_nodes { names }`): what the read answers — each list of
+ * records for which a create_… takes that list — is put back by those
+ * creates, in the order of the answer. The noun's own create must be one.
+ */
+function restoreLists(server: string, tool: ToolInfo, tools: ToolInfo[], noun: string, what: string): Proposal | undefined {
+  const [arg] = schemaOf(tool).required;
+  const own = sibling(tools, CREATES, noun);
+  if (schemaOf(tool).required.length !== 1 || !arg || !own) return undefined;
+  for (const read of tools) {
+    const [readArg] = schemaOf(read).required;
+    const isRead = read.annotations?.readOnlyHint === true || READS.includes(split(read.name).verb);
+    if (!isRead || !readArg || schemaOf(read).required.length !== 1 || !isListOfText(propertiesOf(read.inputSchema)[readArg])) continue;
+    const names = namesIn(arg, propertiesOf(tool.inputSchema)[arg], singular(readArg));
+    const creators = Object.entries(propertiesOf(read.outputSchema)).flatMap(([list, schema]) => {
+      const fields = recordFields(schema) ?? [];
+      const creator = tools.find(
+        (other) =>
+          CREATES.includes(split(other.name).verb) &&
+          schemaOf(other).required.join() === list &&
+          (recordFields(propertiesOf(other.inputSchema)[list]) ?? [undefined]).every((field) => field !== undefined && fields.includes(field)),
+      );
+      return creator && fields.length > 0 ? [{ tool: `${server}.${creator.name}`, args: { [list]: `$snapshot.${list}` } }] : [];
+    });
+    if (!names || !creators.some((call) => call.tool === `${server}.${own.name}`)) continue;
+    return {
+      rule: {
+        class: "reversible",
+        snapshot: { tool: `${server}.${read.name}`, args: { [readArg]: names } },
+        inverse: creators.length === 1 ? creators[0] : creators,
+      },
+      why: `${read.name} reads ${what} first, with what its answer carries along (${Object.keys(propertiesOf(read.outputSchema)).join(", ")}), and ${creators.map((call) => call.tool.slice(server.length + 1)).join(" then ")} ${creators.length === 1 ? "puts it" : "put them"} back`,
+    };
+  }
+  return undefined;
+}
+
+/** Where the names a read takes are in a delete's argument: the list itself (`entityNames`), or a field of its records (`deletions[].entityName`). */
+function namesIn(arg: string, schema: JsonSchema | undefined, key: string): string | undefined {
+  if (isListOfText(schema)) return itemKeyOf(arg) === key ? `$.${arg}` : undefined;
+  const fields = standingFor(key, recordFields(schema) ?? []);
+  return fields.length === 1 ? `$.${arg}[].${fields[0]}` : undefined;
 }
 
 /**

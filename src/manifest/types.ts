@@ -156,6 +156,7 @@ export interface ToolInfo {
   name: string;
   description?: string;
   inputSchema?: unknown;
+  outputSchema?: unknown;
   annotations?: {
     readOnlyHint?: boolean;
     destructiveHint?: boolean;
