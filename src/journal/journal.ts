@@ -161,6 +161,13 @@ export interface JournalStore {
    * wakes on LISTEN/NOTIFY). Resolves to the function that stops it.
    */
   watchChanges(onChange: () => void): Promise<() => Promise<void>>;
+  /**
+   * A mark that differs whenever anything was committed to the journal since
+   * it was last taken, by any connection (SQLite: the data version and this
+   * connection's own changes); undefined when the journal cannot tell cheaply
+   * (PostgreSQL). What reads it may keep an answer until it moves.
+   */
+  changeMark(): Promise<string | undefined>;
 }
 
 /** Runs: one per client session, from its first call to its end, and after an undo. */

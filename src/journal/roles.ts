@@ -13,7 +13,14 @@ export interface FailureReporting {
   track?(call: Promise<unknown>): void;
 }
 
-const STORE_METHODS = ["proveWritable", "identityLost", "close", "appliedMigrations", "watchChanges"] as const satisfies readonly (keyof JournalStore)[];
+const STORE_METHODS = [
+  "proveWritable",
+  "identityLost",
+  "close",
+  "appliedMigrations",
+  "watchChanges",
+  "changeMark",
+] as const satisfies readonly (keyof JournalStore)[];
 
 type Method = (...args: unknown[]) => Promise<unknown>;
 

@@ -18,8 +18,9 @@ import type { DecisionCommand } from "../self.ts";
 import { openUndo } from "../undo/begin.ts";
 import { keepCalls } from "../undo/keep.ts";
 import { undoRun } from "../undo/execute.ts";
+import { parseRunQuery, type RunList } from "./run-list.ts";
 import type { JournalSource } from "./source.ts";
-import { gateView, runRow, runView, stepJson, type Envelope, type GatesView, type UndoEvent } from "./views.ts";
+import { gateView, runRow, runView, stepJson, type Envelope, type GatesView, type RunListView, type UndoEvent } from "./views.ts";
 
 export interface ApiContext {
   source: JournalSource;
@@ -34,6 +35,8 @@ export interface ApiContext {
   undos: Set<Promise<void>>;
   /** Lift the server's idle timeout for a long response. */
   keepOpen(request: Request): void;
+  /** The run list: summaries kept while the journal does not move, and what each run's calls are about, for search. */
+  runList: RunList;
 }
 
 const MAX_BODY = 64 * 1024;
@@ -64,7 +67,7 @@ export function errorResponse(error: unknown): Response {
 }
 
 const ROUTES: Array<{ method: string; pattern: RegExp; handle: (ctx: ApiContext, request: Request, id: string) => Response | Promise<Response> }> = [
-  { method: "GET", pattern: /^\/api\/runs$/, handle: (ctx) => envelope(ctx, listRuns) },
+  { method: "GET", pattern: /^\/api\/runs$/, handle: (ctx, request) => envelope(ctx, (journal) => listRuns(journal, request, ctx)) },
   { method: "GET", pattern: /^\/api\/runs\/([^/]+)$/, handle: (ctx, _request, id) => envelope(ctx, (journal) => showRun(journal, id, ctx)) },
   { method: "GET", pattern: /^\/api\/gates$/, handle: (ctx) => envelope(ctx, (journal) => listGates(journal, ctx)) },
   { method: "POST", pattern: /^\/api\/actions\/([^/]+)\/approve$/, handle: (ctx, request, id) => decide(ctx, request, id, "approve") },
@@ -126,8 +129,10 @@ async function envelope<T>(ctx: ApiContext, view: (journal: Journal) => Promise<
 
 const gone = (run: Run) => run.status === "active" && processAlive(run.host, run.pid) === false;
 
-async function listRuns(journal: Journal) {
-  return (await journal.listRuns()).map((run) => runRow(run, gone(run)));
+/** GET /api/runs?q=&status=&held=1&unknown=1&page=: a page of runs, newest first (run-list.ts). */
+async function listRuns(journal: Journal, request: Request, ctx: ApiContext): Promise<RunListView> {
+  const { rows, ...page } = await ctx.runList.page(journal, parseRunQuery(new URL(request.url).searchParams));
+  return { ...page, runs: rows.map(({ run, match }) => ({ ...runRow(run, gone(run)), ...(match && { match }) })) };
 }
 
 async function findRun(journal: Journal, id: string): Promise<Run> {

@@ -15,6 +15,7 @@ import { loadAssets, type Asset } from "./assets.ts";
 import { ChangeFeed } from "./events.ts";
 import { allowedNames, hostAllowed, newToken, tokenMatches } from "../http/guard.ts";
 import { bearerToken, sameOrigin } from "./guard.ts";
+import { RunList } from "./run-list.ts";
 import { JournalSource } from "./source.ts";
 
 export const UI_ADDRESS = "127.0.0.1";
@@ -147,7 +148,13 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
     decider: options.decider,
     undos,
     keepOpen: (request) => server.timeout(request, 0),
+    runList: new RunList(),
   };
+  // Read what every run's calls are about now, so the first search does not wait for it (run-list.ts); a search reads it anyway.
+  void (async () => {
+    const journal = await apiSource.get();
+    if (journal) await ctx.runList.warm(journal);
+  })().catch(() => {});
 
   const server = listen(options.port, async (request) => {
     if (!hostAllowed(request.headers.get("host"), UI_NAMES)) return text(403, `Refused: this page answers only to ${UI_ADDRESS} and localhost.`);

@@ -8,6 +8,7 @@ import { sqlRecordOf } from "../render/sql-rows.ts";
 import { actionNotes, denyWithReason, stepView, type Note, type StepView } from "../render/runs.ts";
 import { callName, classLabel, displayStatus, oneLine, printable } from "../render/style.ts";
 import type { DecisionCommand } from "../self.ts";
+import type { RunMatch } from "./run-list.ts";
 import { keepOffered } from "../undo/keep.ts";
 import { isStop, type Step } from "../undo/plan.ts";
 
@@ -27,6 +28,17 @@ export interface RunRow {
   waiting: number;
   /** An active run whose proxy is no longer running. */
   gone?: boolean;
+}
+
+/** A page of the run list: the runs a search and filters let through (with what the search found in each), and how many there are. */
+export interface RunListView {
+  runs: Array<RunRow & { match?: RunMatch }>;
+  /** Runs that passed the search and filters; `all`: runs in the journal. */
+  total: number;
+  all: number;
+  page: number;
+  pages: number;
+  pageSize: number;
 }
 
 export interface SideBySide {

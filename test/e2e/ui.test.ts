@@ -9,6 +9,8 @@ import { join } from "node:path";
 import { run, tempDir, until, ACCOUNT } from "../helpers.ts";
 import { agent, cli, crmFolder, editState, json, journalRows, SEED, state, stateText, type Call } from "../fixtures/counting-support.ts";
 import { UiProcess } from "../fixtures/ui-kit.ts";
+import { buildReviewJournal } from "../fixtures/review-journal.ts";
+import { openJournal } from "../../src/journal/journal.ts";
 
 // Each file sets its own: the preload's default reaches only the first file bun runs.
 setDefaultTimeout(60_000);
@@ -124,7 +126,7 @@ describe.concurrent("the API", () => {
     await agent(dir, [["send_email", EMAIL]], { name });
     await using server = await ui(dir);
     const auth = await server.signIn();
-    const runs = (await (await server.request("/api/runs", { auth })).json()).view;
+    const runs = (await (await server.request("/api/runs", { auth })).json()).view.runs;
     const run = (await (await server.request(`/api/runs/${runs[0].id}`, { auth })).json()).view.run;
     const gate = (await (await server.request("/api/gates", { auth })).json()).view.gates[0];
     for (const label of [runs[0].label, run.label, gate.run.label]) expect(label).toBe("agent\\x1b[2J\\u202efdp.exe");
@@ -140,18 +142,18 @@ describe.concurrent("the API", () => {
     const runs = await (await server.request("/api/runs", { auth })).json();
     expect(runs.journal).toBe(join(dir, "synartesis.db"));
     expect(runs.waiting).toBe(1);
-    expect(runs.view.map((r: any) => [r.label, r.status, r.actions, r.waiting])).toEqual([
+    expect(runs.view.runs.map((r: any) => [r.label, r.status, r.actions, r.waiting])).toEqual([
       ["<img src=x onerror=alert(1)>", "complete", 4, 1],
       ["first-agent", "complete", 1, 0],
     ]);
 
-    const shown = await (await server.request(`/api/runs/${runs.view[0].id}`, { auth })).json();
-    expect(shown.view.run).toMatchObject({ label: "<img src=x onerror=alert(1)>", ref: runs.view[0].ref, manifest: join(dir, "synartesis.yaml") });
+    const shown = await (await server.request(`/api/runs/${runs.view.runs[0].id}`, { auth })).json();
+    expect(shown.view.run).toMatchObject({ label: "<img src=x onerror=alert(1)>", ref: runs.view.runs[0].ref, manifest: join(dir, "synartesis.yaml") });
     const update = shown.view.calls.find((c: any) => c.name === "crm.update_customer");
     expect(update).toMatchObject({ class: "reversible", classLabel: "↺ reversible", status: "applied" });
     expect(JSON.parse(update.args)).toEqual(DAMAGE[0]![1]);
     // The notes are the lines `show` prints under the call.
-    const show = (await cli(dir, ["show", runs.view[0].id])).stdout;
+    const show = (await cli(dir, ["show", runs.view.runs[0].id])).stdout;
     for (const note of update.notes) expect(show).toContain(`${note.label.padEnd(9)}${note.text}`);
     expect(update.notes).toContainEqual({ label: "undo", text: `crm.update_customer ${JSON.stringify(SEED.c_001)}` });
     expect(update.states.labels).toEqual(["before the call", "after the call"]);
@@ -219,6 +221,77 @@ describe.concurrent("the API", () => {
     expect(retries.get(2).result.content[0].text).toContain("with the reason: not to Grace.");
     expect(state(dir).outbox.map((m: any) => m.to)).toEqual(["ada@example.com"]);
     expect(journalRows(dir, "SELECT approved_by, reason FROM actions WHERE status = 'denied'")).toEqual([{ approved_by: ACCOUNT, reason: "not to Grace" }]);
+  });
+});
+
+describe.concurrent("the run list of a big journal", () => {
+  // 120 runs of 5 calls (test/fixtures/review-journal.ts): run r is agent AGENTS[r % 5] "#r", touches c_(7r)…c_(7r+4);
+  // runs 7, 57, 107 hold a call; 3, 43, 83 have one of unknown outcome; 5, 25, … are rolled back, 15, 35, … partial.
+  const page = async (server: UiProcess, auth: string, query: string) => {
+    const response = await server.request(`/api/runs${query}`, { auth });
+    return { status: response.status, body: (await response.json()) as any };
+  };
+  const labels = (body: any) => body.view.runs.map((run: any) => run.label);
+
+  test("search (agent, record, text in arguments), filters and paging; the search index follows new runs; bad queries are named", async () => {
+    const dir = tempDir("syn-ui-list-");
+    const journal = join(dir, "synartesis.db");
+    await buildReviewJournal(journal, 120, 5);
+    await using server = await ui(dir);
+    const auth = await server.signIn();
+
+    const first = (await page(server, auth, "")).body.view;
+    expect([first.total, first.all, first.page, first.pages, first.pageSize, first.runs.length]).toEqual([120, 120, 1, 3, 50, 50]);
+    expect(first.runs[0].label).toBe("renewals #119");
+    const last = (await page(server, auth, "?page=3")).body.view;
+    expect([last.page, last.runs.length, last.runs.at(-1).label]).toEqual([3, 20, "billing-agent #0"]);
+    // A page past the end shows the last one.
+    expect((await page(server, auth, "?page=9")).body.view.page).toBe(3);
+
+    // A record in the arguments: the one run that touched it, with the call to open.
+    const record = (await page(server, auth, "?q=C_0042")).body.view;
+    const call = (await page(server, auth, `/${record.runs[0].id}`)).body.view.calls[0];
+    expect(record.runs.map((run: any) => [run.label, run.match])).toEqual([["support-bot #6", { calls: 1, first: { seq: 1, ref: call.ref } }]]);
+    // Every word must be found: in the agent, or in one call.
+    expect((await page(server, auth, "?q=support-bot%20c_0043")).body.view.runs.map((run: any) => [run.label, run.match])).toEqual([
+      ["support-bot #6", { calls: 1, first: { seq: 2, ref: expect.any(String) } }],
+    ]);
+    expect((await page(server, auth, "?q=renewals%20c_0043")).body.view.total).toBe(0);
+    expect((await page(server, auth, "?q=renewals")).body.view).toMatchObject({ total: 24, all: 120 });
+    expect((await page(server, auth, "?q=step%203:")).body.view.total).toBe(120);
+    expect((await page(server, auth, "?q=crm.get_customer")).body.view.runs[0].match).toEqual({ calls: 1, first: { seq: 5, ref: expect.any(String) } });
+
+    expect(labels((await page(server, auth, "?held=1")).body)).toEqual(["crm-cleanup #107", "crm-cleanup #57", "crm-cleanup #7"]);
+    expect(labels((await page(server, auth, "?unknown=1")).body)).toEqual(["onboarding #83", "onboarding #43", "onboarding #3"]);
+    expect((await page(server, auth, "?status=rolled_back")).body.view.total).toBe(6);
+    expect(labels((await page(server, auth, "?status=partial&q=%2355")).body)).toEqual(["billing-agent #55"]);
+    expect((await page(server, auth, "?status=active")).body.view.total).toBe(3);
+
+    // A run recorded after the page's server read the journal is searched too.
+    const writer = await openJournal(journal, { create: false });
+    const runId = crypto.randomUUID();
+    await writer.startRun({ id: runId, label: "late-agent", startedAt: new Date().toISOString() });
+    await writer.insertAction({
+      id: crypto.randomUUID(),
+      runId,
+      server: "crm",
+      tool: "get_customer",
+      args: { id: "c_9999" },
+      class: "readonly",
+      status: "applied",
+      ts: new Date().toISOString(),
+    });
+    await writer.close();
+    expect(labels((await page(server, auth, "?q=c_9999")).body)).toEqual(["late-agent"]);
+
+    for (const [query, error] of [
+      ["?status=bogus", '"status" must be one of active, complete, partial, rolled_back (got "bogus")'],
+      ["?page=0", '"page" must be a whole number from 1 (got "0")'],
+      ["?held=yes", '"held" is 1 or absent (got "yes")'],
+      [`?q=${"x".repeat(201)}`, "the search is 201 characters long; at most 200 are searched"],
+    ]) {
+      expect(await page(server, auth, query!)).toEqual({ status: 400, body: { error, details: [] } });
+    }
   });
 });
 

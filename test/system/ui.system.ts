@@ -7,10 +7,11 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
-import { BIN, LineSession, ROOT, ACCOUNT } from "../helpers.ts";
+import { BIN, LineSession, ROOT, ACCOUNT, tempDir } from "../helpers.ts";
 import { agent, cli, crmFolder, editState, journalRows, state, stateText, type Call } from "../fixtures/counting-support.ts";
 import { crmStateText } from "../fixtures/proxy-kit.ts";
 import { UiProcess } from "../fixtures/ui-kit.ts";
+import { buildReviewJournal } from "../fixtures/review-journal.ts";
 
 const CHROMIUM = process.env.SYNARTESIS_CHROMIUM ?? "/usr/bin/chromium";
 const SCREENSHOTS = join(ROOT, "demo", "screenshots");
@@ -566,6 +567,65 @@ describe("the review page in Chromium", () => {
     });
     expect(replayed.status).toBe(401);
     expect(journalRows(dir, "SELECT status, approved_by FROM actions")).toEqual([{ status: "gated", approved_by: null }]);
+  });
+
+  test("a big journal's run list: searched and filtered in place, kept in the address, paged; fits a phone; axe-core clean", async () => {
+    // 120 runs of 5 calls (test/fixtures/review-journal.ts): run 6 is "support-bot #6" and touched c_0042 in its first call.
+    const dir = tempDir("syn-ui-list-");
+    await buildReviewJournal(join(dir, "synartesis.db"), 120, 5);
+    const ui = await startUi(dir);
+    const { page } = await signedIn(ui);
+    const rows = page.locator("table.runs tbody tr");
+    const count = page.locator(".run-count");
+    await expect(count.textContent()).resolves.toBe("Runs 1–50 of 120");
+    await page.getByRole("button", { name: "Older →" }).click();
+    await page.waitForFunction(() => document.querySelector(".run-count")?.textContent === "Runs 51–100 of 120");
+    expect(await page.locator(".page-of").textContent()).toBe("Page 2 of 3");
+    expect(new URL(page.url()).search).toBe("?page=2");
+
+    await page.getByLabel("Search", { exact: true }).fill("c_0042");
+    await page.waitForFunction(() => document.querySelector(".run-count")?.textContent === "Runs 1–1 of 1 matching (120 in all)");
+    expect(await rows.count()).toBe(1);
+    expect(await rows.first().locator("td[data-label=Agent]").innerText()).toBe("support-bot #6\n1 matching call");
+    expect(new URL(page.url()).search).toBe("?q=c_0042");
+    expect(await page.locator(".pager").isHidden()).toBe(true);
+    // Reloaded, the address keeps the search; the link opens the call that matched.
+    await page.reload();
+    await page.waitForFunction(() => document.querySelector(".run-count")?.textContent === "Runs 1–1 of 1 matching (120 in all)");
+    expect(await page.getByLabel("Search", { exact: true }).inputValue()).toBe("c_0042");
+    await page.getByRole("link", { name: "1 matching call" }).click();
+    await page.locator("details.call[open]").waitFor();
+    expect(new URL(page.url()).hash).toMatch(/^#call-[0-9a-f]{8}$/);
+    expect(await page.locator("details.call[open] > summary").innerText()).toContain("c_0042");
+
+    await page.goto(`${ui.base}/?status=rolled_back`);
+    await page.waitForFunction(() => document.querySelector(".run-count")?.textContent === "Runs 1–6 of 6 matching (120 in all)");
+    await page.getByLabel("Status").selectOption("");
+    await page.getByLabel("has held calls").check();
+    await page.waitForFunction(() => document.querySelector(".run-count")?.textContent === "Runs 1–3 of 3 matching (120 in all)");
+    expect(await rows.locator("td[data-label=Agent]").allInnerTexts()).toEqual(["crm-cleanup #107", "crm-cleanup #57", "crm-cleanup #7"]);
+    await page.getByLabel("Search", { exact: true }).fill("nothing-like-this");
+    await page.waitForFunction(() => document.querySelector(".run-count")?.textContent === "No run matches (of 120).");
+    expect(await page.locator("table.runs").isHidden()).toBe(true);
+    await shot(page, "runs-search.png");
+
+    const axe = readFileSync(join(ROOT, "node_modules", "axe-core", "axe.min.js"), "utf8");
+    for (const viewport of [WIDE, NARROW]) {
+      for (const colorScheme of ["light", "dark"] as const) {
+        const context = await browser.newContext({ viewport, colorScheme, bypassCSP: true });
+        cleanups.push(() => context.close());
+        const tab = await context.newPage();
+        await tab.goto(ui.url.replace("/#", "/?q=crm&page=2#"));
+        await tab.waitForFunction(() => document.querySelector(".run-count")?.textContent === "Runs 51–100 of 120 matching (120 in all)");
+        expect(await tab.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth)).toBe(true);
+        await tab.addScriptTag({ content: axe });
+        const violations = await tab.evaluate(async () => {
+          const result = await (window as any).axe.run(document, { resultTypes: ["violations"] });
+          return result.violations.map((v: any) => `${v.id}: ${v.help} (${v.nodes.map((n: any) => n.target.join(" ")).join("; ")})`);
+        });
+        expect({ viewport, colorScheme, violations }).toEqual({ viewport, colorScheme, violations: [] });
+      }
+    }
   });
 
   test("readable in a narrow window: nothing wider than the screen", async () => {

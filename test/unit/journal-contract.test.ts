@@ -657,6 +657,27 @@ function contract(backend: Backend): void {
 describe("journal contract: SQLite file", () => {
   contract(sqlite);
 
+  test("the change mark moves with a commit of its own or of another connection, and only then (PostgreSQL has none)", async () => {
+    await withRun(sqlite, async (journal, runId, location) => {
+      const other = await openJournal(location, { create: false });
+      try {
+        const start = await journal.changeMark();
+        expect(start).toMatch(/^\d+:\d+$/);
+        await journal.listRuns();
+        expect(await journal.changeMark()).toBe(start);
+        await journal.insertAction(action(runId));
+        const own = await journal.changeMark();
+        expect(own).not.toBe(start);
+        await other.insertAction(action(runId));
+        const theirs = await journal.changeMark();
+        expect(theirs).not.toBe(own);
+        expect(await journal.changeMark()).toBe(theirs);
+      } finally {
+        await other.close();
+      }
+    });
+  });
+
   test("grouped writes ride on the next transaction, one that fails fails alone, and none is seen by others before its commit", async () => {
     await withRun(sqlite, async (journal, runId, location) => {
       const other = await openJournal(location, { create: false });
@@ -784,6 +805,7 @@ describePostgres("journal contract: PostgreSQL", () => {
   test("a subscriber is woken by NOTIFY itself: a bare notification on the journal's channel, with nothing changed, wakes it (no polling would)", async () => {
     const database = await freshDatabase();
     const journal = await openJournal(urlFor(database), { create: true });
+    expect(await journal.changeMark()).toBeUndefined();
     const admin = clientFor(database);
     try {
       let woke!: () => void;

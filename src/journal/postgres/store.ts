@@ -112,6 +112,11 @@ export class PostgresStore implements JournalStore {
     return (await this.sql`SELECT name FROM migrations ORDER BY position`).map((row: Row) => String(row.name));
   }
 
+  /** No cheap mark: every reader asks again. */
+  async changeMark(): Promise<string | undefined> {
+    return undefined;
+  }
+
   /** Wakes on NOTIFY; after a reconnect (when notifications may have been missed) it reports a change too. */
   async watchChanges(onChange: () => void): Promise<() => Promise<void>> {
     let listening = false;

@@ -135,6 +135,14 @@ export class SqliteStore implements JournalStore {
     return watchDataVersion(this.db, onChange);
   }
 
+  async changeMark(): Promise<string | undefined> {
+    const { version, own } = this.reader.query("SELECT (SELECT data_version FROM pragma_data_version) AS version, total_changes() AS own").get() as {
+      version: number;
+      own: number;
+    };
+    return `${version}:${own}`;
+  }
+
   runById(id: string): Run | undefined {
     const row = this.reader.query("SELECT * FROM runs WHERE id = ?").get(id) as Row | null;
     return row ? toRun(row) : undefined;

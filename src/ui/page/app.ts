@@ -22,7 +22,7 @@ function choosePage(path: string): { page: Page; nav: string } {
   const run = /^\/runs\/([^/]+)$/.exec(path);
   if (run) return { page: runPage(main, decodeURIComponent(run[1]!)), nav: "runs" };
   if (path === "/gates") return { page: gatesPage(main), nav: "gates" };
-  return { page: runsPage(main), nav: "runs" };
+  return { page: runsPage(main, () => void refresh()), nav: "runs" };
 }
 
 // The theme: the browser's, or light or dark as the switch last said (this browser remembers it).
@@ -113,4 +113,8 @@ const refused = await signIn();
 if (refused) {
   signedOut = true;
   show(refused);
-} else void follow();
+} else {
+  // Drawn at once; the change stream, when it opens, asks once more (nothing between the two is missed).
+  void refresh();
+  void follow();
+}

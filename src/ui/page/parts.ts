@@ -66,19 +66,23 @@ export function statusBadge(status: string): HTMLElement {
   return h("span", { class: `status status-${key}` }, mark ? h("span", { "aria-hidden": "true" }, `${mark} `) : null, status.replaceAll("_", " "));
 }
 
+// Made once: a formatter is costly to make, and a page of runs shows dozens of times.
+const LOCAL_TIME = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "medium" });
+const RELATIVE_TIME = new Intl.RelativeTimeFormat(undefined, { numeric: "auto" });
+
 /** A time in the viewer's zone, with how long ago; the exact instant in its title. */
 export function timeText(iso: string | undefined, now = Date.now()): HTMLElement | string {
   if (!iso) return "";
   const at = new Date(iso);
   if (Number.isNaN(at.getTime())) return iso;
-  const local = at.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "medium" });
+  const local = LOCAL_TIME.format(at);
   return h("time", { datetime: iso, title: at.toISOString() }, `${local} (${ago(now - at.getTime())})`);
 }
 
 function ago(ms: number): string {
   const seconds = Math.round(ms / 1000);
   if (seconds < 45) return "just now";
-  const format = new Intl.RelativeTimeFormat(undefined, { numeric: "auto" });
+  const format = RELATIVE_TIME;
   const minutes = Math.round(seconds / 60);
   if (minutes < 60) return format.format(-minutes, "minute");
   const hours = Math.round(minutes / 60);
