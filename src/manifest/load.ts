@@ -120,6 +120,7 @@ export function parseManifest(text: string, file: string, env: Record<string, st
       : undefined;
 
   const notify = Array.isArray(raw.notify) ? parseNotify(raw.notify, ctx) : undefined;
+  const reviewPage = typeof raw.review_page === "string" ? parseReviewPage(raw.review_page, ctx) : undefined;
   if (problems.count) return fail();
   return {
     path: file,
@@ -130,7 +131,19 @@ export function parseManifest(text: string, file: string, env: Record<string, st
     ...(journal === undefined ? {} : { journal }),
     ...(groups && { groups }),
     ...(notify?.length ? { notify } : {}),
+    ...(reviewPage !== undefined && { reviewPage }),
   };
+}
+
+/** `review_page:`, ${VAR}s expanded: the address of the page (http(s), nothing after its host but a slash). */
+function parseReviewPage(raw: string, ctx: SectionContext): string | undefined {
+  const url = ctx.env.value(raw, ["review_page"]);
+  if (url === undefined) return undefined;
+  if (!/^https?:\/\/[^\s/?#]+\/?$/i.test(url)) {
+    ctx.report(["review_page"], `"review_page" is the page's address, such as http://127.0.0.1:8111 (found ${JSON.stringify(url)})`);
+    return undefined;
+  }
+  return url.replace(/\/$/, "");
 }
 
 /** The `notify:` targets, ${VAR}s expanded (a secret usually comes from the environment); each URL http(s). */

@@ -96,6 +96,8 @@ export const ManifestSchema = Type.Object(
     tools: Type.Optional(Type.Array(RuleSchema)),
     // Where the journal is (a file, or a postgres:// URL for a team), with ${VAR} expansion.
     journal: Type.Optional(Type.String({ minLength: 1 })),
+    // Where people open the review page (synartesis ui --port N): announcements link to the held call there.
+    review_page: Type.Optional(Type.String({ minLength: 1 })),
     // Where a held call is announced (R-PEOPLE-3).
     notify: Type.Optional(
       Type.Array(

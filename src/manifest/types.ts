@@ -134,6 +134,8 @@ export interface Manifest {
   groups?: Record<string, string[]>;
   /** The `notify:` key: where a held call is announced (R-PEOPLE-3). */
   notify?: NotifyTarget[];
+  /** The `review_page:` key, without a trailing slash: where announcements link a held call to. */
+  reviewPage?: string;
 }
 
 /** Where a held call is announced: a webhook (its body signed with the secret, when one is given) or a Slack-compatible incoming webhook. */

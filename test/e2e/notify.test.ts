@@ -39,7 +39,7 @@ const text = (result: any) => result.content[0].text as string;
 describe.concurrent("notify:", () => {
   test("one signed POST per held call to the webhook, one message to the Slack hook; a retry of a waiting call announces nothing", async () => {
     using hook = receiver();
-    const manifest = `${TOY_MANIFEST}notify:\n  - webhook: "${hook.url}/hook"\n    secret: "\${HOOK_SECRET}"\n  - slack: "${hook.url}/slack"\n`;
+    const manifest = `${TOY_MANIFEST}review_page: "http://127.0.0.1:8111/"\nnotify:\n  - webhook: "${hook.url}/hook"\n    secret: "\${HOOK_SECRET}"\n  - slack: "${hook.url}/slack"\n`;
     const dir = crmFolder(manifest);
     expect((await cli(dir, ["check"], { HOOK_SECRET: SECRET })).code).toBe(0);
     {
@@ -68,6 +68,8 @@ describe.concurrent("notify:", () => {
       // The commands name the program as this machine runs it (on PATH, or its path).
       expect(body.approve).toMatch(new RegExp(`synartesis approve ${body.ref} --journal `));
       expect(body.deny).toMatch(new RegExp(`synartesis deny ${body.ref} --journal `));
+      // The held call on the review page, where review_page says it is served.
+      expect(body.link).toBe(`http://127.0.0.1:8111/runs/${row.run_id}#call-${body.ref}`);
       expect([EMAIL, OTHER]).toContainEqual(body.args);
       expect(i === 0 || JSON.parse(hooks[0]!.body).action !== body.action).toBe(true);
     }
@@ -76,6 +78,7 @@ describe.concurrent("notify:", () => {
     expect(message).toContain("Renewal &lt;!channel&gt;");
     expect(message).not.toContain("<!channel>");
     expect(message).toMatch(/Approve: `\S*synartesis approve /);
+    expect(message).toMatch(/\nDecide on the page: <http:\/\/127\.0\.0\.1:8111\/runs\/[0-9a-f-]{36}#call-([0-9a-f]{8})\|\1>$/);
   });
 
   test("a receiver that is down: the call is held and decided as always, and the failure is logged once", async () => {

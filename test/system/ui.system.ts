@@ -66,7 +66,7 @@ async function signedIn(ui: UiProcess, viewport = WIDE): Promise<{ context: Brow
   });
   await page.goto(ui.url);
   // The page traded the code and took it out of the address bar.
-  await page.waitForFunction(() => location.hash === "" && sessionStorage.length === 1);
+  await page.waitForFunction(() => location.hash === "" && localStorage.getItem("synartesis-ui-token") !== null);
   return { context, page, dialogs };
 }
 
@@ -287,7 +287,7 @@ describe("the review page in Chromium", () => {
         cleanups.push(() => context.close());
         const page = await context.newPage();
         await page.goto(ui.url);
-        await page.waitForFunction(() => location.hash === "" && sessionStorage.length === 1);
+        await page.waitForFunction(() => location.hash === "" && localStorage.getItem("synartesis-ui-token") !== null);
         const pages: Array<[string, () => Promise<void>]> = [
           ["/", () => page.locator("table.runs tbody tr").first().waitFor()],
           [
@@ -574,7 +574,7 @@ describe("the review page in Chromium", () => {
     const dir = tempDir("syn-ui-list-");
     await buildReviewJournal(join(dir, "synartesis.db"), 120, 5);
     const ui = await startUi(dir);
-    const { page } = await signedIn(ui);
+    const { context, page } = await signedIn(ui);
     const rows = page.locator("table.runs tbody tr");
     const count = page.locator(".run-count");
     await expect(count.textContent()).resolves.toBe("Runs 1–50 of 120");
@@ -608,6 +608,13 @@ describe("the review page in Chromium", () => {
     await page.waitForFunction(() => document.querySelector(".run-count")?.textContent === "No run matches (of 120).");
     expect(await page.locator("table.runs").isHidden()).toBe(true);
     await shot(page, "runs-search.png");
+
+    // An announcement's link (review_page) opened in another tab of the same browser: signed in, the held call open, decidable.
+    const gate = (await (await ui.request("/api/gates", { auth: await ui.signIn() })).json()).view.gates[0];
+    const linked = await context.newPage();
+    await linked.goto(`${ui.base}/runs/${gate.run.id}#call-${gate.ref}`);
+    await linked.locator("details.call[open]").getByRole("button", { name: "Approve" }).waitFor();
+    await linked.close();
 
     const axe = readFileSync(join(ROOT, "node_modules", "axe-core", "axe.min.js"), "utf8");
     for (const viewport of [WIDE, NARROW]) {

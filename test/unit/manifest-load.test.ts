@@ -176,7 +176,7 @@ describe("schema (R-MAN-1)", () => {
         ),
       ),
     ).toEqual([
-      '2:1: unknown key "colour" in the manifest (allowed: version, servers, tools, journal, notify, groups)',
+      '2:1: unknown key "colour" in the manifest (allowed: version, servers, tools, journal, review_page, notify, groups)',
       '6:5: unknown key "restart" in server "crm" (allowed: command, args, env, cwd, url, headers, auth, timeout, timeout_max, in_order)',
       '10:5: unknown key "note" in a tool rule (allowed: match, when, class, gate, snapshot, inverse, when_absent, idempotent, approvers, sql)',
       '13:7: unknown key "retry" in snapshot (allowed: tool, args, absent_when, absent_text, as_text)',
@@ -474,6 +474,14 @@ describe("cross-field rules (R-MAN-3)", () => {
       '6:14: "webhook" must be an http(s) URL, found "ftp://x"',
       '8:5: "secret" signs a webhook\'s body; a Slack hook takes none',
       '9:5: each item of "notify" is a webhook: URL (with an optional secret:) or a slack: URL',
+    ]);
+  });
+
+  test("review_page: the page's address (${VAR} expanded, a trailing slash dropped), nothing after its host", () => {
+    const head = yaml("version: 1", "servers:", "  crm:", "    command: crm-server");
+    expect(load(`${head}review_page: "http://127.0.0.1:\${PORT}/"\n`, { PORT: "8111" }).reviewPage).toBe("http://127.0.0.1:8111");
+    expect(problems(`${head}review_page: "http://127.0.0.1:8111/runs"\n`)).toEqual([
+      '5:14: "review_page" is the page\'s address, such as http://127.0.0.1:8111 (found "http://127.0.0.1:8111/runs")',
     ]);
   });
 
@@ -967,7 +975,7 @@ const malformed: Row[] = [
     name: "unknown top-level key",
     text: yaml("version: 1", "servers:", "  crm:", "    command: x", "policy: strict"),
     at: "5:1",
-    message: 'unknown key "policy" in the manifest (allowed: version, servers, tools, journal, notify, groups)',
+    message: 'unknown key "policy" in the manifest (allowed: version, servers, tools, journal, review_page, notify, groups)',
   },
   {
     name: "unknown server key (a typo of args)",

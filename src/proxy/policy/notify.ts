@@ -21,6 +21,8 @@ export interface HeldNotice {
   approve: string;
   deny: string;
   at: string;
+  /** The held call on the review page, when the manifest says where the page is (review_page). */
+  link?: string;
 }
 
 /** Waits between tries: at once, then after 0.5 s and 2 s (within the drain a proxy gives at shutdown). */
@@ -88,5 +90,6 @@ function slackText(notice: HeldNotice): string {
     `Why: ${escape(notice.reason)}`,
     `Approve: \`${escape(notice.approve)}\``,
     `Deny: \`${escape(notice.deny)}\``,
+    ...(notice.link ? [`Decide on the page: <${notice.link}|${escape(notice.ref)}>`] : []),
   ].join("\n");
 }

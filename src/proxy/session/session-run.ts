@@ -111,7 +111,9 @@ export class SessionRun {
       announceHeld: (notice) => {
         const ref = shortId(notice.action);
         const deny = o.denyCommand?.(ref) ?? "";
-        o.notifier?.held({ ...notice, ref, run: run.id, approve: o.approveCommand(ref), deny, at: o.now().toISOString() });
+        const page = manifest.reviewPage;
+        const link = page && `${page}/runs/${encodeURIComponent(run.id)}#call-${ref}`;
+        o.notifier?.held({ ...notice, ref, run: run.id, approve: o.approveCommand(ref), deny, at: o.now().toISOString(), ...(link && { link }) });
       },
       protectedTarget: (server, args) => {
         const spec = manifest.servers[server]!;

@@ -1,13 +1,15 @@
 // The page's calls to its server, each carrying the session's token as a
 // bearer token (R-UI-5: no cookie). The token is traded once for the code in
-// the address's fragment and kept in this tab's sessionStorage, so a reload
-// keeps it. Errors carry the server's message (and hint).
+// the address's fragment and kept in this origin's localStorage — this host
+// and port only — so a reload, another tab and a link from an announcement
+// (review_page) are signed in while this `synartesis ui` runs; the next one
+// has a new token. Errors carry the server's message (and hint).
 import type { Envelope, UndoEvent } from "../views.ts";
 
 const TOKEN_KEY = "synartesis-ui-token";
 
 /**
- * Sign this tab in: trade the address's #code=… for the token (then drop the
+ * Sign this browser in: trade the address's #code=… for the token (then drop the
  * fragment from the address bar and history), or use the token kept before.
  * Resolves with why it could not, or undefined.
  */
@@ -18,16 +20,16 @@ export async function signIn(): Promise<string | undefined> {
     const response = await fetch("/api/session", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ code }) });
     const body = (await response.json().catch(() => ({}))) as { token?: string; error?: string };
     if (!response.ok || !body.token) return body.error ?? `signing in failed (${response.status})`;
-    sessionStorage.setItem(TOKEN_KEY, body.token);
+    localStorage.setItem(TOKEN_KEY, body.token);
     return undefined;
   }
-  return sessionStorage.getItem(TOKEN_KEY)
+  return localStorage.getItem(TOKEN_KEY)
     ? undefined
     : "Not signed in: open the address synartesis ui printed (it carries the code that signs this browser in).";
 }
 
 function authorized(headers: Record<string, string> = {}): Record<string, string> {
-  const token = sessionStorage.getItem(TOKEN_KEY);
+  const token = localStorage.getItem(TOKEN_KEY);
   return token ? { ...headers, Authorization: `Bearer ${token}` } : headers;
 }
 
