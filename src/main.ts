@@ -48,6 +48,13 @@ const COMMANDS: Record<string, CommandEntry> = {
     example: "synartesis init crm -- synartesis toy-crm --state ./crm.json",
     load: () => import("./commands/init.ts"),
   },
+  wrap: {
+    summary: "Put every MCP server a client uses (Claude, Cursor, VS Code, …) behind Synartesis, in one command",
+    usage: ["synartesis wrap CLIENT [--dry-run] [--yes] [--manifest FILE]", "synartesis wrap --list"],
+    example: "synartesis wrap cursor --dry-run",
+    load: () => import("./commands/wrap.ts"),
+  },
+  unwrap: { summary: "Take wrap back: the client's files as they were", example: "synartesis unwrap cursor", load: () => import("./commands/unwrap.ts") },
   check: {
     summary: "Load the manifest, start its servers and verify every tool it names exists",
     example: "synartesis check",

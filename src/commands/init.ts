@@ -10,8 +10,8 @@ import { writeServer, type CommandBlock, type ServerBlock, type ToolInfo, type U
 import { ManifestError, parseManifest } from "../manifest/load.ts";
 import { SHIPPED_MANIFESTS } from "../manifest/shipped.ts";
 import { DEFAULT_TIMEOUT_SECONDS, DRAFT_MARK, type ServerSpec } from "../manifest/types.ts";
-import { listTools } from "../servers/tools.ts";
-import { signInRefusal, withServers } from "../servers/with-servers.ts";
+import { discoverTools } from "../servers/tools.ts";
+import { signInRefusal } from "../servers/with-servers.ts";
 import { clientCommand } from "../self.ts";
 import { type CommandData, writeLines } from "./shared.ts";
 
@@ -43,16 +43,6 @@ export function serverBlock(argv: string[], cwd: string): CommandBlock {
     return arg;
   });
   return { command, args, ...(Object.keys(env).length ? { env } : {}) };
-}
-
-async function discoverTools(spec: ServerSpec): Promise<ToolInfo[]> {
-  try {
-    const tools = await withServers({ [spec.name]: spec }, { client: "synartesis-init" }, (servers) => servers.startAnd(spec.name, listTools));
-    return tools.flatMap((tool) => (typeof tool.name === "string" ? [{ ...tool, name: tool.name } as ToolInfo] : []));
-  } catch (error) {
-    // A sign-in a person can give now is not a failure yet.
-    throw signInRefusal(error) ?? error;
-  }
 }
 
 /**

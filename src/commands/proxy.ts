@@ -19,6 +19,12 @@ export default defineCommand({
   args: {
     ...manifestArg,
     ...journalArg,
+    server: {
+      type: "string",
+      valueHint: "name",
+      description:
+        "Serve only this server of the manifest, its tool names unchanged (what `synartesis wrap` writes: one client entry per server); the other servers' ${VAR}s need not be set",
+    },
     "log-level": {
       type: "string",
       valueHint: LOG_LEVELS.join("|"),
@@ -91,7 +97,7 @@ export default defineCommand({
     process.on("uncaughtException", (error) => log.error("internal error", { error: describeError(error) }));
     process.on("unhandledRejection", (error) => log.error("internal error", { error: describeError(error) }));
     const cwd = process.cwd();
-    const manifest = loadManifest(findManifest(cwd, args.manifest));
+    const manifest = loadManifest(findManifest(cwd, args.manifest), process.env, args.server === undefined ? {} : { onlyServer: args.server });
     const journal = await openJournal(findJournal(cwd, { journal: args.journal, manifest: args.manifest ?? manifest.path }), { create: true });
     try {
       // A journal that cannot be written stops the proxy here, before any call relies on it (exit 2).

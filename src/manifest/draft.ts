@@ -22,6 +22,8 @@ export interface CommandBlock {
 /** A remote server: its URL, and whether it signs in with OAuth. */
 export interface UrlBlock {
   url: string;
+  /** As written in the manifest: `${VAR}` where the value is a secret kept elsewhere (wrap). */
+  headers?: Record<string, string>;
   auth?: "oauth";
 }
 
@@ -29,7 +31,13 @@ export type ServerBlock = CommandBlock | UrlBlock;
 
 /** The server's block; an adopted policy's own env and cwd stay (placeholders included), and what the command line set wins. */
 function serverNode(server: ServerBlock, adopted?: { env?: Record<string, string>; cwd?: string }): Record<string, unknown> {
-  if ("url" in server) return { url: server.url, ...(server.auth ? { auth: server.auth } : {}) };
+  if ("url" in server) {
+    return {
+      url: server.url,
+      ...(server.headers && Object.keys(server.headers).length ? { headers: server.headers } : {}),
+      ...(server.auth ? { auth: server.auth } : {}),
+    };
+  }
   const block: Record<string, unknown> = { command: server.command, args: server.args };
   const env = { ...adopted?.env, ...server.env };
   if (Object.keys(env).length) block.env = env;

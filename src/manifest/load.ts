@@ -24,6 +24,13 @@ export interface ParseOptions {
    * which cannot know the environment a client will start the proxy with.
    */
   unsetVariables?: "error" | "warn";
+  /**
+   * Load for serving this one server only (`proxy --server`, as `wrap`
+   * writes client entries): the other servers' ${VAR}s need not be set, since
+   * each client entry gives only its own server's environment; the manifest
+   * loaded has that server alone.
+   */
+  onlyServer?: string;
 }
 
 /** The data of a YAML text that parses, or the problems that stop it. */
@@ -94,6 +101,7 @@ export function parseManifest(text: string, file: string, env: Record<string, st
   });
 
   const onUnset = (path: Path, variable: string, message: string) => {
+    if (options.onlyServer !== undefined && path[0] === "servers" && path[1] !== options.onlyServer) return;
     if (options.unsetVariables !== "warn") return problems.report(path, message);
     const pos = problems.position(path);
     unsetVariables.push({ variable, line: pos.line, col: pos.col, message });
@@ -110,7 +118,11 @@ export function parseManifest(text: string, file: string, env: Record<string, st
   // Each section as far as its shape allows: a misshapen one counts as empty.
   const raw = data as Partial<RawManifest>;
   const rawServers = isMap(raw.servers) ? raw.servers : {};
-  const servers = parseServers(rawServers, ctx);
+  if (options.onlyServer !== undefined && !(options.onlyServer in rawServers)) {
+    throw new SynartesisError("usage", `the manifest ${file} has no server "${options.onlyServer}" (it has: ${Object.keys(rawServers).join(", ") || "none"})`);
+  }
+  const parsedServers = parseServers(rawServers, ctx);
+  const servers = options.onlyServer === undefined ? parsedServers : { [options.onlyServer]: parsedServers[options.onlyServer]! };
   const groups = isMap(raw.groups) ? (raw.groups as Record<string, string[]>) : undefined;
   const rules = parseRules(Array.isArray(raw.tools) ? raw.tools : [], Object.keys(rawServers), ctx, Object.keys(groups ?? {}));
   // Where the journal is cannot be guessed: an unset variable in it is an error whatever the mode.

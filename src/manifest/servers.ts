@@ -67,7 +67,10 @@ function parseServer(name: string, raw: RawServer, path: Path, ctx: SectionConte
   for (const key of ["args", "env", "cwd", "in_order"] as const) {
     if (raw[key] !== undefined) ctx.report([...path, key], `"${key}" only applies to a "command" server`, true);
   }
-  checkUrl(raw.url, [...path, "url"], ctx);
+  // ${VAR} too: a URL that carries a key in its query (wrap moves it to the environment).
+  const url = ctx.env.value(raw.url, [...path, "url"]);
+  if (url === undefined) return undefined;
+  checkUrl(url, [...path, "url"], ctx);
   const headers = ctx.env.map(raw.headers, [...path, "headers"]);
   const auth =
     raw.auth === undefined ? undefined : parseAuth(raw.auth, [...path, "auth"], ctx.report, (value, at) => ctx.env.value(value, at) ?? value, ctx.file);
@@ -75,7 +78,7 @@ function parseServer(name: string, raw: RawServer, path: Path, ctx: SectionConte
   if (raw.auth !== undefined && authorization) {
     ctx.report([...path, "headers", authorization], `"${authorization}" is set by the OAuth sign-in ("auth"); remove one of them`, true);
   }
-  return { name, kind: "url", url: raw.url, headers, ...(auth ? { auth } : {}), timeoutMs, timeoutMaxMs, line };
+  return { name, kind: "url", url, headers, ...(auth ? { auth } : {}), timeoutMs, timeoutMaxMs, line };
 }
 
 function checkUrl(text: string, path: Path, ctx: SectionContext): void {

@@ -10,7 +10,7 @@ import { VERSION } from "../version.ts";
 export const OWN_CLIENT_CAPABILITIES = { sampling: {}, elicitation: { form: {}, url: {} }, roots: {} };
 
 /** The names Synartesis introduces itself with, one per command that starts servers. */
-export type OwnClientName = "synartesis-check" | "synartesis-init" | "synartesis-undo";
+export type OwnClientName = "synartesis-check" | "synartesis-init" | "synartesis-undo" | "synartesis-wrap";
 
 export function ownInitialize(clientName: OwnClientName): Record<string, unknown> {
   return { protocolVersion: "2025-06-18", capabilities: OWN_CLIENT_CAPABILITIES, clientInfo: { name: clientName, version: VERSION } };

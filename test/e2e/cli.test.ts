@@ -9,7 +9,26 @@ import { VERSION } from "../../src/version.ts";
 // The preload's default timeout reaches only the first file bun runs; tests sharing the machine need the room.
 setDefaultTimeout(60_000);
 
-const COMMANDS = ["proxy", "init", "check", "list", "show", "undo", "gates", "approve", "deny", "watch", "ui", "login", "logout", "settle", "close", "toy-crm"];
+const COMMANDS = [
+  "proxy",
+  "init",
+  "wrap",
+  "unwrap",
+  "check",
+  "list",
+  "show",
+  "undo",
+  "gates",
+  "approve",
+  "deny",
+  "watch",
+  "ui",
+  "login",
+  "logout",
+  "settle",
+  "close",
+  "toy-crm",
+];
 
 describe.concurrent("synartesis CLI", () => {
   test("--help lists every command and exits 0", async () => {

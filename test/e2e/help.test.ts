@@ -5,7 +5,26 @@
 import { describe, expect, test } from "bun:test";
 import { run } from "../helpers.ts";
 
-const COMMANDS = ["proxy", "init", "check", "list", "show", "undo", "gates", "approve", "deny", "watch", "ui", "login", "logout", "settle", "close", "toy-crm"];
+const COMMANDS = [
+  "proxy",
+  "init",
+  "wrap",
+  "unwrap",
+  "check",
+  "list",
+  "show",
+  "undo",
+  "gates",
+  "approve",
+  "deny",
+  "watch",
+  "ui",
+  "login",
+  "logout",
+  "settle",
+  "close",
+  "toy-crm",
+];
 const COMMON_LAST = ["--json", "--manifest", "--journal", "-h, --help"];
 
 // Not concurrent: bun takes snapshots only in tests that run one at a time.
