@@ -99,6 +99,16 @@ const COMMANDS: Record<string, CommandEntry> = {
     example: 'synartesis settle 1a365c8a --applied --note "the row is there"',
     load: () => import("./commands/settle.ts"),
   },
+  verify: {
+    summary: "Check that the journal's record is as Synartesis wrote it (every run's SHA-256 chain)",
+    example: "synartesis verify",
+    load: () => import("./commands/verify.ts"),
+  },
+  export: {
+    summary: "Write one run as a self-contained file that verify --file checks anywhere",
+    example: "synartesis export 30a05f8b > run.json",
+    load: () => import("./commands/export.ts"),
+  },
   close: { summary: "Mark an abandoned active run complete", example: "synartesis close 30a05f8b", load: () => import("./commands/close.ts") },
   "toy-crm": {
     summary: "A toy CRM MCP server built into the binary, to try the whole loop",

@@ -2,6 +2,7 @@
 import { SynartesisError } from "../errors.ts";
 import type { Action } from "../journal/types.ts";
 import { shortId } from "../journal/types.ts";
+import { requireIntact } from "../journal/integrity.ts";
 import { decisionText, settledText } from "../render/runs.ts";
 import { callName, oneLine } from "../render/style.ts";
 import { decider, decisionCheck } from "../workspace/deciders.ts";
@@ -10,11 +11,12 @@ import { openExistingJournal, tell, writeLines } from "./shared.ts";
 export const decisionArgs = {
   id: { type: "positional", required: false, description: "Action id or any unique prefix (default: the only call waiting)" },
   all: { type: "boolean", description: "Every call that is waiting" },
+  force: { type: "boolean", description: "Decide even though the record of the call's run was changed outside Synartesis (the override is recorded)" },
 } as const;
 
 export async function decide(
   verb: "approve" | "deny",
-  args: { id?: string; all?: boolean; reason?: string; journal?: string; manifest?: string },
+  args: { id?: string; all?: boolean; reason?: string; force?: boolean; journal?: string; manifest?: string },
 ): Promise<number> {
   if (args.id && args.all) throw new SynartesisError("usage", `give an action id or --all, not both`);
   const journal = await openExistingJournal(args);
@@ -45,6 +47,8 @@ export async function decide(
     const lines: string[] = [];
     let refused = 0;
     for (const target of targets) {
+      // A record changed outside Synartesis (a forged request, a changed call) is not decided on unless forced (R-VERIFY).
+      await requireIntact(journal, target.runId, { force: Boolean(args.force), by, doing: verb });
       const notAllowed = await mayNotDecide(target, by);
       if (notAllowed) {
         tell(`refused: #${target.seq} ${callName(target)} (${shortId(target.id)}) is not ${verb === "approve" ? "approved" : "denied"}: ${notAllowed}`);

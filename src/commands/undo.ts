@@ -12,6 +12,7 @@ import { resolve } from "node:path";
 import { shortId } from "../journal/types.ts";
 import { openUndo } from "../undo/begin.ts";
 import { undoRun } from "../undo/execute.ts";
+import { requireIntact } from "../journal/integrity.ts";
 import { currentUser, journalArg, manifestArg, manifestPathForRun, openExistingJournal, runArg, writeLines } from "./shared.ts";
 import { startupOver } from "../jit.ts";
 import { keepCalls } from "../undo/keep.ts";
@@ -51,7 +52,7 @@ export default defineCommand({
     "dry-run": { type: "boolean", description: "Print each step and the exact call it would make; change nothing" },
     to: { type: "string", valueHint: "seq", description: "Undo only the calls with seq >= SEQ" },
     replan: { type: "boolean", description: "Rebuild inverses from the current manifest and the state captured at call time" },
-    force: { type: "boolean", description: "Undo a run even though its proxy is still recording it" },
+    force: { type: "boolean", description: "Undo a run even though its proxy is still recording it, or its record was changed outside Synartesis (recorded)" },
     keep: { type: "string", valueHint: "SEQ[,SEQ…]", description: "Keep these calls' effects (a drifted record, an unknown outcome), then undo the rest" },
     reason: { type: "string", valueHint: "text", description: "Why the calls given to --keep stay (recorded with your user name)" },
     ...manifestArg,
@@ -71,6 +72,8 @@ export default defineCommand({
     try {
       const run = await journal.findRun(args.run);
       const dryRun = Boolean(args["dry-run"]);
+      // Undo acts on what the journal says: not on a record changed outside Synartesis, unless forced (R-VERIFY).
+      await requireIntact(journal, run.id, { force: Boolean(args.force), by: currentUser(), doing: "undo" });
       const style = styleFor();
       const width = process.stdout.columns ?? 100;
       let actions = await journal.actionsOfRun(run.id);

@@ -6,6 +6,7 @@
 import { existsSync, statSync } from "node:fs";
 import { SynartesisError } from "../errors.ts";
 import { withoutPassword } from "./postgres/connection.ts";
+import type { ChainEntry } from "./chain.ts";
 import type { Action, ActionStatus, Observation, Run, RunStatus, RunSummary, Settled, VerifyCall, Inverse } from "./types.ts";
 
 /** What a caller gives to record a new action; seq and the rest come from the journal. */
@@ -290,8 +291,20 @@ export interface UndoRole {
   replan(id: string, inverse: Inverse | undefined, verify: VerifyCall | undefined, warnings: string[]): Promise<void>;
 }
 
+/** The chain that makes the record tamper-evident (R-VERIFY, chain.ts). */
+export interface ChainRole {
+  /** A run's chain, oldest entry first; undefined when this journal keeps none (PostgreSQL, so far). */
+  chainOf(runId: string): Promise<ChainEntry[] | undefined>;
+  /** Every run that has a chain (one whose rows were removed included). */
+  chainedRuns(): Promise<string[]>;
+  /** When the chain began (the migration that added it); undefined when this journal keeps none. */
+  chainSince(): Promise<string | undefined>;
+  /** Record that a person acted on a run in spite of breaks in its chain (`--force`). */
+  noteOverride(runId: string, note: { by: string; breaks: string[] }): Promise<void>;
+}
+
 /** The journal: every role, over one connection (a SQLite file, or a PostgreSQL database). */
-export interface Journal extends JournalStore, RunsRole, RecordingRole, ApprovalsRole, UndoRole {}
+export interface Journal extends JournalStore, RunsRole, RecordingRole, ApprovalsRole, UndoRole, ChainRole {}
 
 /**
  * The journal, once the variables it took a secret from (PGPASSWORD) are gone

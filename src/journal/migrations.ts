@@ -182,4 +182,23 @@ ${ACTION_INDEXES_0001}      CREATE INDEX actions_of_run ON actions (${runIdPrefi
     name: "0009-kept-effects",
     sql: addColumns("actions", { kept_by: "TEXT", kept_at: "TEXT", kept_reason: "TEXT" }),
   },
+  {
+    // Every state of a run and of its actions, chained by SHA-256 (R-VERIFY, journal/chain.ts). A journal
+    // migrated here gets a first entry for each row as it stands: its chain starts at this migration.
+    name: "0010-chain",
+    sql: `
+      CREATE TABLE entries (
+        run_id    TEXT NOT NULL,
+        seq       INTEGER NOT NULL,
+        kind      TEXT NOT NULL CHECK (kind IN ('run', 'action', 'override')),
+        action_id TEXT,
+        state     TEXT NOT NULL,
+        at        TEXT NOT NULL,
+        hash      BLOB NOT NULL,
+        PRIMARY KEY (run_id, seq)
+      ) STRICT, WITHOUT ROWID;
+      CREATE TABLE chain_runs AS SELECT '' AS captured_at, * FROM runs WHERE 0;
+      CREATE TABLE chain_actions AS SELECT '' AS captured_at, * FROM actions WHERE 0;
+    `,
+  },
 ];

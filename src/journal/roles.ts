@@ -1,7 +1,16 @@
 // A backend's journal assembled from its store and its four roles (one file
 // each in the backend's folder), every method's failure reported as a
 // JournalError that names the journal: written once for both backends.
-import { JournalError, type ApprovalsRole, type Journal, type JournalStore, type RecordingRole, type RunsRole, type UndoRole } from "./journal.ts";
+import {
+  JournalError,
+  type ApprovalsRole,
+  type ChainRole,
+  type Journal,
+  type JournalStore,
+  type RecordingRole,
+  type RunsRole,
+  type UndoRole,
+} from "./journal.ts";
 
 /** How a backend's failures become JournalErrors, and which are tried again. */
 export interface FailureReporting {
@@ -27,7 +36,7 @@ type Method = (...args: unknown[]) => Promise<unknown>;
 /** The journal whose methods are the store's and the roles' (each role's async methods), with failures reported. */
 export function assembleJournal(
   store: JournalStore,
-  roles: { runs: RunsRole; recording: RecordingRole; approvals: ApprovalsRole; undo: UndoRole },
+  roles: { runs: RunsRole; recording: RecordingRole; approvals: ApprovalsRole; undo: UndoRole; chain: ChainRole },
   reporting: FailureReporting,
 ): Journal {
   const journal: Record<string, unknown> = {};

@@ -6,6 +6,7 @@ import { hostname } from "node:os";
 import { isSynartesisError, SynartesisError, type ErrorCode } from "../errors.ts";
 import { shownLocation, type Journal } from "../journal/journal.ts";
 import { shortId, type Run } from "../journal/types.ts";
+import { requireIntact } from "../journal/integrity.ts";
 import { decisionCheck } from "../workspace/deciders.ts";
 import { manifestForRun } from "../workspace/discover.ts";
 import { loadManifest } from "../manifest/load.ts";
@@ -195,6 +196,8 @@ async function decide(ctx: ApiContext, request: Request, id: string, verb: "appr
   const journal = await journalOf(ctx);
   const action = await journal.getAction(id);
   if (!action) throw new SynartesisError("unknown_id", `no action ${id} in this journal`);
+  // A record changed outside Synartesis is not decided on from the page (the CLI's --force is the way, recorded).
+  await requireIntact(journal, action.runId, { force: false, by, doing: verb });
   const notAllowed = await decisionCheck(journal, ctx.manifest)(action, by);
   if (notAllowed) return jsonResponse(403, { error: `${verb === "approve" ? "Not approved" : "Not denied"}: ${notAllowed}.` });
   const outcome = await journal.decide(id, { status: verb === "approve" ? "approved" : "denied", by, at: ctx.now().toISOString(), reason });
@@ -214,6 +217,7 @@ async function undo(ctx: ApiContext, request: Request, id: string): Promise<Resp
   const replan = body.replan === true;
   const journal = await journalOf(ctx);
   const run = await findRun(journal, id);
+  await requireIntact(journal, run.id, { force: false, by: ctx.decider, doing: "undo" });
   const runRef = shortId(run.id);
   const actions = await journal.actionsOfRun(run.id);
   // Recorded under the page's account, as a decision is.

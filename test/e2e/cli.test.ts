@@ -26,6 +26,8 @@ const COMMANDS = [
   "login",
   "logout",
   "settle",
+  "verify",
+  "export",
   "close",
   "toy-crm",
 ];

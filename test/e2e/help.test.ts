@@ -22,6 +22,8 @@ const COMMANDS = [
   "login",
   "logout",
   "settle",
+  "verify",
+  "export",
   "close",
   "toy-crm",
 ];

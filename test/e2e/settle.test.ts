@@ -59,7 +59,7 @@ async function leftPending(dir: string, log: string, tool: string, calls: Call[]
     session.proc.kill(9);
     await session.proc.exited;
   }
-  ageCalls(dir, 61_000);
+  await ageCalls(dir, 61_000);
 }
 
 const row = (dir: string, seq: number) => journalRows(dir, "SELECT * FROM actions WHERE seq = ?", seq)[0];

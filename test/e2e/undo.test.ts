@@ -475,7 +475,7 @@ describe.concurrent("undo options", () => {
     expect(twice.stderr.trim()).toBe(`synartesis: run ${short} is not active (it is complete)`);
 
     // The unknown call's answer could come for up to its server's timeout (60 s): as if that had passed.
-    ageCalls(dir, 61_000);
+    await ageCalls(dir, 61_000);
     // Suppose the delete did land before the proxy died: the record is not what it was, so undo stops.
     editState(dir, (crm) => delete crm.customers.c_002);
     const dry = await cli(dir, ["undo", "--dry-run"]);

@@ -13,6 +13,7 @@ import { PostgresApprovals } from "./approvals.ts";
 import { PostgresRecording } from "./recording.ts";
 import { PostgresRuns } from "./runs.ts";
 import { POOL_SIZE, PostgresStore } from "./store.ts";
+import { PostgresChainRole } from "./chain-role.ts";
 import { PostgresUndo } from "./undo.ts";
 
 /** Connect, the schema brought up to date (store.ts). */
@@ -23,6 +24,7 @@ export async function openPostgresJournal(location: string, options: { create: b
     recording: new PostgresRecording(store),
     approvals: new PostgresApprovals(store),
     undo: new PostgresUndo(store),
+    chain: new PostgresChainRole(),
   };
   return assembleJournal(store, roles, {
     asJournalError: (error) => store.failure(error),

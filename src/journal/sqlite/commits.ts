@@ -28,7 +28,11 @@ export class CommitQueue {
   /** `run` in a transaction (a savepoint inside one); made once: bun:sqlite builds a wrapper each time it is asked for one. */
   private readonly inTransaction: ReturnType<Database["transaction"]>;
 
-  constructor(db: Database) {
+  /** `beforeCommit` runs last in every transaction (the chain notes what it wrote: chain.ts). */
+  constructor(
+    db: Database,
+    private readonly beforeCommit: () => void = () => {},
+  ) {
     this.inTransaction = db.transaction((run: () => unknown) => run());
   }
 
@@ -48,13 +52,21 @@ export class CommitQueue {
    */
   transaction<T>(work: () => T): T {
     const batch = this.take();
-    if (batch.length === 0) return this.inTransaction.immediate(work) as T;
+    if (batch.length === 0) {
+      return this.inTransaction.immediate(() => {
+        const value = work();
+        this.beforeCommit();
+        return value;
+      }) as T;
+    }
     let outcomes: Outcome[] = [];
     let value: T;
     try {
       value = this.inTransaction.immediate(() => {
         outcomes = batch.map((queued) => this.attempt(queued));
-        return work();
+        const value = work();
+        this.beforeCommit();
+        return value;
       }) as T;
     } catch (error) {
       this.queued.unshift(...batch);
@@ -71,7 +83,10 @@ export class CommitQueue {
     if (batch.length === 0) return;
     let outcomes: Outcome[] = [];
     try {
-      this.inTransaction.immediate(() => (outcomes = batch.map((queued) => this.attempt(queued))));
+      this.inTransaction.immediate(() => {
+        outcomes = batch.map((queued) => this.attempt(queued));
+        this.beforeCommit();
+      });
     } catch (error) {
       // Nothing was committed (the journal is full, locked, broken): each queued write learns why.
       for (const queued of batch) queued.reject(error);

@@ -7,6 +7,7 @@
 import type { Journal } from "../journal.ts";
 import { assembleJournal } from "../roles.ts";
 import { SqliteApprovals } from "./approvals.ts";
+import { SqliteChainRole } from "./chain-role.ts";
 import { journalFailure } from "./failures.ts";
 import { SqliteRecording } from "./recording.ts";
 import { SqliteRuns } from "./runs.ts";
@@ -16,6 +17,12 @@ import { SqliteUndo } from "./undo.ts";
 /** Open a journal file (file.ts says how), its schema brought up to date. */
 export function openSqliteJournal(path: string, options: { create: boolean }): Journal {
   const store = SqliteStore.open(path, options);
-  const roles = { runs: new SqliteRuns(store), recording: new SqliteRecording(store), approvals: new SqliteApprovals(store), undo: new SqliteUndo(store) };
+  const roles = {
+    runs: new SqliteRuns(store),
+    recording: new SqliteRecording(store),
+    approvals: new SqliteApprovals(store),
+    undo: new SqliteUndo(store),
+    chain: new SqliteChainRole(store),
+  };
   return assembleJournal(store, roles, { asJournalError: (error) => journalFailure(store.path, error) });
 }

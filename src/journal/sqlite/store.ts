@@ -7,6 +7,7 @@ import type { JournalStore, WriteOptions } from "../journal.ts";
 import type { Body } from "../packing.ts";
 import { toRun, type Row } from "../rows.ts";
 import { SqliteBodies } from "./bodies.ts";
+import { SqliteChain } from "./chain.ts";
 import { CommitQueue } from "./commits.ts";
 import type { JournalFiles } from "../file-identity.ts";
 import { openJournalFile, watchDataVersion } from "./file.ts";
@@ -25,6 +26,7 @@ export class SqliteStore implements JournalStore {
   readonly secretsFromEnvironment: string[] = [];
   readonly bodies: SqliteBodies;
   readonly commits: CommitQueue;
+  readonly chain: SqliteChain;
   /** Reads' rows written as text, to be packed (packLater). */
   private readonly unpacked: Array<{ id: string; server: string; tool: string; body: Body }> = [];
   private packTimer: ReturnType<typeof setTimeout> | undefined;
@@ -37,7 +39,8 @@ export class SqliteStore implements JournalStore {
     readonly warnings: string[],
   ) {
     this.bodies = new SqliteBodies(db, path);
-    this.commits = new CommitQueue(db);
+    this.chain = new SqliteChain(db, this.bodies, (work) => this.write(work));
+    this.commits = new CommitQueue(db, () => this.chain.written());
   }
 
   /** Open a journal file (file.ts says how) and bring its schema up to date. */
@@ -45,7 +48,11 @@ export class SqliteStore implements JournalStore {
     const { db, files, warnings } = openJournalFile(path, options);
     const journal = new SqliteStore(path, db, files, warnings);
     try {
-      journal.migrate();
+      const applied = journal.migrate();
+      journal.chain.install();
+      if (applied.includes("0010-chain")) journal.chain.startFromRows();
+      // Copies a process killed before it chained them: chained now, as it would have.
+      else journal.chain.written();
     } catch (error) {
       throw journalFailure(path, error);
     }
@@ -64,6 +71,7 @@ export class SqliteStore implements JournalStore {
   async close(): Promise<void> {
     this.packQueued(Number.POSITIVE_INFINITY);
     this.commits.flush();
+    this.chain.flush();
     this.db.close();
   }
 
@@ -98,7 +106,9 @@ export class SqliteStore implements JournalStore {
     }
   }
 
-  migrate(): void {
+  /** Bring the schema up to date; the names of the migrations applied now. */
+  migrate(): string[] {
+    const applied: string[] = [];
     const apply = this.db.transaction(() => {
       this.db.run("CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL) STRICT");
       const done = new Set((this.db.query("SELECT name FROM migrations").all() as Row[]).map((r) => String(r.name)));
@@ -106,9 +116,11 @@ export class SqliteStore implements JournalStore {
         if (done.has(migration.name)) continue;
         if (migration.onlyIf === undefined || this.db.query(migration.onlyIf).get() !== null) this.db.run(migration.sql);
         this.db.query("INSERT INTO migrations (name, applied_at) VALUES (?, ?)").run(migration.name, new Date().toISOString());
+        applied.push(migration.name);
       }
     });
     apply.immediate();
+    return applied;
   }
 
   /** A change: one IMMEDIATE transaction, with the queued writes before it. */

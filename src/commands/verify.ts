@@ -1,0 +1,127 @@
+// `synartesis verify [RUN]`: check every run's chain against its rows (R-VERIFY-2),
+// or a run exported with `synartesis export` (--file), and name the first
+// entry that was changed, removed or inserted and every row that moved.
+import { defineCommand } from "citty";
+import { readFileSync } from "node:fs";
+import { SynartesisError } from "../errors.ts";
+import { verifyRun, type ChainBreak } from "../journal/chain.ts";
+import { breakText } from "../journal/integrity.ts";
+import type { Journal } from "../journal/journal.ts";
+import { shortId, type Action, type Run } from "../journal/types.ts";
+import { printable } from "../render/style.ts";
+import { exportSeal, type RunExport } from "./export.ts";
+import { journalArg, jsonArg, manifestArg, withExistingJournal, writeLines } from "./shared.ts";
+
+interface Verdict {
+  id: string;
+  label?: string;
+  entries: number;
+  calls: number;
+  breaks: ChainBreak[];
+  /** When the run began before the chain did: the chain covers it from then on. */
+  chainSince?: string;
+  /** People who acted on the run in spite of its breaks (--force). */
+  overrides: Array<{ by: string; at: string }>;
+}
+
+async function verdictOf(journal: Journal, id: string, since: string): Promise<Verdict> {
+  const [run, actions, entries] = await Promise.all([journal.getRun(id), journal.actionsOfRun(id), journal.chainOf(id)]);
+  return {
+    id,
+    ...(run && { label: run.label }),
+    entries: entries?.length ?? 0,
+    calls: actions.length,
+    breaks: verifyRun(id, run, actions, entries ?? []),
+    overrides: (entries ?? []).filter((entry) => entry.kind === "override").map((entry) => ({ by: String(entry.state.by), at: entry.at })),
+    ...(run && run.startedAt < since && { chainSince: since }),
+  };
+}
+
+/** The runs to verify: the one named (by its row, or by its chain when its row is gone), or every run with a row or a chain. */
+async function runIds(journal: Journal, named: string | undefined): Promise<string[]> {
+  const chained = await journal.chainedRuns();
+  if (named === undefined) return [...new Set([...(await journal.listRuns()).map((run) => run.id), ...chained])];
+  try {
+    return [(await journal.findRun(named)).id];
+  } catch (error) {
+    const found = chained.filter((id) => id.replaceAll("-", "").startsWith(named.replaceAll("-", "")));
+    if (found.length === 1) return found;
+    throw error;
+  }
+}
+
+function verdictLines(verdict: Verdict): string[] {
+  const name = `${shortId(verdict.id)}  ${verdict.label === undefined ? "(its row is gone)" : printable(verdict.label)}`;
+  const since = verdict.chainSince ? ` (its chain starts at ${verdict.chainSince}, when this journal was migrated: what came before is not covered)` : "";
+  if (!verdict.breaks.length) return [`ok      ${name}  ${verdict.entries} entries, ${verdict.calls} calls${since}`];
+  return [
+    `BROKEN  ${name}`,
+    ...verdict.breaks.map((b) => `        ${printable(breakText(b))}`),
+    ...verdict.overrides.map((o) => `        acted on anyway (--force) by ${printable(o.by)} at ${o.at}`),
+  ];
+}
+
+function report(verdicts: Verdict[], json: boolean, source: string): number {
+  const broken = verdicts.filter((verdict) => verdict.breaks.length).length;
+  if (json) writeLines([JSON.stringify({ ok: broken === 0, source, runs: verdicts.map((v) => ({ ...v, ok: v.breaks.length === 0 })) }, null, 2)]);
+  else {
+    writeLines([
+      ...verdicts.flatMap(verdictLines),
+      broken
+        ? `${broken} of ${verdicts.length} runs broken: their record was changed outside Synartesis.`
+        : `${verdicts.length} runs verified: every record is as Synartesis wrote it.`,
+    ]);
+  }
+  return broken ? 1 : 0;
+}
+
+/** A file written by export: its run checked against its chain, and the seal over the rules it carries. */
+function verifyFile(path: string): Verdict {
+  let data: RunExport;
+  try {
+    data = JSON.parse(readFileSync(path, "utf8")) as RunExport;
+  } catch (error) {
+    throw new SynartesisError("refused", `${path} cannot be read as an exported run: ${(error as Error).message}`);
+  }
+  if (data?.format !== "synartesis-run" || !data.run || !Array.isArray(data.actions) || !Array.isArray(data.entries)) {
+    throw new SynartesisError("refused", `${path} is not a run written by synartesis export (no format, run, actions and entries)`);
+  }
+  // A text of a state the file may carry is not trusted: each state is canonicalised again.
+  const entries = data.entries.map(({ stateText: _, ...entry }) => entry);
+  const breaks = verifyRun(data.run.id, data.run as Run, data.actions as Action[], entries);
+  if (exportSeal(entries, data.rules) !== data.seal) breaks.push({ what: "the rules it carries (or its seal) were changed after export" });
+  const overrides = data.entries.filter((entry) => entry.kind === "override").map((entry) => ({ by: String(entry.state.by), at: entry.at }));
+  return { id: data.run.id, label: data.run.label, entries: data.entries.length, calls: data.actions.length, breaks, overrides };
+}
+
+export default defineCommand({
+  meta: {
+    name: "verify",
+    description:
+      "Check that the journal's record is as Synartesis wrote it: every run's chain of SHA-256 entries, and every row against its last entry; name the first entry changed, removed or inserted, each row changed outside Synartesis, and each approval no decision made. Exit 1 on a break.",
+  },
+  args: {
+    run: { type: "positional", required: false, description: "Run id or any unique prefix of it (default: every run)" },
+    file: { type: "string", valueHint: "run.json", description: "Verify a run written by synartesis export instead of a journal" },
+    ...jsonArg,
+    ...journalArg,
+    ...manifestArg,
+  },
+  async run({ args }) {
+    if (args.file) {
+      if (args.run) throw new SynartesisError("usage", "--file verifies the run in the file: give no run");
+      return report([verifyFile(args.file)], Boolean(args.json), args.file);
+    }
+    return withExistingJournal(args, async (journal) => {
+      const since = await journal.chainSince();
+      if (since === undefined)
+        throw new SynartesisError(
+          "refused",
+          `the journal ${journal.path} keeps no chain (a PostgreSQL journal does not yet): there is nothing to verify it against`,
+        );
+      const verdicts = [];
+      for (const id of await runIds(journal, args.run)) verdicts.push(await verdictOf(journal, id, since));
+      return report(verdicts, Boolean(args.json), journal.path);
+    });
+  },
+});

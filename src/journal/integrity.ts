@@ -1,0 +1,34 @@
+// A run's record checked against its chain (R-VERIFY) where it is acted on:
+// `verify` reports; `undo` and `approve`/`deny` refuse a run whose record was
+// changed outside Synartesis, unless a person forces it — and then the
+// override is an entry of the chain too.
+import { SynartesisError } from "../errors.ts";
+import { verifyRun, type ChainBreak } from "./chain.ts";
+import type { Journal } from "./journal.ts";
+import { shortId } from "./types.ts";
+
+/** The breaks of one run; undefined when the journal keeps no chain. */
+export async function runBreaks(journal: Journal, runId: string): Promise<ChainBreak[] | undefined> {
+  const entries = await journal.chainOf(runId);
+  if (entries === undefined) return undefined;
+  return verifyRun(runId, await journal.getRun(runId), await journal.actionsOfRun(runId), entries);
+}
+
+export const breakText = (b: ChainBreak) => [b.entry !== undefined && !b.action ? `entry ${b.entry}` : undefined, b.action, b.what].filter(Boolean).join(": ");
+
+/**
+ * Refuse to act on a run whose chain is broken; with `force`, act anyway and
+ * record who did, over which breaks. `doing` is the command, for the hint.
+ */
+export async function requireIntact(journal: Journal, runId: string, options: { force: boolean; by: string; doing: string }): Promise<void> {
+  const breaks = await runBreaks(journal, runId);
+  if (!breaks?.length) return;
+  const texts = breaks.map(breakText);
+  if (!options.force) {
+    throw new SynartesisError("refused", `the record of run ${shortId(runId)} was changed outside Synartesis: ${texts[0]}`, {
+      hint: `synartesis verify ${shortId(runId)} names every break. To ${options.doing} anyway, pass --force: the override is recorded in the chain.`,
+      details: texts.slice(1),
+    });
+  }
+  await journal.noteOverride(runId, { by: options.by, breaks: texts });
+}

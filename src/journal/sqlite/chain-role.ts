@@ -1,0 +1,31 @@
+// The SQLite journal's chain as the Journal offers it: read for verify and export, and a person's override recorded.
+import type { ChainEntry } from "../chain.ts";
+import type { ChainRole } from "../journal.ts";
+import type { SqliteStore } from "./store.ts";
+
+export class SqliteChainRole implements ChainRole {
+  constructor(private readonly store: SqliteStore) {}
+
+  async chainOf(runId: string): Promise<ChainEntry[] | undefined> {
+    this.store.commits.flush(); // its own queued writes, and their entries, first
+    this.store.chain.flush();
+    return this.store.chain.entries(runId);
+  }
+
+  async chainedRuns(): Promise<string[]> {
+    this.store.commits.flush(); // its own queued writes, and their entries, first
+    this.store.chain.flush();
+    return this.store.chain.runIds();
+  }
+
+  async chainSince(): Promise<string | undefined> {
+    const row = this.store.reader.query("SELECT applied_at FROM migrations WHERE name = '0010-chain'").get() as { applied_at: string } | null;
+    return row?.applied_at;
+  }
+
+  async noteOverride(runId: string, note: { by: string; breaks: string[] }): Promise<void> {
+    const at = new Date().toISOString();
+    this.store.commits.flush();
+    this.store.write(() => this.store.chain.append(runId, { kind: "override", state: { by: note.by, breaks: note.breaks }, at }));
+  }
+}

@@ -1,0 +1,182 @@
+// A record that cannot be rewritten unnoticed (R-VERIFY, issue 34), through the
+// built binary: an untouched journal verifies; a result edited, a row removed
+// or inserted, an approval forged — each by SQL on another connection, as a
+// server holding the file could — is named by verify (exit 1), and undo and
+// approve refuse the run until a person forces it (recorded). A run exported
+// verifies on its own in an empty folder, and a one-byte change is named.
+import { Database } from "bun:sqlite";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { BODY_COLUMNS } from "../../src/journal/packing.ts";
+import { MIGRATIONS } from "../../src/journal/migrations.ts";
+import { ACCOUNT, tempDir } from "../helpers.ts";
+import { agent, cli, crmFolder, json, journalRows, type Call } from "../fixtures/counting-support.ts";
+import { readableRows } from "../fixtures/proxy-kit.ts";
+
+setDefaultTimeout(60_000);
+
+const EMAIL = { to: "ada@example.com", subject: "Your plan", body: "You are on the free plan." };
+const OTHER = { to: "grace@example.com", subject: "Renewal", body: "See you in March." };
+const CALLS: Call[] = [
+  ["update_customer", { id: "c_001", plan: "free", notes: "downgraded by mistake" }],
+  ["delete_customer", { id: "c_002" }],
+  ["get_customer", { id: "c_003" }],
+  ["send_email", EMAIL],
+  ["send_email", OTHER],
+];
+
+/** A forger's edit: the row read back as text (packed bodies unpacked), changed, and written on a connection of its own. */
+function forge(dir: string, seq: number, change: (row: Record<string, unknown>) => void): void {
+  const db = new Database(join(dir, "synartesis.db"));
+  try {
+    const [row] = readableRows(db, db.query("SELECT * FROM actions WHERE seq = ?").all(seq) as Array<Record<string, unknown>>);
+    change(row!);
+    const columns = [...BODY_COLUMNS, "status", "approved_by", "approved_at"];
+    db.query(`UPDATE actions SET ${columns.map((c) => `${c} = ?`).join(", ")}, packed = NULL WHERE id = ?`).run(
+      ...columns.map((c) => (row![c] ?? null) as string | null),
+      row!.id as string,
+    );
+  } finally {
+    db.close();
+  }
+}
+
+function sql(dir: string, statement: string): void {
+  const db = new Database(join(dir, "synartesis.db"));
+  try {
+    db.run(statement);
+  } finally {
+    db.close();
+  }
+}
+
+const refOf = (dir: string, seq: number) => String(journalRows(dir, "SELECT id FROM actions WHERE seq = ?", seq)[0].id).slice(0, 8);
+
+describe.concurrent("verify", () => {
+  test("an untouched journal verifies, as text and JSON, after an undo too", async () => {
+    const dir = crmFolder();
+    await agent(dir, CALLS, { name: "careless-agent" });
+    const [{ id: runId }] = await json(dir, ["list", "--json"]);
+    const ok = await cli(dir, ["verify"]);
+    expect(ok.stderr).toBe("");
+    expect(ok.code).toBe(0);
+    expect(ok.stdout).toMatch(
+      new RegExp(`^ok {6}${runId.slice(0, 8)} {2}careless-agent {2}\\d+ entries, 5 calls\\n1 runs verified: every record is as Synartesis wrote it\\.\\n$`),
+    );
+    expect((await cli(dir, ["undo"])).code).toBe(0);
+    const verdict = await json(dir, ["verify", "--json"]);
+    expect(verdict).toMatchObject({ ok: true, runs: [{ id: runId, label: "careless-agent", calls: 5, breaks: [], ok: true }] });
+  });
+
+  test("a result edited, a row removed, a row inserted, an approval forged: each named, exit 1; undo and approve refuse until forced, and the override is recorded", async () => {
+    const dir = crmFolder();
+    await agent(dir, CALLS, { name: "careless-agent" });
+    const [{ id: runId }] = await json(dir, ["list", "--json"]);
+    const run = runId.slice(0, 8);
+    const [update, read, email, other] = [refOf(dir, 1), refOf(dir, 3), refOf(dir, 4), refOf(dir, 5)];
+
+    forge(dir, 1, (row) => (row.result = String(row.result).replace("free", "pro")));
+    forge(dir, 4, (row) => Object.assign(row, { status: "approved", approved_by: "mallory", approved_at: new Date().toISOString() }));
+    sql(dir, `DELETE FROM actions WHERE seq = 3`);
+    sql(
+      dir,
+      `INSERT INTO actions (id, run_id, seq, server, tool, args, class, status, ts) VALUES ('00000000-0000-4000-8000-00000000beef', '${runId}', 9, 'crm', 'send_email', '{}', 'irreversible', 'applied', '2026-01-01T00:00:00.000Z')`,
+    );
+
+    const broken = await cli(dir, ["verify"]);
+    expect(broken.code).toBe(1);
+    const lines = broken.stdout.split("\n");
+    expect(lines[0]).toBe(`BROKEN  ${run}  careless-agent`);
+    expect(lines).toContainEqual(
+      expect.stringMatching(
+        new RegExp(`^ {8}#1 crm\\.update_customer \\(${update}\\): its row was changed outside Synartesis \\(resultText differ from its last entry, \\d+\\)$`),
+      ),
+    );
+    expect(lines).toContainEqual(
+      expect.stringMatching(
+        new RegExp(
+          `^ {8}#4 crm\\.send_email \\(${email}\\): its row was changed outside Synartesis \\(approvedAt, approvedBy, status differ from its last entry, \\d+\\)$`,
+        ),
+      ),
+    );
+    expect(lines).toContain(`        #4 crm.send_email (${email}): it is approved, but no approve, deny or page decision recorded it`);
+    expect(lines).toContain(`        #9 crm.send_email (00000000): its row has no entry: it was inserted outside Synartesis`);
+    expect(lines).toContain(`        #3 crm.get_customer (${read}): its row was removed`);
+    expect(lines).toContain("1 of 1 runs broken: their record was changed outside Synartesis.");
+
+    const undo = await cli(dir, ["undo"]);
+    expect(undo.code).toBe(1);
+    expect(undo.stdout).toBe("");
+    expect(undo.stderr).toStartWith(
+      `synartesis: the record of run ${run} was changed outside Synartesis: #1 crm.update_customer (${update}): its row was changed outside Synartesis`,
+    );
+    expect(undo.stderr).toContain(`synartesis verify ${run} names every break. To undo anyway, pass --force: the override is recorded in the chain.`);
+    const approve = await cli(dir, ["approve", other]);
+    expect(approve.code).toBe(1);
+    expect(approve.stderr).toStartWith(`synartesis: the record of run ${run} was changed outside Synartesis:`);
+    expect(journalRows(dir, "SELECT status FROM actions WHERE seq = 5")[0].status).toBe("gated");
+
+    const forced = await cli(dir, ["approve", other, "--force"]);
+    expect(forced.code).toBe(0);
+    const after = await cli(dir, ["verify", run]);
+    expect(after.code).toBe(1);
+    expect(after.stdout).toMatch(new RegExp(`\\n {8}acted on anyway \\(--force\\) by ${ACCOUNT} at \\d{4}-`));
+  });
+
+  test("export → verify --file in an empty folder; a one-byte change to the file names the entry", async () => {
+    const dir = crmFolder();
+    await agent(dir, CALLS, { name: "careless-agent" });
+    const exported = await cli(dir, ["export"]);
+    expect(exported.code).toBe(0);
+    const file = JSON.parse(exported.stdout);
+    expect(file).toMatchObject({ format: "synartesis-run", version: 1, run: { label: "careless-agent" } });
+    expect(file.actions).toHaveLength(5);
+    expect(Object.keys(file.rules).sort()).toEqual(["crm.delete_customer", "crm.get_customer", "crm.send_email", "crm.update_customer"]);
+
+    const away = tempDir("syn-verify-file-");
+    writeFileSync(join(away, "run.json"), exported.stdout);
+    const ok = await cli(away, ["verify", "--file", "run.json"]);
+    expect(ok.stderr).toBe("");
+    expect(ok.code).toBe(0);
+
+    const text = readFileSync(join(away, "run.json"), "utf8");
+    writeFileSync(join(away, "args.json"), text.replace('"downgraded by mistake"', '"downgraded by mistakE"'));
+    const args = await cli(away, ["verify", "--file", "args.json"]);
+    expect(args.code).toBe(1);
+    expect(args.stdout).toMatch(
+      /\n {8}#1 crm\.update_customer \([0-9a-f]{8}\): its row was changed outside Synartesis \(args differ from its last entry, \d+\)\n/,
+    );
+    const hash = file.entries[2].hash as string;
+    writeFileSync(join(away, "entry.json"), text.replace(hash, `${hash.slice(0, -1)}${hash.endsWith("0") ? "1" : "0"}`));
+    const entry = await cli(away, ["verify", "--file", "entry.json"]);
+    expect(entry.code).toBe(1);
+    expect(entry.stdout).toContain("        entry 3: entry 3 was changed or inserted (its hash does not follow from its content and the entry before)\n");
+    const rulesAt = text.indexOf('"rules":');
+    writeFileSync(join(away, "rules.json"), text.slice(0, rulesAt) + text.slice(rulesAt).replace('"class": "irreversible"', '"class": "reversible"'));
+    expect((await cli(away, ["verify", "--file", "rules.json"])).stdout).toContain("        the rules it carries (or its seal) were changed after export\n");
+  });
+
+  test("a journal from before the chain is chained from its migration on, and says so", async () => {
+    const dir = tempDir("syn-verify-old-");
+    const db = new Database(join(dir, "synartesis.db"), { create: true, strict: true });
+    db.run("PRAGMA journal_mode = WAL");
+    db.run("CREATE TABLE migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL) STRICT");
+    for (const migration of MIGRATIONS.filter((m) => m.name !== "0010-chain")) {
+      db.run(migration.sql);
+      db.query("INSERT INTO migrations VALUES (?, ?)").run(migration.name, "2026-01-01T00:00:00.000Z");
+    }
+    const runId = "11111111-2222-4333-8444-555555555555";
+    db.run(`INSERT INTO runs (id, label, started_at, status, last_seq) VALUES ('${runId}', 'old-agent', '2026-01-01T00:00:00.000Z', 'complete', 1)`);
+    db.run(
+      `INSERT INTO actions (id, run_id, seq, server, tool, args, class, status, ts) VALUES ('aaaaaaaa-2222-4333-8444-555555555555', '${runId}', 1, 'crm', 'get_customer', '{"id":"c_001"}', 'readonly', 'applied', '2026-01-01T00:00:01.000Z')`,
+    );
+    db.close();
+    const verified = await cli(dir, ["verify", "--journal", join(dir, "synartesis.db")]);
+    expect(verified.stderr).toBe("");
+    expect(verified.code).toBe(0);
+    expect(verified.stdout).toMatch(
+      /^ok {6}11111111 {2}old-agent {2}2 entries, 1 calls \(its chain starts at \d{4}-\d\d-\d\dT[\d:.]+Z, when this journal was migrated: what came before is not covered\)\n/,
+    );
+  });
+});
