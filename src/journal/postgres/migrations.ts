@@ -77,6 +77,23 @@ export const POSTGRES_MIGRATIONS: Migration[] = [
     sql: "SELECT 1",
   },
   sameAsSqlite("0009-kept-effects"),
+  {
+    // SQLite's chain table, ready for the day a PostgreSQL journal chains its rows (R-VERIFY: not yet; its
+    // ChainRole says so). Recorded so both journals name the same migrations.
+    name: "0010-chain",
+    sql: `
+      CREATE TABLE entries (
+        run_id    TEXT NOT NULL,
+        seq       INTEGER NOT NULL,
+        kind      TEXT NOT NULL CHECK (kind IN ('run', 'action', 'override')),
+        action_id TEXT,
+        state     TEXT NOT NULL,
+        at        TEXT NOT NULL,
+        hash      BYTEA NOT NULL,
+        PRIMARY KEY (run_id, seq)
+      );
+    `,
+  },
 ];
 
 /**
