@@ -51,7 +51,7 @@ try {
   const old = join(work, "old.db");
   copyFileSync(journal, old);
   const db = new Database(old);
-  db.run("DROP TABLE entries; DROP TABLE chain_runs; DROP TABLE chain_actions; DELETE FROM migrations WHERE name = '0010-chain'");
+  db.run("DROP TABLE entries; DROP TABLE chain_origin; DROP TABLE chain_runs; DROP TABLE chain_actions; DELETE FROM migrations WHERE name = '0010-chain'");
   db.close();
   began = performance.now();
   const first = Bun.spawnSync([bin, "list", "--journal", old, "--json"], { stdout: "pipe", stderr: "pipe" });

@@ -22,7 +22,7 @@ export async function decide(
   const journal = await openExistingJournal(args);
   // Who decides is the account running this (R-PEOPLE-2), never a name given.
   const by = decider(journal.path);
-  const mayNotDecide = decisionCheck(journal, args.manifest);
+  const mayDecide = decisionCheck(journal, args.manifest);
   try {
     let targets: Action[];
     if (args.all) {
@@ -49,13 +49,13 @@ export async function decide(
     for (const target of targets) {
       // A record changed outside Synartesis (a forged request, a changed call) is not decided on unless forced (R-VERIFY).
       await requireIntact(journal, target.runId, { force: Boolean(args.force), by, doing: verb });
-      const notAllowed = await mayNotDecide(target, by);
-      if (notAllowed) {
-        tell(`refused: #${target.seq} ${callName(target)} (${shortId(target.id)}) is not ${verb === "approve" ? "approved" : "denied"}: ${notAllowed}`);
+      const allowed = await mayDecide(target, by);
+      if ("refused" in allowed) {
+        tell(`refused: #${target.seq} ${callName(target)} (${shortId(target.id)}) is not ${verb === "approve" ? "approved" : "denied"}: ${allowed.refused}`);
         refused++;
         continue;
       }
-      const outcome = await journal.decide(target.id, { status, by, at: new Date().toISOString(), reason: args.reason });
+      const outcome = await journal.decide(target.id, { status, by, at: new Date().toISOString(), reason: args.reason, rule: allowed.rule });
       if ("settled" in outcome) {
         tell(settledText((await journal.getAction(target.id)) ?? target));
         refused++;

@@ -3,28 +3,12 @@
 // that `synartesis verify --file run.json` checks on any machine (R-VERIFY-2).
 import { defineCommand } from "citty";
 import { existsSync } from "node:fs";
-import { canonicalJson } from "../canonical.ts";
 import { SynartesisError } from "../errors.ts";
-import { sha256, type ChainEntry } from "../journal/chain.ts";
+import { exportSeal, type RunExport } from "../journal/run-export.ts";
 import type { Action, Run } from "../journal/types.ts";
 import { loadManifest } from "../manifest/load.ts";
 import { createMatcher } from "../manifest/match.ts";
 import { journalArg, manifestArg, runArg, withExistingJournal, writeLines } from "./shared.ts";
-
-export interface RunExport {
-  format: "synartesis-run";
-  version: 1;
-  exportedAt: string;
-  run: Run;
-  actions: Action[];
-  entries: ChainEntry[];
-  /** The rule each `server.tool` of the run matches in the run's manifest now (none: the manifest is gone, or no rule matched). */
-  rules: Record<string, unknown>;
-  /** SHA-256 over the chain's last hash and the rules: the rules are not in the chain, so this binds them to it. */
-  seal: string;
-}
-
-export const exportSeal = (entries: ChainEntry[], rules: unknown) => sha256(`${entries.at(-1)?.hash ?? ""}\n${canonicalJson(rules)}`);
 
 function rulesOf(run: Run, actions: Action[]): Record<string, unknown> {
   if (!run.manifest || !existsSync(run.manifest)) return {};

@@ -3,13 +3,15 @@
 // entry that was changed, removed or inserted and every row that moved.
 import { defineCommand } from "citty";
 import { readFileSync } from "node:fs";
+import { availableParallelism } from "node:os";
 import { SynartesisError } from "../errors.ts";
 import { verifyRun, type ChainBreak } from "../journal/chain.ts";
 import { breakText } from "../journal/integrity.ts";
 import type { Journal } from "../journal/journal.ts";
 import { shortId, type Action, type Run } from "../journal/types.ts";
 import { printable } from "../render/style.ts";
-import { exportSeal, type RunExport } from "./export.ts";
+import { selfArgv } from "../self.ts";
+import { exportSeal, type RunExport } from "../journal/run-export.ts";
 import { journalArg, jsonArg, manifestArg, withExistingJournal, writeLines } from "./shared.ts";
 
 interface Verdict {
@@ -18,13 +20,13 @@ interface Verdict {
   entries: number;
   calls: number;
   breaks: ChainBreak[];
-  /** When the run began before the chain did: the chain covers it from then on. */
+  /** When the run began before the journal kept a chain: its chain covers it from then on. */
   chainSince?: string;
   /** People who acted on the run in spite of its breaks (--force). */
   overrides: Array<{ by: string; at: string }>;
 }
 
-async function verdictOf(journal: Journal, id: string, since: string): Promise<Verdict> {
+async function verdictOf(journal: Journal, id: string, since: string | undefined): Promise<Verdict> {
   const [run, actions, entries] = await Promise.all([journal.getRun(id), journal.actionsOfRun(id), journal.chainOf(id)]);
   return {
     id,
@@ -33,14 +35,14 @@ async function verdictOf(journal: Journal, id: string, since: string): Promise<V
     calls: actions.length,
     breaks: verifyRun(id, run, actions, entries ?? []),
     overrides: (entries ?? []).filter((entry) => entry.kind === "override").map((entry) => ({ by: String(entry.state.by), at: entry.at })),
-    ...(run && run.startedAt < since && { chainSince: since }),
+    ...(run && since && run.startedAt < since && { chainSince: since }),
   };
 }
 
 /** The runs to verify: the one named (by its row, or by its chain when its row is gone), or every run with a row or a chain. */
 async function runIds(journal: Journal, named: string | undefined): Promise<string[]> {
   const chained = await journal.chainedRuns();
-  if (named === undefined) return [...new Set([...(await journal.listRuns()).map((run) => run.id), ...chained])];
+  if (named === undefined) return [...new Set([...(await journal.listRuns()).map((run) => run.id), ...chained])].sort();
   try {
     return [(await journal.findRun(named)).id];
   } catch (error) {
@@ -59,6 +61,39 @@ function verdictLines(verdict: Verdict): string[] {
     ...verdict.breaks.map((b) => `        ${printable(breakText(b))}`),
     ...verdict.overrides.map((o) => `        acted on anyway (--force) by ${printable(o.by)} at ${o.at}`),
   ];
+}
+
+/** From this many runs on, verify shares them among processes, one a core (a large journal is mostly unpacking and hashing). */
+const SHARED_FROM = 200;
+
+/** `--part K/N`: which of the runs this process verifies. */
+function parsePart(part: string): { k: number; n: number } {
+  const match = /^(\d+)\/(\d+)$/.exec(part);
+  const [k, n] = match ? [Number(match[1]), Number(match[2])] : [Number.NaN, Number.NaN];
+  if (!(n >= 1 && k >= 1 && k <= n)) throw new SynartesisError("usage", `--part takes K/N, 1 ≤ K ≤ N (got "${part}")`);
+  return { k, n };
+}
+
+/** Every run verified by `n` processes of this program, each taking every nth run; their verdicts, in the order of `ids`. */
+async function verdictsShared(ids: string[], n: number, journal: string, manifest: string | undefined): Promise<Verdict[]> {
+  const parts = await Promise.all(
+    Array.from({ length: n }, async (_, i) => {
+      const child = Bun.spawn(
+        [...selfArgv(), "verify", "--json", "--part", `${i + 1}/${n}`, "--journal", journal, ...(manifest ? ["--manifest", manifest] : [])],
+        {
+          stdout: "pipe",
+          stderr: "pipe",
+          env: process.env,
+        },
+      );
+      const [out, err, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
+      if (code !== 0 && code !== 1)
+        throw new SynartesisError("journal", `verify could not check part ${i + 1} of ${n} of the runs: ${err.trim() || `it exited ${code}`}`);
+      return (JSON.parse(out) as { runs: Verdict[] }).runs;
+    }),
+  );
+  const byId = new Map(parts.flat().map((verdict) => [verdict.id, verdict]));
+  return ids.map((id) => byId.get(id)!).filter(Boolean);
 }
 
 function report(verdicts: Verdict[], json: boolean, source: string): number {
@@ -103,6 +138,7 @@ export default defineCommand({
   args: {
     run: { type: "positional", required: false, description: "Run id or any unique prefix of it (default: every run)" },
     file: { type: "string", valueHint: "run.json", description: "Verify a run written by synartesis export instead of a journal" },
+    part: { type: "string", valueHint: "K/N", description: "Verify only every Nth run from the Kth (how verify shares a large journal among its processes)" },
     ...jsonArg,
     ...journalArg,
     ...manifestArg,
@@ -112,15 +148,21 @@ export default defineCommand({
       if (args.run) throw new SynartesisError("usage", "--file verifies the run in the file: give no run");
       return report([verifyFile(args.file)], Boolean(args.json), args.file);
     }
+    const part = args.part === undefined ? undefined : parsePart(args.part);
     return withExistingJournal(args, async (journal) => {
-      const since = await journal.chainSince();
-      if (since === undefined)
+      const origin = await journal.chainOrigin();
+      if (origin === undefined)
         throw new SynartesisError(
           "refused",
           `the journal ${journal.path} keeps no chain (a PostgreSQL journal does not yet): there is nothing to verify it against`,
         );
+      const ids = await runIds(journal, args.run);
+      const cores = Math.min(availableParallelism(), 4);
+      if (!part && !args.run && ids.length >= SHARED_FROM && cores > 1) {
+        return report(await verdictsShared(ids, cores, journal.path, args.manifest), Boolean(args.json), journal.path);
+      }
       const verdicts = [];
-      for (const id of await runIds(journal, args.run)) verdicts.push(await verdictOf(journal, id, since));
+      for (const [index, id] of ids.entries()) if (!part || index % part.n === part.k - 1) verdicts.push(await verdictOf(journal, id, origin.migratedAt));
       return report(verdicts, Boolean(args.json), journal.path);
     });
   },

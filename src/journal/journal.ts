@@ -78,6 +78,8 @@ export interface SpendApproval {
   approvedSince: string;
   spender: string;
   now: string;
+  /** The hash of the call's rule now: an approval given under another rule is not spent (one from before rules were bound is). */
+  rule: string;
 }
 
 /** Take a denial of `call` not yet told to run `runId`'s agent. */
@@ -228,7 +230,7 @@ export interface ApprovalsRole {
    */
   decide(
     id: string,
-    decision: { status: "approved" | "denied"; by: string; at: string; reason?: string },
+    decision: { status: "approved" | "denied"; by: string; at: string; reason?: string; rule?: string },
   ): Promise<{ action: Action } | { settled: ActionStatus }>;
   /**
    * An undo of a run withdraws its open requests for approval from seq
@@ -297,8 +299,11 @@ export interface ChainRole {
   chainOf(runId: string): Promise<ChainEntry[] | undefined>;
   /** Every run that has a chain (one whose rows were removed included). */
   chainedRuns(): Promise<string[]>;
-  /** When the chain began (the migration that added it); undefined when this journal keeps none. */
-  chainSince(): Promise<string | undefined>;
+  /**
+   * Whether this journal keeps a chain (undefined: it does not), and, for a
+   * journal that had runs before it did, when those were chained as they stood.
+   */
+  chainOrigin(): Promise<{ migratedAt?: string } | undefined>;
   /** Record that a person acted on a run in spite of breaks in its chain (`--force`). */
   noteOverride(runId: string, note: { by: string; breaks: string[] }): Promise<void>;
 }

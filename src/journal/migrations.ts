@@ -197,8 +197,15 @@ ${ACTION_INDEXES_0001}      CREATE INDEX actions_of_run ON actions (${runIdPrefi
         hash      BLOB NOT NULL,
         PRIMARY KEY (run_id, seq)
       ) STRICT, WITHOUT ROWID;
+      CREATE TABLE chain_origin (migrated_at TEXT NOT NULL) STRICT;
       CREATE TABLE chain_runs AS SELECT '' AS captured_at, * FROM runs WHERE 0;
       CREATE TABLE chain_actions AS SELECT '' AS captured_at, * FROM actions WHERE 0;
     `,
+  },
+  {
+    // The rule a decision was made under (R-VERIFY-1): a hash of it, so an approval no longer lets a call
+    // through once its policy changed (and the chain holds which rule each decision was given under).
+    name: "0011-decided-rule",
+    sql: addColumns("actions", { decided_rule: "TEXT" }),
   },
 ];

@@ -228,6 +228,7 @@ export function toAction(row: Row): Action {
     keptBy: str(row.kept_by),
     keptAt: str(row.kept_at),
     keptReason: str(row.kept_reason),
+    decidedRule: str(row.decided_rule),
   };
   return withDefined(action, optional);
 }

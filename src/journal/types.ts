@@ -71,6 +71,8 @@ export interface Action {
   warnings: string[];
   approvedBy?: string;
   approvedAt?: string;
+  /** The hash of the rule a decision was made under (ruleHash): an approval is spent only while the call's rule is still that one. */
+  decidedRule?: string;
   /** Why a person denied it. */
   reason?: string;
   /** For an approval: the action that ran under it, and when it was spent. */

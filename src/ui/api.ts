@@ -198,9 +198,9 @@ async function decide(ctx: ApiContext, request: Request, id: string, verb: "appr
   if (!action) throw new SynartesisError("unknown_id", `no action ${id} in this journal`);
   // A record changed outside Synartesis is not decided on from the page (the CLI's --force is the way, recorded).
   await requireIntact(journal, action.runId, { force: false, by, doing: verb });
-  const notAllowed = await decisionCheck(journal, ctx.manifest)(action, by);
-  if (notAllowed) return jsonResponse(403, { error: `${verb === "approve" ? "Not approved" : "Not denied"}: ${notAllowed}.` });
-  const outcome = await journal.decide(id, { status: verb === "approve" ? "approved" : "denied", by, at: ctx.now().toISOString(), reason });
+  const allowed = await decisionCheck(journal, ctx.manifest)(action, by);
+  if ("refused" in allowed) return jsonResponse(403, { error: `${verb === "approve" ? "Not approved" : "Not denied"}: ${allowed.refused}.` });
+  const outcome = await journal.decide(id, { status: verb === "approve" ? "approved" : "denied", by, at: ctx.now().toISOString(), reason, rule: allowed.rule });
   if ("settled" in outcome) return jsonResponse(409, { error: settledText((await journal.getAction(id)) ?? action) });
   return jsonResponse(200, { message: decisionText(verb, action, by, reason) });
 }

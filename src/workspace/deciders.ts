@@ -8,6 +8,7 @@ import { shortId, type Action } from "../journal/types.ts";
 import { refusedDecider } from "../manifest/approvers.ts";
 import { loadManifest } from "../manifest/load.ts";
 import { createMatcher, type Matcher } from "../manifest/match.ts";
+import { ruleHash } from "../manifest/rule-hash.ts";
 import type { Manifest } from "../manifest/types.ts";
 import { manifestForRun } from "./discover.ts";
 
@@ -49,12 +50,14 @@ export function osAccount(): string {
 }
 
 /**
- * Why `by` may not decide an action under the policy its run was recorded
- * with (R-PEOPLE-2), or undefined when they may. A policy that cannot be read
- * refuses: who may decide is not guessed. Each run's policy is read once by
- * one check (approve --all decides many calls of few runs).
+ * Whether `by` may decide an action under the policy its run was recorded
+ * with (R-PEOPLE-2): why not, or the hash of the rule the decision is made
+ * under (R-VERIFY-1: an approval is spent only while the call's rule is that
+ * one). A policy that cannot be read refuses: who may decide is not guessed.
+ * Each run's policy is read once by one check (approve --all decides many
+ * calls of few runs).
  */
-export function decisionCheck(journal: Journal, explicitManifest?: string): (action: Action, by: string) => Promise<string | undefined> {
+export function decisionCheck(journal: Journal, explicitManifest?: string): (action: Action, by: string) => Promise<{ refused: string } | { rule: string }> {
   const policies = new Map<string, { matcher: Matcher; groups: Manifest["groups"] } | { unreadable: string }>();
   const policyOf = async (runId: string) => {
     const known = policies.get(runId);
@@ -75,7 +78,9 @@ export function decisionCheck(journal: Journal, explicitManifest?: string): (act
   };
   return async (action, by) => {
     const policy = await policyOf(action.runId);
-    if ("unreadable" in policy) return policy.unreadable;
-    return refusedDecider(policy.matcher.classify(action.server, action.tool, action.args).rule, policy.groups, by);
+    if ("unreadable" in policy) return { refused: policy.unreadable };
+    const rule = policy.matcher.classify(action.server, action.tool, action.args).rule;
+    const refused = refusedDecider(rule, policy.groups, by);
+    return refused === undefined ? { rule: ruleHash(rule) } : { refused };
   };
 }

@@ -155,6 +155,25 @@ describe.concurrent("a held call, approved from another folder", () => {
     expect((await json(dir, ["gates"])).map((g: any) => g.args)).toEqual([OTHER]);
   });
 
+  test("an approval is bound to the rule it was given under: once the policy changed, the retry is held again and nothing is sent", async () => {
+    const dir = crmFolder();
+    const first = await agent(dir);
+    const { id } = held(await send(first, EMAIL), dir);
+    expect((await cli(dir, ["approve", id])).code).toBe(0);
+    expect(journalRows(dir, "SELECT decided_rule FROM actions WHERE status = 'approved'")[0].decided_rule).toMatch(/^[0-9a-f]{64}$/);
+    await close(first);
+    // The person who approved it, and the rule they approved under, are not what the policy says now.
+    writeFileSync(join(dir, "synartesis.yaml"), TOY_MANIFEST.replace("class: irreversible", `class: irreversible\n    approvers: [${ACCOUNT}]`));
+    const second = await agent(dir);
+    const again = held(await send(second, EMAIL), dir);
+    expect(again.id).not.toBe(id);
+    expect(outbox(dir)).toEqual([]);
+    // Approved again under the rule as it is now, the retry runs.
+    expect((await cli(dir, ["approve", again.id])).code).toBe(0);
+    expect((await send(second, EMAIL)).isError).toBeFalsy();
+    expect(outbox(dir)).toHaveLength(1);
+  });
+
   test("an approval older than one hour does not let the call through", async () => {
     const dir = crmFolder();
     const client = await agent(dir);

@@ -455,7 +455,7 @@ function contract(backend: Backend): void {
     await connections(location, 5, async (journals) => {
       const run = await journals[0]!.startRun({ id: crypto.randomUUID(), label: "agent", startedAt: T0 });
       const request = await journals[0]!.insertAction(held(run.id));
-      await journals[1]!.decide(request.id, { status: "approved", by: "ann", at: T1 });
+      await journals[1]!.decide(request.id, { status: "approved", by: "ann", at: T1, rule: "rule-a" });
       const spenders = journals.map(() => crypto.randomUUID());
       const spent = await Promise.all(
         journals.map((j, i) =>
@@ -464,6 +464,7 @@ function contract(backend: Backend): void {
             approvedSince: T0,
             spender: spenders[i]!,
             now: T1,
+            rule: "rule-a",
           }),
         ),
       );
@@ -477,6 +478,7 @@ function contract(backend: Backend): void {
           approvedSince: T0,
           spender: "late",
           now: T1,
+          rule: "rule-a",
         }),
       ).toBeUndefined();
       await journals[3]!.returnApproval(request.id, "not-the-spender");
@@ -486,15 +488,27 @@ function contract(backend: Backend): void {
           approvedSince: T0,
           spender: "late",
           now: T1,
+          rule: "rule-a",
         }),
       ).toBeUndefined();
       await journals[3]!.returnApproval(request.id, winners[0]!.spentBy!);
+      // Given under one rule, it is not spent by a call whose rule is another now (the policy changed since).
+      expect(
+        await journals[4]!.spendApproval({
+          call: { server: "crm", tool: "send_email", argsKey: '{"to":"ada@example.com"}' },
+          approvedSince: T0,
+          spender: "late",
+          now: T1,
+          rule: "rule-b",
+        }),
+      ).toBeUndefined();
       expect(
         await journals[4]!.spendApproval({
           call: { server: "crm", tool: "send_email", argsKey: '{"to":"ada@example.com"}' },
           approvedSince: "2026-11-29T11:30:00.000Z",
           spender: "late",
           now: T1,
+          rule: "rule-a",
         }),
       ).toBeUndefined();
       expect(
@@ -503,6 +517,7 @@ function contract(backend: Backend): void {
           approvedSince: T0,
           spender: "again",
           now: T1,
+          rule: "rule-a",
         }),
       ).toMatchObject({ spentBy: "again" });
     });
@@ -715,6 +730,7 @@ describe("journal contract: SQLite file", () => {
         { name: "actions", strict: 1 },
         // The chain's copies of rows not chained yet (created as copies of those tables' columns).
         { name: "chain_actions", strict: 0 },
+        { name: "chain_origin", strict: 1 },
         { name: "chain_runs", strict: 0 },
         { name: "dictionaries", strict: 1 },
         { name: "entries", strict: 1 },

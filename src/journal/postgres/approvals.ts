@@ -21,12 +21,12 @@ export class PostgresApprovals implements ApprovalsRole {
   }
 
   /** The approval's row is locked by the one statement that spends it: a retry on another machine waits, then finds it spent. */
-  async spendApproval({ call: { server, tool, argsKey }, approvedSince, spender, now }: SpendApproval): Promise<Action | undefined> {
+  async spendApproval({ call: { server, tool, argsKey }, approvedSince, spender, now, rule }: SpendApproval): Promise<Action | undefined> {
     const [row] = await this.store.sql`
       UPDATE actions SET spent_by = ${spender}, spent_at = ${now}
        WHERE id = (SELECT id FROM actions
                     WHERE server = ${text(server)} AND tool = ${text(tool)} AND args_key = ${argsKey} AND status = 'approved'
-                      AND spent_by IS NULL AND approved_at >= ${approvedSince}
+                      AND spent_by IS NULL AND approved_at >= ${approvedSince} AND (decided_rule IS NULL OR decided_rule = ${rule})
                     ORDER BY approved_at LIMIT 1 FOR UPDATE)
          AND spent_by IS NULL
       RETURNING *`;
@@ -51,10 +51,11 @@ export class PostgresApprovals implements ApprovalsRole {
 
   async decide(
     id: string,
-    decision: { status: "approved" | "denied"; by: string; at: string; reason?: string },
+    decision: { status: "approved" | "denied"; by: string; at: string; reason?: string; rule?: string },
   ): Promise<{ action: Action } | { settled: ActionStatus }> {
     const [row] = await this.store.sql`
-      UPDATE actions SET status = ${decision.status}, approved_by = ${text(decision.by)}, approved_at = ${decision.at}, reason = ${text(decision.reason)}
+      UPDATE actions SET status = ${decision.status}, approved_by = ${text(decision.by)}, approved_at = ${decision.at}, reason = ${text(decision.reason)},
+             decided_rule = ${decision.rule ?? null}
        WHERE id = ${id} AND status = 'gated'
       RETURNING *`;
     if (row) return { action: (await this.store.bodies.action(row))! };

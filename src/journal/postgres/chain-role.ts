@@ -11,7 +11,7 @@ export class PostgresChainRole implements ChainRole {
     return [];
   }
 
-  async chainSince(): Promise<string | undefined> {
+  async chainOrigin(): Promise<{ migratedAt?: string } | undefined> {
     return undefined;
   }
 

@@ -94,6 +94,7 @@ export const POSTGRES_MIGRATIONS: Migration[] = [
       );
     `,
   },
+  sameAsSqlite("0011-decided-rule"),
 ];
 
 /**

@@ -22,14 +22,14 @@ export class SqliteApprovals implements ApprovalsRole {
     return row ? this.store.bodies.action(row) : undefined;
   }
 
-  async spendApproval({ call: { server, tool, argsKey }, approvedSince, spender, now }: SpendApproval): Promise<Action | undefined> {
+  async spendApproval({ call: { server, tool, argsKey }, approvedSince, spender, now, rule }: SpendApproval): Promise<Action | undefined> {
     return this.store.write(() => {
       const row = this.store.db
         .query(
           `SELECT * FROM actions WHERE server = ? AND tool = ? AND args_key = ? AND status = 'approved'
-              AND spent_by IS NULL AND approved_at >= ? ORDER BY approved_at LIMIT 1`,
+              AND spent_by IS NULL AND approved_at >= ? AND (decided_rule IS NULL OR decided_rule = ?) ORDER BY approved_at LIMIT 1`,
         )
-        .get(server, tool, argsKey, approvedSince) as Row | null;
+        .get(server, tool, argsKey, approvedSince, rule) as Row | null;
       if (!row) return undefined;
       this.store.db.query("UPDATE actions SET spent_by = ?, spent_at = ? WHERE id = ?").run(spender, now, String(row.id));
       return this.store.bodies.action({ ...row, spent_by: spender, spent_at: now });
@@ -56,12 +56,12 @@ export class SqliteApprovals implements ApprovalsRole {
 
   async decide(
     id: string,
-    decision: { status: "approved" | "denied"; by: string; at: string; reason?: string },
+    decision: { status: "approved" | "denied"; by: string; at: string; reason?: string; rule?: string },
   ): Promise<{ action: Action } | { settled: ActionStatus }> {
     return this.store.write(() => {
       const changed = this.store.db
-        .query("UPDATE actions SET status = ?, approved_by = ?, approved_at = ?, reason = ? WHERE id = ? AND status = 'gated'")
-        .run(decision.status, decision.by, decision.at, decision.reason ?? null, id);
+        .query("UPDATE actions SET status = ?, approved_by = ?, approved_at = ?, reason = ?, decided_rule = ? WHERE id = ? AND status = 'gated'")
+        .run(decision.status, decision.by, decision.at, decision.reason ?? null, decision.rule ?? null, id);
       const row = this.store.db.query("SELECT * FROM actions WHERE id = ?").get(id) as Row | null;
       if (!row) throw new SynartesisError("unknown_id", `no action ${id}`);
       const action = this.store.bodies.action(row);

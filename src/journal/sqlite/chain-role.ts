@@ -18,9 +18,9 @@ export class SqliteChainRole implements ChainRole {
     return this.store.chain.runIds();
   }
 
-  async chainSince(): Promise<string | undefined> {
-    const row = this.store.reader.query("SELECT applied_at FROM migrations WHERE name = '0010-chain'").get() as { applied_at: string } | null;
-    return row?.applied_at;
+  async chainOrigin(): Promise<{ migratedAt?: string } | undefined> {
+    const row = this.store.reader.query("SELECT migrated_at FROM chain_origin").get() as { migrated_at: string } | null;
+    return row ? { migratedAt: row.migrated_at } : {};
   }
 
   async noteOverride(runId: string, note: { by: string; breaks: string[] }): Promise<void> {

@@ -158,7 +158,8 @@ export class SqliteChain {
 
   /** A journal from before the chain: every row as it stands is its first entry (its chain starts at this migration). */
   startFromRows(): void {
-    this.db.run(`INSERT INTO main.chain_runs SELECT ${NOW}, * FROM main.runs ORDER BY rowid;
+    this.db.run(`INSERT INTO chain_origin SELECT ${NOW} WHERE EXISTS (SELECT 1 FROM main.runs);
+                 INSERT INTO main.chain_runs SELECT ${NOW}, * FROM main.runs ORDER BY rowid;
                  INSERT INTO main.chain_actions SELECT ${NOW}, * FROM main.actions ORDER BY rowid`);
     this.flush();
   }

@@ -149,7 +149,7 @@ async function classifyAndRun(ctx: CallContext, call: ToolCall): Promise<string>
     }
     let approval: GateOutcome | undefined;
     if (verdict.gated) {
-      approval = await passGate(ctx, { ...call, class: toolClass }, verdict.reason);
+      approval = await passGate(ctx, { ...call, class: toolClass, rule: classification.rule }, verdict.reason);
       if (!approval.proceed) {
         turn.release();
         return refused(ctx, call, approval);
@@ -327,7 +327,11 @@ async function prepare(ctx: CallContext, call: ToolCall, how: HowRecorded, gate:
   if (sql) {
     const rows = await sql.preRead();
     if ("held" in rows) {
-      const held = await passGate(ctx, { ...call, class: "irreversible" }, `${call.server}.${call.tool} runs SQL that Synartesis cannot undo: ${rows.held}`);
+      const held = await passGate(
+        ctx,
+        { ...call, class: "irreversible", rule },
+        `${call.server}.${call.tool} runs SQL that Synartesis cannot undo: ${rows.held}`,
+      );
       if (!held.proceed) return { kind: "answered", answer: { line: refused(ctx, call, held) } };
       return { kind: "passed the gate", gate: held, untracked: true };
     }
@@ -344,7 +348,7 @@ async function prepare(ctx: CallContext, call: ToolCall, how: HowRecorded, gate:
   // Nothing to restore is held, unless the rule says how to undo it then (when_absent: a key that did not exist is deleted).
   if ("absent" in read && toolClass === "reversible" && !approval && !rule?.whenAbsent) {
     const reason = `${call.server}.${call.tool} is reversible, but its pre-read ${read.verify.server}.${read.verify.tool} found nothing to restore (${read.absent.split("\n")[0]})`;
-    const held = await passGate(ctx, { ...call, class: toolClass }, reason);
+    const held = await passGate(ctx, { ...call, class: toolClass, rule }, reason);
     if (!held.proceed) return { kind: "answered", answer: { line: refused(ctx, call, held) } };
     return { kind: "passed the gate", gate: held };
   }

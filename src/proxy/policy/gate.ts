@@ -1,10 +1,11 @@
 // Gates (R-GATE): decide whether a call must wait for a person, and speak to
 // the agent about held and denied calls. Approvals live in the journal.
+import { ruleHash } from "../../manifest/rule-hash.ts";
 import { callKey } from "../../canonical.ts";
 import type { ApprovalsRole, RecordingRole } from "../../journal/journal.ts";
 import { shortId, type Action } from "../../journal/types.ts";
 import type { Classification } from "../../manifest/match.ts";
-import { DRAFT_MARK, type ToolClass } from "../../manifest/types.ts";
+import { DRAFT_MARK, type Rule, type ToolClass } from "../../manifest/types.ts";
 import { classifySql, extractSql } from "./readonly-sql.ts";
 
 /** An approval covers one retry within this window (R-GATE-3). */
@@ -56,6 +57,8 @@ export interface HeldCall {
   tool: string;
   args: unknown;
   class: ToolClass;
+  /** The rule it is held under (none: no rule covers it); an approval is spent only while this is the rule it was given under. */
+  rule?: Rule;
   /** Its number in the run, taken as its request arrived (calls/arrival.ts). */
   arrival?: { take(): number | undefined };
 }
@@ -101,6 +104,7 @@ export async function passGate(ctx: GateContext, call: HeldCall, reason: string)
     approvedSince: since,
     spender: actionId,
     now: now.toISOString(),
+    rule: ruleHash(call.rule),
   });
   if (approval) return { proceed: true, approval, actionId };
 
