@@ -13,6 +13,7 @@ import { MIGRATIONS } from "../../src/journal/migrations.ts";
 import { ACCOUNT, tempDir } from "../helpers.ts";
 import { agent, cli, crmFolder, json, journalRows, type Call } from "../fixtures/counting-support.ts";
 import { readableRows } from "../fixtures/proxy-kit.ts";
+import { buildReviewJournal } from "../fixtures/review-journal.ts";
 
 setDefaultTimeout(60_000);
 
@@ -155,6 +156,32 @@ describe.concurrent("verify", () => {
     const rulesAt = text.indexOf('"rules":');
     writeFileSync(join(away, "rules.json"), text.slice(0, rulesAt) + text.slice(rulesAt).replace('"class": "irreversible"', '"class": "reversible"'));
     expect((await cli(away, ["verify", "--file", "rules.json"])).stdout).toContain("        the rules it carries (or its seal) were changed after export\n");
+  });
+
+  test("a journal of 200 runs or more is shared among processes: the same verdicts, a forged row named; --part takes K/N", async () => {
+    const dir = tempDir("syn-verify-many-");
+    const journal = join(dir, "synartesis.db");
+    await buildReviewJournal(journal, 210, 2);
+    const shared = await cli(dir, ["verify", "--journal", journal]);
+    expect(shared.stderr).toBe("");
+    expect(shared.code).toBe(0);
+    expect(shared.stdout.split("\n").filter((line) => line.startsWith("ok "))).toHaveLength(210);
+    expect(shared.stdout).toEndWith("210 runs verified: every record is as Synartesis wrote it.\n");
+    const halves = await Promise.all(["1/2", "2/2"].map((part) => json(dir, ["verify", "--journal", journal, "--part", part, "--json"])));
+    expect(halves.flatMap((half) => half.runs.map((run: any) => run.id)).sort()).toEqual(
+      (await json(dir, ["verify", "--journal", journal, "--json"])).runs.map((run: any) => run.id).sort(),
+    );
+
+    sql(dir, "UPDATE actions SET tool = 'delete_customer' WHERE rowid = 100");
+    const broken = await cli(dir, ["verify", "--journal", journal]);
+    expect(broken.code).toBe(1);
+    expect(broken.stdout).toMatch(
+      /\n {8}#\d+ crm\.delete_customer \([0-9a-f]{8}\): its row was changed outside Synartesis \(tool differ from its last entry, \d+\)\n/,
+    );
+    expect(broken.stdout).toEndWith("1 of 210 runs broken: their record was changed outside Synartesis.\n");
+    expect((await cli(dir, ["verify", "--journal", journal, "--part", "3/2"])).stderr).toBe(
+      'synartesis: --part takes K/N, 1 ≤ K ≤ N (got "3/2") (see synartesis verify --help)\n',
+    );
   });
 
   test("a journal from before the chain is chained from its migration on, and says so", async () => {
