@@ -321,3 +321,27 @@ export function initializeFrame(id = 0, name = "test-agent"): string {
 
 /** The operating-system account these tests run as: the one a decision (approve, deny) is recorded under. */
 export const ACCOUNT = Bun.spawnSync(["id", "-un"]).stdout.toString().trim();
+
+/** Every command, as `synartesis --help` lists them. */
+export const COMMANDS = [
+  "proxy",
+  "init",
+  "wrap",
+  "unwrap",
+  "check",
+  "list",
+  "show",
+  "undo",
+  "gates",
+  "approve",
+  "deny",
+  "watch",
+  "ui",
+  "login",
+  "logout",
+  "settle",
+  "verify",
+  "export",
+  "close",
+  "toy-crm",
+];

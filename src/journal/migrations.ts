@@ -51,6 +51,19 @@ const ACTION_COLUMNS_0001 = `        id              TEXT PRIMARY KEY,
         ts              TEXT NOT NULL,
 `;
 
+/** The chain's table (0010), in a dialect's types: its hash as bytes, and how the table ends (SQLite's STRICT, WITHOUT ROWID). */
+export const entriesTable = (bytes: string, ending: string) => `
+      CREATE TABLE entries (
+        run_id    TEXT NOT NULL,
+        seq       INTEGER NOT NULL,
+        kind      TEXT NOT NULL CHECK (kind IN ('run', 'action', 'override')),
+        action_id TEXT,
+        state     TEXT NOT NULL,
+        at        TEXT NOT NULL,
+        hash      ${bytes} NOT NULL,
+        PRIMARY KEY (run_id, seq)
+      )${ending};`;
+
 /** The indexes 0001 gave the actions table, part of its text and as frozen; 0008 makes them again. */
 const ACTION_INDEXES_0001 = `      CREATE INDEX actions_waiting ON actions (status) WHERE status IN ('gated', 'approved', 'denied');
       CREATE INDEX actions_gate_key ON actions (server, tool, args_key) WHERE args_key IS NOT NULL;
@@ -186,17 +199,7 @@ ${ACTION_INDEXES_0001}      CREATE INDEX actions_of_run ON actions (${runIdPrefi
     // Every state of a run and of its actions, chained by SHA-256 (R-VERIFY, journal/chain.ts). A journal
     // migrated here gets a first entry for each row as it stands: its chain starts at this migration.
     name: "0010-chain",
-    sql: `
-      CREATE TABLE entries (
-        run_id    TEXT NOT NULL,
-        seq       INTEGER NOT NULL,
-        kind      TEXT NOT NULL CHECK (kind IN ('run', 'action', 'override')),
-        action_id TEXT,
-        state     TEXT NOT NULL,
-        at        TEXT NOT NULL,
-        hash      BLOB NOT NULL,
-        PRIMARY KEY (run_id, seq)
-      ) STRICT, WITHOUT ROWID;
+    sql: `${entriesTable("BLOB", " STRICT, WITHOUT ROWID")}
       CREATE TABLE chain_origin (migrated_at TEXT NOT NULL) STRICT;
       CREATE TABLE chain_runs AS SELECT '' AS captured_at, * FROM runs WHERE 0;
       CREATE TABLE chain_actions AS SELECT '' AS captured_at, * FROM actions WHERE 0;

@@ -3,34 +3,11 @@
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { copyFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import { BIN, initializeFrame, ROOT, run, runOnTerminal, tempDir } from "../helpers.ts";
+import { BIN, COMMANDS, initializeFrame, ROOT, run, runOnTerminal, tempDir } from "../helpers.ts";
 import { VERSION } from "../../src/version.ts";
 
 // The preload's default timeout reaches only the first file bun runs; tests sharing the machine need the room.
 setDefaultTimeout(60_000);
-
-const COMMANDS = [
-  "proxy",
-  "init",
-  "wrap",
-  "unwrap",
-  "check",
-  "list",
-  "show",
-  "undo",
-  "gates",
-  "approve",
-  "deny",
-  "watch",
-  "ui",
-  "login",
-  "logout",
-  "settle",
-  "verify",
-  "export",
-  "close",
-  "toy-crm",
-];
 
 describe.concurrent("synartesis CLI", () => {
   test("--help lists every command and exits 0", async () => {

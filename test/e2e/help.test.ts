@@ -3,30 +3,8 @@
 // example, every flag described, common flags last in one order; and usage
 // errors in one style, with "did you mean" for a near miss.
 import { describe, expect, test } from "bun:test";
-import { run } from "../helpers.ts";
+import { COMMANDS, run } from "../helpers.ts";
 
-const COMMANDS = [
-  "proxy",
-  "init",
-  "wrap",
-  "unwrap",
-  "check",
-  "list",
-  "show",
-  "undo",
-  "gates",
-  "approve",
-  "deny",
-  "watch",
-  "ui",
-  "login",
-  "logout",
-  "settle",
-  "verify",
-  "export",
-  "close",
-  "toy-crm",
-];
 const COMMON_LAST = ["--json", "--manifest", "--journal", "-h, --help"];
 
 // Not concurrent: bun takes snapshots only in tests that run one at a time.

@@ -79,6 +79,15 @@ async function liveAgent(dir: string, name: string): Promise<LineSession & { cal
   });
 }
 
+/** What axe-core finds wrong on the page as it is (injected as the test's own script: the page's policy admits none, so its context sets that aside). */
+async function axeViolations(page: Page): Promise<string[]> {
+  await page.addScriptTag({ content: readFileSync(join(ROOT, "node_modules", "axe-core", "axe.min.js"), "utf8") });
+  return page.evaluate(async () => {
+    const result = await (window as any).axe.run(document, { resultTypes: ["violations"] });
+    return result.violations.map((v: any) => `${v.id}: ${v.help} (${v.nodes.map((n: any) => n.target.join(" ")).join("; ")})`);
+  });
+}
+
 const shot = (page: Page, name: string) => page.screenshot({ path: join(SCREENSHOTS, name), fullPage: true });
 const collapse = (text: string) => text.replace(/\s+/g, " ").trim();
 
@@ -279,7 +288,6 @@ describe("the review page in Chromium", () => {
     ]);
     const runId = journalRows(dir, "SELECT id FROM runs")[0].id as string;
     const ui = await startUi(dir);
-    const axe = readFileSync(join(ROOT, "node_modules", "axe-core", "axe.min.js"), "utf8");
     for (const viewport of [WIDE, NARROW]) {
       for (const colorScheme of ["light", "dark"] as const) {
         // axe is injected as a script of the test's own: the page's policy admits none, so this one context sets it aside.
@@ -303,11 +311,7 @@ describe("the review page in Chromium", () => {
         for (const [path, ready] of pages) {
           await page.goto(`${ui.base}${path}`);
           await ready();
-          await page.addScriptTag({ content: axe });
-          const violations = await page.evaluate(async () => {
-            const result = await (window as any).axe.run(document, { resultTypes: ["violations"] });
-            return result.violations.map((v: any) => `${v.id}: ${v.help} (${v.nodes.map((n: any) => n.target.join(" ")).join("; ")})`);
-          });
+          const violations = await axeViolations(page);
           expect({ path, viewport, colorScheme, violations }).toEqual({ path, viewport, colorScheme, violations: [] });
         }
       }
@@ -616,7 +620,6 @@ describe("the review page in Chromium", () => {
     await linked.locator("details.call[open]").getByRole("button", { name: "Approve" }).waitFor();
     await linked.close();
 
-    const axe = readFileSync(join(ROOT, "node_modules", "axe-core", "axe.min.js"), "utf8");
     for (const viewport of [WIDE, NARROW]) {
       for (const colorScheme of ["light", "dark"] as const) {
         const context = await browser.newContext({ viewport, colorScheme, bypassCSP: true });
@@ -625,11 +628,7 @@ describe("the review page in Chromium", () => {
         await tab.goto(ui.url.replace("/#", "/?q=crm&page=2#"));
         await tab.waitForFunction(() => document.querySelector(".run-count")?.textContent === "Runs 51–100 of 120 matching (120 in all)");
         expect(await tab.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth)).toBe(true);
-        await tab.addScriptTag({ content: axe });
-        const violations = await tab.evaluate(async () => {
-          const result = await (window as any).axe.run(document, { resultTypes: ["violations"] });
-          return result.violations.map((v: any) => `${v.id}: ${v.help} (${v.nodes.map((n: any) => n.target.join(" ")).join("; ")})`);
-        });
+        const violations = await axeViolations(tab);
         expect({ viewport, colorScheme, violations }).toEqual({ viewport, colorScheme, violations: [] });
       }
     }

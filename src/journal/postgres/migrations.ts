@@ -5,7 +5,7 @@
 // `synartesis`, under an advisory lock (migrate, below).
 import type { SQL } from "bun";
 import { SynartesisError } from "../../errors.ts";
-import { MIGRATIONS, type Migration } from "../migrations.ts";
+import { entriesTable, MIGRATIONS, type Migration } from "../migrations.ts";
 
 /** The schema the journal's tables live in. */
 export const SCHEMA = "synartesis";
@@ -81,18 +81,7 @@ export const POSTGRES_MIGRATIONS: Migration[] = [
     // SQLite's chain table, ready for the day a PostgreSQL journal chains its rows (R-VERIFY: not yet; its
     // ChainRole says so). Recorded so both journals name the same migrations.
     name: "0010-chain",
-    sql: `
-      CREATE TABLE entries (
-        run_id    TEXT NOT NULL,
-        seq       INTEGER NOT NULL,
-        kind      TEXT NOT NULL CHECK (kind IN ('run', 'action', 'override')),
-        action_id TEXT,
-        state     TEXT NOT NULL,
-        at        TEXT NOT NULL,
-        hash      BYTEA NOT NULL,
-        PRIMARY KEY (run_id, seq)
-      );
-    `,
+    sql: entriesTable("BYTEA", ""),
   },
   sameAsSqlite("0011-decided-rule"),
 ];
