@@ -44,15 +44,23 @@ export class SqliteChain {
     private readonly commit: (work: () => void) => void,
   ) {}
 
-  /** This connection's triggers (made again on each open: TEMP objects last as long as the connection). */
-  install(): void {
-    // The copies have every column of their table: one a later migration added is added to them here.
+  /**
+   * The copies have every column of their table: one a later migration added
+   * is added to them (in the migrations' transaction, which one process at a
+   * time runs).
+   */
+  static matchColumns(db: Database): void {
     for (const table of ["runs", "actions"]) {
-      const have = new Set((this.db.query(`SELECT name FROM pragma_table_info('chain_${table}')`).all() as Row[]).map((c) => String(c.name)));
-      for (const column of this.db.query(`SELECT name FROM pragma_table_info('${table}')`).all() as Row[]) {
-        if (!have.has(String(column.name))) this.db.run(`ALTER TABLE chain_${table} ADD COLUMN ${column.name}`);
+      const have = new Set((db.query(`SELECT name FROM pragma_table_info('chain_${table}')`).all() as Row[]).map((c) => String(c.name)));
+      if (have.size === 0) continue;
+      for (const column of db.query(`SELECT name FROM pragma_table_info('${table}')`).all() as Row[]) {
+        if (!have.has(String(column.name))) db.run(`ALTER TABLE chain_${table} ADD COLUMN ${column.name}`);
       }
     }
+  }
+
+  /** This connection's triggers (made again on each open: TEMP objects last as long as the connection). */
+  install(): void {
     this.db.run(`
       CREATE TEMP TRIGGER IF NOT EXISTS chain_action_inserted AFTER INSERT ON main.actions
         BEGIN INSERT INTO main.chain_actions SELECT ${NOW}, * FROM main.actions WHERE rowid = NEW.rowid; END;
@@ -79,11 +87,20 @@ export class SqliteChain {
     this.timer.unref?.();
   }
 
-  /** Chain every copy now (close, and before the chain is read: a connection reads its own entries). */
+  /**
+   * Chain every copy now (close, and before the chain is read: a connection
+   * reads its own entries). A journal this process cannot write now keeps
+   * them for the next Synartesis that can.
+   */
   flush(): void {
     clearTimeout(this.timer);
     this.timer = undefined;
-    if (this.db.query("SELECT 1 FROM main.chain_actions UNION ALL SELECT 1 FROM main.chain_runs LIMIT 1").get()) this.commit(() => this.chainCopies());
+    if (!this.db.query("SELECT 1 FROM main.chain_actions UNION ALL SELECT 1 FROM main.chain_runs LIMIT 1").get()) return;
+    try {
+      this.commit(() => this.chainCopies());
+    } catch {
+      // Read-only here, or busy beyond the wait: the copies stay.
+    }
   }
 
   /** Inside a write transaction: an entry for each copy whose state moved (runs first: a run's entry comes before its actions'). */

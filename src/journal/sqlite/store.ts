@@ -118,6 +118,7 @@ export class SqliteStore implements JournalStore {
         this.db.query("INSERT INTO migrations (name, applied_at) VALUES (?, ?)").run(migration.name, new Date().toISOString());
         applied.push(migration.name);
       }
+      if (applied.length) SqliteChain.matchColumns(this.db);
     });
     apply.immediate();
     return applied;
