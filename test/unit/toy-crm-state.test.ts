@@ -248,7 +248,7 @@ describe("the store over a large state file", () => {
       expect(readFileSync(path, "utf8")).toBe(straightforward(model));
     }
     expect(store.list()).toEqual([...parseState(straightforward(model)).customers.values()]);
-  });
+  }, 30_000); // a thousand customers' writes: seconds on a busy machine
 
   test("a failed save is a tool error and changes nothing; the next change is saved whole", () => {
     const { path, before, store, disk } = storeOnDisk("ENOSPC: no space left on device");
