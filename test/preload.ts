@@ -1,13 +1,17 @@
 // Runs once before the suite: most tests drive dist/synartesis over real pipes,
 // so (re)build it when any source is newer than the binary.
 import { setDefaultTimeout } from "bun:test";
-import { existsSync, readdirSync, renameSync, statSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, renameSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { build } from "../scripts/build.ts";
 
 // bunfig's [test] timeout is not honoured by this bun, and this default reaches only the
 // first test file (each file that needs more than 5 s per test sets it itself).
 setDefaultTimeout(60_000);
+
+// The journals the tests make keep their chain heads (src/journal/anchors.ts) in a folder of this run's, not the user's state folder.
+process.env.XDG_STATE_HOME = mkdtempSync(join(tmpdir(), "syn-test-state-"));
 
 const root = join(import.meta.dir, "..");
 const binary = join(root, "dist", "synartesis");

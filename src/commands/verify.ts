@@ -6,7 +6,8 @@ import { readFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { SynartesisError } from "../errors.ts";
 import { verifyRun, type ChainBreak } from "../journal/chain.ts";
-import { breakText } from "../journal/integrity.ts";
+import { anchorsFolder } from "../journal/anchors.ts";
+import { breakText, keptHeads, runBreaks } from "../journal/integrity.ts";
 import type { Journal } from "../journal/journal.ts";
 import { shortId, type Action, type Run } from "../journal/types.ts";
 import { printable } from "../render/style.ts";
@@ -26,22 +27,23 @@ interface Verdict {
   overrides: Array<{ by: string; at: string }>;
 }
 
-async function verdictOf(journal: Journal, id: string, since: string | undefined): Promise<Verdict> {
+async function verdictOf(journal: Journal, id: string, since: string | undefined, heads: ReturnType<typeof keptHeads>): Promise<Verdict> {
   const [run, actions, entries] = await Promise.all([journal.getRun(id), journal.actionsOfRun(id), journal.chainOf(id)]);
   return {
     id,
     ...(run && { label: run.label }),
     entries: entries?.length ?? 0,
     calls: actions.length,
-    breaks: verifyRun(id, run, actions, entries ?? []),
+    breaks: (await runBreaks(journal, id, heads)) ?? [],
     overrides: (entries ?? []).filter((entry) => entry.kind === "override").map((entry) => ({ by: String(entry.state.by), at: entry.at })),
     ...(run && since && run.startedAt < since && { chainSince: since }),
   };
 }
 
 /** The runs to verify: the one named (by its row, or by its chain when its row is gone), or every run with a row or a chain. */
-async function runIds(journal: Journal, named: string | undefined): Promise<string[]> {
-  const chained = await journal.chainedRuns();
+async function runIds(journal: Journal, named: string | undefined, heads: ReturnType<typeof keptHeads>): Promise<string[]> {
+  // A run whose rows and chain were removed whole is still named by the head kept of it.
+  const chained = [...(await journal.chainedRuns()), ...Object.keys(heads?.runs ?? {})];
   if (named === undefined) return [...new Set([...(await journal.listRuns()).map((run) => run.id), ...chained])].sort();
   try {
     return [(await journal.findRun(named)).id];
@@ -156,13 +158,18 @@ export default defineCommand({
           "refused",
           `the journal ${journal.path} keeps no chain (a PostgreSQL journal does not yet): there is nothing to verify it against`,
         );
-      const ids = await runIds(journal, args.run);
+      const heads = keptHeads(journal);
+      const ids = await runIds(journal, args.run, heads);
+      if (!heads && !part && !args.json) {
+        writeLines([`No chain heads are kept for this journal on this machine (${anchorsFolder()}): a chain cut short, or rewritten whole, would not show.`]);
+      }
       const cores = Math.min(availableParallelism(), 4);
       if (!part && !args.run && ids.length >= SHARED_FROM && cores > 1) {
         return report(await verdictsShared(ids, cores, journal.path, args.manifest), Boolean(args.json), journal.path);
       }
       const verdicts = [];
-      for (const [index, id] of ids.entries()) if (!part || index % part.n === part.k - 1) verdicts.push(await verdictOf(journal, id, origin.migratedAt));
+      for (const [index, id] of ids.entries())
+        if (!part || index % part.n === part.k - 1) verdicts.push(await verdictOf(journal, id, origin.migratedAt, heads));
       return report(verdicts, Boolean(args.json), journal.path);
     });
   },

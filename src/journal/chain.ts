@@ -174,3 +174,14 @@ export function verifyRun(runId: string, run: Run | undefined, actions: Action[]
   }
   return breaks;
 }
+
+/** A chain against its head kept a second time (anchors.ts, `where`): cut short, or rewritten whole. */
+export function anchorBreaks(entries: ChainEntry[], head: { seq: number; hash: string } | undefined, where: string): ChainBreak[] {
+  if (!head) return [];
+  if (entries.length < head.seq) {
+    return [{ entry: entries.length + 1, what: `entries ${entries.length + 1} to ${head.seq} were removed: the head kept at ${where} is entry ${head.seq}` }];
+  }
+  if (entries[head.seq - 1]!.hash !== head.hash)
+    return [{ entry: head.seq, what: `the chain was rewritten: entry ${head.seq}'s hash is not the one kept at ${where}` }];
+  return [];
+}

@@ -3,15 +3,26 @@
 // changed outside Synartesis, unless a person forces it — and then the
 // override is an entry of the chain too.
 import { SynartesisError } from "../errors.ts";
-import { verifyRun, type ChainBreak } from "./chain.ts";
-import type { Journal } from "./journal.ts";
+import { anchorFile, readAnchors, type Head } from "./anchors.ts";
+import { anchorBreaks, verifyRun, type ChainBreak } from "./chain.ts";
+import { isDatabaseUrl, type Journal } from "./journal.ts";
 import { shortId } from "./types.ts";
 
-/** The breaks of one run; undefined when the journal keeps no chain. */
-export async function runBreaks(journal: Journal, runId: string): Promise<ChainBreak[] | undefined> {
+/** The heads kept a second time for a journal file (anchors.ts), and where. */
+export function keptHeads(journal: Journal): { file: string; runs: Record<string, Head> } | undefined {
+  if (isDatabaseUrl(journal.path)) return undefined;
+  const anchors = readAnchors(journal.path);
+  return anchors && { file: anchorFile(journal.path), runs: anchors.runs };
+}
+
+/** The breaks of one run, its head kept elsewhere included; undefined when the journal keeps no chain. */
+export async function runBreaks(journal: Journal, runId: string, heads = keptHeads(journal)): Promise<ChainBreak[] | undefined> {
   const entries = await journal.chainOf(runId);
   if (entries === undefined) return undefined;
-  return verifyRun(runId, await journal.getRun(runId), await journal.actionsOfRun(runId), entries);
+  return [
+    ...verifyRun(runId, await journal.getRun(runId), await journal.actionsOfRun(runId), entries),
+    ...(heads ? anchorBreaks(entries, heads.runs[runId], heads.file) : []),
+  ];
 }
 
 export const breakText = (b: ChainBreak) => [b.entry !== undefined && !b.action ? `entry ${b.entry}` : undefined, b.action, b.what].filter(Boolean).join(": ");

@@ -43,6 +43,12 @@ test("calls naming Synartesis's own files are held whatever their class, with th
     ["edit_file", { path: "innocent.txt", edits: [{ oldText: "readonly", newText: "reversible" }] }, "Synartesis's manifest (its policy)", manifest],
     ["write_file", { path: join(dir, "sub", "copy.db"), content: "" }, "Synartesis's journal (its record)", join(dir, "sub", "copy.db")],
     ["write_file", { path: `file://${join(credentials, "token.json")}`, content: "{}" }, "Synartesis's credentials folder", join(credentials, "token.json")],
+    [
+      "write_file",
+      { path: join(state, "synartesis", "anchors", "heads.json"), content: "{}" },
+      "the folder where Synartesis keeps its journals' chain heads",
+      join(state, "synartesis", "anchors", "heads.json"),
+    ],
     ["move_file", { source: "notes.txt", destination: "synartesis.yaml" }, "Synartesis's manifest (its policy)", manifest],
   ];
   for (const [tool, args, what, path] of attempts) {

@@ -125,6 +125,38 @@ describe.concurrent("verify", () => {
     expect(after.stdout).toMatch(new RegExp(`\\n {8}acted on anyway \\(--force\\) by ${ACCOUNT} at \\d{4}-`));
   });
 
+  test("a chain cut short with its rows, or a run removed whole, is named by the head kept in the state folder", async () => {
+    const dir = crmFolder();
+    await agent(dir, CALLS, { name: "careless-agent" });
+    await agent(dir, [["get_customer", { id: "c_001" }]], { name: "second-agent" });
+    const runs = await json(dir, ["list", "--json"]);
+    const [second, first] = [runs[0].id as string, runs[1].id as string];
+    const entries = (run: string) => Number(journalRows(dir, "SELECT count(*) AS n FROM entries WHERE run_id = ?", run)[0].n);
+    const kept = entries(first);
+    // The last call of the first run, its row and its entries, gone together; the whole second run too.
+    const lastAction = journalRows(dir, "SELECT id FROM actions WHERE run_id = ? ORDER BY seq DESC LIMIT 1", first)[0].id as string;
+    const firstOfIt = Number(journalRows(dir, "SELECT min(seq) AS s FROM entries WHERE action_id = ?", lastAction)[0].s);
+    sql(
+      dir,
+      `DELETE FROM actions WHERE id = '${lastAction}'; DELETE FROM entries WHERE run_id = '${first}' AND seq >= ${firstOfIt}; UPDATE runs SET last_seq = last_seq - 1 WHERE id = '${first}'`,
+    );
+    sql(dir, `DELETE FROM actions WHERE run_id = '${second}'; DELETE FROM entries WHERE run_id = '${second}'; DELETE FROM runs WHERE id = '${second}'`);
+
+    const broken = await cli(dir, ["verify"]);
+    expect(broken.code).toBe(1);
+    const heads = join(process.env.XDG_STATE_HOME!, "synartesis", "anchors");
+    // (Entries are appended many at once, so the other calls' later entries went with it: their rows are named too.)
+    expect(broken.stdout).toContain(`BROKEN  ${first.slice(0, 8)}  careless-agent\n`);
+    expect(broken.stdout).toContain(`\n        entry ${firstOfIt}: entries ${firstOfIt} to ${kept} were removed: the head kept at ${heads}/`);
+    expect(broken.stdout).toMatch(
+      new RegExp(`BROKEN  ${second.slice(0, 8)}  \\(its row is gone\\)\\n {8}entry 1: entries 1 to \\d+ were removed: the head kept at `),
+    );
+    expect(broken.stdout).toEndWith("2 of 2 runs broken: their record was changed outside Synartesis.\n");
+    // Another machine (another state folder) keeps no heads of this journal: verify says what it cannot see.
+    const elsewhere = await cli(dir, ["verify", first.slice(0, 8)], { XDG_STATE_HOME: tempDir("syn-other-state-") });
+    expect(elsewhere.stdout).toStartWith("No chain heads are kept for this journal on this machine (");
+  });
+
   test("export → verify --file in an empty folder; a one-byte change to the file names the entry", async () => {
     const dir = crmFolder();
     await agent(dir, CALLS, { name: "careless-agent" });

@@ -26,6 +26,6 @@ export class SqliteChainRole implements ChainRole {
   async noteOverride(runId: string, note: { by: string; breaks: string[] }): Promise<void> {
     const at = new Date().toISOString();
     this.store.commits.flush();
-    this.store.write(() => this.store.chain.append(runId, { kind: "override", state: { by: note.by, breaks: note.breaks }, at }));
+    this.store.chain.keep(this.store.write(() => this.store.chain.append(runId, { kind: "override", state: { by: note.by, breaks: note.breaks }, at })));
   }
 }

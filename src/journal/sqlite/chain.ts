@@ -11,6 +11,7 @@ import type { Database } from "bun:sqlite";
 import { actionState, entryHash, genesis, runState, stateDelta, stateOf, type ChainEntry, type EntryKind } from "../chain.ts";
 import { canonicalJson } from "../../canonical.ts";
 import { toRun, type Row } from "../rows.ts";
+import { keepHeads, type Head } from "../anchors.ts";
 import type { SqliteBodies } from "./bodies.ts";
 
 /** The columns of runs a run's state holds (last_seq, a counter, is not part of it). */
@@ -33,16 +34,26 @@ interface RunChain {
   actions: Map<string, Record<string, unknown>>;
 }
 
+const headsOf = (chains: Map<string, RunChain>) => new Map([...chains].map(([id, chain]) => [id, { seq: chain.seq, hash: chain.hash }]));
+
 export class SqliteChain {
   private timer: ReturnType<typeof setTimeout> | undefined;
   private readonly runs = new Map<string, RunChain>();
 
-  /** `commit` runs work in a write transaction of the journal's (store.write). */
+  /** `commit` runs work in a write transaction of the journal's (store.write); `journal` is the file, whose heads are also kept elsewhere (anchors.ts). */
   constructor(
     private readonly db: Database,
     private readonly bodies: SqliteBodies,
     private readonly commit: (work: () => void) => void,
+    private readonly journal: string,
   ) {}
+
+  /** Chain the copies, then keep the heads of the runs it added to (after the commit: a head kept is one that exists). */
+  private chainAndAnchor(): void {
+    const touched = new Map<string, RunChain>();
+    this.commit(() => this.chainCopies(touched));
+    keepHeads(this.journal, headsOf(touched));
+  }
 
   /**
    * The copies have every column of their table: one a later migration added
@@ -79,7 +90,7 @@ export class SqliteChain {
     this.timer = setTimeout(() => {
       this.timer = undefined;
       try {
-        this.commit(() => this.chainCopies());
+        this.chainAndAnchor();
       } catch {
         // Busy or failing now: the copies stay, for the next write's moment or the close.
       }
@@ -97,14 +108,14 @@ export class SqliteChain {
     this.timer = undefined;
     if (!this.db.query("SELECT 1 FROM main.chain_actions UNION ALL SELECT 1 FROM main.chain_runs LIMIT 1").get()) return;
     try {
-      this.commit(() => this.chainCopies());
+      this.chainAndAnchor();
     } catch {
       // Read-only here, or busy beyond the wait: the copies stay.
     }
   }
 
   /** Inside a write transaction: an entry for each copy whose state moved (runs first: a run's entry comes before its actions'). */
-  private chainCopies(): void {
+  private chainCopies(touched: Map<string, RunChain>): void {
     const runs = this.db.query("SELECT * FROM main.chain_runs ORDER BY rowid").all() as Row[];
     const actions = this.db.query("SELECT * FROM main.chain_actions ORDER BY rowid").all() as Row[];
     this.db.run("DELETE FROM main.chain_runs; DELETE FROM main.chain_actions");
@@ -113,7 +124,7 @@ export class SqliteChain {
       const chain = this.chainOfRun(String(row.id), checked);
       const state = runState(toRun(row));
       const delta = stateDelta(chain.run, state);
-      if (Object.keys(delta).length) this.appendTo(chain, { kind: "run", state: delta, at: String(row.captured_at) });
+      if (Object.keys(delta).length) this.appendTo(chain, { kind: "run", state: delta, at: String(row.captured_at) }, touched);
       chain.run = state;
     }
     for (const row of actions) {
@@ -121,7 +132,7 @@ export class SqliteChain {
       const chain = this.chainOfRun(String(row.run_id), checked);
       const state = actionState(this.bodies.action(row));
       const delta = stateDelta(chain.actions.get(id) ?? {}, state);
-      if (Object.keys(delta).length) this.appendTo(chain, { kind: "action", action: id, state: delta, at: String(row.captured_at) });
+      if (Object.keys(delta).length) this.appendTo(chain, { kind: "action", action: id, state: delta, at: String(row.captured_at) }, touched);
       chain.actions.set(id, state);
     }
   }
@@ -156,7 +167,11 @@ export class SqliteChain {
     return chain;
   }
 
-  private appendTo(chain: RunChain, entry: { kind: EntryKind; action?: string; state: Record<string, unknown>; at: string }): void {
+  private appendTo(
+    chain: RunChain,
+    entry: { kind: EntryKind; action?: string; state: Record<string, unknown>; at: string },
+    touched?: Map<string, RunChain>,
+  ): void {
     const content = { run: chain.id, seq: chain.seq + 1, ...entry };
     const stateText = canonicalJson(entry.state);
     const hash = entryHash(chain.hash, content, stateText);
@@ -165,12 +180,19 @@ export class SqliteChain {
       .run(chain.id, content.seq, entry.kind, entry.action ?? null, stateText, entry.at, Buffer.from(hash, "hex"));
     chain.seq = content.seq;
     chain.hash = hash;
+    touched?.set(chain.id, chain);
   }
 
-  /** Add an entry of its own to a run's chain (a person's override), after every copy: in a write transaction. */
-  append(runId: string, entry: { kind: EntryKind; state: Record<string, unknown>; at: string }): void {
-    this.chainCopies();
-    this.appendTo(this.chainOfRun(runId, new Set()), entry);
+  /** Add an entry of its own to a run's chain (a person's override), after every copy: in a write transaction; `keep` the heads once it is committed. */
+  append(runId: string, entry: { kind: EntryKind; state: Record<string, unknown>; at: string }): Map<string, Head> {
+    const touched = new Map<string, RunChain>();
+    this.chainCopies(touched);
+    this.appendTo(this.chainOfRun(runId, new Set()), entry, touched);
+    return headsOf(touched);
+  }
+
+  keep(heads: Map<string, Head>): void {
+    keepHeads(this.journal, heads);
   }
 
   /** A journal from before the chain: every row as it stands is its first entry (its chain starts at this migration). */

@@ -39,7 +39,7 @@ export class SqliteStore implements JournalStore {
     readonly warnings: string[],
   ) {
     this.bodies = new SqliteBodies(db, path);
-    this.chain = new SqliteChain(db, this.bodies, (work) => this.write(work));
+    this.chain = new SqliteChain(db, this.bodies, (work) => this.write(work), path);
     this.commits = new CommitQueue(db, () => this.chain.written());
   }
 

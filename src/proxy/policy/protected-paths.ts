@@ -1,6 +1,6 @@
 // The files an agent must not touch unattended (issue 13 item 10): the
-// manifest (its own policy), the journal and its -wal/-shm (its own record)
-// and the credentials folder. A call whose arguments name one of them — as an
+// manifest (its own policy), the journal and its -wal/-shm (its own record),
+// the credentials folder and the folder of chain heads (journal/anchors.ts). A call whose arguments name one of them — as an
 // absolute or relative path, with `..` and symlinks resolved as far as the
 // path exists — is held for a person's approval whatever its class.
 import { existsSync, realpathSync, statSync } from "node:fs";
@@ -45,7 +45,7 @@ export class ProtectedPaths {
   private lookup: Lookup | undefined;
 
   /** `journal`: the journal's file (none when the journal is a database). */
-  constructor(options: { manifest: string; journal?: string; credentials: string }) {
+  constructor(options: { manifest: string; journal?: string; credentials: string; anchors?: string }) {
     const journal: Array<[string, string, boolean]> = options.journal
       ? [
           [options.journal, "Synartesis's journal (its record)", false],
@@ -57,6 +57,7 @@ export class ProtectedPaths {
       [options.manifest, "Synartesis's manifest (its policy)", false],
       ...journal,
       [options.credentials, "Synartesis's credentials folder", true],
+      ...(options.anchors ? [[options.anchors, "the folder where Synartesis keeps its journals' chain heads", true] as [string, string, boolean]] : []),
     ];
     this.guarded = entries.map(([path, what, folder]) => ({
       paths: [...new Set([resolve(path), resolvedAsFarAsPossible(resolve(path))])],

@@ -9,6 +9,7 @@ import { approveCommandFor, decisionCommandFor } from "../../self.ts";
 import type { CallContext } from "../calls/calls.ts";
 import type { ServerPool } from "../pool/pool.ts";
 import { Notifier } from "../policy/notify.ts";
+import { anchorsFolder } from "../../journal/anchors.ts";
 import { credentialsFolder, ProtectedPaths } from "../policy/protected-paths.ts";
 import { ArrivalTicket } from "../calls/arrival.ts";
 
@@ -50,6 +51,7 @@ export function recordingOptions(options: { pool: ServerPool; journal: Journal; 
       manifest: pool.manifest.path,
       ...(isDatabaseUrl(journal.path) ? {} : { journal: journal.path }),
       credentials: credentialsFolder(process.env),
+      ...(isDatabaseUrl(journal.path) ? {} : { anchors: anchorsFolder(process.env) }),
     }),
   };
 }
