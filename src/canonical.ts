@@ -22,7 +22,10 @@ export function sameJson(a: unknown, b: unknown): boolean {
   return canonicalJson(a) === canonicalJson(b);
 }
 
+/** The SHA-256 of a text, in hex. */
+export const sha256 = (text: string): string => Bun.CryptoHasher.hash("sha256", text, "hex");
+
 /** A short stable key for "the same arguments": sha256 of their canonical JSON (server and tool are matched beside it). */
 export function callKey(args: unknown): string {
-  return new Bun.CryptoHasher("sha256").update(canonicalJson(args ?? {})).digest("hex");
+  return sha256(canonicalJson(args ?? {}));
 }

@@ -3,11 +3,11 @@
 // atomically, and never read when anyone else could read it too.
 import { createHash } from "node:crypto";
 import { chmodSync, closeSync, fsyncSync, lstatSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from "node:fs";
-import { homedir } from "node:os";
-import { isAbsolute, join } from "node:path";
+import { join } from "node:path";
 import type { OAuthDiscoveryState } from "@modelcontextprotocol/sdk/client/auth.js";
 import type { OAuthClientInformationMixed, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
 import { SynartesisError } from "../errors.ts";
+import { stateFolder } from "../workspace/state-folder.ts";
 
 /** What is kept for one server. Tokens and client secrets: never printed, logged or journalled. */
 export interface Credentials {
@@ -22,8 +22,7 @@ export interface Credentials {
 
 /** The folder of credential files, from $XDG_STATE_HOME (or ~/.local/state). */
 export function credentialsDir(env: Record<string, string | undefined> = process.env): string {
-  const state = env.XDG_STATE_HOME && isAbsolute(env.XDG_STATE_HOME) ? env.XDG_STATE_HOME : join(env.HOME || homedir(), ".local", "state");
-  return join(state, "synartesis", "credentials");
+  return join(stateFolder(env), "credentials");
 }
 
 /** Servers are keyed by their URL as parsed (so `HTTPS://Host/mcp` and `https://host/mcp` share a file). */

@@ -1,13 +1,13 @@
 // `synartesis init NAME -- COMMAND ARGS…`: start a server, list its tools and
 // write (or extend) the manifest with a first policy (R-CLI-2).
 import { defineCommand } from "citty";
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { dirname, isAbsolute, resolve } from "node:path";
 import { SynartesisError } from "../errors.ts";
 import { findManifest, MANIFEST_NAME } from "../workspace/discover.ts";
+import { writeManifest } from "../workspace/manifest-file.ts";
 import { signInCommands, type OAuthServerSpec } from "../auth/connection.ts";
 import { writeServer, type CommandBlock, type ServerBlock, type ToolInfo, type UrlBlock } from "../manifest/draft.ts";
-import { ManifestError, parseManifest } from "../manifest/load.ts";
 import { SHIPPED_MANIFESTS } from "../manifest/shipped.ts";
 import { DEFAULT_TIMEOUT_SECONDS, DRAFT_MARK, type ServerSpec } from "../manifest/types.ts";
 import { discoverTools } from "../servers/tools.ts";
@@ -111,27 +111,6 @@ async function discoverLocalTools(name: string, argv: string[], cwd: string, man
   return { block: local, tools };
 }
 
-/** Write the manifest whole (a temporary file renamed over it), only once it loads: it never writes one that does not (R-CLI-2). */
-function writeManifest(manifestPath: string, text: string): ReturnType<typeof parseManifest> {
-  let written;
-  try {
-    // A ${VAR} unset here may well be set where the client starts the proxy: warned about, not refused.
-    written = parseManifest(text, manifestPath, process.env, { unsetVariables: "warn" });
-  } catch (error) {
-    if (error instanceof ManifestError) {
-      throw new SynartesisError("manifest", `nothing was written: the manifest init would write does not load`, {
-        details: error.problems.map((p) => `${manifestPath}:${p.line}:${p.col}: ${p.message}`),
-      });
-    }
-    throw error;
-  }
-  mkdirSync(dirname(manifestPath), { recursive: true });
-  const partial = `${manifestPath}.${process.pid}.tmp`;
-  writeFileSync(partial, text);
-  renameSync(partial, manifestPath);
-  return written;
-}
-
 /** What init says it did, and the client block to paste. */
 function summaryLines(done: {
   name: string;
@@ -201,7 +180,7 @@ export default defineCommand({
 
     const existing = existsSync(manifestPath) ? readFileSync(manifestPath, "utf8") : undefined;
     const draft = writeServer({ existing, name, server: block, tools, shipped: SHIPPED_MANIFESTS, force: Boolean(args.force), draftOnly: Boolean(args.draft) });
-    const written = writeManifest(manifestPath, draft.text);
+    const written = writeManifest(manifestPath, draft.text, "init");
     writeLines(summaryLines({ name, manifestPath, existing: existing !== undefined, block, toolCount: tools.length, draft }));
     for (const unset of written.unsetVariables) {
       process.stderr.write(

@@ -7,7 +7,7 @@ import { availableParallelism } from "node:os";
 import { SynartesisError } from "../errors.ts";
 import { verifyRun, type ChainBreak } from "../journal/chain.ts";
 import { anchorsFolder } from "../journal/anchors.ts";
-import { breakText, keptHeads, runBreaks } from "../journal/integrity.ts";
+import { breakText, breaksOf, keptHeads } from "../journal/integrity.ts";
 import type { Journal } from "../journal/journal.ts";
 import { shortId, type Action, type Run } from "../journal/types.ts";
 import { printable } from "../render/style.ts";
@@ -34,7 +34,7 @@ async function verdictOf(journal: Journal, id: string, since: string | undefined
     ...(run && { label: run.label }),
     entries: entries?.length ?? 0,
     calls: actions.length,
-    breaks: (await runBreaks(journal, id, heads)) ?? [],
+    breaks: breaksOf(id, run, actions, entries ?? [], heads),
     overrides: (entries ?? []).filter((entry) => entry.kind === "override").map((entry) => ({ by: String(entry.state.by), at: entry.at })),
     ...(run && since && run.startedAt < since && { chainSince: since }),
   };

@@ -8,7 +8,6 @@ import { dirname, resolve } from "node:path";
 import { parse as parseYaml } from "yaml";
 import { SynartesisError } from "../errors.ts";
 import { writeServer, type ServerBlock } from "../manifest/draft.ts";
-import { ManifestError, parseManifest } from "../manifest/load.ts";
 import { SHIPPED_MANIFESTS } from "../manifest/shipped.ts";
 import { DEFAULT_TIMEOUT_SECONDS, type ServerSpec } from "../manifest/types.ts";
 import { printable } from "../render/style.ts";
@@ -19,6 +18,7 @@ import { CLIENTS, clientById, isObject, type Client, type Place } from "../wrap/
 import { configEntries, readConfig } from "../wrap/entries.ts";
 import { backupPath, confirmed, defaultManifest, placeHere, readBackup, readIfThere, replaceFile, shownDiff, writeBackup } from "../wrap/files.ts";
 import { planFile, ServerNames, type FilePlan, type PlannedEntry } from "../wrap/plan.ts";
+import { writeManifest } from "../workspace/manifest-file.ts";
 import { writeLines } from "./shared.ts";
 
 const CLIENT_IDS = CLIENTS.map((client) => client.id).join(", ");
@@ -141,17 +141,6 @@ async function addPolicies(fresh: PlannedEntry[], manifest: string, existing: st
   return { text, notes };
 }
 
-function checkedManifest(path: string, text: string): void {
-  try {
-    parseManifest(text, path, process.env, { unsetVariables: "warn" });
-  } catch (error) {
-    if (!(error instanceof ManifestError)) throw error;
-    throw new SynartesisError("manifest", "nothing was written: the manifest wrap would write does not load", {
-      details: error.problems.map((p) => `${path}:${p.line}:${p.col}: ${p.message}`),
-    });
-  }
-}
-
 /** What a plan changes, as the person sees it before anything is written. */
 function planLines(plans: FilePlan[], manifest: string, existing: string | undefined): string[] {
   const lines: string[] = [];
@@ -230,8 +219,7 @@ async function writeWrap(client: Client, plans: FilePlan[], manifest: string, ex
   mkdirSync(dirname(manifest), { recursive: true, mode: 0o700 });
   const { text, notes } = await addPolicies(fresh, manifest, existing);
   if (text !== undefined && text !== existing) {
-    checkedManifest(manifest, text);
-    replaceFile(manifest, text, 0o600);
+    writeManifest(manifest, text, "wrap", 0o600);
   }
   const lines: string[] = [];
   for (const plan of plans) {

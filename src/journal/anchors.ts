@@ -5,8 +5,9 @@
 // kept only beside its rows can be cut short or rewritten whole by someone
 // who can write the journal; one whose head is also kept here cannot, unseen.
 import { mkdirSync, readFileSync, realpathSync, renameSync, writeFileSync } from "node:fs";
-import { homedir } from "node:os";
-import { isAbsolute, join } from "node:path";
+import { join } from "node:path";
+import { sha256 } from "../canonical.ts";
+import { stateFolder } from "../workspace/state-folder.ts";
 
 export interface Head {
   seq: number;
@@ -19,8 +20,7 @@ export interface Anchors {
 }
 
 export function anchorsFolder(env: Record<string, string | undefined> = process.env): string {
-  const state = env.XDG_STATE_HOME && isAbsolute(env.XDG_STATE_HOME) ? env.XDG_STATE_HOME : join(env.HOME || homedir(), ".local", "state");
-  return join(state, "synartesis", "anchors");
+  return join(stateFolder(env), "anchors");
 }
 
 function realJournal(journal: string): string {
@@ -33,7 +33,7 @@ function realJournal(journal: string): string {
 
 /** The file that keeps a journal's heads: named by the SHA-256 of the journal's real path. */
 export function anchorFile(journal: string, env: Record<string, string | undefined> = process.env): string {
-  return join(anchorsFolder(env), `${Bun.CryptoHasher.hash("sha256", realJournal(journal), "hex").slice(0, 32)}.json`);
+  return join(anchorsFolder(env), `${sha256(realJournal(journal)).slice(0, 32)}.json`);
 }
 
 export function readAnchors(journal: string, env: Record<string, string | undefined> = process.env): Anchors | undefined {

@@ -10,7 +10,7 @@
 // run's chain with the rows: an entry changed, removed or inserted; a row
 // changed, removed or inserted without its entry; an approval no decision
 // made. Pure.
-import { canonicalJson } from "../canonical.ts";
+import { canonicalJson, sha256 } from "../canonical.ts";
 import { shortId, type Action, type Run } from "./types.ts";
 
 export type EntryKind = "run" | "action" | "override";
@@ -29,8 +29,6 @@ export interface ChainEntry {
   /** The state's canonical JSON as the journal keeps it (read from a journal; an exported entry has none). */
   stateText?: string;
 }
-
-export const sha256 = (text: string) => Bun.CryptoHasher.hash("sha256", text, "hex");
 
 /** What the first entry of a run is chained to. */
 export const genesis = (runId: string) => sha256(`synartesis chain of run ${runId}`);
@@ -85,15 +83,19 @@ export function stateDelta(before: Record<string, unknown>, after: Record<string
   return delta;
 }
 
+/** `state` with an entry's changes applied (null: the field is gone); returned for chaining. */
+export function withDelta(state: Record<string, unknown>, delta: Record<string, unknown>): Record<string, unknown> {
+  for (const [key, value] of Object.entries(delta)) {
+    if (value === null) delete state[key];
+    else state[key] = value;
+  }
+  return state;
+}
+
 /** A state from the entries that built it, in order. */
 export function stateOf(entries: ChainEntry[]): Record<string, unknown> {
   const state: Record<string, unknown> = {};
-  for (const entry of entries) {
-    for (const [key, value] of Object.entries(entry.state)) {
-      if (value === null) delete state[key];
-      else state[key] = value;
-    }
-  }
+  for (const entry of entries) withDelta(state, entry.state);
   return state;
 }
 

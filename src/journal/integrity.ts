@@ -4,9 +4,9 @@
 // override is an entry of the chain too.
 import { SynartesisError } from "../errors.ts";
 import { anchorFile, readAnchors, type Head } from "./anchors.ts";
-import { anchorBreaks, verifyRun, type ChainBreak } from "./chain.ts";
+import { anchorBreaks, verifyRun, type ChainBreak, type ChainEntry } from "./chain.ts";
 import { isDatabaseUrl, type Journal } from "./journal.ts";
-import { shortId } from "./types.ts";
+import { shortId, type Action, type Run } from "./types.ts";
 
 /** The heads kept a second time for a journal file (anchors.ts), and where. */
 export function keptHeads(journal: Journal): { file: string; runs: Record<string, Head> } | undefined {
@@ -15,14 +15,16 @@ export function keptHeads(journal: Journal): { file: string; runs: Record<string
   return anchors && { file: anchorFile(journal.path), runs: anchors.runs };
 }
 
-/** The breaks of one run, its head kept elsewhere included; undefined when the journal keeps no chain. */
-export async function runBreaks(journal: Journal, runId: string, heads = keptHeads(journal)): Promise<ChainBreak[] | undefined> {
+/** The breaks of a run already read: its chain against its rows, and against its head kept elsewhere. */
+export function breaksOf(runId: string, run: Run | undefined, actions: Action[], entries: ChainEntry[], heads: ReturnType<typeof keptHeads>): ChainBreak[] {
+  return [...verifyRun(runId, run, actions, entries), ...(heads ? anchorBreaks(entries, heads.runs[runId], heads.file) : [])];
+}
+
+/** The breaks of one run; undefined when the journal keeps no chain. */
+export async function runBreaks(journal: Journal, runId: string): Promise<ChainBreak[] | undefined> {
   const entries = await journal.chainOf(runId);
   if (entries === undefined) return undefined;
-  return [
-    ...verifyRun(runId, await journal.getRun(runId), await journal.actionsOfRun(runId), entries),
-    ...(heads ? anchorBreaks(entries, heads.runs[runId], heads.file) : []),
-  ];
+  return breaksOf(runId, await journal.getRun(runId), await journal.actionsOfRun(runId), entries, keptHeads(journal));
 }
 
 export const breakText = (b: ChainBreak) => [b.entry !== undefined && !b.action ? `entry ${b.entry}` : undefined, b.action, b.what].filter(Boolean).join(": ");

@@ -1,8 +1,8 @@
 // The file `synartesis export` writes and `verify --file` reads (R-VERIFY-2):
 // one run, its calls and chain, the rules its calls match, and the seal that
 // binds those rules (which are not in the chain) to its last hash. Pure.
-import { canonicalJson } from "../canonical.ts";
-import { sha256, type ChainEntry } from "./chain.ts";
+import { canonicalJson, sha256 } from "../canonical.ts";
+import type { ChainEntry } from "./chain.ts";
 import type { Action, Run } from "./types.ts";
 
 export interface RunExport {

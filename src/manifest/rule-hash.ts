@@ -3,7 +3,7 @@
 // approval keeps the hash of the rule its call was held under, and is spent
 // only while the call's rule is still that one: a policy changed after the
 // approval (another class, other approvers, another inverse) needs a new one.
-import { canonicalJson } from "../canonical.ts";
+import { canonicalJson, sha256 } from "../canonical.ts";
 import type { Rule } from "./types.ts";
 
 /** What a call no rule covers is held under. */
@@ -15,7 +15,7 @@ export function ruleHash(rule: Rule | undefined): string {
   let hash = known.get(rule);
   if (hash === undefined) {
     const { line: _line, ...content } = rule;
-    hash = Bun.CryptoHasher.hash("sha256", canonicalJson(content), "hex");
+    hash = sha256(canonicalJson(content));
     known.set(rule, hash);
   }
   return hash;

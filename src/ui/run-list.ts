@@ -52,8 +52,6 @@ export function parseRunQuery(params: URLSearchParams): RunQuery {
   };
 }
 
-export const isFiltered = (query: RunQuery) => query.words.length > 0 || query.status !== undefined || query.held || query.unknown;
-
 /** What a search found in one run: the calls whose tool and arguments (with the run's agent) hold every word. */
 export interface RunMatch {
   calls: number;

@@ -4,8 +4,8 @@
 // env or headers is replaced by a marker that says where the value is now in
 // the client's file (its entry's env, where the client keeps it), and read
 // back from there by `unwrap`. Pure.
-import { createHash } from "node:crypto";
 import { applyPatch, createTwoFilesPatch } from "diff";
+import { sha256 } from "../canonical.ts";
 import { isObject } from "./clients.ts";
 
 export const BACKUP_VERSION = 1;
@@ -30,8 +30,6 @@ export interface Backup {
   /** Each entry wrap changed, and the manifest's server it starts. */
   entries: Array<{ path: string[]; server: string }>;
 }
-
-export const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
 
 /** Shorter values are not secrets, and masking them would garble the diff. */
 const SECRET_MIN = 4;

@@ -1,7 +1,8 @@
 // The way back from wrap (src/wrap/backup.ts): a diff from what wrap wrote to
 // what was there, with every secret a marker read back from the wrapped file.
 import { describe, expect, test } from "bun:test";
-import { makeBackup, masked, restoreText, sha256 } from "../../src/wrap/backup.ts";
+import { sha256 } from "../../src/canonical.ts";
+import { makeBackup, masked, restoreText } from "../../src/wrap/backup.ts";
 
 const BEFORE = `{\n  // mine\n  "mcpServers": {\n    "a": { "url": "https://x/mcp", "headers": { "Authorization": "Bearer s3cret-token" } }\n  }\n}\n`;
 const AFTER = `{\n  // mine\n  "mcpServers": {\n    "a": { "command": "synartesis", "args": ["proxy"], "env": { "SYNARTESIS_A_AUTHORIZATION": "Bearer s3cret-token" } }\n  }\n}\n`;

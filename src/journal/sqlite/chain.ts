@@ -8,7 +8,7 @@
 // process killed meanwhile left are chained by the next Synartesis that opens
 // the journal (or verify), as it would have.
 import type { Database } from "bun:sqlite";
-import { actionState, entryHash, genesis, runState, stateDelta, stateOf, type ChainEntry, type EntryKind } from "../chain.ts";
+import { actionState, entryHash, genesis, runState, stateDelta, withDelta, type ChainEntry, type EntryKind } from "../chain.ts";
 import { canonicalJson } from "../../canonical.ts";
 import { toRun, type Row } from "../rows.ts";
 import { keepHeads, type Head } from "../anchors.ts";
@@ -20,8 +20,6 @@ const RUN_COLUMNS = "label, started_at, ended_at, status, host, pid, manifest, u
 const CHAIN_DELAY_MS = 200;
 const NOW = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')";
 
-/** A state as stateOf folds it. */
-const asEntry = (state: Record<string, unknown>) => ({ state }) as ChainEntry;
 /** How many runs' chains a process keeps in mind between passes (the one it records, those an undo touches). */
 const RUNS_KEPT = 16;
 
@@ -38,6 +36,8 @@ const headsOf = (chains: Map<string, RunChain>) => new Map([...chains].map(([id,
 
 export class SqliteChain {
   private timer: ReturnType<typeof setTimeout> | undefined;
+  /** The journal is closing or closed: no moment is set any more. */
+  private closed = false;
   private readonly runs = new Map<string, RunChain>();
 
   /** `commit` runs work in a write transaction of the journal's (store.write); `journal` is the file, whose heads are also kept elsewhere (anchors.ts). */
@@ -84,17 +84,14 @@ export class SqliteChain {
     `);
   }
 
-  /** After each transaction of the journal's: chain its copies a moment later. */
+  /**
+   * After each transaction of the journal's: chain its copies a moment later.
+   * Nothing is asked of the file here (this is on the path of every call);
+   * the moment finds out whether there is anything to chain.
+   */
   written(): void {
-    if (this.timer || !this.db.query("SELECT 1 FROM main.chain_actions UNION ALL SELECT 1 FROM main.chain_runs LIMIT 1").get()) return;
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      try {
-        this.chainAndAnchor();
-      } catch {
-        // Busy or failing now: the copies stay, for the next write's moment or the close.
-      }
-    }, CHAIN_DELAY_MS);
+    if (this.timer || this.closed) return;
+    this.timer = setTimeout(() => this.flush(), CHAIN_DELAY_MS);
     this.timer.unref?.();
   }
 
@@ -106,12 +103,19 @@ export class SqliteChain {
   flush(): void {
     clearTimeout(this.timer);
     this.timer = undefined;
-    if (!this.db.query("SELECT 1 FROM main.chain_actions UNION ALL SELECT 1 FROM main.chain_runs LIMIT 1").get()) return;
     try {
-      this.chainAndAnchor();
+      if (this.db.query("SELECT 1 FROM main.chain_actions UNION ALL SELECT 1 FROM main.chain_runs LIMIT 1").get()) this.chainAndAnchor();
     } catch {
-      // Read-only here, or busy beyond the wait: the copies stay.
+      // Read-only here, or busy beyond the wait: the copies stay, for the next moment or the close.
     }
+  }
+
+  /** The journal closes: chain what is left, and set no moment after. */
+  close(): void {
+    this.flush();
+    this.closed = true;
+    clearTimeout(this.timer);
+    this.timer = undefined;
   }
 
   /** Inside a write transaction: an entry for each copy whose state moved (runs first: a run's entry comes before its actions'). */
@@ -156,9 +160,8 @@ export class SqliteChain {
     const chain: RunChain = { id: runId, seq: 0, hash: genesis(runId), run: {}, actions: new Map() };
     for (const entry of this.db.query("SELECT kind, action_id, state FROM entries WHERE run_id = ? ORDER BY seq").all(runId) as Row[]) {
       const state = JSON.parse(String(entry.state)) as Record<string, unknown>;
-      if (entry.kind === "run") chain.run = stateOf([chain.run, state].map(asEntry));
-      else if (entry.kind === "action")
-        chain.actions.set(String(entry.action_id), stateOf([chain.actions.get(String(entry.action_id)) ?? {}, state].map(asEntry)));
+      if (entry.kind === "run") withDelta(chain.run, state);
+      else if (entry.kind === "action") chain.actions.set(String(entry.action_id), withDelta(chain.actions.get(String(entry.action_id)) ?? {}, state));
     }
     if (head) Object.assign(chain, { seq: head.seq, hash: Buffer.from(head.hash).toString("hex") });
     this.runs.delete(runId);

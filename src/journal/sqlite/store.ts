@@ -71,7 +71,7 @@ export class SqliteStore implements JournalStore {
   async close(): Promise<void> {
     this.packQueued(Number.POSITIVE_INFINITY);
     this.commits.flush();
-    this.chain.flush();
+    this.chain.close();
     this.db.close();
   }
 

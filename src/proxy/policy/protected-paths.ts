@@ -7,11 +7,10 @@ import { existsSync, realpathSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { basename, dirname, isAbsolute, join, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
+import { stateFolder } from "../../workspace/state-folder.ts";
 
-/** Where `synartesis login` keeps credentials (R-AUTH-3). */
-export function credentialsFolder(env: Record<string, string | undefined>): string {
-  return join(env.XDG_STATE_HOME || join(homedir(), ".local", "state"), "synartesis", "credentials");
-}
+/** Where `synartesis login` keeps credentials (R-AUTH-3), as auth/store.ts writes them. */
+export const credentialsFolder = (env: Record<string, string | undefined>): string => join(stateFolder(env), "credentials");
 
 /** Longer strings are not paths (PATH_MAX); they are never resolved. */
 const LONGEST_PATH = 4096;
