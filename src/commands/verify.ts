@@ -32,18 +32,18 @@ async function verdictOf(journal: Journal, id: string, since: string | undefined
   return {
     id,
     ...(run && { label: run.label }),
-    entries: entries?.length ?? 0,
+    entries: entries.length,
     calls: actions.length,
-    breaks: breaksOf(id, run, actions, entries ?? [], heads),
-    overrides: (entries ?? []).filter((entry) => entry.kind === "override").map((entry) => ({ by: String(entry.state.by), at: entry.at })),
+    breaks: breaksOf(id, run, actions, entries, heads),
+    overrides: entries.filter((entry) => entry.kind === "override").map((entry) => ({ by: String(entry.state.by), at: entry.at })),
     ...(run && since && run.startedAt < since && { chainSince: since }),
   };
 }
 
 /** The runs to verify: the one named (by its row, or by its chain when its row is gone), or every run with a row or a chain. */
-async function runIds(journal: Journal, named: string | undefined, heads: ReturnType<typeof keptHeads>): Promise<string[]> {
+async function runIds(journal: Journal, named: string | undefined, withChains: string[], heads: ReturnType<typeof keptHeads>): Promise<string[]> {
   // A run whose rows and chain were removed whole is still named by the head kept of it.
-  const chained = [...(await journal.chainedRuns()), ...Object.keys(heads?.runs ?? {})];
+  const chained = [...withChains, ...Object.keys(heads?.runs ?? {})];
   if (named === undefined) return [...new Set([...(await journal.listRuns()).map((run) => run.id), ...chained])].sort();
   try {
     return [(await journal.findRun(named)).id];
@@ -153,13 +153,10 @@ export default defineCommand({
     const part = args.part === undefined ? undefined : parsePart(args.part);
     return withExistingJournal(args, async (journal) => {
       const origin = await journal.chainOrigin();
-      if (origin === undefined)
-        throw new SynartesisError(
-          "refused",
-          `the journal ${journal.path} keeps no chain (a PostgreSQL journal does not yet): there is nothing to verify it against`,
-        );
+      // Chained first (what every Synartesis wrote so far): the heads kept here then include it.
+      const withChains = await journal.chainedRuns();
       const heads = keptHeads(journal);
-      const ids = await runIds(journal, args.run, heads);
+      const ids = await runIds(journal, args.run, withChains, heads);
       if (!heads && !part && !args.json) {
         writeLines([`No chain heads are kept for this journal on this machine (${anchorsFolder()}): a chain cut short, or rewritten whole, would not show.`]);
       }

@@ -5,12 +5,11 @@
 import { SynartesisError } from "../errors.ts";
 import { anchorFile, readAnchors, type Head } from "./anchors.ts";
 import { anchorBreaks, verifyRun, type ChainBreak, type ChainEntry } from "./chain.ts";
-import { isDatabaseUrl, type Journal } from "./journal.ts";
+import type { Journal } from "./journal.ts";
 import { shortId, type Action, type Run } from "./types.ts";
 
-/** The heads kept a second time for a journal file (anchors.ts), and where. */
+/** The heads kept a second time on this machine for a journal (anchors.ts), and where. */
 export function keptHeads(journal: Journal): { file: string; runs: Record<string, Head> } | undefined {
-  if (isDatabaseUrl(journal.path)) return undefined;
   const anchors = readAnchors(journal.path);
   return anchors && { file: anchorFile(journal.path), runs: anchors.runs };
 }
@@ -20,10 +19,9 @@ export function breaksOf(runId: string, run: Run | undefined, actions: Action[],
   return [...verifyRun(runId, run, actions, entries), ...(heads ? anchorBreaks(entries, heads.runs[runId], heads.file) : [])];
 }
 
-/** The breaks of one run; undefined when the journal keeps no chain. */
-export async function runBreaks(journal: Journal, runId: string): Promise<ChainBreak[] | undefined> {
+/** The breaks of one run. */
+export async function runBreaks(journal: Journal, runId: string): Promise<ChainBreak[]> {
   const entries = await journal.chainOf(runId);
-  if (entries === undefined) return undefined;
   return breaksOf(runId, await journal.getRun(runId), await journal.actionsOfRun(runId), entries, keptHeads(journal));
 }
 
@@ -35,7 +33,7 @@ export const breakText = (b: ChainBreak) => [b.entry !== undefined && !b.action 
  */
 export async function requireIntact(journal: Journal, runId: string, options: { force: boolean; by: string; doing: string }): Promise<void> {
   const breaks = await runBreaks(journal, runId);
-  if (!breaks?.length) return;
+  if (!breaks.length) return;
   const texts = breaks.map(breakText);
   if (!options.force) {
     throw new SynartesisError("refused", `the record of run ${shortId(runId)} was changed outside Synartesis: ${texts[0]}`, {

@@ -295,15 +295,12 @@ export interface UndoRole {
 
 /** The chain that makes the record tamper-evident (R-VERIFY, chain.ts). */
 export interface ChainRole {
-  /** A run's chain, oldest entry first; undefined when this journal keeps none (PostgreSQL, so far). */
-  chainOf(runId: string): Promise<ChainEntry[] | undefined>;
+  /** A run's chain, oldest entry first. */
+  chainOf(runId: string): Promise<ChainEntry[]>;
   /** Every run that has a chain (one whose rows were removed included). */
   chainedRuns(): Promise<string[]>;
-  /**
-   * Whether this journal keeps a chain (undefined: it does not), and, for a
-   * journal that had runs before it did, when those were chained as they stood.
-   */
-  chainOrigin(): Promise<{ migratedAt?: string } | undefined>;
+  /** For a journal that had runs before it kept a chain: when those were chained as they stood. */
+  chainOrigin(): Promise<{ migratedAt?: string }>;
   /** Record that a person acted on a run in spite of breaks in its chain (`--force`). */
   noteOverride(runId: string, note: { by: string; breaks: string[] }): Promise<void>;
 }

@@ -51,6 +51,9 @@ const ACTION_COLUMNS_0001 = `        id              TEXT PRIMARY KEY,
         ts              TEXT NOT NULL,
 `;
 
+/** The columns of runs a run's chained state holds (last_seq, a counter, is not part of it). */
+export const RUN_STATE_COLUMNS = "label, started_at, ended_at, status, host, pid, manifest, undone_by, undone_at";
+
 /** The chain's table (0010), in a dialect's types: its hash as bytes, and how the table ends (SQLite's STRICT, WITHOUT ROWID). */
 export const entriesTable = (bytes: string, ending: string) => `
       CREATE TABLE entries (
@@ -210,5 +213,11 @@ ${ACTION_INDEXES_0001}      CREATE INDEX actions_of_run ON actions (${runIdPrefi
     // through once its policy changed (and the chain holds which rule each decision was given under).
     name: "0011-decided-rule",
     sql: addColumns("actions", { decided_rule: "TEXT" }),
+  },
+  {
+    // A PostgreSQL journal's chain: its copies, and the triggers that take them (postgres/migrations.ts). A
+    // SQLite file's were made by 0010. Recorded so both journals name the same migrations.
+    name: "0012-postgres-chain",
+    sql: "SELECT 1",
   },
 ];

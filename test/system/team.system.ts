@@ -11,7 +11,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { BIN, LineSession, run, tempDir, until, type RunResult } from "../helpers.ts";
 import { countingLog, countingManifest, frames, SEED, type Call } from "../fixtures/counting-support.ts";
-import { POSTGRES_MIGRATIONS } from "../../src/journal/postgres/migrations.ts";
+import { CHAIN_SETTING, POSTGRES_MIGRATIONS } from "../../src/journal/postgres/migrations.ts";
 import { clientFor, firstMigrationOnly, freshDatabase, POSTGRES_URL, readableRows, testPassword, urlFor } from "../fixtures/postgres.ts";
 import { shellWord, Tmux } from "../fixtures/tmux.ts";
 
@@ -107,6 +107,11 @@ test("16 proxies from two folders, 50 writes each at once: every call seen by a 
   } finally {
     await sql.close();
   }
+  // Sixteen processes' rows, chained by whichever pass took them: every run's chain holds (R-VERIFY).
+  const verified = await cli(folders[1]!, ["verify"], url);
+  expect(verified.stderr).toBe("");
+  expect(verified.stdout).toEndWith(`${started.length} runs verified: every record is as Synartesis wrote it.\n`);
+  expect(verified.code).toBe(0);
 });
 
 test("a call held in one folder is approved from the other; retried in both at once, it runs exactly once; watch follows it live", async () => {
@@ -169,6 +174,7 @@ test("two undos of one run at once, one from each folder: each inverse sent once
   const show = JSON.parse((await cli(there, ["show", runId, "--json"], url)).stdout);
   expect(show.run.status).toBe("rolled_back");
   expect(show.actions.every((action: { status: string }) => action.status === "rolled_back")).toBe(true);
+  expect((await cli(there, ["verify"], url)).code).toBe(0);
 });
 
 test("an undo killed mid-way on one machine: its claim expires, and an undo on the other machine takes it over; each inverse lands once", async () => {
@@ -202,8 +208,12 @@ test("an undo killed mid-way on one machine: its claim expires, and an undo on t
   const sql = clientFor(database);
   try {
     const stale = new Date(Date.now() - 10 * 60_000).toISOString();
-    const claimed = await sql`UPDATE actions SET claimed_by = ${`another-machine:4242:${crypto.randomUUID()}`}, claimed_at = ${stale}
-                               WHERE status = 'rolling_back' RETURNING seq, inverse_sent_at IS NOT NULL AS sent`;
+    // Written as another machine's Synartesis would: on a connection whose writes are chained (R-VERIFY).
+    const claimed = await sql.begin(async (tx) => {
+      await tx.unsafe(`SET LOCAL ${CHAIN_SETTING} = 'on'`);
+      return tx`UPDATE actions SET claimed_by = ${`another-machine:4242:${crypto.randomUUID()}`}, claimed_at = ${stale}
+                 WHERE status = 'rolling_back' RETURNING seq, inverse_sent_at IS NOT NULL AS sent`;
+    });
     // Undo claims what it is about to revert a batch at a time: #1 was claimed with #2, its inverse never sent.
     expect(claimed.map((r: { seq: number; sent: boolean }) => [r.seq, r.sent]).sort()).toEqual([
       [1, false],

@@ -13,6 +13,7 @@ import { MIGRATIONS } from "../../src/journal/migrations.ts";
 import { POSTGRES_MIGRATIONS } from "../../src/journal/postgres/migrations.ts";
 import { DICTIONARY_SAMPLES, dictionaryIdOf } from "../../src/journal/packing.ts";
 import type { Action } from "../../src/journal/types.ts";
+import { verifyRun } from "../../src/journal/chain.ts";
 import { tempDir } from "../helpers.ts";
 import { clientFor, describePostgres, firstMigrationOnly, freshDatabase, testPassword, urlFor } from "../fixtures/postgres.ts";
 
@@ -222,6 +223,38 @@ function contract(backend: Backend): void {
         expect(seqs).toEqual(Array.from({ length: 40 }, (_, i) => i + 1));
         expect((await journals[3]!.actionsOfRun(run.id)).map((a) => a.seq)).toEqual(seqs);
       }
+    });
+  });
+
+  test("the chain: the writes of many connections at once, each row's states in order, chained by whichever connection passes; a write by anything else is not", async () => {
+    const location = await backend.fresh();
+    const { runs, updated } = await connections(location, 4, async (journals) => {
+      const runs = await Promise.all(["one", "two"].map((label) => journals[0]!.startRun({ id: crypto.randomUUID(), label, startedAt: T0 })));
+      const inserted = await Promise.all(Array.from({ length: 40 }, (_, i) => journals[i % 4]!.insertAction(action(runs[i % 2]!.id))));
+      // Each row finished by another connection than the one that wrote it; a run completed by a third.
+      await Promise.all(inserted.map((a, i) => journals[(i + 1) % 4]!.finishAction(a.id, { status: "applied", resultText: `done ${i}` })));
+      await journals[2]!.completeRun(runs[0]!.id, T1);
+      return { runs, updated: inserted[7]! };
+    });
+    await connections(location, 1, async ([journal]) => {
+      for (const run of runs) {
+        const entries = await journal!.chainOf(run.id);
+        expect(verifyRun(run.id, await journal!.getRun(run.id), await journal!.actionsOfRun(run.id), entries)).toEqual([]);
+        // The run's first state, then for each call its intent and its outcome (in that order), then the run's end.
+        const mine = entries.filter((e) => e.action === updated.id);
+        if (run.id === updated.runId) expect(mine.map((e) => e.state.status)).toEqual(["pending", "applied"]);
+        expect(entries.filter((e) => e.kind === "run").map((e) => e.state.status)).toEqual(run === runs[0] ? ["active", "complete"] : ["active"]);
+      }
+    });
+    await backend.raw(location, `UPDATE actions SET status = 'rolled_back' WHERE id = '${updated.id}'`);
+    await connections(location, 1, async ([journal]) => {
+      const breaks = verifyRun(
+        updated.runId,
+        await journal!.getRun(updated.runId),
+        await journal!.actionsOfRun(updated.runId),
+        await journal!.chainOf(updated.runId),
+      );
+      expect(breaks.map((b) => b.what)).toEqual([expect.stringMatching(/^its row was changed outside Synartesis \(status differ from its last entry, \d+\)$/)]);
     });
   });
 

@@ -1,19 +1,26 @@
-// A PostgreSQL journal keeps no chain yet (R-VERIFY is SQLite's, so far): verify says so rather than pass it.
+// The PostgreSQL journal's chain as the Journal offers it: read for verify and export, and a person's override recorded.
 import type { ChainEntry } from "../chain.ts";
 import type { ChainRole } from "../journal.ts";
+import type { PostgresStore } from "./store.ts";
 
 export class PostgresChainRole implements ChainRole {
-  async chainOf(_runId: string): Promise<ChainEntry[] | undefined> {
-    return undefined;
+  constructor(private readonly store: PostgresStore) {}
+
+  async chainOf(runId: string): Promise<ChainEntry[]> {
+    await this.store.chain.flush(); // every copy committed so far, anyone's, first
+    return this.store.chain.entries(runId);
   }
 
   async chainedRuns(): Promise<string[]> {
-    return [];
+    await this.store.chain.flush();
+    return this.store.chain.runIds();
   }
 
-  async chainOrigin(): Promise<{ migratedAt?: string } | undefined> {
-    return undefined;
+  async chainOrigin(): Promise<{ migratedAt?: string }> {
+    return this.store.chain.origin();
   }
 
-  async noteOverride(_runId: string, _note: { by: string; breaks: string[] }): Promise<void> {}
+  async noteOverride(runId: string, note: { by: string; breaks: string[] }): Promise<void> {
+    await this.store.chain.append(runId, { kind: "override", state: { by: note.by, breaks: note.breaks }, at: new Date().toISOString() });
+  }
 }

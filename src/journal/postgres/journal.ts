@@ -24,13 +24,14 @@ export async function openPostgresJournal(location: string, options: { create: b
     recording: new PostgresRecording(store),
     approvals: new PostgresApprovals(store),
     undo: new PostgresUndo(store),
-    chain: new PostgresChainRole(),
+    chain: new PostgresChainRole(store),
   };
   return assembleJournal(store, roles, {
     asJournalError: (error) => store.failure(error),
     retryable: connectionEndedFirst,
-    // close() waits for the calls still running.
+    // close() waits for the calls still running; what they wrote is chained a moment later.
     track: (call) => {
+      store.chain.written();
       store.inflight.add(call);
       void call.finally(() => store.inflight.delete(call)).catch(() => {});
     },

@@ -5,10 +5,14 @@
 // `synartesis`, under an advisory lock (migrate, below).
 import type { SQL } from "bun";
 import { SynartesisError } from "../../errors.ts";
-import { entriesTable, MIGRATIONS, type Migration } from "../migrations.ts";
+import { entriesTable, MIGRATIONS, RUN_STATE_COLUMNS, type Migration } from "../migrations.ts";
 
 /** The schema the journal's tables live in. */
 export const SCHEMA = "synartesis";
+/** The setting with which a connection says it is Synartesis's, whose writes are chained (0012). */
+export const CHAIN_SETTING = "synartesis.chain";
+/** A time as the journal writes them (ISO 8601 in UTC, to the millisecond), now. */
+const NOW = `to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
 function sameAsSqlite(name: string): Migration {
   const migration = MIGRATIONS.find((m) => m.name === name);
@@ -78,12 +82,41 @@ export const POSTGRES_MIGRATIONS: Migration[] = [
   },
   sameAsSqlite("0009-kept-effects"),
   {
-    // SQLite's chain table, ready for the day a PostgreSQL journal chains its rows (R-VERIFY: not yet; its
-    // ChainRole says so). Recorded so both journals name the same migrations.
+    // SQLite's chain table; what fills it came with 0012.
     name: "0010-chain",
     sql: entriesTable("BYTEA", ""),
   },
   sameAsSqlite("0011-decided-rule"),
+  {
+    // The chain (R-VERIFY, postgres/chain.ts): a trigger copies each run and action row a Synartesis
+    // connection writes (one that set CHAIN_SETTING on: a trigger cannot tell a connection apart
+    // otherwise) in the writing transaction; a pass chains the copies. A journal migrated here gets a
+    // first entry for each row as it stands: its chain starts at this migration.
+    name: "0012-postgres-chain",
+    sql: `
+      CREATE TABLE chain_origin (migrated_at TEXT NOT NULL);
+      CREATE SEQUENCE chain_copies;
+      CREATE TABLE chain_runs AS SELECT 0::bigint AS copy, ''::text AS captured_at, * FROM runs WITH NO DATA;
+      CREATE TABLE chain_actions AS SELECT 0::bigint AS copy, ''::text AS captured_at, * FROM actions WITH NO DATA;
+      CREATE FUNCTION chain_copy() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF current_setting('${CHAIN_SETTING}', true) = 'on' THEN
+          IF TG_TABLE_NAME = 'runs' THEN
+            INSERT INTO chain_runs SELECT nextval('chain_copies'), ${NOW}, NEW.*;
+          ELSE
+            INSERT INTO chain_actions SELECT nextval('chain_copies'), ${NOW}, NEW.*;
+          END IF;
+        END IF;
+        RETURN NULL;
+      END
+      $$;
+      CREATE TRIGGER chain_run_written AFTER INSERT OR UPDATE OF ${RUN_STATE_COLUMNS} ON runs FOR EACH ROW EXECUTE FUNCTION chain_copy();
+      CREATE TRIGGER chain_action_written AFTER INSERT OR UPDATE ON actions FOR EACH ROW EXECUTE FUNCTION chain_copy();
+      INSERT INTO chain_origin SELECT ${NOW} WHERE EXISTS (SELECT 1 FROM runs);
+      INSERT INTO chain_runs SELECT nextval('chain_copies'), ${NOW}, * FROM (SELECT * FROM runs ORDER BY position) AS rows;
+      INSERT INTO chain_actions SELECT nextval('chain_copies'), ${NOW}, * FROM (SELECT * FROM actions ORDER BY position) AS rows;
+    `,
+  },
 ];
 
 /**
@@ -104,11 +137,29 @@ export async function migrate(sql: SQL, path: string, create: boolean): Promise<
       await tx.unsafe(`CREATE SCHEMA IF NOT EXISTS ${SCHEMA}`);
       await tx`CREATE TABLE migrations (position BIGINT GENERATED ALWAYS AS IDENTITY, name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)`;
     }
+    let applied = false;
     const done = new Set((await tx`SELECT name FROM migrations`).map((row: { name: string }) => String(row.name)));
     for (const migration of POSTGRES_MIGRATIONS) {
       if (done.has(migration.name)) continue;
       await tx.unsafe(migration.sql).simple();
       await tx`INSERT INTO migrations (name, applied_at) VALUES (${migration.name}, ${new Date().toISOString()})`;
+      applied = true;
     }
+    if (applied) await matchChainColumns(tx);
   });
+}
+
+/** The copies have every column of their table, in its order: one a later migration added is added to them. */
+async function matchChainColumns(tx: SQL): Promise<void> {
+  const [{ present }] = await tx`SELECT to_regclass('synartesis.chain_actions') IS NOT NULL AS present`;
+  if (!present) return;
+  for (const table of ["runs", "actions"]) {
+    const missing = await tx`
+      SELECT a.attname AS name, format_type(a.atttypid, a.atttypmod) AS type FROM pg_attribute a
+       WHERE a.attrelid = ${`${SCHEMA}.${table}`}::regclass AND a.attnum > 0 AND NOT a.attisdropped
+         AND NOT EXISTS (SELECT 1 FROM pg_attribute c WHERE c.attrelid = ${`${SCHEMA}.chain_${table}`}::regclass
+                                                         AND c.attname = a.attname AND NOT c.attisdropped)
+       ORDER BY a.attnum`;
+    for (const { name, type } of missing) await tx.unsafe(`ALTER TABLE chain_${table} ADD COLUMN "${name}" ${type}`);
+  }
 }

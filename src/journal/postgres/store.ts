@@ -4,9 +4,10 @@
 import { SQL } from "bun";
 import { SynartesisError } from "../../errors.ts";
 import { JournalError, type JournalStore } from "../journal.ts";
-import { migrate, SCHEMA } from "./migrations.ts";
+import { CHAIN_SETTING, migrate, SCHEMA } from "./migrations.ts";
 import { postgresTarget, redact, type PostgresTarget } from "./connection.ts";
 import { PostgresBodies } from "./bodies.ts";
+import { PostgresChain } from "./chain.ts";
 import type { Row } from "../rows.ts";
 
 export const CHANNEL = "synartesis_journal";
@@ -23,6 +24,7 @@ export class PostgresStore implements JournalStore {
   readonly warnings: string[];
   readonly secretsFromEnvironment: string[];
   readonly bodies: PostgresBodies;
+  readonly chain: PostgresChain;
   /** Calls in flight (close waits for them). */
   readonly inflight = new Set<Promise<unknown>>();
 
@@ -34,6 +36,7 @@ export class PostgresStore implements JournalStore {
     this.warnings = target.warnings;
     this.secretsFromEnvironment = target.passwordFrom === "PGPASSWORD" ? ["PGPASSWORD"] : [];
     this.bodies = new PostgresBodies(sql, this.path);
+    this.chain = new PostgresChain(sql, this.bodies, this.path);
   }
 
   /**
@@ -56,7 +59,8 @@ export class PostgresStore implements JournalStore {
       // proxy, a CLI or their machine dies; a crash of the database server itself may lose its last
       // fraction of a second. Commits then need not wait for the server's disk, whose latency on a
       // busy machine is several times everything else a call costs. The URL's options may ask for on.
-      connection: { synchronous_commit: "off", ...target.connection, search_path: SCHEMA },
+      // CHAIN_SETTING: this connection's writes are chained (R-VERIFY; migration 0012).
+      connection: { synchronous_commit: "off", ...target.connection, search_path: SCHEMA, [CHAIN_SETTING]: "on" },
       max: POOL_SIZE,
     });
     const journal = new PostgresStore(sql, target);
@@ -66,6 +70,8 @@ export class PostgresStore implements JournalStore {
       await sql.close({ timeout: 0 }).catch(() => {});
       throw error instanceof SynartesisError ? error : journal.failure(error);
     }
+    // Copies a process killed before they were chained: chained now, as it would have.
+    journal.chain.written();
     return journal;
   }
 
@@ -105,6 +111,7 @@ export class PostgresStore implements JournalStore {
   async close(): Promise<void> {
     // A write its caller did not wait for (an undo's records) still lands.
     while (this.inflight.size > 0) await Promise.allSettled([...this.inflight]);
+    await this.chain.close();
     await this.sql.close({ timeout: 5 });
   }
 

@@ -6,7 +6,7 @@ import type { SqliteStore } from "./store.ts";
 export class SqliteChainRole implements ChainRole {
   constructor(private readonly store: SqliteStore) {}
 
-  async chainOf(runId: string): Promise<ChainEntry[] | undefined> {
+  async chainOf(runId: string): Promise<ChainEntry[]> {
     this.store.commits.flush(); // its own queued writes, and their entries, first
     this.store.chain.flush();
     return this.store.chain.entries(runId);
@@ -18,7 +18,7 @@ export class SqliteChainRole implements ChainRole {
     return this.store.chain.runIds();
   }
 
-  async chainOrigin(): Promise<{ migratedAt?: string } | undefined> {
+  async chainOrigin(): Promise<{ migratedAt?: string }> {
     const row = this.store.reader.query("SELECT migrated_at FROM chain_origin").get() as { migrated_at: string } | null;
     return row ? { migratedAt: row.migrated_at } : {};
   }
