@@ -20,9 +20,9 @@ export const SEED_STATE = {
   lastId: 3,
 };
 
-/** An SDK client connected to `synartesis ARGS` (this build, or `binary`) started in `cwd`. */
-export async function open(args: string[], cwd: string, binary = BINARY): Promise<Client> {
-  const transport = new StdioClientTransport({ command: binary, args, cwd, env: process.env as Record<string, string>, stderr: "inherit" });
+/** An SDK client connected to `synartesis ARGS` (this build, or `binary`) started in `cwd`, with `env` added to this process's. */
+export async function open(args: string[], cwd: string, binary = BINARY, env: Record<string, string> = {}): Promise<Client> {
+  const transport = new StdioClientTransport({ command: binary, args, cwd, env: { ...(process.env as Record<string, string>), ...env }, stderr: "inherit" });
   const client = new Client({ name: "bench", version: "1.0.0" }, { capabilities: {} });
   await client.connect(transport);
   return client;

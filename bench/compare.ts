@@ -13,9 +13,12 @@
 // Each proxy runs the toy CRM's policy as its own commit shipped it (an older
 // binary refuses keys added since): BASELINE_REF (or --ref) names that commit.
 //   ROUNDS=4 CALLS=500 WARMUP=100 by default
+//   BENCH_POSTGRES=postgres://… both proxies record into PostgreSQL: a fresh
+//                               database of that server each, each round (dropped after)
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { SQL } from "bun";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { at, BINARY, ms, open, read, ROOT, SEED_STATE, timed, write } from "./calls.ts";
 
@@ -51,12 +54,27 @@ function baseline(): { binary: string; name: string; manifest: string } {
   return { binary, name: ref, manifest };
 }
 
+const POSTGRES = process.env.BENCH_POSTGRES;
+const admin = POSTGRES ? new SQL(POSTGRES, { max: 1 }) : undefined;
+const databases: string[] = [];
+
+/** With BENCH_POSTGRES, a fresh database of that server for one proxy's journal. */
+async function journalEnv(): Promise<Record<string, string>> {
+  if (!POSTGRES || !admin) return {};
+  const database = `syn_compare_${process.pid}_${databases.length}`;
+  await admin.unsafe(`CREATE DATABASE ${database}`);
+  databases.push(database);
+  const url = new URL(POSTGRES);
+  url.pathname = `/${database}`;
+  return { SYNARTESIS_JOURNAL: url.toString() };
+}
+
 /** A folder with the toy's seed state and `manifest`; a client of `args` started there with `binary`. */
-async function target(binary: string, args: string[], manifest: string): Promise<{ client: Client; dir: string }> {
+async function target(binary: string, args: string[], manifest: string, env: Record<string, string> = {}): Promise<{ client: Client; dir: string }> {
   const dir = mkdtempSync(join(tmpdir(), "syn-compare-"));
   writeFileSync(join(dir, "crm.json"), JSON.stringify(SEED_STATE, null, 2) + "\n");
   writeFileSync(join(dir, "synartesis.yaml"), manifest);
-  return { client: await open(args, dir, binary), dir };
+  return { client: await open(args, dir, binary, env), dir };
 }
 
 /** The policy with its server started from this build: every proxy talks to the same toy CRM, the one measured directly. */
@@ -69,8 +87,8 @@ const samples = new Map<string, number[]>();
 for (let round = 0; round < ROUNDS; round++) {
   const targets = [
     await target(BINARY, ["toy-crm", "--state", "crm.json"], mine),
-    await target(BINARY, ["proxy", "--manifest", "synartesis.yaml"], mine),
-    await target(other.binary, ["proxy", "--manifest", "synartesis.yaml"], other.manifest),
+    await target(BINARY, ["proxy", "--manifest", "synartesis.yaml"], mine, await journalEnv()),
+    await target(other.binary, ["proxy", "--manifest", "synartesis.yaml"], other.manifest, await journalEnv()),
   ];
   const order = round % 2 === 0 ? [0, 1, 2] : [0, 2, 1];
   for (const [kind, call] of [
@@ -94,7 +112,13 @@ const p50 = (key: string) =>
     [...samples.get(key)!].sort((a, b) => a - b),
     0.5,
   );
-console.log(`${ROUNDS} rounds, order flipped each round, ${CALLS} sequential calls per target and call (after ${WARMUP} warm-up), SDK client over stdio`);
+if (admin) {
+  for (const database of databases) await admin.unsafe(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+  await admin.close();
+}
+console.log(
+  `${ROUNDS} rounds, order flipped each round, ${CALLS} sequential calls per target and call (after ${WARMUP} warm-up), SDK client over stdio${POSTGRES ? ", journals in PostgreSQL" : ""}`,
+);
 console.log(`${"call".padEnd(10)}  ${"direct p50".padStart(10)}  ${"this build".padStart(12)}  ${other.name.slice(0, 20).padStart(20)}  ratio`);
 for (const kind of ["read-only", "reversible"]) {
   const direct = p50(`${kind} direct`);

@@ -5,7 +5,7 @@ import { defineCommand } from "citty";
 import { readFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { SynartesisError } from "../errors.ts";
-import { verifyRun, type ChainBreak } from "../journal/chain.ts";
+import { statesOf, verifyRun, type ChainBreak } from "../journal/chain.ts";
 import { anchorsFolder } from "../journal/anchors.ts";
 import { breakText, breaksOf, keptHeads } from "../journal/integrity.ts";
 import type { Journal } from "../journal/journal.ts";
@@ -28,7 +28,7 @@ interface Verdict {
 }
 
 async function verdictOf(journal: Journal, id: string, since: string | undefined, heads: ReturnType<typeof keptHeads>): Promise<Verdict> {
-  const [run, actions, entries] = await Promise.all([journal.getRun(id), journal.actionsOfRun(id), journal.chainOf(id)]);
+  const [run, actions, entries] = await Promise.all([journal.getRun(id), journal.actionStatesOf(id), journal.chainOf(id)]);
   return {
     id,
     ...(run && { label: run.label }),
@@ -76,24 +76,33 @@ function parsePart(part: string): { k: number; n: number } {
   return { k, n };
 }
 
-/** Every run verified by `n` processes of this program, each taking every nth run; their verdicts, in the order of `ids`. */
-async function verdictsShared(ids: string[], n: number, journal: string, manifest: string | undefined): Promise<Verdict[]> {
-  const parts = await Promise.all(
-    Array.from({ length: n }, async (_, i) => {
-      const child = Bun.spawn(
-        [...selfArgv(), "verify", "--json", "--part", `${i + 1}/${n}`, "--journal", journal, ...(manifest ? ["--manifest", manifest] : [])],
-        {
-          stdout: "pipe",
-          stderr: "pipe",
-          env: process.env,
-        },
-      );
+/**
+ * Every run verified by `n` processes, each taking every nth run: this one
+ * (the first part: `mine` checks it) and n − 1 more of this program. Their
+ * verdicts, in the order of `ids`.
+ */
+async function verdictsShared(
+  ids: string[],
+  n: number,
+  journal: string,
+  manifest: string | undefined,
+  mine: (part: { k: number; n: number }) => Promise<Verdict[]>,
+): Promise<Verdict[]> {
+  const parts = await Promise.all([
+    mine({ k: 1, n }),
+    ...Array.from({ length: n - 1 }, async (_, i) => {
+      const k = i + 2;
+      const child = Bun.spawn([...selfArgv(), "verify", "--json", "--part", `${k}/${n}`, "--journal", journal, ...(manifest ? ["--manifest", manifest] : [])], {
+        stdout: "pipe",
+        stderr: "pipe",
+        env: process.env,
+      });
       const [out, err, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
       if (code !== 0 && code !== 1)
-        throw new SynartesisError("journal", `verify could not check part ${i + 1} of ${n} of the runs: ${err.trim() || `it exited ${code}`}`);
+        throw new SynartesisError("journal", `verify could not check part ${k} of ${n} of the runs: ${err.trim() || `it exited ${code}`}`);
       return (JSON.parse(out) as { runs: Verdict[] }).runs;
     }),
-  );
+  ]);
   const byId = new Map(parts.flat().map((verdict) => [verdict.id, verdict]));
   return ids.map((id) => byId.get(id)!).filter(Boolean);
 }
@@ -125,7 +134,7 @@ function verifyFile(path: string): Verdict {
   }
   // A text of a state the file may carry is not trusted: each state is canonicalised again.
   const entries = data.entries.map(({ stateText: _, ...entry }) => entry);
-  const breaks = verifyRun(data.run.id, data.run as Run, data.actions as Action[], entries);
+  const breaks = verifyRun(data.run.id, data.run as Run, statesOf(data.actions as Action[]), entries);
   if (exportSeal(entries, data.rules) !== data.seal) breaks.push({ what: "the rules it carries (or its seal) were changed after export" });
   const overrides = data.entries.filter((entry) => entry.kind === "override").map((entry) => ({ by: String(entry.state.by), at: entry.at }));
   return { id: data.run.id, label: data.run.label, entries: data.entries.length, calls: data.actions.length, breaks, overrides };
@@ -160,14 +169,17 @@ export default defineCommand({
       if (!heads && !part && !args.json) {
         writeLines([`No chain heads are kept for this journal on this machine (${anchorsFolder()}): a chain cut short, or rewritten whole, would not show.`]);
       }
+      const verdictsOf = async (part: { k: number; n: number } | undefined) => {
+        const verdicts = [];
+        for (const [index, id] of ids.entries())
+          if (!part || index % part.n === part.k - 1) verdicts.push(await verdictOf(journal, id, origin.migratedAt, heads));
+        return verdicts;
+      };
       const cores = Math.min(availableParallelism(), 4);
       if (!part && !args.run && ids.length >= SHARED_FROM && cores > 1) {
-        return report(await verdictsShared(ids, cores, journal.path, args.manifest), Boolean(args.json), journal.path);
+        return report(await verdictsShared(ids, cores, journal.path, args.manifest, verdictsOf), Boolean(args.json), journal.path);
       }
-      const verdicts = [];
-      for (const [index, id] of ids.entries())
-        if (!part || index % part.n === part.k - 1) verdicts.push(await verdictOf(journal, id, origin.migratedAt, heads));
-      return report(verdicts, Boolean(args.json), journal.path);
+      return report(await verdictsOf(part), Boolean(args.json), journal.path);
     });
   },
 });

@@ -4,9 +4,9 @@
 // row's previous entry. A backend reads the copies and the heads of their
 // runs, and inserts what `entriesForCopies` returns. Pure.
 import { canonicalJson } from "../canonical.ts";
-import { actionState, entryHash, genesis, runState, stateDelta, withDelta, type ChainEntry, type EntryKind } from "./chain.ts";
+import { entryHash, genesis, runState, stateDelta, withDelta, type ActionState, type ChainEntry, type EntryKind } from "./chain.ts";
 import type { Head } from "./anchors.ts";
-import type { Action, Run } from "./types.ts";
+import type { Run } from "./types.ts";
 
 /** How long after a write its entry is appended (writes meanwhile share one pass). */
 export const CHAIN_DELAY_MS = 200;
@@ -61,7 +61,7 @@ export function appendEntry(chain: RunChain, entry: { kind: EntryKind; action?: 
 export function entriesForCopies(
   chains: Map<string, RunChain>,
   runs: Array<{ run: Run; at: string }>,
-  actions: Array<{ action: Action; at: string }>,
+  actions: Array<ActionState & { runId: string; at: string }>,
 ): NewEntry[] {
   const entries: NewEntry[] = [];
   for (const { run, at } of runs) {
@@ -71,12 +71,11 @@ export function entriesForCopies(
     if (Object.keys(delta).length) entries.push(appendEntry(chain, { kind: "run", state: delta, at }));
     chain.run = state;
   }
-  for (const { action, at } of actions) {
-    const chain = chains.get(action.runId)!;
-    const state = actionState(action);
-    const delta = stateDelta(chain.actions.get(action.id) ?? {}, state);
-    if (Object.keys(delta).length) entries.push(appendEntry(chain, { kind: "action", action: action.id, state: delta, at }));
-    chain.actions.set(action.id, state);
+  for (const { id, runId, state, at } of actions) {
+    const chain = chains.get(runId)!;
+    const delta = stateDelta(chain.actions.get(id) ?? {}, state);
+    if (Object.keys(delta).length) entries.push(appendEntry(chain, { kind: "action", action: id, state: delta, at }));
+    chain.actions.set(id, state);
   }
   return entries;
 }

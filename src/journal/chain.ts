@@ -11,7 +11,8 @@
 // changed, removed or inserted without its entry; an approval no decision
 // made. Pure.
 import { canonicalJson, sha256 } from "../canonical.ts";
-import { shortId, type Action, type Run } from "./types.ts";
+import type { Body } from "./packing.ts";
+import { shortId, type Action, type Observation, type Run } from "./types.ts";
 
 export type EntryKind = "run" | "action" | "override";
 
@@ -52,11 +53,45 @@ const bodyHash = (value: unknown) =>
 
 const isBody = new Set<string>(BODIES);
 
+/**
+ * An action's state from its row's small fields (`action`, read with no body)
+ * and its body's texts as stored: what actionState() gives for the action
+ * read whole, without parsing the bodies only to hash them again. Each text
+ * is JSON.stringify's of what it holds, so its digest is the same (a test
+ * holds them to that).
+ */
+export function actionStateOfRow(action: Action, body: Body): Record<string, unknown> {
+  const state = actionState(action);
+  state.args = bodyHash(body.args ?? "null");
+  const observed = (key: "snapshot" | "postState", text: string | undefined) => {
+    if (text !== undefined && !(action[key] as Observation | undefined)?.absent) state[key] = bodyHash(`{"absent":false,"payload":${text}}`);
+  };
+  observed("snapshot", body.snapshot);
+  observed("postState", body.post_state);
+  for (const [key, text] of [
+    ["resultText", body.result],
+    ["inverse", body.inverse],
+    ["verify", body.verify],
+  ] as const) {
+    if (text !== undefined) state[key] = bodyHash(text);
+  }
+  return state;
+}
+
+/** An action's id and its state (actionState, or actionStateOfRow as a journal reads it). */
+export interface ActionState {
+  id: string;
+  state: Record<string, unknown>;
+}
+
+export const statesOf = (actions: Action[]): ActionState[] => actions.map((action) => ({ id: action.id, state: actionState(action) }));
+
 /** An action's state: every field, the large ones as digests (an absent field is absent); its id and run are the entry's own. */
 export function actionState(action: Action): Record<string, unknown> {
   const state: Record<string, unknown> = {};
-  for (const key of Object.keys(action).sort()) {
-    const value = (action as unknown as Record<string, unknown>)[key];
+  const fields = action as unknown as Record<string, unknown>;
+  for (const key in fields) {
+    const value = fields[key];
     if (value === undefined || key === "id" || key === "runId") continue;
     state[key] = isBody.has(key) ? bodyHash(value) : value;
   }
@@ -65,8 +100,9 @@ export function actionState(action: Action): Record<string, unknown> {
 
 export function runState(run: Run): Record<string, unknown> {
   const state: Record<string, unknown> = {};
-  for (const key of Object.keys(run).sort()) {
-    const value = (run as unknown as Record<string, unknown>)[key];
+  const fields = run as unknown as Record<string, unknown>;
+  for (const key in fields) {
+    const value = fields[key];
     if (value !== undefined && key !== "id") state[key] = value;
   }
   return state;
@@ -85,7 +121,8 @@ export function stateDelta(before: Record<string, unknown>, after: Record<string
 
 /** `state` with an entry's changes applied (null: the field is gone); returned for chaining. */
 export function withDelta(state: Record<string, unknown>, delta: Record<string, unknown>): Record<string, unknown> {
-  for (const [key, value] of Object.entries(delta)) {
+  for (const key in delta) {
+    const value = delta[key];
     if (value === null) delete state[key];
     else state[key] = value;
   }
@@ -107,10 +144,23 @@ export interface ChainBreak {
   what: string;
 }
 
-const label = (state: Record<string, unknown> | Action, id: string) => `#${state.seq} ${state.server}.${state.tool} (${shortId(id)})`;
+const label = (state: Record<string, unknown>, id: string) => `#${state.seq} ${state.server}.${state.tool} (${shortId(id)})`;
 
-/** The fields of two states that differ, named as a person reads them. */
+/** The fields of two states that differ, named as a person reads them (none, at once, for the same states: the common case). */
 function differences(recorded: Record<string, unknown>, now: Record<string, unknown>): string[] {
+  let fields = 0;
+  let alike = true;
+  for (const key in now) {
+    fields++;
+    if (!same(recorded[key], now[key])) {
+      alike = false;
+      break;
+    }
+  }
+  if (alike) {
+    for (const _ in recorded) fields--;
+    if (fields === 0) return [];
+  }
   const keys = [...new Set([...Object.keys(recorded), ...Object.keys(now)])].sort();
   return keys.filter((key) => !same(recorded[key], now[key]));
 }
@@ -118,15 +168,15 @@ function differences(recorded: Record<string, unknown>, now: Record<string, unkn
 const DECIDED = new Set(["approved", "denied"]);
 
 /** An action row against its entries: what moved without being recorded, and an approval or denial no decision made. */
-function actionBreaks(action: Action, history: ChainEntry[]): ChainBreak[] {
-  const moved = differences(stateOf(history), actionState(action));
+function actionBreaks({ id, state }: ActionState, history: ChainEntry[]): ChainBreak[] {
+  const moved = differences(stateOf(history), state);
   if (moved.length === 0) return [];
-  const name = label(action, action.id);
+  const name = label(state, id);
   const last = history.at(-1)!;
   const breaks: ChainBreak[] = [{ action: name, what: `its row was changed outside Synartesis (${moved.join(", ")} differ from its last entry, ${last.seq})` }];
   const decided = history.some((entry) => DECIDED.has(String(entry.state.status)) || entry.state.approvedBy !== undefined);
-  if (moved.includes("status") && DECIDED.has(action.status) && !decided) {
-    breaks.push({ action: name, what: `it is ${action.status}, but no approve, deny or page decision recorded it` });
+  if (moved.includes("status") && DECIDED.has(String(state.status)) && !decided) {
+    breaks.push({ action: name, what: `it is ${state.status}, but no approve, deny or page decision recorded it` });
   }
   return breaks;
 }
@@ -151,9 +201,9 @@ function linkBreaks(runId: string, entries: ChainEntry[]): ChainBreak[] {
 
 /**
  * Every break between a run's chain and its rows. `run` is the runs row (none:
- * removed), `actions` its action rows, `entries` its chain in order.
+ * removed), `actions` the states of its action rows, `entries` its chain in order.
  */
-export function verifyRun(runId: string, run: Run | undefined, actions: Action[], entries: ChainEntry[]): ChainBreak[] {
+export function verifyRun(runId: string, run: Run | undefined, actions: ActionState[], entries: ChainEntry[]): ChainBreak[] {
   const breaks = linkBreaks(runId, entries);
   const runEntries = entries.filter((entry) => entry.kind === "run");
   const lastRun = runEntries.at(-1);
@@ -167,7 +217,7 @@ export function verifyRun(runId: string, run: Run | undefined, actions: Action[]
   for (const entry of entries) if (entry.kind === "action" && entry.action) byAction.set(entry.action, [...(byAction.get(entry.action) ?? []), entry]);
   for (const action of actions) {
     const history = byAction.get(action.id);
-    if (!history) breaks.push({ action: label(action, action.id), what: "its row has no entry: it was inserted outside Synartesis" });
+    if (!history) breaks.push({ action: label(action.state, action.id), what: "its row has no entry: it was inserted outside Synartesis" });
     else breaks.push(...actionBreaks(action, history));
   }
   const present = new Set(actions.map((action) => action.id));

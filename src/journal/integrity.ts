@@ -4,7 +4,7 @@
 // override is an entry of the chain too.
 import { SynartesisError } from "../errors.ts";
 import { anchorFile, readAnchors, type Head } from "./anchors.ts";
-import { anchorBreaks, verifyRun, type ChainBreak, type ChainEntry } from "./chain.ts";
+import { anchorBreaks, verifyRun, type ActionState, type ChainBreak, type ChainEntry } from "./chain.ts";
 import type { Journal } from "./journal.ts";
 import { shortId, type Action, type Run } from "./types.ts";
 
@@ -15,14 +15,20 @@ export function keptHeads(journal: Journal): { file: string; runs: Record<string
 }
 
 /** The breaks of a run already read: its chain against its rows, and against its head kept elsewhere. */
-export function breaksOf(runId: string, run: Run | undefined, actions: Action[], entries: ChainEntry[], heads: ReturnType<typeof keptHeads>): ChainBreak[] {
+export function breaksOf(
+  runId: string,
+  run: Run | undefined,
+  actions: ActionState[],
+  entries: ChainEntry[],
+  heads: ReturnType<typeof keptHeads>,
+): ChainBreak[] {
   return [...verifyRun(runId, run, actions, entries), ...(heads ? anchorBreaks(entries, heads.runs[runId], heads.file) : [])];
 }
 
 /** The breaks of one run. */
 export async function runBreaks(journal: Journal, runId: string): Promise<ChainBreak[]> {
   const entries = await journal.chainOf(runId);
-  return breaksOf(runId, await journal.getRun(runId), await journal.actionsOfRun(runId), entries, keptHeads(journal));
+  return breaksOf(runId, await journal.getRun(runId), await journal.actionStatesOf(runId), entries, keptHeads(journal));
 }
 
 export const breakText = (b: ChainBreak) => [b.entry !== undefined && !b.action ? `entry ${b.entry}` : undefined, b.action, b.what].filter(Boolean).join(": ");

@@ -6,7 +6,7 @@
 import { existsSync, statSync } from "node:fs";
 import { SynartesisError } from "../errors.ts";
 import { withoutPassword } from "./postgres/connection.ts";
-import type { ChainEntry } from "./chain.ts";
+import type { ActionState, ChainEntry } from "./chain.ts";
 import type { Action, ActionStatus, Observation, Run, RunStatus, RunSummary, Settled, VerifyCall, Inverse } from "./types.ts";
 
 /** What a caller gives to record a new action; seq and the rest come from the journal. */
@@ -297,6 +297,8 @@ export interface UndoRole {
 export interface ChainRole {
   /** A run's chain, oldest entry first. */
   chainOf(runId: string): Promise<ChainEntry[]>;
+  /** The state of each action row of a run, as its chain holds states (chain.ts), in seq order. */
+  actionStatesOf(runId: string): Promise<ActionState[]>;
   /** Every run that has a chain (one whose rows were removed included). */
   chainedRuns(): Promise<string[]>;
   /** For a journal that had runs before it kept a chain: when those were chained as they stood. */

@@ -5,6 +5,7 @@ import { SynartesisError } from "../errors.ts";
 import type { ToolClass } from "../manifest/types.ts";
 import { JournalError, type NewAction, type Outcome, type PendingNews } from "./journal.ts";
 import { BODY_COLUMNS, packBody, PACKED_ARGS, unpackBody, type Body, type BodyColumn, type Dictionary } from "./packing.ts";
+import { actionStateOfRow, type ActionState } from "./chain.ts";
 import type { Action, ActionStatus, Observation, ResolvedCall, Run, RunStatus, Settled, VerifyCall, Inverse } from "./types.ts";
 
 /** A row as a backend reads it; `packed` (a packed body) is bytes. */
@@ -145,7 +146,17 @@ export function readBody(row: Row, dictionary: (id: number) => Uint8Array | unde
   }
 }
 
-/** The row with its body in its text columns, as toAction reads it (see readBody). */
+/** A row's state as its chain holds it (chain.ts), its bodies hashed as stored, never parsed. */
+export function actionStateOfStoredRow(row: Row, dictionary: (id: number) => Uint8Array | undefined, path: string): ActionState {
+  return { id: String(row.id), state: actionStateOfRow(toAction(row, {}), readBody(row, dictionary, path)) };
+}
+
+/** A row as an action, its packed body (if it has one) read: readBody(). */
+export function actionOfRow(row: Row, dictionary: (id: number) => Uint8Array | undefined, path: string): Action {
+  return row.packed instanceof Uint8Array ? toAction(row, readBody(row, dictionary, path)) : toAction(row);
+}
+
+/** The row with its body in its text columns (see readBody). */
 export function unpackedRow(row: Row, dictionary: (id: number) => Uint8Array | undefined, path: string): Row {
   if (!(row.packed instanceof Uint8Array)) return row;
   const body = readBody(row, dictionary, path);
@@ -185,52 +196,67 @@ export function toRun(row: Row): Run {
   });
 }
 
-export function toAction(row: Row): Action {
+/** The optional text fields of an action and the columns that hold them. */
+const OPTIONAL_TEXT: ReadonlyArray<readonly [keyof Action, string]> = [
+  ["error", "error"],
+  ["heldReason", "held_reason"],
+  ["approvedBy", "approved_by"],
+  ["approvedAt", "approved_at"],
+  ["reason", "reason"],
+  ["spentBy", "spent_by"],
+  ["spentAt", "spent_at"],
+  ["toldRun", "told_run"],
+  ["toldAt", "told_at"],
+  ["claimedBy", "claimed_by"],
+  ["claimedAt", "claimed_at"],
+  ["undoNote", "undo_note"],
+  ["inverseSentAt", "inverse_sent_at"],
+  ["settled", "settled"],
+  ["settledBy", "settled_by"],
+  ["settledAt", "settled_at"],
+  ["settledNote", "settled_note"],
+  ["withdrawnBy", "withdrawn_by"],
+  ["withdrawnAt", "withdrawn_at"],
+  ["task", "task"],
+  ["keptBy", "kept_by"],
+  ["keptAt", "kept_at"],
+  ["keptReason", "kept_reason"],
+  ["decidedRule", "decided_rule"],
+];
+
+/** A row as an action (each absent field left out); `body`: its packed body, read (readBody), which its text columns then lack. */
+export function toAction(row: Row, body?: Body): Action {
+  const text = (column: BodyColumn): Cell => (body ? (body[column] ?? null) : row[column]);
   const action: Action = {
     id: String(row.id),
     runId: String(row.run_id),
     seq: Number(row.seq),
     server: String(row.server),
     tool: String(row.tool),
-    args: JSON.parse(String(row.args)),
+    args: JSON.parse(String(text("args"))),
     class: row.class as ToolClass,
     status: row.status as ActionStatus,
     warnings: parse<string[]>(row.warnings) ?? [],
     ts: String(row.ts),
   };
-  const optional: Partial<Action> = {
-    argsKey: str(row.args_key),
-    snapshot: observation(row.snapshot, row.snapshot_absent),
-    postState: observation(row.post_state, row.post_absent),
-    resultText: str(row.result),
-    inverse: parse<Inverse>(row.inverse),
-    verify: parse<VerifyCall>(row.verify),
-    error: str(row.error),
-    heldReason: str(row.held_reason),
-    approvedBy: str(row.approved_by),
-    approvedAt: str(row.approved_at),
-    reason: str(row.reason),
-    spentBy: str(row.spent_by),
-    spentAt: str(row.spent_at),
-    toldRun: str(row.told_run),
-    toldAt: str(row.told_at),
-    claimedBy: str(row.claimed_by),
-    claimedAt: str(row.claimed_at),
-    undoNote: str(row.undo_note),
-    inverseSentAt: str(row.inverse_sent_at),
-    settled: str(row.settled) as Settled | undefined,
-    settledBy: str(row.settled_by),
-    settledAt: str(row.settled_at),
-    settledNote: str(row.settled_note),
-    withdrawnBy: str(row.withdrawn_by),
-    withdrawnAt: str(row.withdrawn_at),
-    task: str(row.task),
-    keptBy: str(row.kept_by),
-    keptAt: str(row.kept_at),
-    keptReason: str(row.kept_reason),
-    decidedRule: str(row.decided_rule),
-  };
-  return withDefined(action, optional);
+  const argsKey = str(row.args_key);
+  if (argsKey !== undefined) action.argsKey = argsKey;
+  const snapshot = observation(text("snapshot"), row.snapshot_absent);
+  if (snapshot) action.snapshot = snapshot;
+  const postState = observation(text("post_state"), row.post_absent);
+  if (postState) action.postState = postState;
+  const resultText = str(text("result"));
+  if (resultText !== undefined) action.resultText = resultText;
+  const inverse = parse<Inverse>(text("inverse"));
+  if (inverse !== undefined) action.inverse = inverse;
+  const verify = parse<VerifyCall>(text("verify"));
+  if (verify !== undefined) action.verify = verify;
+  const set = action as unknown as Record<string, unknown>;
+  for (const [field, column] of OPTIONAL_TEXT) {
+    const value = row[column];
+    if (value !== null && value !== undefined) set[field] = String(value);
+  }
+  return action;
 }
 
 /** The action just inserted, built from what was written rather than read back: arguments can be MiB. */

@@ -1,7 +1,7 @@
 // The chain's checks (src/journal/chain.ts), pure: entries built as the
 // SQLite journal builds them, then one thing changed at a time.
 import { describe, expect, test } from "bun:test";
-import { actionState, entryHash, genesis, runState, stateDelta, verifyRun, type ChainEntry } from "../../src/journal/chain.ts";
+import { actionState, entryHash, genesis, runState, stateDelta, statesOf, verifyRun, type ChainEntry } from "../../src/journal/chain.ts";
 import type { Action, Run } from "../../src/journal/types.ts";
 
 const RUN: Run = { id: "11111111-0000-4000-8000-000000000001", label: "agent", startedAt: "2026-12-01T00:00:00.000Z", status: "complete" };
@@ -46,22 +46,22 @@ const approved: Action = { ...held, status: "approved", approvedBy: "ann", appro
 
 describe("verifyRun", () => {
   test("rows as their entries say: no break; a state folds the changes (a field gone is null)", () => {
-    expect(verifyRun(RUN.id, RUN, [approved], chainOf([RUN, held, approved]))).toEqual([]);
+    expect(verifyRun(RUN.id, RUN, statesOf([approved]), chainOf([RUN, held, approved]))).toEqual([]);
     expect(stateDelta({ a: 1, b: [1], c: "x" }, { a: 1, b: [2] })).toEqual({ b: [2], c: null });
   });
 
   test("an entry changed, removed, or out of its run: the first is named", () => {
     const entries = chainOf([RUN, held, approved]);
     const changed = entries.map((e) => (e.seq === 2 ? { ...e, state: { ...e.state, tool: "other" } } : e));
-    expect(verifyRun(RUN.id, RUN, [approved], changed)[0]).toEqual({
+    expect(verifyRun(RUN.id, RUN, statesOf([approved]), changed)[0]).toEqual({
       entry: 2,
       what: "entry 2 was changed or inserted (its hash does not follow from its content and the entry before)",
     });
-    expect(verifyRun(RUN.id, RUN, [approved], [entries[0]!, entries[2]!])[0]).toEqual({ entry: 2, what: "entry 2 was removed (the next is 3)" });
+    expect(verifyRun(RUN.id, RUN, statesOf([approved]), [entries[0]!, entries[2]!])[0]).toEqual({ entry: 2, what: "entry 2 was removed (the next is 3)" });
   });
 
   test("a forged approval is named twice: the row moved, and no decision recorded it", () => {
-    expect(verifyRun(RUN.id, RUN, [approved], chainOf([RUN, held]))).toEqual([
+    expect(verifyRun(RUN.id, RUN, statesOf([approved]), chainOf([RUN, held]))).toEqual([
       { action: "#1 crm.send_email (aaaaaaaa)", what: "its row was changed outside Synartesis (approvedAt, approvedBy, status differ from its last entry, 2)" },
       { action: "#1 crm.send_email (aaaaaaaa)", what: "it is approved, but no approve, deny or page decision recorded it" },
     ]);
@@ -69,12 +69,12 @@ describe("verifyRun", () => {
 
   test("rows removed or inserted, the run's row too", () => {
     const entries = chainOf([RUN, held]);
-    expect(verifyRun(RUN.id, undefined, [], entries)).toEqual([
+    expect(verifyRun(RUN.id, undefined, statesOf([]), entries)).toEqual([
       { what: "its row in runs was removed" },
       { entry: 2, action: "#1 crm.send_email (aaaaaaaa)", what: "its row was removed" },
     ]);
     const stranger = { ...held, id: "bbbbbbbb-0000-4000-8000-000000000002", seq: 2 };
-    expect(verifyRun(RUN.id, { ...RUN, label: "renamed" }, [held, stranger], entries)).toEqual([
+    expect(verifyRun(RUN.id, { ...RUN, label: "renamed" }, statesOf([held, stranger]), entries)).toEqual([
       { what: "its row in runs was changed outside Synartesis (label differ from entry 1)" },
       { action: "#2 crm.send_email (bbbbbbbb)", what: "its row has no entry: it was inserted outside Synartesis" },
     ]);

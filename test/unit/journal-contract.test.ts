@@ -13,7 +13,7 @@ import { MIGRATIONS } from "../../src/journal/migrations.ts";
 import { POSTGRES_MIGRATIONS } from "../../src/journal/postgres/migrations.ts";
 import { DICTIONARY_SAMPLES, dictionaryIdOf } from "../../src/journal/packing.ts";
 import type { Action } from "../../src/journal/types.ts";
-import { verifyRun } from "../../src/journal/chain.ts";
+import { statesOf, verifyRun } from "../../src/journal/chain.ts";
 import { tempDir } from "../helpers.ts";
 import { clientFor, describePostgres, firstMigrationOnly, freshDatabase, testPassword, urlFor } from "../fixtures/postgres.ts";
 
@@ -239,7 +239,7 @@ function contract(backend: Backend): void {
     await connections(location, 1, async ([journal]) => {
       for (const run of runs) {
         const entries = await journal!.chainOf(run.id);
-        expect(verifyRun(run.id, await journal!.getRun(run.id), await journal!.actionsOfRun(run.id), entries)).toEqual([]);
+        expect(verifyRun(run.id, await journal!.getRun(run.id), await journal!.actionStatesOf(run.id), entries)).toEqual([]);
         // The run's first state, then for each call its intent and its outcome (in that order), then the run's end.
         const mine = entries.filter((e) => e.action === updated.id);
         if (run.id === updated.runId) expect(mine.map((e) => e.state.status)).toEqual(["pending", "applied"]);
@@ -251,7 +251,7 @@ function contract(backend: Backend): void {
       const breaks = verifyRun(
         updated.runId,
         await journal!.getRun(updated.runId),
-        await journal!.actionsOfRun(updated.runId),
+        await journal!.actionStatesOf(updated.runId),
         await journal!.chainOf(updated.runId),
       );
       expect(breaks.map((b) => b.what)).toEqual([expect.stringMatching(/^its row was changed outside Synartesis \(status differ from its last entry, \d+\)$/)]);
@@ -269,6 +269,42 @@ function contract(backend: Backend): void {
         [late.id, 3],
         [next.id, 4],
       ]);
+    });
+  });
+
+  test("a row's chained state read from its stored bodies, unparsed, is the state of the action read whole: packed or as text, every kind of body", async () => {
+    await withRun(backend, async (journal, runId) => {
+      const big = "x".repeat(3000);
+      const shapes: Array<[Partial<NewAction>, Parameters<Journal["finishAction"]>[1] | undefined]> = [
+        [
+          {
+            args: { id: "c_001", n: 1e21, small: -0, odd: "\u2028 \ud800 \u0000 日本" },
+            snapshot: { absent: false, payload: { plan: "pro", n: [1.5, null] } },
+          },
+          undefined,
+        ],
+        [
+          { snapshot: { absent: true }, argsKey: '{"id":"c_002"}' },
+          { status: "applied", resultText: '{"a":  1}', postState: { absent: true }, warnings: ["w"] },
+        ],
+        [
+          { args: { id: "c_003", body: big }, verify: { server: "crm", tool: "get_customer", args: { id: "c_003" }, absentWhen: ["not found"] } },
+          {
+            status: "applied",
+            resultText: big,
+            inverse: { server: "crm", tool: "update_customer", args: { id: "c_003", notes: big } },
+            postState: { absent: false, payload: { big } },
+          },
+        ],
+        [{ resultText: "" }, { status: "failed", error: "boom" }],
+      ];
+      for (const [fields, outcome] of shapes) {
+        const written = await journal.insertAction(action(runId, fields));
+        if (outcome) await journal.finishAction(written.id, outcome);
+      }
+      const actions = await journal.actionsOfRun(runId);
+      expect(actions).toHaveLength(shapes.length);
+      expect(await journal.actionStatesOf(runId)).toEqual(statesOf(actions));
     });
   });
 

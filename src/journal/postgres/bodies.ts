@@ -4,7 +4,8 @@
 // connection's pending calls kept until they finish.
 import type { SQL } from "bun";
 import { dictionaryIdOf, ToolDictionaries, type Body } from "../packing.ts";
-import { readBody, rebuiltBody, storedBody, toAction, unpackedRow, type PendingBody, type Row, type StoredBody } from "../rows.ts";
+import type { ActionState } from "../chain.ts";
+import { actionOfRow, actionStateOfStoredRow, readBody, rebuiltBody, storedBody, type PendingBody, type Row, type StoredBody } from "../rows.ts";
 import type { Action } from "../types.ts";
 
 /**
@@ -33,7 +34,13 @@ export class PostgresBodies {
   /** Rows as actions. */
   async actions(rows: Row[]): Promise<Action[]> {
     await this.readDictionaries(rows);
-    return rows.map((row) => toAction(this.unpacked(row)));
+    return rows.map((row) => actionOfRow(row, this.dictionary, this.path));
+  }
+
+  /** Rows' states as their chain holds them. */
+  async states(rows: Row[]): Promise<ActionState[]> {
+    await this.readDictionaries(rows);
+    return rows.map((row) => actionStateOfStoredRow(row, this.dictionary, this.path));
   }
 
   /** How `body` is stored: packed against its tool's dictionary (proposed from samples when it has none), or as text. */
@@ -90,10 +97,6 @@ export class PostgresBodies {
   /** The content of dictionary `id`, as readDictionaries() read it. */
   private readonly dictionary = (id: number): Uint8Array | undefined => this.dictionaries.contents.get(id);
 
-  private unpacked(row: Row): Row {
-    return unpackedRow(row, this.dictionary, this.path);
-  }
-
   private async readDictionaries(rows: Row[]): Promise<void> {
     const missing = new Set<number>();
     for (const row of rows) {
@@ -102,7 +105,7 @@ export class PostgresBodies {
       try {
         id = dictionaryIdOf(row.packed);
       } catch {
-        continue; // unpacked() says what is wrong with it
+        continue; // actionOfRow() says what is wrong with it
       }
       if (id !== 0 && !this.dictionaries.contents.has(id)) missing.add(id);
     }

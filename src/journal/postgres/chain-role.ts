@@ -1,5 +1,5 @@
 // The PostgreSQL journal's chain as the Journal offers it: read for verify and export, and a person's override recorded.
-import type { ChainEntry } from "../chain.ts";
+import type { ActionState, ChainEntry } from "../chain.ts";
 import type { ChainRole } from "../journal.ts";
 import type { PostgresStore } from "./store.ts";
 
@@ -9,6 +9,10 @@ export class PostgresChainRole implements ChainRole {
   async chainOf(runId: string): Promise<ChainEntry[]> {
     await this.store.chain.flush(); // every copy committed so far, anyone's, first
     return this.store.chain.entries(runId);
+  }
+
+  async actionStatesOf(runId: string): Promise<ActionState[]> {
+    return this.store.bodies.states(await this.store.sql`SELECT * FROM actions WHERE run_id = ${runId} ORDER BY seq`);
   }
 
   async chainedRuns(): Promise<string[]> {

@@ -98,7 +98,7 @@ export class PostgresChain {
     const entries = entriesForCopies(
       chains,
       runs.map((row) => ({ run: toRun(row), at: String(row.captured_at) })),
-      (await this.bodies.actions(actions)).map((action, i) => ({ action, at: String(actions[i]!.captured_at) })),
+      (await this.bodies.states(actions)).map((state, i) => ({ ...state, runId: String(actions[i]!.run_id), at: String(actions[i]!.captured_at) })),
     );
     await this.insert(tx, entries);
     const touched = new Set(entries.map((entry) => entry.run_id));

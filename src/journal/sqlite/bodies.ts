@@ -3,7 +3,8 @@
 // and the bodies of this connection's pending calls kept until they finish.
 import type { Database } from "bun:sqlite";
 import { ToolDictionaries, type Body, type Dictionary } from "../packing.ts";
-import { readBody, rebuiltBody, storedBody, toAction, unpackedRow, type PendingBody, type Row, type StoredBody } from "../rows.ts";
+import type { ActionState } from "../chain.ts";
+import { actionOfRow, actionStateOfStoredRow, readBody, rebuiltBody, storedBody, type PendingBody, type Row, type StoredBody } from "../rows.ts";
 import type { Action } from "../types.ts";
 
 export class SqliteBodies {
@@ -17,7 +18,12 @@ export class SqliteBodies {
   ) {}
 
   action(row: Row): Action {
-    return toAction(unpackedRow(row, this.dictionaryById, this.path));
+    return actionOfRow(row, this.dictionaryById, this.path);
+  }
+
+  /** A row's state as its chain holds it. */
+  state(row: Row): ActionState {
+    return actionStateOfStoredRow(row, this.dictionaryById, this.path);
   }
 
   /**

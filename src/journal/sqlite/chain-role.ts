@@ -1,7 +1,8 @@
 // The SQLite journal's chain as the Journal offers it: read for verify and export, and a person's override recorded.
-import type { ChainEntry } from "../chain.ts";
+import type { ActionState, ChainEntry } from "../chain.ts";
+import type { Row } from "../rows.ts";
 import type { ChainRole } from "../journal.ts";
-import type { SqliteStore } from "./store.ts";
+import { OF_RUN, type SqliteStore } from "./store.ts";
 
 export class SqliteChainRole implements ChainRole {
   constructor(private readonly store: SqliteStore) {}
@@ -10,6 +11,10 @@ export class SqliteChainRole implements ChainRole {
     this.store.commits.flush(); // its own queued writes, and their entries, first
     this.store.chain.flush();
     return this.store.chain.entries(runId);
+  }
+
+  async actionStatesOf(runId: string): Promise<ActionState[]> {
+    return (this.store.reader.query(`SELECT * FROM actions WHERE ${OF_RUN} ORDER BY seq`).all(runId) as Row[]).map((row) => this.store.bodies.state(row));
   }
 
   async chainedRuns(): Promise<string[]> {

@@ -122,7 +122,7 @@ export class SqliteChain {
     const entries = entriesForCopies(
       chains,
       runs.map((row) => ({ run: toRun(row), at: String(row.captured_at) })),
-      actions.map((row) => ({ action: this.bodies.action(row), at: String(row.captured_at) })),
+      actions.map((row) => ({ ...this.bodies.state(row), runId: String(row.run_id), at: String(row.captured_at) })),
     );
     for (const entry of entries) this.insert(entry);
     const touched = new Set(entries.map((entry) => entry.run_id));
