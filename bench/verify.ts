@@ -6,6 +6,8 @@
 // written without a chain (the migration that starts one). Medians of ROUNDS.
 //
 //   bun bench/verify.ts [--runs 1000] [--actions 100] [--rounds 3]
+//   BASELINE=/path/to/synartesis bun bench/verify.ts   also time that binary's verify, in
+//                                       turn with this build's (on a copy of the journal)
 import { copyFileSync, existsSync, mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -38,14 +40,23 @@ try {
     `journal: ${runs} runs × ${actions} calls written in ${((performance.now() - began) / 1000).toFixed(1)} s, ${(statSync(journal).size / 1e6).toFixed(0)} MB`,
   );
 
-  const times: number[] = [];
-  for (let round = 0; round < rounds; round++) {
-    began = performance.now();
-    const verify = Bun.spawnSync([bin, "verify", "--journal", journal], { stdout: "pipe", stderr: "pipe" });
-    times.push(performance.now() - began);
+  const baseline = process.env.BASELINE;
+  const theirs = join(work, "baseline.db");
+  if (baseline) copyFileSync(journal, theirs);
+  const timed = (binary: string, file: string) => {
+    const start = performance.now();
+    const verify = Bun.spawnSync([binary, "verify", "--journal", file], { stdout: "pipe", stderr: "pipe" });
     if (verify.exitCode !== 0) throw new Error(`verify exited ${verify.exitCode}: ${verify.stderr.toString()}${verify.stdout.toString().slice(-500)}`);
+    return performance.now() - start;
+  };
+  const times: number[] = [];
+  const baselineTimes: number[] = [];
+  for (let round = 0; round < rounds; round++) {
+    times.push(timed(bin, journal));
+    if (baseline) baselineTimes.push(timed(baseline, theirs));
   }
   console.log(`verify, every run (${runs * actions} calls): ${(median(times) / 1000).toFixed(2)} s`);
+  if (baseline) console.log(`  the same, ${baseline} in turn with it: ${(median(baselineTimes) / 1000).toFixed(2)} s`);
 
   // The same journal as an older build left it: no chain; the first open starts one.
   const old = join(work, "old.db");

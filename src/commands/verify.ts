@@ -11,6 +11,7 @@ import { breakText, breaksOf, keptHeads } from "../journal/integrity.ts";
 import type { Journal } from "../journal/journal.ts";
 import { shortId, type Action, type Run } from "../journal/types.ts";
 import { printable } from "../render/style.ts";
+import { startupOver } from "../jit.ts";
 import { selfArgv } from "../self.ts";
 import { exportSeal, type RunExport } from "../journal/run-export.ts";
 import { journalArg, jsonArg, manifestArg, withExistingJournal, writeLines } from "./shared.ts";
@@ -92,11 +93,10 @@ async function verdictsShared(
     mine({ k: 1, n }),
     ...Array.from({ length: n - 1 }, async (_, i) => {
       const k = i + 2;
-      const child = Bun.spawn([...selfArgv(), "verify", "--json", "--part", `${k}/${n}`, "--journal", journal, ...(manifest ? ["--manifest", manifest] : [])], {
-        stdout: "pipe",
-        stderr: "pipe",
-        env: process.env,
-      });
+      const child = Bun.spawn(
+        [...selfArgv(), "verify", "--json", "--part", `${k}/${n}`, "--runs-on-stdin", "--journal", journal, ...(manifest ? ["--manifest", manifest] : [])],
+        { stdin: new Blob([ids.join("\n")]), stdout: "pipe", stderr: "pipe", env: process.env },
+      );
       const [out, err, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
       if (code !== 0 && code !== 1)
         throw new SynartesisError("journal", `verify could not check part ${k} of ${n} of the runs: ${err.trim() || `it exited ${code}`}`);
@@ -150,6 +150,10 @@ export default defineCommand({
     run: { type: "positional", required: false, description: "Run id or any unique prefix of it (default: every run)" },
     file: { type: "string", valueHint: "run.json", description: "Verify a run written by synartesis export instead of a journal" },
     part: { type: "string", valueHint: "K/N", description: "Verify only every Nth run from the Kth (how verify shares a large journal among its processes)" },
+    "runs-on-stdin": {
+      type: "boolean",
+      description: "Verify the runs whose ids are on standard input, one a line, as listed by the verify that shares them (with --part)",
+    },
     ...jsonArg,
     ...journalArg,
     ...manifestArg,
@@ -160,12 +164,14 @@ export default defineCommand({
       return report([verifyFile(args.file)], Boolean(args.json), args.file);
     }
     const part = args.part === undefined ? undefined : parsePart(args.part);
+    // Every row is read, unpacked and hashed: work the JIT pays for (src/jit.ts).
+    startupOver();
     return withExistingJournal(args, async (journal) => {
       const origin = await journal.chainOrigin();
       // Chained first (what every Synartesis wrote so far): the heads kept here then include it.
-      const withChains = await journal.chainedRuns();
+      const withChains = args["runs-on-stdin"] ? [] : await journal.chainedRuns();
       const heads = keptHeads(journal);
-      const ids = await runIds(journal, args.run, withChains, heads);
+      const ids = args["runs-on-stdin"] ? (await Bun.stdin.text()).split("\n").filter(Boolean) : await runIds(journal, args.run, withChains, heads);
       if (!heads && !part && !args.json) {
         writeLines([`No chain heads are kept for this journal on this machine (${anchorsFolder()}): a chain cut short, or rewritten whole, would not show.`]);
       }
