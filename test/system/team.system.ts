@@ -264,6 +264,10 @@ test("kill -9 of a proxy mid-call leaves its call pending; undo from the other f
   expect(state(here)).toEqual(before);
   const after = JSON.parse((await cli(there, ["show", "--json"], url)).stdout);
   expect(after.actions.map((a: { status: string }) => a.status)).toEqual(["applied", "pending"]);
+  // What the killed proxy copied and never chained was chained by another machine's pass: the record holds.
+  const verified = await cli(there, ["verify"], url);
+  expect(verified.stdout).toEndWith("1 runs verified: every record is as Synartesis wrote it.\n");
+  expect(verified.code).toBe(0);
 });
 
 test("an older schema (the first migration only) is upgraded in place by the first command that opens it, its rows intact", async () => {
