@@ -12,20 +12,11 @@ import { join } from "node:path";
 import type { SQL } from "bun";
 import { BODY_COLUMNS } from "../../src/journal/packing.ts";
 import { tempDir } from "../helpers.ts";
-import { agent, cli, crmFolder, json, type Call } from "../fixtures/counting-support.ts";
+import { agent, cli, crmFolder, json } from "../fixtures/counting-support.ts";
+import { CALLS, expectForgeriesNamed, insertedRow } from "../fixtures/forgeries.ts";
 import { clientFor, describePostgres, freshDatabase, readableRows, urlFor } from "../fixtures/postgres.ts";
 
 setDefaultTimeout(60_000);
-
-const EMAIL = { to: "ada@example.com", subject: "Your plan", body: "You are on the free plan." };
-const OTHER = { to: "grace@example.com", subject: "Renewal", body: "See you in March." };
-const CALLS: Call[] = [
-  ["update_customer", { id: "c_001", plan: "free", notes: "downgraded by mistake" }],
-  ["delete_customer", { id: "c_002" }],
-  ["get_customer", { id: "c_003" }],
-  ["send_email", EMAIL],
-  ["send_email", OTHER],
-];
 
 /** The toy CRM's folder, its journal a fresh database; the environment that names it; a forger's connection to it. */
 async function teamFolder(): Promise<{ dir: string; env: Record<string, string>; forger: SQL }> {
@@ -92,32 +83,11 @@ describePostgres("verify on a PostgreSQL journal", () => {
       await forge(forger, 1, (row) => (row.result = String(row.result).replace("free", "pro")));
       await forge(forger, 4, (row) => Object.assign(row, { status: "approved", approved_by: "mallory", approved_at: new Date().toISOString() }));
       await forger`DELETE FROM actions WHERE seq = 3`;
-      await forger.unsafe(
-        `INSERT INTO actions (id, run_id, seq, server, tool, args, class, status, ts) VALUES ('00000000-0000-4000-8000-00000000beef', '${runId}', 9, 'crm', 'send_email', '{}', 'irreversible', 'applied', '2026-01-01T00:00:00.000Z')`,
-      );
+      await forger.unsafe(insertedRow(runId));
 
       const broken = await cli(dir, ["verify"], env);
       expect(broken.code).toBe(1);
-      const lines = broken.stdout.split("\n");
-      expect(lines).toContain(`BROKEN  ${run}  careless-agent`);
-      expect(lines).toContainEqual(
-        expect.stringMatching(
-          new RegExp(
-            `^ {8}#1 crm\\.update_customer \\(${update}\\): its row was changed outside Synartesis \\(resultText differ from its last entry, \\d+\\)$`,
-          ),
-        ),
-      );
-      expect(lines).toContainEqual(
-        expect.stringMatching(
-          new RegExp(
-            `^ {8}#4 crm\\.send_email \\(${email}\\): its row was changed outside Synartesis \\(approvedAt, approvedBy, status differ from its last entry, \\d+\\)$`,
-          ),
-        ),
-      );
-      expect(lines).toContain(`        #4 crm.send_email (${email}): it is approved, but no approve, deny or page decision recorded it`);
-      expect(lines).toContain(`        #9 crm.send_email (00000000): its row has no entry: it was inserted outside Synartesis`);
-      expect(lines).toContain(`        #3 crm.get_customer (${read}): its row was removed`);
-      expect(lines).toContain("1 of 1 runs broken: their record was changed outside Synartesis.");
+      expectForgeriesNamed(broken.stdout, { run, update, read, email });
 
       const undo = await cli(dir, ["undo"], env);
       expect(undo.code).toBe(1);

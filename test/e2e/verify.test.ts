@@ -11,21 +11,12 @@ import { join } from "node:path";
 import { BODY_COLUMNS } from "../../src/journal/packing.ts";
 import { MIGRATIONS } from "../../src/journal/migrations.ts";
 import { ACCOUNT, tempDir } from "../helpers.ts";
-import { agent, cli, crmFolder, json, journalRows, type Call } from "../fixtures/counting-support.ts";
+import { agent, cli, crmFolder, json, journalRows } from "../fixtures/counting-support.ts";
+import { CALLS, expectForgeriesNamed, insertedRow } from "../fixtures/forgeries.ts";
 import { readableRows } from "../fixtures/proxy-kit.ts";
 import { buildReviewJournal } from "../fixtures/review-journal.ts";
 
 setDefaultTimeout(60_000);
-
-const EMAIL = { to: "ada@example.com", subject: "Your plan", body: "You are on the free plan." };
-const OTHER = { to: "grace@example.com", subject: "Renewal", body: "See you in March." };
-const CALLS: Call[] = [
-  ["update_customer", { id: "c_001", plan: "free", notes: "downgraded by mistake" }],
-  ["delete_customer", { id: "c_002" }],
-  ["get_customer", { id: "c_003" }],
-  ["send_email", EMAIL],
-  ["send_email", OTHER],
-];
 
 /** A forger's edit: the row read back as text (packed bodies unpacked), changed, and written on a connection of its own. */
 function forge(dir: string, seq: number, change: (row: Record<string, unknown>) => void): void {
@@ -80,31 +71,12 @@ describe.concurrent("verify", () => {
     forge(dir, 1, (row) => (row.result = String(row.result).replace("free", "pro")));
     forge(dir, 4, (row) => Object.assign(row, { status: "approved", approved_by: "mallory", approved_at: new Date().toISOString() }));
     sql(dir, `DELETE FROM actions WHERE seq = 3`);
-    sql(
-      dir,
-      `INSERT INTO actions (id, run_id, seq, server, tool, args, class, status, ts) VALUES ('00000000-0000-4000-8000-00000000beef', '${runId}', 9, 'crm', 'send_email', '{}', 'irreversible', 'applied', '2026-01-01T00:00:00.000Z')`,
-    );
+    sql(dir, insertedRow(runId));
 
     const broken = await cli(dir, ["verify"]);
     expect(broken.code).toBe(1);
-    const lines = broken.stdout.split("\n");
-    expect(lines[0]).toBe(`BROKEN  ${run}  careless-agent`);
-    expect(lines).toContainEqual(
-      expect.stringMatching(
-        new RegExp(`^ {8}#1 crm\\.update_customer \\(${update}\\): its row was changed outside Synartesis \\(resultText differ from its last entry, \\d+\\)$`),
-      ),
-    );
-    expect(lines).toContainEqual(
-      expect.stringMatching(
-        new RegExp(
-          `^ {8}#4 crm\\.send_email \\(${email}\\): its row was changed outside Synartesis \\(approvedAt, approvedBy, status differ from its last entry, \\d+\\)$`,
-        ),
-      ),
-    );
-    expect(lines).toContain(`        #4 crm.send_email (${email}): it is approved, but no approve, deny or page decision recorded it`);
-    expect(lines).toContain(`        #9 crm.send_email (00000000): its row has no entry: it was inserted outside Synartesis`);
-    expect(lines).toContain(`        #3 crm.get_customer (${read}): its row was removed`);
-    expect(lines).toContain("1 of 1 runs broken: their record was changed outside Synartesis.");
+    expect(broken.stdout).toStartWith(`BROKEN  ${run}  careless-agent\n`);
+    expectForgeriesNamed(broken.stdout, { run, update, read, email });
 
     const undo = await cli(dir, ["undo"]);
     expect(undo.code).toBe(1);
