@@ -23,7 +23,8 @@ export function sameJson(a: unknown, b: unknown): boolean {
 }
 
 /** The SHA-256 of a text, in hex. */
-export const sha256 = (text: string): string => Bun.CryptoHasher.hash("sha256", text, "hex");
+/** (Bun.SHA256's one-shot hash: the same digest as CryptoHasher's, in a third of the time for the chain's short texts.) */
+export const sha256 = (text: string): string => Bun.SHA256.hash(text, "hex") as string;
 
 /** A short stable key for "the same arguments": sha256 of their canonical JSON (server and tool are matched beside it). */
 export function callKey(args: unknown): string {

@@ -49,7 +49,7 @@ const BODIES = ["args", "argsKey", "snapshot", "postState", "resultText", "inver
  * body read back, or exported and read again, gives the same text.
  */
 const bodyHash = (value: unknown) =>
-  Bun.CryptoHasher.hash("sha256", typeof value === "string" ? value : (JSON.stringify(value) ?? ""), "base64url").slice(0, 22);
+  (Bun.SHA256.hash(typeof value === "string" ? value : (JSON.stringify(value) ?? ""), "base64url") as string).slice(0, 22);
 
 const isBody = new Set<string>(BODIES);
 
