@@ -68,14 +68,14 @@ export class PostgresChain {
   /**
    * Chain the copies, a batch a transaction. `wait`: for a pass another
    * process runs, else leave the copies to it (and look again a moment later:
-   * that pass may have begun before they were committed).
+   * that pass may have begun before they were committed). None to be seen:
+   * none committed, or chained already (a pass still running shows them
+   * until it commits).
    */
   private async chainCopies(wait: boolean): Promise<void> {
     for (;;) {
-      if (!wait) {
-        const [{ any }] = await this.sql`SELECT EXISTS (SELECT 1 FROM chain_actions) OR EXISTS (SELECT 1 FROM chain_runs) AS any`;
-        if (!any) return;
-      }
+      const [{ any }] = await this.sql`SELECT EXISTS (SELECT 1 FROM chain_actions) OR EXISTS (SELECT 1 FROM chain_runs) AS any`;
+      if (!any) return;
       const outcome = await this.sql.begin(async (tx) => {
         if (wait) await tx.unsafe(LOCK);
         else if (!(await tx.unsafe(TRY_LOCK))[0].locked) return "busy" as const;
