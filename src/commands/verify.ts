@@ -45,7 +45,7 @@ async function verdictOf(journal: Journal, id: string, since: string | undefined
 async function runIds(journal: Journal, named: string | undefined, withChains: string[], heads: ReturnType<typeof keptHeads>): Promise<string[]> {
   // A run whose rows and chain were removed whole is still named by the head kept of it.
   const chained = [...withChains, ...Object.keys(heads?.runs ?? {})];
-  if (named === undefined) return [...new Set([...(await journal.listRuns()).map((run) => run.id), ...chained])].sort();
+  if (named === undefined) return [...new Set([...(await journal.runIds()), ...chained])].sort();
   try {
     return [(await journal.findRun(named)).id];
   } catch (error) {

@@ -48,8 +48,7 @@ const BODIES = ["args", "argsKey", "snapshot", "postState", "resultText", "inver
  * body undeniable, and short) over its JSON text as the journal keeps it — a
  * body read back, or exported and read again, gives the same text.
  */
-const bodyHash = (value: unknown) =>
-  (Bun.SHA256.hash(typeof value === "string" ? value : (JSON.stringify(value) ?? ""), "base64url") as string).slice(0, 22);
+const bodyHash = (value: unknown) => (Bun.SHA256.hash(typeof value === "string" ? value : (JSON.stringify(value) ?? ""), "base64url") as string).slice(0, 22);
 
 const isBody = new Set<string>(BODIES);
 

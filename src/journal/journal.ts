@@ -184,6 +184,8 @@ export interface RunsRole {
   /** A run by any unique prefix of its id, or the most recent when no prefix is given. */
   findRun(prefix: string | undefined): Promise<Run>;
   listRuns(): Promise<RunSummary[]>;
+  /** Every run's id (what listRuns gives without counting each run's calls). */
+  runIds(): Promise<string[]>;
 }
 
 /** Recording: a call's row from its intent to its outcome, and reading rows back. */

@@ -51,6 +51,18 @@ const ACTION_COLUMNS_0001 = `        id              TEXT PRIMARY KEY,
         ts              TEXT NOT NULL,
 `;
 
+/**
+ * The runs that have entries: one index seek a run (a loose index scan), not
+ * a read of every entry as DISTINCT would be, in either journal's SQL.
+ */
+export const RUNS_WITH_ENTRIES = `
+  WITH RECURSIVE chained(run_id) AS (
+    SELECT MIN(run_id) FROM entries
+    UNION ALL
+    SELECT (SELECT entries.run_id FROM entries WHERE entries.run_id > chained.run_id ORDER BY entries.run_id LIMIT 1) FROM chained WHERE chained.run_id IS NOT NULL
+  )
+  SELECT run_id FROM chained WHERE run_id IS NOT NULL`;
+
 /** The columns of runs a run's chained state holds (last_seq, a counter, is not part of it). */
 export const RUN_STATE_COLUMNS = "label, started_at, ended_at, status, host, pid, manifest, undone_by, undone_at";
 

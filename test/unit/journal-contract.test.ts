@@ -237,6 +237,9 @@ function contract(backend: Backend): void {
       return { runs, updated: inserted[7]! };
     });
     await connections(location, 1, async ([journal]) => {
+      const ids = runs.map((run) => run.id).sort();
+      expect((await journal!.runIds()).sort()).toEqual(ids);
+      expect((await journal!.chainedRuns()).sort()).toEqual(ids);
       for (const run of runs) {
         const entries = await journal!.chainOf(run.id);
         expect(verifyRun(run.id, await journal!.getRun(run.id), await journal!.actionStatesOf(run.id), entries)).toEqual([]);

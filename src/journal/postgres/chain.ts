@@ -20,6 +20,7 @@ import {
   type RunChain,
 } from "../chain-writer.ts";
 import { keepHeads } from "../anchors.ts";
+import { RUNS_WITH_ENTRIES } from "../migrations.ts";
 import { toRun, type Row } from "../rows.ts";
 import type { PostgresBodies } from "./bodies.ts";
 
@@ -157,7 +158,7 @@ export class PostgresChain {
   }
 
   async runIds(): Promise<string[]> {
-    return ((await this.sql`SELECT DISTINCT run_id FROM entries`) as Row[]).map((row) => String(row.run_id));
+    return ((await this.sql.unsafe(RUNS_WITH_ENTRIES)) as Row[]).map((row) => String(row.run_id));
   }
 
   async origin(): Promise<{ migratedAt?: string }> {

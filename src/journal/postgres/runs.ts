@@ -47,6 +47,10 @@ export class PostgresRuns implements RunsRole {
     return onlyMatch(rows, prefix, "run", toRun);
   }
 
+  async runIds(): Promise<string[]> {
+    return ((await this.store.sql`SELECT id FROM runs`) as Row[]).map((row) => String(row.id));
+  }
+
   async listRuns(): Promise<RunSummary[]> {
     const rows: Row[] = await this.store.sql`
       SELECT runs.*,

@@ -20,7 +20,7 @@ import {
   type NewEntry,
   type RunChain,
 } from "../chain-writer.ts";
-import { RUN_STATE_COLUMNS } from "../migrations.ts";
+import { RUN_STATE_COLUMNS, RUNS_WITH_ENTRIES } from "../migrations.ts";
 import { toRun, type Row } from "../rows.ts";
 import { keepHeads, type Head } from "../anchors.ts";
 import type { SqliteBodies } from "./bodies.ts";
@@ -175,6 +175,6 @@ export class SqliteChain {
   }
 
   runIds(): string[] {
-    return (this.db.query("SELECT DISTINCT run_id FROM entries").all() as Row[]).map((row) => String(row.run_id));
+    return (this.db.query(RUNS_WITH_ENTRIES).all() as Row[]).map((row) => String(row.run_id));
   }
 }

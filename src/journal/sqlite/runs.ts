@@ -48,6 +48,10 @@ export class SqliteRuns implements RunsRole {
     return onlyMatch(rows, prefix, "run", toRun);
   }
 
+  async runIds(): Promise<string[]> {
+    return (this.store.reader.query("SELECT id FROM runs").all() as Row[]).map((row) => String(row.id));
+  }
+
   async listRuns(): Promise<RunSummary[]> {
     const rows = this.store.reader
       .query(
