@@ -213,7 +213,12 @@ export function verifyRun(runId: string, run: Run | undefined, actions: ActionSt
     if (moved.length) breaks.push({ what: `its row in runs was changed outside Synartesis (${moved.join(", ")} differ from entry ${lastRun.seq})` });
   }
   const byAction = new Map<string, ChainEntry[]>();
-  for (const entry of entries) if (entry.kind === "action" && entry.action) byAction.set(entry.action, [...(byAction.get(entry.action) ?? []), entry]);
+  for (const entry of entries) {
+    if (entry.kind !== "action" || !entry.action) continue;
+    const history = byAction.get(entry.action);
+    if (history) history.push(entry);
+    else byAction.set(entry.action, [entry]);
+  }
   for (const action of actions) {
     const history = byAction.get(action.id);
     if (!history) breaks.push({ action: label(action.state, action.id), what: "its row has no entry: it was inserted outside Synartesis" });
