@@ -11,6 +11,34 @@ import type { Run } from "./types.ts";
 /** How long after a write its entry is appended (writes meanwhile share one pass). */
 export const CHAIN_DELAY_MS = 200;
 
+/** The moment a journal's pass runs: CHAIN_DELAY_MS after it is first asked for, once for every ask meanwhile, never after close. */
+export class ChainMoment {
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private closed = false;
+
+  constructor(private readonly pass: () => void) {}
+
+  ask(): void {
+    if (this.timer || this.closed) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.pass();
+    }, CHAIN_DELAY_MS);
+    this.timer.unref?.();
+  }
+
+  /** The pass is run now, by the caller: the moment set is not needed. */
+  cancel(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  close(): void {
+    this.closed = true;
+    this.cancel();
+  }
+}
+
 /** A run's chain as far as a process knows it: its head, and the states its entries build. */
 export interface RunChain {
   id: string;

@@ -10,7 +10,7 @@ import type { SQL } from "bun";
 import type { ChainEntry, EntryKind } from "../chain.ts";
 import {
   appendEntry,
-  CHAIN_DELAY_MS,
+  ChainMoment,
   chainFromEntries,
   entriesForCopies,
   entryOfRow,
@@ -30,8 +30,11 @@ const LOCK = "SELECT pg_advisory_xact_lock(hashtext('synartesis: chain'))";
 const TRY_LOCK = "SELECT pg_try_advisory_xact_lock(hashtext('synartesis: chain')) AS locked";
 
 export class PostgresChain {
-  private timer: ReturnType<typeof setTimeout> | undefined;
-  private closed = false;
+  private readonly moment = new ChainMoment(() => {
+    this.chainCopies(false).catch(() => {
+      // Unreachable or busy now: the copies stay, for the next pass (anyone's).
+    });
+  });
   private readonly known = new KnownChains();
 
   /** `journal` names the database as the heads kept elsewhere name it (anchors.ts). */
@@ -43,27 +46,19 @@ export class PostgresChain {
 
   /** After a call of the journal's: chain what it copied a moment later (the moment finds out whether there is anything). */
   written(): void {
-    if (this.timer || this.closed) return;
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      this.chainCopies(false).catch(() => {
-        // Unreachable or busy now: the copies stay, for the next pass (anyone's).
-      });
-    }, CHAIN_DELAY_MS);
-    this.timer.unref?.();
+    this.moment.ask();
   }
 
   /** Chain every copy committed so far now (after another process's pass, if one is running): before the chain is read. */
   async flush(): Promise<void> {
-    clearTimeout(this.timer);
-    this.timer = undefined;
+    this.moment.cancel();
     await this.chainCopies(true);
   }
 
   /** The journal closes: chain what is left (if it can), and set no moment after. */
   async close(): Promise<void> {
-    this.closed = true;
-    await this.flush().catch(() => {});
+    this.moment.close();
+    await this.chainCopies(true).catch(() => {});
   }
 
   /**

@@ -11,7 +11,7 @@ import type { Database } from "bun:sqlite";
 import type { ChainEntry, EntryKind } from "../chain.ts";
 import {
   appendEntry,
-  CHAIN_DELAY_MS,
+  ChainMoment,
   chainFromEntries,
   entriesForCopies,
   entryOfRow,
@@ -28,9 +28,7 @@ import type { SqliteBodies } from "./bodies.ts";
 const NOW = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')";
 
 export class SqliteChain {
-  private timer: ReturnType<typeof setTimeout> | undefined;
-  /** The journal is closing or closed: no moment is set any more. */
-  private closed = false;
+  private readonly moment = new ChainMoment(() => this.flush());
   private readonly known = new KnownChains();
 
   /** `commit` runs work in a write transaction of the journal's (store.write); `journal` is the file, whose heads are also kept elsewhere (anchors.ts). */
@@ -82,9 +80,7 @@ export class SqliteChain {
    * the moment finds out whether there is anything to chain.
    */
   written(): void {
-    if (this.timer || this.closed) return;
-    this.timer = setTimeout(() => this.flush(), CHAIN_DELAY_MS);
-    this.timer.unref?.();
+    this.moment.ask();
   }
 
   /**
@@ -93,8 +89,7 @@ export class SqliteChain {
    * them for the next Synartesis that can.
    */
   flush(): void {
-    clearTimeout(this.timer);
-    this.timer = undefined;
+    this.moment.cancel();
     try {
       if (this.db.query("SELECT 1 FROM main.chain_actions UNION ALL SELECT 1 FROM main.chain_runs LIMIT 1").get()) this.chainAndAnchor();
     } catch {
@@ -105,9 +100,7 @@ export class SqliteChain {
   /** The journal closes: chain what is left, and set no moment after. */
   close(): void {
     this.flush();
-    this.closed = true;
-    clearTimeout(this.timer);
-    this.timer = undefined;
+    this.moment.close();
   }
 
   /** Inside a write transaction: an entry for each copy whose state moved; the chains it added to. */
