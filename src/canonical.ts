@@ -22,8 +22,7 @@ export function sameJson(a: unknown, b: unknown): boolean {
   return canonicalJson(a) === canonicalJson(b);
 }
 
-/** The SHA-256 of a text, in hex. */
-/** (Bun.SHA256's one-shot hash: the same digest as CryptoHasher's, in a third of the time for the chain's short texts.) */
+/** The SHA-256 of a text, in hex (Bun.SHA256's one-shot hash: CryptoHasher's digest in a third of the time for short texts). */
 export const sha256 = (text: string): string => Bun.SHA256.hash(text, "hex") as string;
 
 /** A short stable key for "the same arguments": sha256 of their canonical JSON (server and tool are matched beside it). */

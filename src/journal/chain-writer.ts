@@ -6,7 +6,7 @@
 import { canonicalJson } from "../canonical.ts";
 import { entryHash, genesis, runState, stateDelta, withDelta, type ActionState, type ChainEntry, type EntryKind } from "./chain.ts";
 import type { Head } from "./anchors.ts";
-import type { Run } from "./types.ts";
+import { toRun, type Row } from "./rows.ts";
 
 /** How long after a write its entry is appended (writes meanwhile share one pass). */
 export const CHAIN_DELAY_MS = 200;
@@ -80,32 +80,43 @@ export function appendEntry(chain: RunChain, entry: { kind: EntryKind; action?: 
   return { run_id: chain.id, seq: content.seq, kind: entry.kind, action_id: entry.action ?? null, state, at: entry.at, hash };
 }
 
+/** The runs that copies of rows belong to (a run row's own id, an action row's run). */
+export const runsOfCopies = (copies: { runs: Row[]; actions: Row[] }): string[] => [
+  ...new Set([...copies.runs.map((row) => String(row.id)), ...copies.actions.map((row) => String(row.run_id))]),
+];
+
 /**
  * The entries for copies of rows, in the order they were written (runs
  * first: a run's entry comes before its actions'), each holding what changed
  * since its row's previous entry; a copy that changed nothing makes none.
- * `chains` has the chain of every run the copies name; their heads move.
+ * `chains` has the chain of every run the copies name (runsOfCopies); their
+ * heads move. `states` are the action copies' states (actionStateOfStoredRow),
+ * in their order. Also the heads of the chains it added to, to keep once
+ * committed (anchors.ts).
  */
 export function entriesForCopies(
   chains: Map<string, RunChain>,
-  runs: Array<{ run: Run; at: string }>,
-  actions: Array<ActionState & { runId: string; at: string }>,
-): NewEntry[] {
+  copies: { runs: Row[]; actions: Row[] },
+  states: ActionState[],
+): { entries: NewEntry[]; heads: Map<string, Head> } {
   const entries: NewEntry[] = [];
-  for (const { run, at } of runs) {
+  for (const row of copies.runs) {
+    const run = toRun(row);
     const chain = chains.get(run.id)!;
     const state = runState(run);
     const delta = stateDelta(chain.run, state);
-    if (Object.keys(delta).length) entries.push(appendEntry(chain, { kind: "run", state: delta, at }));
+    if (Object.keys(delta).length) entries.push(appendEntry(chain, { kind: "run", state: delta, at: String(row.captured_at) }));
     chain.run = state;
   }
-  for (const { id, runId, state, at } of actions) {
-    const chain = chains.get(runId)!;
+  for (const [i, row] of copies.actions.entries()) {
+    const { id, state } = states[i]!;
+    const chain = chains.get(String(row.run_id))!;
     const delta = stateDelta(chain.actions.get(id) ?? {}, state);
-    if (Object.keys(delta).length) entries.push(appendEntry(chain, { kind: "action", action: id, state: delta, at }));
+    if (Object.keys(delta).length) entries.push(appendEntry(chain, { kind: "action", action: id, state: delta, at: String(row.captured_at) }));
     chain.actions.set(id, state);
   }
-  return entries;
+  const touched = new Set(entries.map((entry) => entry.run_id));
+  return { entries, heads: headsOf([...chains.values()].filter((chain) => touched.has(chain.id))) };
 }
 
 export const headsOf = (chains: Iterable<RunChain>) => new Map([...chains].map((chain) => [chain.id, { seq: chain.seq, hash: chain.hash }]));

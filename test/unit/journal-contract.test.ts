@@ -525,73 +525,32 @@ function contract(backend: Backend): void {
   test("an approval is spent exactly once, whichever of many connections races for it; given back, it can be spent again", async () => {
     const location = await backend.fresh();
     await connections(location, 5, async (journals) => {
+      /** The held email's approval spent by `spender` on `journal`, under rule-a, approved since T0 (unless said). */
+      const spend = (journal: Journal, spender: string, { since = T0, rule = "rule-a" }: { since?: string; rule?: string } = {}) =>
+        journal.spendApproval({
+          call: { server: "crm", tool: "send_email", argsKey: '{"to":"ada@example.com"}' },
+          approvedSince: since,
+          spender,
+          now: T1,
+          rule,
+        });
       const run = await journals[0]!.startRun({ id: crypto.randomUUID(), label: "agent", startedAt: T0 });
       const request = await journals[0]!.insertAction(held(run.id));
       await journals[1]!.decide(request.id, { status: "approved", by: "ann", at: T1, rule: "rule-a" });
       const spenders = journals.map(() => crypto.randomUUID());
-      const spent = await Promise.all(
-        journals.map((j, i) =>
-          j.spendApproval({
-            call: { server: "crm", tool: "send_email", argsKey: '{"to":"ada@example.com"}' },
-            approvedSince: T0,
-            spender: spenders[i]!,
-            now: T1,
-            rule: "rule-a",
-          }),
-        ),
-      );
+      const spent = await Promise.all(journals.map((j, i) => spend(j, spenders[i]!)));
       const winners = spent.filter((a): a is Action => a !== undefined);
       expect(winners).toHaveLength(1);
       expect(winners[0]).toMatchObject({ id: request.id, spentBy: spenders[spent.indexOf(winners[0])], spentAt: T1 });
       // Not spendable again; an expired one never; given back by its spender only.
-      expect(
-        await journals[2]!.spendApproval({
-          call: { server: "crm", tool: "send_email", argsKey: '{"to":"ada@example.com"}' },
-          approvedSince: T0,
-          spender: "late",
-          now: T1,
-          rule: "rule-a",
-        }),
-      ).toBeUndefined();
+      expect(await spend(journals[2]!, "late")).toBeUndefined();
       await journals[3]!.returnApproval(request.id, "not-the-spender");
-      expect(
-        await journals[3]!.spendApproval({
-          call: { server: "crm", tool: "send_email", argsKey: '{"to":"ada@example.com"}' },
-          approvedSince: T0,
-          spender: "late",
-          now: T1,
-          rule: "rule-a",
-        }),
-      ).toBeUndefined();
+      expect(await spend(journals[3]!, "late")).toBeUndefined();
       await journals[3]!.returnApproval(request.id, winners[0]!.spentBy!);
       // Given under one rule, it is not spent by a call whose rule is another now (the policy changed since).
-      expect(
-        await journals[4]!.spendApproval({
-          call: { server: "crm", tool: "send_email", argsKey: '{"to":"ada@example.com"}' },
-          approvedSince: T0,
-          spender: "late",
-          now: T1,
-          rule: "rule-b",
-        }),
-      ).toBeUndefined();
-      expect(
-        await journals[4]!.spendApproval({
-          call: { server: "crm", tool: "send_email", argsKey: '{"to":"ada@example.com"}' },
-          approvedSince: "2026-11-29T11:30:00.000Z",
-          spender: "late",
-          now: T1,
-          rule: "rule-a",
-        }),
-      ).toBeUndefined();
-      expect(
-        await journals[4]!.spendApproval({
-          call: { server: "crm", tool: "send_email", argsKey: '{"to":"ada@example.com"}' },
-          approvedSince: T0,
-          spender: "again",
-          now: T1,
-          rule: "rule-a",
-        }),
-      ).toMatchObject({ spentBy: "again" });
+      expect(await spend(journals[4]!, "late", { rule: "rule-b" })).toBeUndefined();
+      expect(await spend(journals[4]!, "late", { since: "2026-11-29T11:30:00.000Z" })).toBeUndefined();
+      expect(await spend(journals[4]!, "again")).toMatchObject({ spentBy: "again" });
     });
   });
 

@@ -16,12 +16,13 @@ import {
   entryOfRow,
   headsOf,
   KnownChains,
+  runsOfCopies,
   type NewEntry,
   type RunChain,
 } from "../chain-writer.ts";
-import { keepHeads } from "../anchors.ts";
+import { keepHeads, type Head } from "../anchors.ts";
 import { RUNS_WITH_ENTRIES } from "../migrations.ts";
-import { toRun, type Row } from "../rows.ts";
+import type { Row } from "../rows.ts";
 import type { PostgresBodies } from "./bodies.ts";
 
 /** How many copies of each table one transaction of a pass chains (a migrated journal's first pass has every row). */
@@ -78,30 +79,23 @@ export class PostgresChain {
         return this.chainBatch(tx);
       });
       if (outcome === "busy") return this.written();
-      keepHeads(this.journal, headsOf(outcome.touched.values()));
+      keepHeads(this.journal, outcome.heads);
       if (!outcome.more) return;
     }
   }
 
-  /** In a transaction holding the lock: one batch of copies chained; the chains it added to, and whether copies are left. */
-  private async chainBatch(tx: SQL): Promise<{ touched: Map<string, RunChain>; more: boolean }> {
-    const taken = (table: string): Promise<Row[]> =>
-      tx.unsafe(`DELETE FROM ${table} WHERE copy IN (SELECT copy FROM ${table} ORDER BY copy LIMIT ${COPIES_AT_ONCE}) RETURNING *`);
-    const inOrder = (rows: Row[]) => rows.sort((a, b) => Number(a.copy) - Number(b.copy));
-    const runs = inOrder(await taken("chain_runs"));
-    const actions = inOrder(await taken("chain_actions"));
-    const chains = await this.chainsOf(tx, [...new Set([...runs.map((row) => String(row.id)), ...actions.map((row) => String(row.run_id))])]);
-    const entries = entriesForCopies(
-      chains,
-      runs.map((row) => ({ run: toRun(row), at: String(row.captured_at) })),
-      (await this.bodies.states(actions)).map((state, i) => ({ ...state, runId: String(actions[i]!.run_id), at: String(actions[i]!.captured_at) })),
-    );
+  /** In a transaction holding the lock: one batch of copies chained; the heads of the chains it added to, and whether copies are left. */
+  private async chainBatch(tx: SQL): Promise<{ heads: Map<string, Head>; more: boolean }> {
+    // (RETURNING gives no order: the copies are put back in theirs.)
+    const taken = async (table: string): Promise<Row[]> =>
+      ((await tx.unsafe(`DELETE FROM ${table} WHERE copy IN (SELECT copy FROM ${table} ORDER BY copy LIMIT ${COPIES_AT_ONCE}) RETURNING *`)) as Row[]).sort(
+        (a, b) => Number(a.copy) - Number(b.copy),
+      );
+    const copies = { runs: await taken("chain_runs"), actions: await taken("chain_actions") };
+    const chains = await this.chainsOf(tx, runsOfCopies(copies));
+    const { entries, heads } = entriesForCopies(chains, copies, await this.bodies.states(copies.actions));
     await this.insert(tx, entries);
-    const touched = new Set(entries.map((entry) => entry.run_id));
-    return {
-      touched: new Map([...chains].filter(([id]) => touched.has(id))),
-      more: runs.length === COPIES_AT_ONCE || actions.length === COPIES_AT_ONCE,
-    };
+    return { heads, more: copies.runs.length === COPIES_AT_ONCE || copies.actions.length === COPIES_AT_ONCE };
   }
 
   /** What the chains of these runs say now (in a transaction holding the lock: nobody else adds to them meanwhile). */

@@ -17,11 +17,12 @@ import {
   entryOfRow,
   headsOf,
   KnownChains,
+  runsOfCopies,
   type NewEntry,
   type RunChain,
 } from "../chain-writer.ts";
 import { RUN_STATE_COLUMNS, RUNS_WITH_ENTRIES } from "../migrations.ts";
-import { toRun, type Row } from "../rows.ts";
+import type { Row } from "../rows.ts";
 import { keepHeads, type Head } from "../anchors.ts";
 import type { SqliteBodies } from "./bodies.ts";
 
@@ -41,8 +42,10 @@ export class SqliteChain {
 
   /** Chain the copies, then keep the heads of the runs it added to (after the commit: a head kept is one that exists). */
   private chainAndAnchor(): void {
-    const touched = this.commit(() => this.chainCopies());
-    keepHeads(this.journal, headsOf(touched.values()));
+    keepHeads(
+      this.journal,
+      this.commit(() => this.chainCopies()),
+    );
   }
 
   /**
@@ -103,23 +106,21 @@ export class SqliteChain {
     this.moment.close();
   }
 
-  /** Inside a write transaction: an entry for each copy whose state moved; the chains it added to. */
-  private chainCopies(): Map<string, RunChain> {
-    const runs = this.db.query("SELECT * FROM main.chain_runs ORDER BY rowid").all() as Row[];
-    const actions = this.db.query("SELECT * FROM main.chain_actions ORDER BY rowid").all() as Row[];
+  /** Inside a write transaction: an entry for each copy whose state moved; the heads of the chains it added to. */
+  private chainCopies(): Map<string, Head> {
+    const copies = {
+      runs: this.db.query("SELECT * FROM main.chain_runs ORDER BY rowid").all() as Row[],
+      actions: this.db.query("SELECT * FROM main.chain_actions ORDER BY rowid").all() as Row[],
+    };
     this.db.run("DELETE FROM main.chain_runs; DELETE FROM main.chain_actions");
-    const chains = new Map<string, RunChain>();
-    for (const runId of new Set([...runs.map((row) => String(row.id)), ...actions.map((row) => String(row.run_id))])) {
-      chains.set(runId, this.chainOfRun(runId));
-    }
-    const entries = entriesForCopies(
+    const chains = new Map(runsOfCopies(copies).map((runId) => [runId, this.chainOfRun(runId)]));
+    const { entries, heads } = entriesForCopies(
       chains,
-      runs.map((row) => ({ run: toRun(row), at: String(row.captured_at) })),
-      actions.map((row) => ({ ...this.bodies.state(row), runId: String(row.run_id), at: String(row.captured_at) })),
+      copies,
+      copies.actions.map((row) => this.bodies.state(row)),
     );
     for (const entry of entries) this.insert(entry);
-    const touched = new Set(entries.map((entry) => entry.run_id));
-    return new Map([...chains].filter(([id]) => touched.has(id)));
+    return heads;
   }
 
   /** What a run's chain says now (inside a write transaction: nobody else can add to it meanwhile). */
@@ -144,11 +145,10 @@ export class SqliteChain {
 
   /** Add an entry of its own to a run's chain (a person's override), after every copy: in a write transaction; `keep` the heads once it is committed. */
   append(runId: string, entry: { kind: EntryKind; state: Record<string, unknown>; at: string }): Map<string, Head> {
-    const touched = this.chainCopies();
-    const chain = touched.get(runId) ?? this.chainOfRun(runId);
+    const heads = this.chainCopies();
+    const chain = this.chainOfRun(runId);
     this.insert(appendEntry(chain, entry));
-    touched.set(runId, chain);
-    return headsOf(touched.values());
+    return new Map([...heads, ...headsOf([chain])]);
   }
 
   keep(heads: Map<string, Head>): void {
