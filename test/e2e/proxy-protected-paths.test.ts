@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { parseDocument } from "yaml";
 import { BIN, connect, ROOT, run, tempDir } from "../helpers.ts";
 import { FILESYSTEM, journalRows } from "../fixtures/proxy-kit.ts";
+import { describePostgres, freshDatabase, urlFor } from "../fixtures/postgres.ts";
 
 // Each file sets its own: the preload's default reaches only the first file bun runs.
 setDefaultTimeout(60_000);
@@ -76,3 +77,23 @@ test("calls naming Synartesis's own files are held whatever their class, with th
   const rows = journalRows(journal);
   expect(rows.filter((r) => r.status === "applied").map((r) => r.tool)).toEqual(["write_file", "read_text_file"]);
 }, 60_000);
+
+describePostgres("on a PostgreSQL journal", () => {
+  test("a call naming the folder where this machine keeps the database's chain heads is held", async () => {
+    const dir = tempDir("syn-protected-pg-");
+    const state = join(dir, "state");
+    const doc = parseDocument(readFileSync(join(ROOT, "manifests", "filesystem.yaml"), "utf8"));
+    doc.setIn(["servers", "filesystem", "args"], [FILESYSTEM, dir, state]);
+    writeFileSync(join(dir, "synartesis.yaml"), doc.toString());
+    const heads = join(state, "synartesis", "anchors", "heads.json");
+    await using agent = await connect(BIN, ["proxy", "--log-level", "warn"], {
+      cwd: dir,
+      env: { XDG_STATE_HOME: state, SYNARTESIS_JOURNAL: urlFor(await freshDatabase()) },
+    });
+    const result = await agent.client.callTool({ name: "write_file", arguments: { path: heads, content: "{}" } });
+    expect([result.isError, text(result).split("\n")[0]]).toEqual([
+      true,
+      `HELD FOR APPROVAL — Synartesis did not run this call. Reason: filesystem.write_file names the folder where Synartesis keeps its journals' chain heads, ${heads}; such a call is held whatever its class, so that an agent cannot change its own policy or record unattended.`,
+    ]);
+  });
+});

@@ -12,7 +12,12 @@ function setup() {
   writeFileSync(join(work, "synartesis.db"), "");
   const credentials = join(dir, "state", "synartesis", "credentials");
   mkdirSync(credentials, { recursive: true });
-  const guard = new ProtectedPaths({ manifest: join(work, "synartesis.yaml"), journal: join(work, "synartesis.db"), credentials });
+  const guard = new ProtectedPaths({
+    manifest: join(work, "synartesis.yaml"),
+    journal: join(work, "synartesis.db"),
+    credentials,
+    anchors: join(dir, "state", "synartesis", "anchors"),
+  });
   return { dir, work, credentials, guard };
 }
 

@@ -44,7 +44,7 @@ export class ProtectedPaths {
   private lookup: Lookup | undefined;
 
   /** `journal`: the journal's file (none when the journal is a database). */
-  constructor(options: { manifest: string; journal?: string; credentials: string; anchors?: string }) {
+  constructor(options: { manifest: string; journal?: string; credentials: string; anchors: string }) {
     const journal: Array<[string, string, boolean]> = options.journal
       ? [
           [options.journal, "Synartesis's journal (its record)", false],
@@ -56,7 +56,7 @@ export class ProtectedPaths {
       [options.manifest, "Synartesis's manifest (its policy)", false],
       ...journal,
       [options.credentials, "Synartesis's credentials folder", true],
-      ...(options.anchors ? [[options.anchors, "the folder where Synartesis keeps its journals' chain heads", true] as [string, string, boolean]] : []),
+      [options.anchors, "the folder where Synartesis keeps its journals' chain heads", true],
     ];
     this.guarded = entries.map(([path, what, folder]) => ({
       paths: [...new Set([resolve(path), resolvedAsFarAsPossible(resolve(path))])],

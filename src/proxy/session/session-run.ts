@@ -51,7 +51,8 @@ export function recordingOptions(options: { pool: ServerPool; journal: Journal; 
       manifest: pool.manifest.path,
       ...(isDatabaseUrl(journal.path) ? {} : { journal: journal.path }),
       credentials: credentialsFolder(process.env),
-      ...(isDatabaseUrl(journal.path) ? {} : { anchors: anchorsFolder(process.env) }),
+      // A database's chain heads are kept here too (integrity.ts).
+      anchors: anchorsFolder(process.env),
     }),
   };
 }
