@@ -138,4 +138,30 @@ describe("a read's row, packed off the path of its answer", () => {
     expect((await again.getAction("read-1"))?.resultText).toBe(resultText);
     await again.close();
   });
+
+  test("packing it copies nothing for the chain (what the row says is the same), and its run still verifies", async () => {
+    const { Database } = await import("bun:sqlite");
+    const { mkdtempSync } = await import("node:fs");
+    const { tmpdir } = await import("node:os");
+    const { join } = await import("node:path");
+    const { openSqliteJournal } = await import("../../src/journal/sqlite/journal.ts");
+    const { verifyRun } = await import("../../src/journal/chain.ts");
+    const path = join(mkdtempSync(join(tmpdir(), "syn-packing-")), "journal.db");
+    const journal = openSqliteJournal(path, { create: true });
+    // Every copy the journal takes for its chain, as it is taken (a trigger of the file's: it sees every connection's).
+    const spy = new Database(path);
+    spy.run(`CREATE TABLE copies_seen (id TEXT, packed INTEGER);
+             CREATE TRIGGER copy_seen AFTER INSERT ON chain_actions BEGIN INSERT INTO copies_seen VALUES (NEW.id, NEW.packed IS NOT NULL); END`);
+    await journal.startRun({ id: "run-1", label: "agent", startedAt: "2026-12-02T00:00:00.000Z" });
+    const resultText = JSON.stringify({ content: [{ type: "text", text: "a customer record ".repeat(20) }] });
+    const base = { runId: "run-1", server: "crm", tool: "get_customer", args: { id: "c_001" }, class: "readonly" as const, status: "applied" as const };
+    for (const n of [1, 2, 3, 4, 5, 6]) await journal.insertAction({ ...base, id: `read-${n}`, ts: `2026-12-02T00:00:0${n}.000Z`, resultText });
+    await journal.close();
+    expect(spy.query("SELECT count(*) AS n FROM actions WHERE packed IS NOT NULL").get()).toEqual({ n: 6 });
+    expect(spy.query("SELECT id, packed FROM copies_seen ORDER BY id").all()).toEqual([1, 2, 3, 4, 5, 6].map((n) => ({ id: `read-${n}`, packed: 0 })));
+    spy.close();
+    const again = openSqliteJournal(path, { create: false });
+    expect(verifyRun("run-1", await again.getRun("run-1"), await again.actionStatesOf("run-1"), await again.chainOf("run-1"))).toEqual([]);
+    await again.close();
+  });
 });

@@ -66,15 +66,32 @@ export class SqliteChain {
   /** This connection's triggers (made again on each open: TEMP objects last as long as the connection). */
   install(): void {
     this.db.run(`
+      CREATE TEMP TABLE IF NOT EXISTS chain_unchanged (since TEXT);
       CREATE TEMP TRIGGER IF NOT EXISTS chain_action_inserted AFTER INSERT ON main.actions
         BEGIN INSERT INTO main.chain_actions SELECT ${NOW}, * FROM main.actions WHERE rowid = NEW.rowid; END;
       CREATE TEMP TRIGGER IF NOT EXISTS chain_action_updated AFTER UPDATE ON main.actions
+        WHEN NOT EXISTS (SELECT 1 FROM temp.chain_unchanged)
         BEGIN INSERT INTO main.chain_actions SELECT ${NOW}, * FROM main.actions WHERE rowid = NEW.rowid; END;
       CREATE TEMP TRIGGER IF NOT EXISTS chain_run_inserted AFTER INSERT ON main.runs
         BEGIN INSERT INTO main.chain_runs SELECT ${NOW}, * FROM main.runs WHERE rowid = NEW.rowid; END;
       CREATE TEMP TRIGGER IF NOT EXISTS chain_run_updated AFTER UPDATE OF ${RUN_STATE_COLUMNS} ON main.runs
         BEGIN INSERT INTO main.chain_runs SELECT ${NOW}, * FROM main.runs WHERE rowid = NEW.rowid; END;
     `);
+  }
+
+  /**
+   * Run `work`, inside a write transaction, without copying the action rows it
+   * changes: it changes how rows are stored, not what they say (bodies
+   * packed), so their copies would make no entry and only cost the pass an
+   * unpacking each. Should it change what one says, verify names that row.
+   */
+  unchanged<T>(work: () => T): T {
+    this.db.run(`INSERT INTO temp.chain_unchanged VALUES (${NOW})`);
+    try {
+      return work();
+    } finally {
+      this.db.run("DELETE FROM temp.chain_unchanged");
+    }
   }
 
   /**
