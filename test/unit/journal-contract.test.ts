@@ -741,6 +741,9 @@ describe("journal contract: SQLite file", () => {
         expect((await other.getAction(first.id))!.status).toBe("applied");
         expect(await orphan).toBeInstanceOf(Error);
         expect((await other.actionsOfRun(runId)).map((a) => a.seq)).toEqual([1, 2]);
+        // One grouped alone in its transaction fails alone too: the journal goes on.
+        expect(await journal.insertAction(action("no-such-run"), { group: "soon" }).catch((error) => error)).toBeInstanceOf(Error);
+        expect((await journal.insertAction(action(runId), { group: "soon" })).seq).toBe(3);
         // Its own reads see a grouped write at once.
         void journal.finishAction(second.id, { status: "failed", error: "no" }, { group: "with-next" });
         expect(await journal.getAction(second.id)).toMatchObject({ status: "failed", error: "no" });

@@ -84,7 +84,8 @@ export class CommitQueue {
     let outcomes: Outcome[] = [];
     try {
       this.inTransaction.immediate(() => {
-        outcomes = batch.map((queued) => this.attempt(queued));
+        // One write alone needs no savepoint: should it fail, the transaction does, and fails only it.
+        outcomes = batch.length === 1 ? [{ ok: true, value: batch[0]!.write() }] : batch.map((queued) => this.attempt(queued));
         this.beforeCommit();
       });
     } catch (error) {
