@@ -9,7 +9,7 @@
 // of its own, and against a dictionary it packs ~15 % smaller than a zstd
 // frame (measured on the toy CRM's records: 86 bytes against 99). A larger one
 // is zstd, which is faster and not limited to deflate's 32 KiB window.
-import { constants, deflateRawSync, inflateRawSync, zstdCompressSync, zstdDecompressSync } from "node:zlib";
+import { constants, createInflateRaw, deflateRawSync, inflateRawSync, zstdCompressSync, zstdDecompressSync } from "node:zlib";
 
 export const BODY_COLUMNS = ["args", "snapshot", "post_state", "result", "inverse", "verify"] as const;
 export type BodyColumn = (typeof BODY_COLUMNS)[number];
@@ -43,7 +43,6 @@ const SAMPLE_LIMIT = 8 * 1024;
 export const PACKED_ARGS = "";
 
 const encoder = new TextEncoder();
-const decoder = new TextDecoder();
 
 function pushVarint(bytes: number[], value: number): void {
   while (value >= 0x80) {
@@ -89,7 +88,8 @@ export function encodeBody(body: Body): Uint8Array {
   return concat(parts);
 }
 
-function decodeBody(bytes: Uint8Array): Body {
+/** `bytes` (what inflating or zstd gave: a Buffer) read back into columns; a column's text is decoded in place, without a view of it. */
+function decodeBody(bytes: Buffer): Body {
   const body: Body = {};
   let at = 0;
   while (at < bytes.length) {
@@ -97,7 +97,7 @@ function decodeBody(bytes: Uint8Array): Body {
     if (column === undefined) throw new Error(`it names column ${bytes[at]}, which no layout has`);
     const [length, start] = readVarint(bytes, at + 1);
     if (start + length > bytes.length) throw new Error("a column in it runs past its end");
-    body[column] = decoder.decode(bytes.subarray(start, start + length));
+    body[column] = bytes.toString("utf8", start, start + length);
     at = start + length;
   }
   return body;
@@ -139,6 +139,65 @@ export function dictionaryIdOf(packed: Uint8Array): number {
   return readVarint(packed, 1)[0];
 }
 
+/** The zlib handle a node:zlib stream drives, and where it reports what a write left (Node's internals, which Bun keeps). */
+interface ZlibStreamInside {
+  _handle?: {
+    reset(): void;
+    writeSync(flush: number, input: Uint8Array, inOffset: number, inLength: number, out: Uint8Array, outOffset: number, outLength: number): void;
+    onerror: (message: string) => void;
+  };
+  _writeState?: Uint32Array;
+}
+
+/**
+ * One raw inflater for one dictionary, reset between bodies. inflateRawSync
+ * builds a whole stream (a Transform, its states, a zlib handle set up with
+ * the dictionary) for each body, which costs several times the inflating of
+ * a body of a few hundred bytes (verify unpacks every body of a journal).
+ * This drives the handle of one such stream directly, as the stream would.
+ * `inflate` gives undefined whenever it cannot vouch for what it made (no such
+ * handle in this runtime, an error, not exactly `size` bytes, input left):
+ * the caller then asks inflateRawSync, which says why.
+ */
+export class ReusedInflater {
+  private readonly inside: Required<ZlibStreamInside> | undefined;
+  private failed = false;
+
+  constructor(dictionary: Uint8Array | undefined) {
+    const inside = createInflateRaw(dictionary ? { dictionary } : {}) as unknown as ZlibStreamInside;
+    const handle = inside._handle;
+    const usable = typeof handle?.reset === "function" && typeof handle.writeSync === "function" && inside._writeState instanceof Uint32Array;
+    if (!usable) return;
+    handle.onerror = () => {
+      this.failed = true;
+    };
+    this.inside = inside as Required<ZlibStreamInside>;
+  }
+
+  inflate(compressed: Uint8Array, size: number): Buffer | undefined {
+    if (!this.inside) return undefined;
+    const { _handle: handle, _writeState: left } = this.inside;
+    this.failed = false;
+    handle.reset();
+    // One byte more than it must make: a body that would make more leaves it unfilled only if it ends at `size`.
+    const out = Buffer.allocUnsafe(size + 1);
+    handle.writeSync(constants.Z_FINISH, compressed, 0, compressed.length, out, 0, out.length);
+    if (this.failed || left[0] !== 1 || left[1] !== 0) return undefined;
+    return out.subarray(0, size);
+  }
+}
+
+/** The inflaters made so far: by the content of their dictionary (a journal reads each once), and the one for none. */
+const inflaters = new WeakMap<Uint8Array, ReusedInflater>();
+let withoutDictionary: ReusedInflater | undefined;
+
+function inflaterFor(dictionary: Uint8Array | undefined): ReusedInflater {
+  if (!dictionary) return (withoutDictionary ??= new ReusedInflater(undefined));
+  let inflater = inflaters.get(dictionary);
+  if (!inflater) inflaters.set(dictionary, (inflater = new ReusedInflater(dictionary)));
+  return inflater;
+}
+
 /** A packed body's columns; `dictionary(id)` gives the content of dictionary `id` (the one dictionaryIdOf names). */
 export function unpackBody(packed: Uint8Array, dictionary: (id: number) => Uint8Array | undefined): Body {
   const id = dictionaryIdOf(packed);
@@ -148,7 +207,8 @@ export function unpackBody(packed: Uint8Array, dictionary: (id: number) => Uint8
   // Its size is known: one buffer of that size, and nothing larger is ever made of a damaged body.
   const options = { chunkSize: Math.max(64, size), maxOutputLength: Math.max(1, size), ...(content ? { dictionary: content } : {}) };
   const compressed = packed.subarray(start);
-  const plain = packed[0] === DEFLATE ? inflateRawSync(compressed, options) : zstdDecompressSync(compressed, options);
+  const plain =
+    packed[0] === DEFLATE ? (inflaterFor(content).inflate(compressed, size) ?? inflateRawSync(compressed, options)) : zstdDecompressSync(compressed, options);
   if (plain.length !== size) throw new Error(`it unpacks to ${plain.length} bytes, not the ${size} it was packed from`);
   return decodeBody(plain);
 }

@@ -2,6 +2,7 @@
 // byte, whatever its size or characters; a dictionary of the tool's own
 // samples makes small bodies much smaller; a body that cannot be read says why.
 import { describe, expect, test } from "bun:test";
+import { deflateRawSync } from "node:zlib";
 import {
   BODY_COLUMNS,
   DICTIONARY_SAMPLES,
@@ -10,6 +11,7 @@ import {
   maySample,
   PACK_THRESHOLD,
   packBody,
+  ReusedInflater,
   ToolDictionaries,
   unpackBody,
   type Body,
@@ -84,6 +86,35 @@ describe("packing a body", () => {
     expect(() => unpackBody(packed, () => encodeBody(crmBody(900)))).toThrow();
     expect(() => unpackBody(Uint8Array.from([9, 0, 1, 2]), none)).toThrow("its layout (9) is not one this version reads");
     expect(() => unpackBody(packed.subarray(0, packed.length - 5), () => dictionary.content)).toThrow();
+    expect(() => unpackBody(packed.subarray(0, packed.length - 1), () => dictionary.content)).toThrow();
+  });
+
+  test("bodies of several dictionaries unpacked in turn, damaged ones among them, each come back exactly", () => {
+    const dictionaries: Dictionary[] = [1, 2, 3].map((id) => ({ id, content: encodeBody(crmBody(id * 1000)) }));
+    const bodies = Array.from({ length: 60 }, (_, n) => ({ body: crmBody(n), dictionary: n % 4 === 3 ? undefined : dictionaries[n % 4] }));
+    const packed = bodies.map(({ body, dictionary }) => packBody(body, dictionary)!);
+    const content = (id: number) => dictionaries.find((dictionary) => dictionary.id === id)?.content;
+    for (const [n, { body }] of bodies.entries()) {
+      if (n % 10 === 5) {
+        const damaged = Uint8Array.from(packed[n]!);
+        damaged.fill(0xff, 4, 9);
+        expect(() => unpackBody(damaged, content)).toThrow();
+      }
+      expect(unpackBody(packed[n]!, content)).toEqual(body);
+    }
+  });
+
+  test("the inflater kept for a dictionary inflates here (not only the stream it falls back to), and refuses what it cannot vouch for", () => {
+    const dictionary = encodeBody(crmBody(7));
+    const plain = encodeBody(crmBody(8));
+    const compressed = deflateRawSync(plain, { dictionary });
+    const inflater = new ReusedInflater(dictionary);
+    expect(inflater.inflate(compressed, plain.length)).toEqual(Buffer.from(plain));
+    expect(inflater.inflate(compressed, plain.length - 1)).toBeUndefined();
+    expect(inflater.inflate(compressed, plain.length + 1)).toBeUndefined();
+    expect(inflater.inflate(compressed.subarray(0, compressed.length - 1), plain.length)).toBeUndefined();
+    expect(inflater.inflate(Uint8Array.from([0xff, 0xff, 0xff, 0xff, 0x12]), plain.length)).toBeUndefined();
+    expect(inflater.inflate(compressed, plain.length)).toEqual(Buffer.from(plain));
   });
 });
 
