@@ -78,31 +78,31 @@ function parsePart(part: string): { k: number; n: number } {
 }
 
 /**
- * Every run verified by `n` processes, each taking every nth run: this one
- * (the first part: `mine` checks it) and n − 1 more of this program. Their
- * verdicts, in the order of `ids`.
+ * The environment of a process that verifies a share of the runs: without
+ * JavaScriptCore's last tier (FTL) unless it was set. Each process compiles
+ * the same functions again, and over a run of a few seconds FTL's costly
+ * compiles do not pay back: 100,000 calls took a fifth less CPU without it.
  */
-async function verdictsShared(
-  ids: string[],
-  n: number,
-  journal: string,
-  manifest: string | undefined,
-  mine: (part: { k: number; n: number }) => Promise<Verdict[]>,
-): Promise<Verdict[]> {
-  const parts = await Promise.all([
-    mine({ k: 1, n }),
-    ...Array.from({ length: n - 1 }, async (_, i) => {
-      const k = i + 2;
+const helperEnvironment = (): Record<string, string | undefined> => ({ BUN_JSC_useFTLJIT: "0", ...process.env });
+
+/**
+ * Every run verified by `n` processes of this program, each taking every nth
+ * run, while this one waits. Their verdicts, in the order of `ids`.
+ */
+async function verdictsShared(ids: string[], n: number, journal: string, manifest: string | undefined): Promise<Verdict[]> {
+  const parts = await Promise.all(
+    Array.from({ length: n }, async (_, i) => {
+      const k = i + 1;
       const child = Bun.spawn(
         [...selfArgv(), "verify", "--json", "--part", `${k}/${n}`, "--runs-on-stdin", "--journal", journal, ...(manifest ? ["--manifest", manifest] : [])],
-        { stdin: new Blob([ids.join("\n")]), stdout: "pipe", stderr: "pipe", env: process.env },
+        { stdin: new Blob([ids.join("\n")]), stdout: "pipe", stderr: "pipe", env: helperEnvironment() },
       );
       const [out, err, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
       if (code !== 0 && code !== 1)
         throw new SynartesisError("journal", `verify could not check part ${k} of ${n} of the runs: ${err.trim() || `it exited ${code}`}`);
       return (JSON.parse(out) as { runs: Verdict[] }).runs;
     }),
-  ]);
+  );
   const byId = new Map(parts.flat().map((verdict) => [verdict.id, verdict]));
   return ids.map((id) => byId.get(id)!).filter(Boolean);
 }
@@ -183,7 +183,7 @@ export default defineCommand({
       };
       const cores = Math.min(availableParallelism(), 4);
       if (!part && !args.run && ids.length >= SHARED_FROM && cores > 1) {
-        return report(await verdictsShared(ids, cores, journal.path, args.manifest, verdictsOf), Boolean(args.json), journal.path);
+        return report(await verdictsShared(ids, cores, journal.path, args.manifest), Boolean(args.json), journal.path);
       }
       return report(await verdictsOf(part), Boolean(args.json), journal.path);
     });
