@@ -9,7 +9,7 @@
 // of its own, and against a dictionary it packs ~15 % smaller than a zstd
 // frame (measured on the toy CRM's records: 86 bytes against 99). A larger one
 // is zstd, which is faster and not limited to deflate's 32 KiB window.
-import { constants, createInflateRaw, deflateRawSync, inflateRawSync, zstdCompressSync, zstdDecompressSync } from "node:zlib";
+import { constants, createDeflateRaw, createInflateRaw, deflateRawSync, inflateRawSync, zstdCompressSync, zstdDecompressSync } from "node:zlib";
 
 export const BODY_COLUMNS = ["args", "snapshot", "post_state", "result", "inverse", "verify"] as const;
 export type BodyColumn = (typeof BODY_COLUMNS)[number];
@@ -119,13 +119,17 @@ function bodySize(body: Body): number {
 export function packBody(body: Body, dictionary: Dictionary | undefined): Uint8Array | undefined {
   if (bodySize(body) < PACK_THRESHOLD) return undefined;
   const plain = encodeBody(body);
-  // Output buffers the size of what it must beat, not zlib's default 16 KiB for every body (most are a few hundred bytes).
-  const against = { chunkSize: Math.max(64, plain.length), ...(dictionary ? { dictionary: dictionary.content } : {}) };
   const layout = plain.length <= SMALL_BODY ? DEFLATE : ZSTD;
+  // Output buffers the size of what it must beat, not zlib's default 16 KiB for every body (most are a few hundred bytes).
   const compressed =
     layout === DEFLATE
-      ? deflateRawSync(plain, { level: 9, ...against })
-      : zstdCompressSync(plain, { params: { [constants.ZSTD_c_compressionLevel]: plain.length > MEDIUM_BODY ? 3 : 6 }, ...against });
+      ? deflated(plain, dictionary?.content)
+      : zstdCompressSync(plain, {
+          params: { [constants.ZSTD_c_compressionLevel]: plain.length > MEDIUM_BODY ? 3 : 6 },
+          chunkSize: Math.max(64, plain.length),
+          ...(dictionary ? { dictionary: dictionary.content } : {}),
+        });
+  if (compressed === "larger") return undefined;
   const head: number[] = [layout];
   pushVarint(head, dictionary?.id ?? 0);
   pushVarint(head, plain.length);
@@ -150,52 +154,80 @@ interface ZlibStreamInside {
 }
 
 /**
- * One raw inflater for one dictionary, reset between bodies. inflateRawSync
- * builds a whole stream (a Transform, its states, a zlib handle set up with
- * the dictionary) for each body, which costs several times the inflating of
- * a body of a few hundred bytes (verify unpacks every body of a journal).
+ * One raw deflater or inflater for one dictionary, reset between bodies.
+ * deflateRawSync and inflateRawSync build a whole stream for each body (a
+ * Transform, its states, a zlib handle set up with the dictionary), which
+ * costs several times the compressing of a body of a few hundred bytes (a
+ * proxy packs every call's body; verify unpacks every body of a journal).
  * This drives the handle of one such stream directly, as the stream would.
- * `inflate` gives undefined whenever it cannot vouch for what it made (no such
- * handle in this runtime, an error, not exactly `size` bytes, input left):
- * the caller then asks inflateRawSync, which says why.
+ * Where the handle is not there (another runtime), `run` says undefined and
+ * the caller goes the stream's way.
  */
-export class ReusedInflater {
+export class ReusedZlib {
   private readonly inside: Required<ZlibStreamInside> | undefined;
   private failed = false;
 
-  constructor(dictionary: Uint8Array | undefined) {
-    const inside = createInflateRaw(dictionary ? { dictionary } : {}) as unknown as ZlibStreamInside;
+  static inflater(dictionary: Uint8Array | undefined): ReusedZlib {
+    return new ReusedZlib(createInflateRaw(dictionary ? { dictionary } : {}));
+  }
+
+  static deflater(dictionary: Uint8Array | undefined): ReusedZlib {
+    return new ReusedZlib(createDeflateRaw({ level: 9, ...(dictionary ? { dictionary } : {}) }));
+  }
+
+  private constructor(stream: unknown) {
+    const inside = stream as ZlibStreamInside;
     const handle = inside._handle;
-    const usable = typeof handle?.reset === "function" && typeof handle.writeSync === "function" && inside._writeState instanceof Uint32Array;
-    if (!usable) return;
+    if (typeof handle?.reset !== "function" || typeof handle.writeSync !== "function" || !(inside._writeState instanceof Uint32Array)) return;
     handle.onerror = () => {
       this.failed = true;
     };
     this.inside = inside as Required<ZlibStreamInside>;
   }
 
-  inflate(compressed: Uint8Array, size: number): Buffer | undefined {
+  /** All of `input`, finished, into `out`: how many bytes of `out` it left unfilled and of `input` unread; undefined when zlib failed (or is not here). */
+  run(input: Uint8Array, out: Uint8Array): { unfilled: number; unread: number } | undefined {
     if (!this.inside) return undefined;
     const { _handle: handle, _writeState: left } = this.inside;
     this.failed = false;
     handle.reset();
-    // One byte more than it must make: a body that would make more leaves it unfilled only if it ends at `size`.
-    const out = Buffer.allocUnsafe(size + 1);
-    handle.writeSync(constants.Z_FINISH, compressed, 0, compressed.length, out, 0, out.length);
-    if (this.failed || left[0] !== 1 || left[1] !== 0) return undefined;
-    return out.subarray(0, size);
+    handle.writeSync(constants.Z_FINISH, input, 0, input.length, out, 0, out.length);
+    return this.failed ? undefined : { unfilled: left[0]!, unread: left[1]! };
   }
 }
 
-/** The inflaters made so far: by the content of their dictionary (a journal reads each once), and the one for none. */
-const inflaters = new WeakMap<Uint8Array, ReusedInflater>();
-let withoutDictionary: ReusedInflater | undefined;
+/** Each direction's ReusedZlib made so far: by the content of its dictionary (a journal reads each once), and the one for none. */
+function reusedBy(make: (dictionary: Uint8Array | undefined) => ReusedZlib): (dictionary: Uint8Array | undefined) => ReusedZlib {
+  const byDictionary = new WeakMap<Uint8Array, ReusedZlib>();
+  let none: ReusedZlib | undefined;
+  return (dictionary) => {
+    if (!dictionary) return (none ??= make(undefined));
+    let reused = byDictionary.get(dictionary);
+    if (!reused) byDictionary.set(dictionary, (reused = make(dictionary)));
+    return reused;
+  };
+}
+const inflaterFor = reusedBy(ReusedZlib.inflater);
+const deflaterFor = reusedBy(ReusedZlib.deflater);
 
-function inflaterFor(dictionary: Uint8Array | undefined): ReusedInflater {
-  if (!dictionary) return (withoutDictionary ??= new ReusedInflater(undefined));
-  let inflater = inflaters.get(dictionary);
-  if (!inflater) inflaters.set(dictionary, (inflater = new ReusedInflater(dictionary)));
-  return inflater;
+/** `plain` deflated against `dictionary`: "larger" when it takes `plain.length` bytes or more (it would not gain). */
+function deflated(plain: Uint8Array, dictionary: Uint8Array | undefined): Uint8Array | "larger" {
+  const out = Buffer.allocUnsafe(plain.length);
+  const left = deflaterFor(dictionary).run(plain, out);
+  if (!left) return deflateRawSync(plain, { level: 9, chunkSize: Math.max(64, plain.length), ...(dictionary ? { dictionary } : {}) });
+  return left.unfilled === 0 ? "larger" : out.subarray(0, out.length - left.unfilled);
+}
+
+/**
+ * `compressed` inflated to exactly `size` bytes, or undefined when that
+ * cannot be vouched for (an error, another size, input left): the caller
+ * then asks inflateRawSync, which also says why.
+ */
+function inflated(compressed: Uint8Array, size: number, dictionary: Uint8Array | undefined): Buffer | undefined {
+  // One byte more than it must make: a body that would make more leaves it unfilled only if it ends at `size`.
+  const out = Buffer.allocUnsafe(size + 1);
+  const left = inflaterFor(dictionary).run(compressed, out);
+  return left?.unfilled === 1 && left.unread === 0 ? out.subarray(0, size) : undefined;
 }
 
 /** A packed body's columns; `dictionary(id)` gives the content of dictionary `id` (the one dictionaryIdOf names). */
@@ -207,8 +239,7 @@ export function unpackBody(packed: Uint8Array, dictionary: (id: number) => Uint8
   // Its size is known: one buffer of that size, and nothing larger is ever made of a damaged body.
   const options = { chunkSize: Math.max(64, size), maxOutputLength: Math.max(1, size), ...(content ? { dictionary: content } : {}) };
   const compressed = packed.subarray(start);
-  const plain =
-    packed[0] === DEFLATE ? (inflaterFor(content).inflate(compressed, size) ?? inflateRawSync(compressed, options)) : zstdDecompressSync(compressed, options);
+  const plain = packed[0] === DEFLATE ? (inflated(compressed, size, content) ?? inflateRawSync(compressed, options)) : zstdDecompressSync(compressed, options);
   if (plain.length !== size) throw new Error(`it unpacks to ${plain.length} bytes, not the ${size} it was packed from`);
   return decodeBody(plain);
 }

@@ -11,7 +11,7 @@ import {
   maySample,
   PACK_THRESHOLD,
   packBody,
-  ReusedInflater,
+  ReusedZlib,
   ToolDictionaries,
   unpackBody,
   type Body,
@@ -104,17 +104,25 @@ describe("packing a body", () => {
     }
   });
 
-  test("the inflater kept for a dictionary inflates here (not only the stream it falls back to), and refuses what it cannot vouch for", () => {
+  test("a zlib handle kept for a dictionary works here both ways (not only the streams it falls back to), and says what it left", () => {
     const dictionary = encodeBody(crmBody(7));
     const plain = encodeBody(crmBody(8));
-    const compressed = deflateRawSync(plain, { dictionary });
-    const inflater = new ReusedInflater(dictionary);
-    expect(inflater.inflate(compressed, plain.length)).toEqual(Buffer.from(plain));
-    expect(inflater.inflate(compressed, plain.length - 1)).toBeUndefined();
-    expect(inflater.inflate(compressed, plain.length + 1)).toBeUndefined();
-    expect(inflater.inflate(compressed.subarray(0, compressed.length - 1), plain.length)).toBeUndefined();
-    expect(inflater.inflate(Uint8Array.from([0xff, 0xff, 0xff, 0xff, 0x12]), plain.length)).toBeUndefined();
-    expect(inflater.inflate(compressed, plain.length)).toEqual(Buffer.from(plain));
+    const compressed = deflateRawSync(plain, { level: 9, dictionary });
+    const deflater = ReusedZlib.deflater(dictionary);
+    for (const _ of [1, 2]) {
+      const out = Buffer.alloc(plain.length);
+      const left = deflater.run(plain, out)!;
+      expect(left.unread).toBe(0);
+      expect(out.subarray(0, out.length - left.unfilled)).toEqual(Buffer.from(compressed));
+    }
+    const inflater = ReusedZlib.inflater(dictionary);
+    const back = Buffer.alloc(plain.length + 1);
+    expect(inflater.run(compressed, back)).toEqual({ unfilled: 1, unread: 0 });
+    expect(back.subarray(0, plain.length)).toEqual(Buffer.from(plain));
+    expect(inflater.run(compressed, Buffer.alloc(plain.length - 1))?.unfilled).toBe(0);
+    expect(inflater.run(Uint8Array.from([0xff, 0xff, 0xff, 0xff, 0x12]), Buffer.alloc(plain.length))).toBeUndefined();
+    expect(inflater.run(compressed, back)).toEqual({ unfilled: 1, unread: 0 });
+    expect(back.subarray(0, plain.length)).toEqual(Buffer.from(plain));
   });
 });
 
