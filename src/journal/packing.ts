@@ -166,6 +166,7 @@ interface ZlibStreamInside {
 export class ReusedZlib {
   private readonly inside: Required<ZlibStreamInside> | undefined;
   private failed = false;
+  private readonly stream: { close(): void };
 
   static inflater(dictionary: Uint8Array | undefined): ReusedZlib {
     return new ReusedZlib(createInflateRaw(dictionary ? { dictionary } : {}));
@@ -175,7 +176,8 @@ export class ReusedZlib {
     return new ReusedZlib(createDeflateRaw({ level: 9, ...(dictionary ? { dictionary } : {}) }));
   }
 
-  private constructor(stream: unknown) {
+  private constructor(stream: { close(): void }) {
+    this.stream = stream;
     const inside = stream as ZlibStreamInside;
     const handle = inside._handle;
     if (typeof handle?.reset !== "function" || typeof handle.writeSync !== "function" || !(inside._writeState instanceof Uint32Array)) return;
@@ -194,16 +196,28 @@ export class ReusedZlib {
     handle.writeSync(constants.Z_FINISH, input, 0, input.length, out, 0, out.length);
     return this.failed ? undefined : { unfilled: left[0]!, unread: left[1]! };
   }
+
+  /** Its zlib memory given back; it is not used again. */
+  close(): void {
+    this.stream.close();
+  }
 }
 
-/** Each direction's ReusedZlib made so far: by the content of its dictionary (a journal reads each once), and the one for none. */
+/** How many handles each direction keeps, the most recently used (a deflater holds about 270 KiB, an inflater 45): more than the tools a journal packs at once. */
+const HANDLES_KEPT = 16;
+
+/** One direction's kept handles, by the content of their dictionary (a journal reads each once; none for none), the least recently used first. */
 function reusedBy(make: (dictionary: Uint8Array | undefined) => ReusedZlib): (dictionary: Uint8Array | undefined) => ReusedZlib {
-  const byDictionary = new WeakMap<Uint8Array, ReusedZlib>();
-  let none: ReusedZlib | undefined;
+  const kept = new Map<Uint8Array | undefined, ReusedZlib>();
   return (dictionary) => {
-    if (!dictionary) return (none ??= make(undefined));
-    let reused = byDictionary.get(dictionary);
-    if (!reused) byDictionary.set(dictionary, (reused = make(dictionary)));
+    const reused = kept.get(dictionary) ?? make(dictionary);
+    kept.delete(dictionary);
+    kept.set(dictionary, reused);
+    if (kept.size > HANDLES_KEPT) {
+      const [oldest, handle] = kept.entries().next().value!;
+      kept.delete(oldest);
+      handle.close();
+    }
     return reused;
   };
 }

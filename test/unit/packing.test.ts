@@ -104,6 +104,17 @@ describe("packing a body", () => {
     }
   });
 
+  test("bodies of more dictionaries than the handles kept, packed and unpacked in turn twice, each come back exactly", () => {
+    const dictionaries: Dictionary[] = Array.from({ length: 20 }, (_, n) => ({ id: n + 1, content: encodeBody(crmBody(n * 97)) }));
+    const content = (id: number) => dictionaries[id - 1]?.content;
+    for (const round of [1, 2]) {
+      for (const [n, dictionary] of dictionaries.entries()) {
+        const body = crmBody(round * 1000 + n);
+        expect(unpackBody(packBody(body, dictionary)!, content)).toEqual(body);
+      }
+    }
+  });
+
   test("a zlib handle kept for a dictionary works here both ways (not only the streams it falls back to), and says what it left", () => {
     const dictionary = encodeBody(crmBody(7));
     const plain = encodeBody(crmBody(8));
