@@ -1,7 +1,11 @@
 // Packed bodies (src/journal/packing.ts): what goes in comes out byte for
 // byte, whatever its size or characters; a dictionary of the tool's own
 // samples makes small bodies much smaller; a body that cannot be read says why.
+import { Database } from "bun:sqlite";
 import { describe, expect, test } from "bun:test";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { deflateRawSync } from "node:zlib";
 import {
   BODY_COLUMNS,
@@ -166,16 +170,19 @@ describe("a tool's dictionary", () => {
 });
 
 describe("a read's row, packed off the path of its answer", () => {
-  test("written as text, readable at once, packed by the time the journal closes (or a moment later)", async () => {
-    const { Database } = await import("bun:sqlite");
-    const { mkdtempSync } = await import("node:fs");
-    const { tmpdir } = await import("node:os");
-    const { join } = await import("node:path");
+  const resultText = JSON.stringify({ content: [{ type: "text", text: "a customer record ".repeat(20) }] });
+
+  /** A new journal file with run-1 in it, and how to open it again. */
+  async function journalWithRun() {
     const { openSqliteJournal } = await import("../../src/journal/sqlite/journal.ts");
     const path = join(mkdtempSync(join(tmpdir(), "syn-packing-")), "journal.db");
     const journal = openSqliteJournal(path, { create: true });
     await journal.startRun({ id: "run-1", label: "agent", startedAt: "2026-12-02T00:00:00.000Z" });
-    const resultText = JSON.stringify({ content: [{ type: "text", text: "a customer record ".repeat(20) }] });
+    return { path, journal, reopen: () => openSqliteJournal(path, { create: false }) };
+  }
+
+  test("written as text, readable at once, packed by the time the journal closes (or a moment later)", async () => {
+    const { path, journal, reopen } = await journalWithRun();
     const base = { runId: "run-1", server: "crm", tool: "get_customer", args: { id: "c_001" }, ts: "2026-12-02T00:00:01.000Z" };
     const read = await journal.insertAction({ ...base, id: "read-1", class: "readonly", status: "applied", resultText });
     expect((await journal.getAction(read.id))?.resultText).toBe(resultText);
@@ -184,33 +191,25 @@ describe("a read's row, packed off the path of its answer", () => {
     await journal.close();
     expect(raw.query("SELECT packed IS NULL AS text, result FROM actions WHERE id = 'read-1'").get()).toEqual({ text: 0, result: null });
     raw.close();
-    const again = openSqliteJournal(path, { create: false });
+    const again = reopen();
     expect((await again.getAction("read-1"))?.resultText).toBe(resultText);
     await again.close();
   });
 
   test("packing it copies nothing for the chain (what the row says is the same), and its run still verifies", async () => {
-    const { Database } = await import("bun:sqlite");
-    const { mkdtempSync } = await import("node:fs");
-    const { tmpdir } = await import("node:os");
-    const { join } = await import("node:path");
-    const { openSqliteJournal } = await import("../../src/journal/sqlite/journal.ts");
     const { verifyRun } = await import("../../src/journal/chain.ts");
-    const path = join(mkdtempSync(join(tmpdir(), "syn-packing-")), "journal.db");
-    const journal = openSqliteJournal(path, { create: true });
+    const { path, journal, reopen } = await journalWithRun();
     // Every copy the journal takes for its chain, as it is taken (a trigger of the file's: it sees every connection's).
     const spy = new Database(path);
     spy.run(`CREATE TABLE copies_seen (id TEXT, packed INTEGER);
              CREATE TRIGGER copy_seen AFTER INSERT ON chain_actions BEGIN INSERT INTO copies_seen VALUES (NEW.id, NEW.packed IS NOT NULL); END`);
-    await journal.startRun({ id: "run-1", label: "agent", startedAt: "2026-12-02T00:00:00.000Z" });
-    const resultText = JSON.stringify({ content: [{ type: "text", text: "a customer record ".repeat(20) }] });
     const base = { runId: "run-1", server: "crm", tool: "get_customer", args: { id: "c_001" }, class: "readonly" as const, status: "applied" as const };
     for (const n of [1, 2, 3, 4, 5, 6]) await journal.insertAction({ ...base, id: `read-${n}`, ts: `2026-12-02T00:00:0${n}.000Z`, resultText });
     await journal.close();
     expect(spy.query("SELECT count(*) AS n FROM actions WHERE packed IS NOT NULL").get()).toEqual({ n: 6 });
     expect(spy.query("SELECT id, packed FROM copies_seen ORDER BY id").all()).toEqual([1, 2, 3, 4, 5, 6].map((n) => ({ id: `read-${n}`, packed: 0 })));
     spy.close();
-    const again = openSqliteJournal(path, { create: false });
+    const again = reopen();
     expect(verifyRun("run-1", await again.getRun("run-1"), await again.actionStatesOf("run-1"), await again.chainOf("run-1"))).toEqual([]);
     await again.close();
   });

@@ -66,7 +66,7 @@ export class SqliteChain {
   /** This connection's triggers (made again on each open: TEMP objects last as long as the connection). */
   install(): void {
     this.db.run(`
-      CREATE TEMP TABLE IF NOT EXISTS chain_unchanged (since TEXT);
+      CREATE TEMP TABLE IF NOT EXISTS chain_unchanged (flag INTEGER);
       CREATE TEMP TRIGGER IF NOT EXISTS chain_action_inserted AFTER INSERT ON main.actions
         BEGIN INSERT INTO main.chain_actions SELECT ${NOW}, * FROM main.actions WHERE rowid = NEW.rowid; END;
       CREATE TEMP TRIGGER IF NOT EXISTS chain_action_updated AFTER UPDATE ON main.actions
@@ -86,7 +86,7 @@ export class SqliteChain {
    * unpacking each. Should it change what one says, verify names that row.
    */
   unchanged<T>(work: () => T): T {
-    this.db.run(`INSERT INTO temp.chain_unchanged VALUES (${NOW})`);
+    this.db.run("INSERT INTO temp.chain_unchanged VALUES (1)");
     try {
       return work();
     } finally {
