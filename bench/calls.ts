@@ -1,6 +1,7 @@
 // What the call benches share: the toy CRM's seed state, an SDK client over
 // stdio to the built binary (or over Streamable HTTP to a URL), the two calls
 // they time, and percentiles.
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -50,6 +51,31 @@ export async function timed(client: Client, call: Call, count: number): Promise<
     if (result.isError) throw new Error(`${call(i).name} failed: ${JSON.stringify(result.content)}`);
   }
   return taken;
+}
+
+/**
+ * The CPU time, in ms, that the process at the other end of `client`'s stdio
+ * has used so far, over all its threads (the JIT's and the collector's too):
+ * Linux's per-thread schedstat. Undefined elsewhere, or for a client over HTTP.
+ * On a machine whose speed swings minute to minute, CPU per call moves far
+ * less than time per call.
+ */
+export function serverCpuMs(client: Client): number | undefined {
+  const pid = client.transport instanceof StdioClientTransport ? client.transport.pid : null;
+  if (pid === null) return undefined;
+  try {
+    let ns = 0;
+    for (const thread of readdirSync(`/proc/${pid}/task`)) {
+      try {
+        ns += Number(readFileSync(`/proc/${pid}/task/${thread}/schedstat`, "utf8").split(" ")[0]);
+      } catch {
+        // A thread that ended meanwhile: its time is counted no more (the JIT's and the collector's threads last).
+      }
+    }
+    return ns / 1e6;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The value at quantile `q` of sorted times. */

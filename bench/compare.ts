@@ -5,8 +5,9 @@
 // call (get_customer) and a reversible one (update_customer); each round
 // measures every target in turn, and the order flips every round, so a slow
 // minute of the machine falls on both. Prints the proxies' p50 overheads and
-// their ratio. Per-call latency must not regress: run this whenever a change
-// touches the call path.
+// their ratio; on Linux also each process's CPU per call (all its threads),
+// which moves far less with the machine's minute than time does. Per-call
+// latency must not regress: run this whenever a change touches the call path.
 //
 //   bun bench/compare.ts --ref 0eed521        build that commit (git worktree in .tmp/) and compare
 //   BASELINE=/path/to/synartesis BASELINE_REF=0eed521 bun bench/compare.ts
@@ -20,7 +21,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SQL } from "bun";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { at, BINARY, ms, open, read, ROOT, SEED_STATE, timed, write } from "./calls.ts";
+import { at, BINARY, ms, open, read, ROOT, SEED_STATE, serverCpuMs, timed, write } from "./calls.ts";
 
 await import("../test/preload.ts"); // rebuilds dist/synartesis when the sources are newer
 
@@ -84,6 +85,8 @@ const mine = sameToy(readFileSync(join(ROOT, "manifests", "toy-crm.yaml"), "utf8
 other.manifest = sameToy(other.manifest);
 const names = ["direct", "this build", other.name] as const;
 const samples = new Map<string, number[]>();
+/** Per target and call, the CPU its process used over the timed calls (ms), where it can be read. */
+const cpu = new Map<string, number>();
 for (let round = 0; round < ROUNDS; round++) {
   const targets = [
     await target(BINARY, ["toy-crm", "--state", "crm.json"], mine),
@@ -98,7 +101,11 @@ for (let round = 0; round < ROUNDS; round++) {
     for (const index of order) {
       await timed(targets[index]!.client, call, WARMUP);
       const key = `${kind} ${names[index]}`;
-      samples.set(key, [...(samples.get(key) ?? []), ...(await timed(targets[index]!.client, call, CALLS))]);
+      const { client } = targets[index]!;
+      const before = serverCpuMs(client);
+      samples.set(key, [...(samples.get(key) ?? []), ...(await timed(client, call, CALLS))]);
+      const after = serverCpuMs(client);
+      if (before !== undefined && after !== undefined) cpu.set(key, (cpu.get(key) ?? 0) + after - before);
     }
   }
   for (const { client, dir } of targets) {
@@ -127,4 +134,11 @@ for (const kind of ["read-only", "reversible"]) {
   console.log(
     `${kind.padEnd(10)}  ${ms(direct).padStart(10)}  ${`+${ms(ours)}`.padStart(12)}  ${`+${ms(theirs)}`.padStart(20)}  ${(ours / theirs).toFixed(2)}`,
   );
+}
+if (cpu.size) {
+  console.log("CPU per call, ms, of the process each client talks to (the toy directly, or a proxy), all its threads");
+  for (const kind of ["read-only", "reversible"]) {
+    const [direct, ours, theirs] = names.map((name) => cpu.get(`${kind} ${name}`)! / (ROUNDS * CALLS)) as [number, number, number];
+    console.log(`${kind.padEnd(10)}  ${ms(direct).padStart(10)}  ${ms(ours).padStart(12)}  ${ms(theirs).padStart(20)}  ${(ours / theirs).toFixed(2)}`);
+  }
 }
