@@ -2,7 +2,7 @@
 // to handle safely, duplicate keys, and numbers a double cannot carry exactly.
 // The person who approves a call, the journal and the server must all see the
 // same arguments (issue 13 items 7 and 12). Pure.
-import { skipSpace, skipString, skipValue } from "./raw-json.ts";
+import { skipSpace, skipString, skipValue, stringAt } from "./raw-json.ts";
 
 /** Deeper input is refused with a clear message instead of overflowing a stack later. */
 export const MAX_NESTING = 1000;
@@ -63,7 +63,7 @@ export function duplicateMember(text: string): string | undefined {
   const keys = new Set<string>();
   for (i = skipSpace(text, i + 1); i < text.length && text.charCodeAt(i) === QUOTE; ) {
     const keyEnd = skipString(text, i);
-    const key = JSON.parse(text.slice(i, keyEnd)) as string;
+    const key = stringAt(text, i, keyEnd);
     if (keys.has(key)) return key;
     keys.add(key);
     i = skipSpace(text, keyEnd);
@@ -73,9 +73,14 @@ export function duplicateMember(text: string): string | undefined {
   return undefined;
 }
 
+/** An integer written plainly with at most 15 digits: a double carries it exactly and writes it back the same. */
+const PLAIN_INTEGER = /^-?(?:0|[1-9]\d{0,14})$/;
+
 /** A JSON id's identity: the same number written as 1 or 1.0 is one id, 2^53 and 2^53+1 are two. */
 export function idKey(idText: string): string {
-  if (idText.charCodeAt(0) === QUOTE) return `s:${JSON.parse(idText) as string}`;
+  if (idText.charCodeAt(0) === QUOTE) return `s:${stringAt(idText, 0, idText.length)}`;
+  // Most ids (a counter's) are plain integers, and an id's key is taken several times a call.
+  if (PLAIN_INTEGER.test(idText)) return `n:${idText}`;
   return `n:${inexactNumber(idText) === undefined ? String(Number(idText)) : idText}`;
 }
 
@@ -96,7 +101,7 @@ export function firstAmbiguity(text: string, path: string, checkNumbers: (path: 
       let i = skipSpace(text, start + 1);
       while (text.charCodeAt(i) !== 125) {
         const keyEnd = skipString(text, i);
-        const key = JSON.parse(text.slice(i, keyEnd)) as string;
+        const key = stringAt(text, i, keyEnd);
         const here = pathOf(at, key);
         if (keys.has(key)) return { end: keyEnd, problem: `${here} is given twice (a duplicate key)` };
         keys.add(key);

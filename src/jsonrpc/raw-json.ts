@@ -24,6 +24,20 @@ export function skipString(text: string, start: number): number {
   }
 }
 
+/**
+ * The value of the JSON string literal text[start, end) (skipString's span),
+ * as JSON.parse reads it: a literal with no escape and no control character
+ * (a member's key, mostly) is the text between its quotes, without a parse.
+ */
+export function stringAt(text: string, start: number, end: number): string {
+  let plain = end - start >= 2 && text.charCodeAt(end - 1) === QUOTE;
+  for (let i = start + 1; plain && i < end - 1; i++) {
+    const c = text.charCodeAt(i);
+    if (c === BACKSLASH || c < 32) plain = false;
+  }
+  return plain ? text.slice(start + 1, end - 1) : (JSON.parse(text.slice(start, end)) as string);
+}
+
 export function skipValue(text: string, start: number): number {
   let i = start;
   const first = text.charCodeAt(i);
@@ -82,7 +96,7 @@ function walkMembers(text: string, visit: (member: MemberSpan) => boolean): void
     if (c !== QUOTE) break;
     const keyStart = i;
     const keyEnd = skipString(text, i);
-    const key = JSON.parse(text.slice(i, keyEnd)) as string;
+    const key = stringAt(text, i, keyEnd);
     i = skipSpace(text, keyEnd);
     if (text.charCodeAt(i) !== COLON) break;
     i = skipSpace(text, i + 1);

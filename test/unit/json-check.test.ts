@@ -66,6 +66,15 @@ test("idKey: one id however a number is written, two ids where a double would me
   expect(idKey('"1"')).not.toBe(idKey("1"));
 });
 
+test("idKey: a plain integer's key is the one the full reading gives", () => {
+  const fullReading = (text: string) => `n:${inexactNumber(text) === undefined ? String(Number(text)) : text}`;
+  for (const text of ["0", "-0", "7", "-7", "10", "999999999999999", "-999999999999999", "123456789012345", "9007199254740993", "1000000000000000"]) {
+    expect(idKey(text)).toBe(fullReading(text));
+  }
+  expect(idKey("-0")).not.toBe(idKey("0"));
+  expect(idKey("1")).toBe(idKey("1e0"));
+});
+
 test("rawElements and withIdText keep every byte", () => {
   expect(rawElements(' [ {"id":1.0} , "x\\"y" ,2 ] ')).toEqual(['{"id":1.0}', '"x\\"y"', "2"]);
   expect(withIdText('{"result":{"n":1.50},"id":3}', "9007199254740993")).toBe('{"result":{"n":1.50},"id":9007199254740993}');

@@ -4,7 +4,7 @@
 // JSON allows, nesting, and keys that repeat or are spelled with escapes.
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { memberSpans, rawElements, rawMember, skipValue, withId, withIdText } from "../../src/jsonrpc/raw-json.ts";
+import { memberSpans, rawElements, rawMember, skipValue, stringAt, withId, withIdText } from "../../src/jsonrpc/raw-json.ts";
 
 const RUNS = { numRuns: 300 };
 
@@ -109,6 +109,25 @@ describe("skipValue", () => {
       }),
       RUNS,
     );
+  });
+});
+
+describe("stringAt", () => {
+  test("reads a string literal as JSON.parse does, escapes or none, wherever it sits", () => {
+    fc.assert(
+      fc.property(ws, jsonString, fc.constantFrom("", ":1}", ",", " "), (before, literal, after) => {
+        const text = before + literal + after;
+        expect(stringAt(text, before.length, before.length + literal.length)).toBe(JSON.parse(literal));
+      }),
+      RUNS,
+    );
+  });
+
+  test("refuses what JSON.parse refuses: a raw control character, an unfinished literal", () => {
+    for (const bad of ['"a\u0001b"', '"tab\there"', '"open']) {
+      expect(() => JSON.parse(bad)).toThrow();
+      expect(() => stringAt(bad, 0, bad.length)).toThrow();
+    }
   });
 });
 
