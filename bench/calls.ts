@@ -54,13 +54,13 @@ export async function timed(client: Client, call: Call, count: number): Promise<
 }
 
 /**
- * The CPU time, in ms, that the process at the other end of `client`'s stdio
+ * The CPU time, in ms, that the process `client` started (and talks to over stdio)
  * has used so far, over all its threads (the JIT's and the collector's too):
  * Linux's per-thread schedstat. Undefined elsewhere, or for a client over HTTP.
  * On a machine whose speed swings minute to minute, CPU per call moves far
  * less than time per call.
  */
-export function serverCpuMs(client: Client): number | undefined {
+export function childCpuMs(client: Client): number | undefined {
   const pid = client.transport instanceof StdioClientTransport ? client.transport.pid : null;
   if (pid === null) return undefined;
   try {

@@ -21,7 +21,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SQL } from "bun";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { at, BINARY, ms, open, read, ROOT, SEED_STATE, serverCpuMs, timed, write } from "./calls.ts";
+import { at, BINARY, ms, open, read, ROOT, SEED_STATE, childCpuMs, timed, write } from "./calls.ts";
 
 await import("../test/preload.ts"); // rebuilds dist/synartesis when the sources are newer
 
@@ -102,9 +102,9 @@ for (let round = 0; round < ROUNDS; round++) {
       await timed(targets[index]!.client, call, WARMUP);
       const key = `${kind} ${names[index]}`;
       const { client } = targets[index]!;
-      const before = serverCpuMs(client);
+      const before = childCpuMs(client);
       samples.set(key, [...(samples.get(key) ?? []), ...(await timed(client, call, CALLS))]);
-      const after = serverCpuMs(client);
+      const after = childCpuMs(client);
       if (before !== undefined && after !== undefined) cpu.set(key, (cpu.get(key) ?? 0) + after - before);
     }
   }
