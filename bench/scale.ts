@@ -8,7 +8,7 @@
 //                      [--workers 2] [--skip-journal] [--bin dist/synartesis] [--keep]
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 
 const root = join(import.meta.dir, "..");
 const USAGE = "usage: bun bench/scale.ts [--customers N] [--calls N] [--runs N] [--actions N] [--workers N] [--skip-journal] [--bin PATH] [--keep]";
@@ -21,7 +21,8 @@ function parseFlags(argv: string[]) {
     const name = flag.replace(/^--/, "");
     if (flag === "--keep") flags.keep = true;
     else if (flag === "--skip-journal") flags.skipJournal = true;
-    else if (flag === "--bin" && argv[i + 1] !== undefined) flags.bin = argv[++i]!;
+    // Each process starts in a folder of its own: a relative path is taken from where the bench was started.
+    else if (flag === "--bin" && argv[i + 1] !== undefined) flags.bin = resolve(argv[++i]!);
     else if (flag.startsWith("--") && name in numbers) {
       const value = argv[++i];
       if (value === undefined || !/^\d+$/.test(value) || Number(value) < 1) fail(`${flag} needs a whole number ≥ 1 (got ${value ?? "nothing"})\n${USAGE}`);
